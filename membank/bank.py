@@ -1,0 +1,345 @@
+"""One open bank: the project and global folders, their index, and every operation on them."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from . import errors
+from .errors import MembankError
+from .files import settings as settings_file
+from .files.frontmatter import FrontMatterError, decode
+from .files.parse import ID_RE, TYPE_RE, MEMORY_KEYS, parse_memory
+from .files.project import BANK_DIR, global_home, read_project, template_dir
+from .files.records import ERROR, Diagnostic
+from .files.scan import BankRoot
+from .files.write import REMOVE, IsoTime, atomic_write, free_path, new_id, render, rewrite, rewrite_yaml, slug
+from .index import Index
+from .recall import INJECTION_DISABLED, MODEL_UNAVAILABLE, EMPTY_QUERY, Reason, deterministic_items
+from .sync import Progress, content_hash, now_iso, sync, sync_paths
+
+INDEX_FILE = "index.db"
+_WIN_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def _doc_path(value: str, field: str = "documentId") -> str:
+    """A project-relative POSIX path; anything that could leave the project is refused."""
+    path = value.strip().replace("\\", "/")
+    if not path or path.startswith(("/", "~")) or _WIN_DRIVE.match(path) or ".." in path.split("/"):
+        raise errors.invalid(field, f"`{field}` must be a path inside the project, like chapters/ch05.md")
+    return path
+
+
+def _storage_error(what: str, e: OSError) -> MembankError:
+    # strerror only: str(e) would carry the absolute path
+    return MembankError(errors.DB_ERROR, f"could not write {what}: {e.strerror or e.__class__.__name__}")
+
+
+class Bank:
+    """A project's bank (and the writer's global bank), kept in step with its index."""
+
+    def __init__(self, root: Path, home: Path | None = None):
+        self.info = read_project(root)
+        self.root = self.info.root
+        self.home = home if home is not None else global_home()
+        self.project = BankRoot("project", self.root / BANK_DIR)
+        self.global_ = BankRoot("global", self.home)
+        self.index = Index(self.project.path / ".index" / INDEX_FILE)
+        self.write_lock = threading.RLock()  # one writer per project: files and index change together
+        self._settings_cache: tuple[Any, Any] | None = None
+
+    @property
+    def roots(self) -> list[BankRoot]:
+        return [self.project, self.global_]
+
+    def close(self) -> None:
+        self.index.close()
+
+    def call(self, channel: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run a channel by name on this bank and return its envelope, exactly as the sidecar would."""
+        from .channels import Registry, dispatch
+
+        registry = Registry(self.home)
+        registry.banks[self.info.id] = self
+        return dispatch(registry, channel, payload or {})
+
+    def _root(self, bank: str) -> BankRoot:
+        return self.project if bank == "project" else self.global_
+
+    # -- index -------------------------------------------------------------------------------
+
+    def sync(self, rebuild: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+        with self.write_lock:
+            if rebuild:
+                self.index.rebuild()
+            return sync(self.index, self.roots, progress).to_api()
+
+    def status(self) -> dict[str, Any]:
+        diagnostics = self.diagnostics()["items"]
+        return {
+            "projectId": self.info.id,
+            "name": self.info.name,
+            "counts": self.index.counts(),
+            "lastSync": self.index.get_meta("last_sync"),
+            "model": None,
+            "diagnostics": {
+                "errors": sum(d["severity"] == ERROR for d in diagnostics),
+                "warnings": sum(d["severity"] != ERROR for d in diagnostics),
+            },
+        }
+
+    def diagnostics(self) -> dict[str, Any]:
+        found = list(self.index.diagnostics())
+        found.extend(self._settings()[1])
+        found.sort(key=lambda d: (d.source, d.line, d.message))
+        return {"items": [d.to_dict() for d in found]}
+
+    # -- memories ----------------------------------------------------------------------------
+
+    def _find(self, memory_id: str) -> tuple[BankRoot, dict[str, Any], str]:
+        found = self.index.find("memory", memory_id)
+        if found is None:
+            raise MembankError(errors.NOT_FOUND, f"no memory with id `{memory_id}`", {"id": memory_id})
+        bank, record, digest = found
+        return self._root(bank), record, digest
+
+    def get_memory(self, memory_id: str) -> dict[str, Any]:
+        return self._find(memory_id)[1]
+
+    def list_memories(self, scope: str | None = None, type_: str | None = None, origin: str | None = None,
+                      include_deleted: bool = False) -> dict[str, Any]:
+        return {"items": self.index.memories(scope=scope, type_=type_, origin=origin, include_deleted=include_deleted)}
+
+    def create_memory(self, type_: str, scope: str, content: str, document_id: str | None = None,
+                      tags: list[str] | None = None, confidence: float | None = None, evidence: list[Any] | None = None,
+                      metadata: dict[str, Any] | None = None, pinned: bool | None = None,
+                      origin: str = "manual", folder: str | None = None) -> dict[str, Any]:
+        if not TYPE_RE.fullmatch(type_):
+            raise errors.invalid("type", "`type` must be one lower-case word, like preference, fact or note")
+        if scope not in ("project", "document", "global"):
+            raise errors.invalid("scope", "`scope` must be project, document or global")
+        if not content.strip():
+            raise errors.invalid("content", "`content` is empty; a memory needs some text")
+        if scope == "document":
+            if document_id is None:
+                raise errors.invalid("documentId", "`scope: document` needs a `documentId`")
+            document_id = _doc_path(document_id)
+        elif document_id is not None:
+            raise errors.invalid("documentId", "`documentId` goes with `scope: document` only")
+        _check_memory_fields(confidence, metadata)
+        root = self.global_ if scope == "global" else self.project
+        stamp = IsoTime(now_iso())
+        meta: dict[str, Any] = {"id": new_id("m"), "type": type_, "scope": scope}
+        if document_id is not None:
+            meta["document"] = document_id
+        meta.update(origin=origin, confidence=1.0 if confidence is None else float(confidence), tags=list(tags or []),
+                    evidence=list(evidence or []), created=stamp, updated=stamp, revision=1, deleted_at=None,
+                    pinned=bool(pinned))
+        meta.update(metadata or {})
+        data = render(meta, content).encode()
+        folder_path = root.path / "memories" / (folder or type_)
+        with self.write_lock:
+            for _ in range(100):
+                path = free_path(folder_path, slug(content))
+                try:
+                    atomic_write(path, data, exclusive=True)
+                    break
+                except FileExistsError:
+                    continue  # taken between the check and the write: pick the next name
+                except OSError as e:
+                    raise _storage_error(f"the new memory in {root.source('memories/' + (folder or type_))}", e) from None
+            rel = path.relative_to(root.path).as_posix()
+            sync_paths(self.index, root, [rel])
+        return self.get_memory(meta["id"])
+
+    def _rewrite(self, memory_id: str, updates: dict[str, Any], body: str | None = None,
+                 expected_revision: int | None = None) -> dict[str, Any]:
+        """Change one memory file: refused with CONFLICT when it is not what the caller and the index saw."""
+        with self.write_lock:
+            root, record, digest = self._find(memory_id)
+            rel = root.rel(record["source"])
+            assert rel is not None
+            path = root.file(rel)
+            try:
+                original = path.read_bytes()
+            except FileNotFoundError:
+                sync_paths(self.index, root, [rel])
+                raise MembankError(errors.NOT_FOUND, f"{record['source']} is gone from disk", {"id": memory_id}) from None
+            except OSError as e:
+                raise _storage_error(record["source"], e) from None
+            if content_hash(original) != digest:
+                sync_paths(self.index, root, [rel])
+                raise MembankError(errors.CONFLICT, f"{record['source']} was changed on disk since membank last read it; "
+                                   "read the memory again and retry", {"id": memory_id})
+            if expected_revision is not None and expected_revision != record["revision"]:
+                raise MembankError(errors.CONFLICT, f"`{memory_id}` is at revision {record['revision']}, not "
+                                   f"{expected_revision}; read it again and retry",
+                                   {"id": memory_id, "revision": record["revision"]})
+            try:
+                text = decode(original)
+            except FrontMatterError as e:
+                raise MembankError(errors.CONFLICT, f"{record['source']} cannot be rewritten: {e.message}") from None
+            updates = {"id": memory_id, **updates, "revision": record["revision"] + 1, "updated": IsoTime(now_iso())}
+            new = rewrite(original.decode("utf-8"), updates, body).encode("utf-8")
+            del text
+            try:
+                if content_hash(path.read_bytes()) != digest:  # edited while we worked: the writer's edit stays
+                    raise MembankError(errors.CONFLICT, f"{record['source']} was changed on disk during the update; "
+                                       "nothing was written", {"id": memory_id})
+                atomic_write(path, new)
+            except OSError as e:
+                raise _storage_error(record["source"], e) from None
+            finally:
+                sync_paths(self.index, root, [rel])
+            return self.get_memory(memory_id)
+
+    def update_memory(self, memory_id: str, patch: dict[str, Any], expected_revision: int | None = None) -> dict[str, Any]:
+        updates: dict[str, Any] = {}
+        body = None
+        if "content" in patch:
+            if not isinstance(patch["content"], str) or not patch["content"].strip():
+                raise errors.invalid("patch.content", "`content` is empty; a memory needs some text")
+            body = patch["content"]
+        if "type" in patch:
+            if not isinstance(patch["type"], str) or not TYPE_RE.fullmatch(patch["type"]):
+                raise errors.invalid("patch.type", "`type` must be one lower-case word, like preference, fact or note")
+            updates["type"] = patch["type"]
+        for key in ("tags", "evidence"):
+            if key in patch:
+                updates[key] = list(patch[key] or [])
+        if "confidence" in patch:
+            _check_memory_fields(patch["confidence"], None, "patch.confidence")
+            updates["confidence"] = float(patch["confidence"])
+        if "pinned" in patch:
+            updates["pinned"] = bool(patch["pinned"])
+        if "documentId" in patch:
+            current = self.get_memory(memory_id)
+            if current["scope"] == "global":
+                raise errors.invalid("patch.documentId", "a global memory cannot belong to a document")
+            if patch["documentId"] is None:
+                updates.update(scope="project", document=REMOVE)
+            else:
+                updates.update(scope="document", document=_doc_path(patch["documentId"], "patch.documentId"))
+        if "metadata" in patch:
+            _check_memory_fields(None, patch["metadata"], "patch.metadata")
+            for key, value in (patch["metadata"] or {}).items():
+                updates[key] = REMOVE if value is None else value
+        return self._rewrite(memory_id, updates, body, expected_revision)
+
+    def delete_memory(self, memory_id: str) -> dict[str, Any]:
+        current = self.get_memory(memory_id)
+        if current["deletedAt"] is not None:
+            return {"id": memory_id, "deletedAt": current["deletedAt"]}
+        stamp = IsoTime(now_iso())
+        memory = self._rewrite(memory_id, {"deleted_at": stamp})
+        return {"id": memory_id, "deletedAt": memory["deletedAt"]}
+
+    def restore_memory(self, memory_id: str) -> dict[str, Any]:
+        current = self.get_memory(memory_id)
+        if current["deletedAt"] is None:
+            return current
+        return self._rewrite(memory_id, {"deleted_at": None})
+
+    # -- settings ----------------------------------------------------------------------------
+
+    def _settings_paths(self) -> list[tuple[Path, str]]:
+        return [(self.home / "settings.yaml", "global:settings.yaml"),
+                (self.project.path / "settings.yaml", f"{BANK_DIR}/settings.yaml")]
+
+    def _settings(self) -> tuple[dict[str, dict[str, Any]], list[Diagnostic]]:
+        """Merged settings and their diagnostics, re-read only when a settings file changed."""
+        stamp = []
+        for path, _ in self._settings_paths():
+            try:
+                st = path.stat()
+                stamp.append((st.st_size, st.st_mtime_ns))
+            except OSError:
+                stamp.append(None)
+        if self._settings_cache is not None and self._settings_cache[0] == stamp:
+            return self._settings_cache[1]
+        layers, problems = [], []
+        for path, source in self._settings_paths():
+            try:
+                data = path.read_bytes()
+            except OSError:
+                data = None
+            found, diags = settings_file.read(data, source)
+            layers.append(found)
+            problems.extend(diags)
+        result = (settings_file.merge(*layers), problems)
+        self._settings_cache = (stamp, result)
+        return result
+
+    def settings(self) -> dict[str, Any]:
+        return dict(self._settings()[0]["memory"])
+
+    def embedding_settings(self) -> dict[str, Any]:
+        return dict(self._settings()[0]["embedding"])
+
+    def update_settings(self, patch: dict[str, Any], scope: str = "project", section: str = "memory") -> dict[str, Any]:
+        """Set keys in one settings file, keeping its comments; returns the full effective settings."""
+        if scope not in ("project", "global"):
+            raise errors.invalid("scope", "`scope` must be project or global")
+        updates: dict[tuple[str, ...], Any] = {}
+        for key, value in patch.items():
+            ok, expected = settings_file.check(section, key, value)
+            if expected is not None:
+                raise errors.invalid(key, f"`{key}` should be {expected}")
+            updates[(section, key)] = ok
+        path = self.home / "settings.yaml" if scope == "global" else self.project.path / "settings.yaml"
+        with self.write_lock:
+            try:
+                original = path.read_text("utf-8") if path.exists() else (template_dir() / "settings.yaml").read_text("utf-8")
+                atomic_write(path, rewrite_yaml(original, updates).encode("utf-8"))
+            except OSError as e:
+                raise _storage_error("settings.yaml", e) from None
+            except UnicodeDecodeError:
+                raise MembankError(errors.DB_ERROR, "settings.yaml is not UTF-8 text; fix it by hand first") from None
+            self._settings_cache = None
+        return self.settings()
+
+    # -- preview -----------------------------------------------------------------------------
+
+    def preview(self, query_text: str | None = None, document_id: str | None = None) -> dict[str, Any]:
+        started = time.perf_counter()
+        memory = self.settings()
+        document = _doc_path(document_id) if document_id is not None else None
+        reasons: list[Reason] = []
+        if not memory["injectionEnabled"]:
+            reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings (memory.injectionEnabled)"))
+            return _preview([], "deterministic", reasons, 0, started, degraded=False)
+        if query_text is not None and not query_text.strip():
+            reasons.append(Reason(EMPTY_QUERY, "the query is empty; memories are in deterministic order"))
+        elif query_text is not None:
+            reasons.append(Reason(MODEL_UNAVAILABLE, "semantic recall is not available; memories are in deterministic order"))
+        with self.index.lock:
+            eligible = self.index.eligible_count(document)
+            items = deterministic_items(self.index.ordered(document), memory["injectionMaxItems"], memory["injectionTokenBudget"])
+        return _preview(items, "deterministic", reasons, eligible - len(items), started, degraded=bool(reasons))
+
+
+def _preview(items: list[dict[str, Any]], mode: str, reasons: list[Reason], truncated: int, started: float,
+             degraded: bool) -> dict[str, Any]:
+    return {
+        "items": items,
+        "mode": mode,
+        "diagnostics": {
+            "degraded": degraded,
+            "reasons": [r.to_api() for r in reasons],
+            "truncated": truncated,
+            "tokens": sum(i["tokens"] for i in items),
+            "tookMs": round((time.perf_counter() - started) * 1000, 3),
+        },
+    }
+
+
+def _check_memory_fields(confidence: Any, metadata: dict[str, Any] | None, prefix: str = "") -> None:
+    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
+                                   or not 0 <= confidence <= 1):
+        raise errors.invalid(prefix or "confidence", "`confidence` must be a number from 0 to 1")
+    for key in metadata or {}:
+        if key in MEMORY_KEYS or not isinstance(key, str) or not ID_RE.fullmatch(key):
+            raise errors.invalid(prefix or "metadata", f"metadata key `{key}` is reserved or not a plain name")

@@ -1,0 +1,383 @@
+"""The `membank` command: thin wrappers that call channels and print envelopes or tables."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, NoReturn, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import errors
+from .channels import Registry, dispatch
+from .errors import MembankError
+from .files import project as project_files
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="membank: a file-first memory bank for an AI writing assistant.")
+settings_app = typer.Typer(help="Read or change settings.", invoke_without_command=True)
+app.add_typer(settings_app, name="settings")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+JsonOpt = typer.Option(False, "--json", help="Print the envelope as JSON and nothing else.")
+PathArg = typer.Argument(None, help="A folder in the project (default: the current folder).", show_default=False)
+ProjectOpt = typer.Option(None, "--project", "-C", help="A folder in the project (default: the current folder).")
+
+
+def _finish(envelope: dict[str, Any], as_json: bool, show: Any = None) -> NoReturn:
+    """Print the envelope (JSON) or the human view; exit 0 when ok, 1 when not."""
+    if as_json:
+        sys.stdout.write(json.dumps(envelope, ensure_ascii=False, indent=2) + "\n")
+    elif not envelope["ok"]:
+        e = envelope["error"]
+        err.print(f"error [{e['code']}]: {e['message']}", markup=False)
+    elif show is not None:
+        show(envelope["data"])
+    raise typer.Exit(0 if envelope["ok"] else 1)
+
+
+def _open(path: Optional[Path], as_json: bool, sync: bool = True) -> Registry:
+    registry = Registry()
+    try:
+        registry.open(path or Path.cwd(), sync=sync)
+    except MembankError as e:
+        _finish(e.envelope(), as_json)
+    return registry
+
+
+def _run(path: Optional[Path], channel: str, payload: dict[str, Any], as_json: bool, show: Any = None) -> NoReturn:
+    registry = _open(path, as_json)
+    try:
+        _finish(dispatch(registry, channel, payload), as_json, show)
+    finally:
+        registry.close()
+
+
+def _memory_table(items: list[dict[str, Any]], title: str | None = None) -> None:
+    if not items:
+        out.print("no memories")
+        return
+    table = Table(title=title, show_lines=False)
+    for col in ("id", "type", "scope", "updated", "content", "source"):
+        table.add_column(col, overflow="fold")
+    for m in items:
+        content = m["content"].replace("\n", " ")
+        flags = " (deleted)" if m.get("deletedAt") else ""
+        table.add_row(m["id"], m["type"], m["scope"], (m["updatedAt"] or "")[:10],
+                      (content[:70] + "…" if len(content) > 70 else content) + flags, m["source"])
+    out.print(table)
+
+
+def _memory_view(m: dict[str, Any]) -> None:
+    for key in ("id", "type", "scope", "documentId", "origin", "confidence", "tags", "pinned", "revision",
+                "createdAt", "updatedAt", "deletedAt", "source"):
+        if m.get(key) not in (None, [], ""):
+            out.print(f"[bold]{key}[/bold]: {m[key]}")
+    if m.get("metadata"):
+        out.print(f"[bold]metadata[/bold]: {json.dumps(m['metadata'], ensure_ascii=False)}")
+    out.print()
+    out.print(m["content"], markup=False)
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+@app.command()
+def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None, "--name", help="The project's name."),
+         as_json: bool = JsonOpt) -> None:
+    """Create .writenow/ from the template; never overwrites a file."""
+    root = path or Path.cwd()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        info, created = project_files.init(root, name)
+    except (project_files.ProjectError, OSError) as e:
+        _finish(MembankError(errors.DB_ERROR, f"could not create .writenow/: {getattr(e, 'strerror', None) or e}").envelope(), as_json)
+    data = {"projectId": info.id, "name": info.name, "created": created}
+
+    def show(d: dict[str, Any]) -> None:
+        out.print(f"project [bold]{d['name']}[/bold] ({d['projectId']}): "
+                  + (f"{len(d['created'])} files created" if d["created"] else "already set up, nothing changed"))
+    _finish({"ok": True, "data": data}, as_json, show)
+
+
+@app.command()
+def index(path: Optional[Path] = PathArg, rebuild: bool = typer.Option(False, "--rebuild", help="Start from scratch."),
+          as_json: bool = JsonOpt) -> None:
+    """Bring the index up to date with the files."""
+    registry = _open(path, as_json, sync=False)
+    bank = next(iter(registry.banks.values()))
+    use_bar = not as_json and err.is_terminal
+    try:
+        if use_bar:
+            from rich.progress import Progress
+            with Progress(console=err, transient=True) as bar:
+                task = bar.add_task("indexing", total=None)
+                data = bank.sync(rebuild, lambda done, total: bar.update(task, completed=done, total=total))
+        else:
+            data = bank.sync(rebuild)
+        envelope: dict[str, Any] = {"ok": True, "data": data}
+    except MembankError as e:
+        envelope = e.envelope()
+    finally:
+        registry.close()
+
+    def show(d: dict[str, Any]) -> None:
+        out.print(f"added {d['added']}, updated {d['updated']}, removed {d['removed']}, unchanged {d['unchanged']}, "
+                  f"errors {d['errors']} in {d['tookMs']:.0f} ms" + (" (run `membank doctor`)" if d["errors"] else ""))
+    _finish(envelope, as_json, show)
+
+
+@app.command()
+def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
+    """The index's state: counts, last sync, model, problems."""
+    def show(d: dict[str, Any]) -> None:
+        out.print(f"[bold]{d['name']}[/bold] ({d['projectId']})")
+        for key, value in d["counts"].items():
+            out.print(f"  {key}: {value}")
+        out.print(f"  last sync: {d['lastSync']}")
+        model = d.get("model") or {}
+        out.print(f"  model: {model.get('name', 'none')}" + (f" ({model['dim']} dimensions)" if model.get("dim") else ""))
+        diag = d["diagnostics"]
+        out.print(f"  problems: {diag['errors']} errors, {diag['warnings']} warnings")
+    _run(path, "index:status", {}, as_json, show)
+
+
+@app.command()
+def doctor(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
+    """Every file problem with source:line; exits 1 when there is an error."""
+    registry = _open(path, as_json)
+    envelope = dispatch(registry, "index:diagnostics", {})
+    registry.close()
+    if as_json:
+        sys.stdout.write(json.dumps(envelope, ensure_ascii=False, indent=2) + "\n")
+    elif envelope["ok"]:
+        items = envelope["data"]["items"]
+        for d in items:
+            style = "red" if d["severity"] == "error" else "yellow"
+            out.print(f"[{style}]{d['severity']}[/{style}] {d['source']}:{d['line']}: ", end="")
+            out.print(d["message"], markup=False)
+        out.print("no problems found" if not items else f"{len(items)} problem(s)")
+    else:
+        _finish(envelope, as_json)
+    has_error = envelope["ok"] and any(d["severity"] == "error" for d in envelope["data"]["items"])
+    raise typer.Exit(1 if has_error or not envelope["ok"] else 0)
+
+
+@app.command("list")
+def list_(path: Optional[Path] = PathArg, type_: Optional[str] = typer.Option(None, "--type"),
+          scope: Optional[str] = typer.Option(None, "--scope"), origin: Optional[str] = typer.Option(None, "--origin"),
+          include_deleted: bool = typer.Option(False, "--all", help="Include soft-deleted memories."),
+          as_json: bool = JsonOpt) -> None:
+    """Memories in deterministic order."""
+    payload: dict[str, Any] = {"includeDeleted": include_deleted}
+    for key, value in (("type", type_), ("scope", scope), ("origin", origin)):
+        if value is not None:
+            payload[key] = value
+    _run(path, "memory:list", payload, as_json, lambda d: _memory_table(d["items"]))
+
+
+@app.command()
+def show(memory_id: str = typer.Argument(..., metavar="ID"), project: Optional[Path] = ProjectOpt,
+         as_json: bool = JsonOpt) -> None:
+    """One memory, whole."""
+    _run(project, "memory:get", {"id": memory_id}, as_json, _memory_view)
+
+
+@app.command()
+def add(content: str = typer.Argument(..., help="The memory's text; - reads it from standard input."),
+        type_: str = typer.Option("note", "--type", "-t", help="preference, fact, note or another word."),
+        scope: str = typer.Option("project", "--scope", "-s", help="project, document or global."),
+        document: Optional[str] = typer.Option(None, "--document", "-d", help="The document, for scope document."),
+        tags: list[str] = typer.Option([], "--tag", help="A tag (repeatable)."),
+        confidence: Optional[float] = typer.Option(None, "--confidence"),
+        pinned: bool = typer.Option(False, "--pin", help="Never evicted by lifecycle rules."),
+        project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    """Create a memory file."""
+    if content == "-":
+        content = sys.stdin.read()
+    payload: dict[str, Any] = {"type": type_, "scope": scope, "content": content, "tags": tags, "pinned": pinned}
+    if document is not None:
+        payload["documentId"] = document
+    if confidence is not None:
+        payload["confidence"] = confidence
+    _run(project, "memory:create", payload, as_json, lambda m: out.print(f"created {m['id']} in {m['source']}"))
+
+
+@app.command()
+def edit(memory_id: str = typer.Argument(..., metavar="ID"),
+         content: Optional[str] = typer.Option(None, "--content", help="New text; - reads it from standard input."),
+         type_: Optional[str] = typer.Option(None, "--type", "-t"),
+         tags: Optional[list[str]] = typer.Option(None, "--tag", help="Replace the tags (repeatable)."),
+         confidence: Optional[float] = typer.Option(None, "--confidence"),
+         pinned: Optional[bool] = typer.Option(None, "--pin/--unpin"),
+         document: Optional[str] = typer.Option(None, "--document", "-d", help="Tie it to a document ('' unties it)."),
+         expected: Optional[int] = typer.Option(None, "--expected-revision", help="Refuse unless the memory is at this revision."),
+         project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    """Change a memory (or, with no options, open its file in $EDITOR)."""
+    patch: dict[str, Any] = {}
+    if content is not None:
+        patch["content"] = sys.stdin.read() if content == "-" else content
+    if type_ is not None:
+        patch["type"] = type_
+    if tags is not None:
+        patch["tags"] = tags
+    if confidence is not None:
+        patch["confidence"] = confidence
+    if pinned is not None:
+        patch["pinned"] = pinned
+    if document is not None:
+        patch["documentId"] = document or None
+    if not patch:
+        _edit_in_editor(memory_id, project, as_json)
+    payload: dict[str, Any] = {"id": memory_id, "patch": patch}
+    if expected is not None:
+        payload["expectedRevision"] = expected
+    _run(project, "memory:update", payload, as_json, lambda m: out.print(f"updated {m['id']} (revision {m['revision']})"))
+
+
+def _edit_in_editor(memory_id: str, project: Optional[Path], as_json: bool) -> NoReturn:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if as_json or not editor or not sys.stdin.isatty():
+        err.print("nothing to change: give --content, --type, --tag, --confidence, --pin/--unpin or --document "
+                  "(or set $EDITOR to edit the file)")
+        raise typer.Exit(2)
+    registry = _open(project, as_json)
+    envelope = dispatch(registry, "memory:get", {"id": memory_id})
+    if not envelope["ok"]:
+        _finish(envelope, as_json)
+    bank = next(iter(registry.banks.values()))
+    source = envelope["data"]["source"]
+    root = bank.global_ if source.startswith("global:") else bank.project
+    subprocess.call([*editor.split(), str(root.file(root.rel(source) or ""))])
+    bank.sync()
+    registry.close()
+    raise typer.Exit(0)
+
+
+@app.command()
+def rm(memory_id: str = typer.Argument(..., metavar="ID"), project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    """Soft-delete a memory (sets deleted_at; `restore` undoes it)."""
+    _run(project, "memory:delete", {"id": memory_id}, as_json, lambda d: out.print(f"deleted {d['id']} at {d['deletedAt']}"))
+
+
+@app.command()
+def restore(memory_id: str = typer.Argument(..., metavar="ID"), project: Optional[Path] = ProjectOpt,
+            as_json: bool = JsonOpt) -> None:
+    """Bring back a soft-deleted memory."""
+    _run(project, "memory:restore", {"id": memory_id}, as_json, lambda m: out.print(f"restored {m['id']}"))
+
+
+def _preview_view(d: dict[str, Any]) -> None:
+    diag = d["diagnostics"]
+    for reason in diag["reasons"]:
+        err.print(f"note [{reason['code']}]: {reason['message']}", markup=False)
+    if not d["items"]:
+        out.print("nothing to inject")
+    table = Table(title=f"injection preview ({d['mode']})")
+    for col in ("#", "id", "type", "scope", "tokens", "why", "content"):
+        table.add_column(col, overflow="fold")
+    for item in d["items"]:
+        r = item["reason"]
+        why = r.get("detail", "")
+        if "score" in r:
+            why = " ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in r["score"].items())
+        content = item["content"].replace("\n", " ")
+        table.add_row(str(r["rank"]), item["id"], item["type"], item["scope"], str(item["tokens"]), why,
+                      content[:80] + "…" if len(content) > 80 else content)
+    if d["items"]:
+        out.print(table)
+    out.print(f"{len(d['items'])} items, {diag['tokens']} tokens, {diag['truncated']} left out, {diag['tookMs']} ms")
+
+
+@app.command()
+def preview(path: Optional[Path] = PathArg, query: Optional[str] = typer.Option(None, "--query", "-q"),
+            document: Optional[str] = typer.Option(None, "--document", "-d"), as_json: bool = JsonOpt) -> None:
+    """What would go into the prompt, in order, with reasons."""
+    payload: dict[str, Any] = {}
+    if query is not None:
+        payload["queryText"] = query
+    if document is not None:
+        payload["documentId"] = document
+    _run(path, "memory:injection:preview", payload, as_json, _preview_view)
+
+
+def _settings_view(d: dict[str, Any]) -> None:
+    for key, value in d.items():
+        out.print(f"memory.{key} = {json.dumps(value)}")
+
+
+@settings_app.callback()
+def settings_main(ctx: typer.Context, project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    """Show the effective settings (or use `get` / `set KEY=VALUE`)."""
+    if ctx.invoked_subcommand is None:
+        _run(project, "memory:settings:get", {}, as_json, _settings_view)
+
+
+@settings_app.command("get")
+def settings_get(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    """The effective settings after merging global and project files."""
+    _run(project, "memory:settings:get", {}, as_json, _settings_view)
+
+
+@settings_app.command("set")
+def settings_set(pairs: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
+                                                   help="Dotted keys: memory.injectionEnabled=false, embedding.model=PATH"),
+                 global_: bool = typer.Option(False, "--global", help="Change the global bank's settings."),
+                 project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    """Change settings in settings.yaml, keeping its comments."""
+    import yaml
+
+    by_section: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        section, dot, name = key.partition(".")
+        if not sep or not dot or section not in ("memory", "embedding"):
+            err.print(f"`{pair}` is not KEY=VALUE with KEY like memory.injectionEnabled or embedding.model")
+            raise typer.Exit(2)
+        by_section.setdefault(section, {})[name] = yaml.safe_load(raw) if raw.strip() else None
+    scope = "global" if global_ else "project"
+    if set(by_section) == {"memory"}:
+        _run(project, "memory:settings:update", {"patch": by_section["memory"], "scope": scope}, as_json, _settings_view)
+    registry = _open(project, as_json)
+    bank = next(iter(registry.banks.values()))
+    try:
+        for section, patch in by_section.items():
+            bank.update_settings(patch, scope, section)
+        data = {**bank.settings(), **{f"embedding.{k}": v for k, v in bank.embedding_settings().items()}}
+        envelope: dict[str, Any] = {"ok": True, "data": data}
+    except MembankError as e:
+        envelope = e.envelope()
+    registry.close()
+    _finish(envelope, as_json, _settings_view)
+
+
+@app.command()
+def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder and print where it is.")) -> None:
+    """Build a sample project in a temporary folder and walk through the main job."""
+    from .demo import run_demo
+
+    folder = Path(tempfile.mkdtemp(prefix="membank-demo-"))
+    try:
+        run_demo(folder, out)
+    finally:
+        if keep:
+            out.print(f"\nthe demo project is in {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

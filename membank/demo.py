@@ -1,0 +1,62 @@
+"""`membank demo`: a sample project copied to a temporary folder and walked through the main job."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from rich.console import Console
+
+from .channels import Registry, dispatch
+
+
+def sample_project_dir() -> Path:
+    """The sample novel project: packaged with membank, or the repository's fixtures/."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "sample-project", here.parent / "fixtures" / "sample-project"):
+        if (candidate / ".writenow" / "project.yaml").is_file():
+            return candidate
+    raise FileNotFoundError("the sample project is missing from this installation")
+
+
+def run_demo(folder: Path, out: Console) -> None:
+    from .cli import _memory_table, _preview_view
+
+    project = folder / "the-lighthouse-keeper"
+    shutil.copytree(sample_project_dir(), project)
+    os.environ.setdefault("WRITENOW_HOME", str(folder / "global-bank"))
+    registry = Registry()
+
+    def call(channel: str, payload: dict) -> dict:
+        envelope = dispatch(registry, channel, payload)
+        if not envelope["ok"]:
+            raise RuntimeError(f"{channel} failed: {envelope['error']['message']}")
+        return envelope["data"]
+
+    out.rule("1. A writer's project: Markdown files under .writenow/")
+    for path in sorted((project / ".writenow").rglob("*.md")):
+        if ".index" not in path.parts:
+            out.print("  " + path.relative_to(project).as_posix())
+
+    out.rule("2. membank indexes them")
+    opened = call("project:open", {"path": str(project)})
+    sync = call("index:sync", {"rebuild": True})
+    out.print(f"project {opened['name']} ({opened['projectId']}): added {sync['added']} files in {sync['tookMs']:.0f} ms, "
+              f"{sync['errors']} with errors")
+
+    out.rule("3. The memories, in deterministic order")
+    _memory_table(call("memory:list", {})["items"])
+
+    out.rule("4. The app adds a memory (written as a file, indexed at once)")
+    created = call("memory:create", {"type": "preference", "scope": "project",
+                                     "content": "Keep chapter openings under two hundred words.", "tags": ["pacing"]})
+    out.print(f"created {created['id']} at {created['source']}")
+    out.print((project / created["source"]).read_text("utf-8"), markup=False)
+
+    out.rule("5. What goes into the prompt for chapter five")
+    _preview_view(call("memory:injection:preview", {"documentId": "chapters/ch05.md"}))
+
+    out.rule("6. A query the app sends while the writer works")
+    _preview_view(call("memory:injection:preview", {"queryText": "is the hero injured?"}))
+    registry.close()

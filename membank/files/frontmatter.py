@@ -1,0 +1,161 @@
+"""Splitting a Markdown file into YAML front matter and body, loading the YAML safely."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+MAX_FILE_BYTES = 1024 * 1024
+BOM = "\ufeff"
+
+try:  # the C loader is ~10x faster; pure Python is the fallback where libyaml is missing
+    _BaseLoader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _BaseLoader = yaml.SafeLoader
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """SafeLoader that refuses duplicate keys: YAML would silently keep the last one."""
+
+
+def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if isinstance(key, (list, dict)):
+            raise yaml.constructor.ConstructorError(None, None, "a key cannot be a list or a mapping", key_node.start_mark)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"the key '{key}' appears twice (first on line {seen[key] + 1})",
+                key_node.start_mark,
+            )
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping_plain(node, deep=deep)  # type: ignore[no-any-return]
+
+
+_Loader.construct_mapping_plain = _BaseLoader.construct_mapping  # type: ignore[attr-defined]
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+class FrontMatterError(Exception):
+    """The file cannot be read as front matter + body; `line` is 1-based in the file."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Document:
+    meta: dict[str, Any]
+    body: str
+    fm_text: str  # the raw front matter, LF line endings
+    body_line: int  # 1-based line of the first body line
+
+    def key_line(self, key: str) -> int:
+        """The file line where a top-level key is written (1 when it is absent)."""
+        pattern = re.compile(rf"^['\"]?{re.escape(key)}['\"]?\s*:", re.MULTILINE)
+        m = pattern.search(self.fm_text)
+        if m is None:
+            return 1
+        return 2 + self.fm_text.count("\n", 0, m.start())
+
+
+def decode(data: bytes) -> str:
+    """Bytes to text; raises FrontMatterError with a writer's message."""
+    if len(data) > MAX_FILE_BYTES:
+        raise FrontMatterError(1, f"the file is {len(data) // 1024} KiB; membank reads files up to 1024 KiB")
+    if b"\x00" in data:
+        raise FrontMatterError(1, "this looks like a binary file, not text; only Markdown files belong here")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise FrontMatterError(line, "the file is not UTF-8 text; save it as UTF-8 in your editor") from None
+    if text.startswith(BOM):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _load_yaml(fm_text: str) -> Any:
+    try:
+        return yaml.load(fm_text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = (mark.line + 2) if mark is not None else 2
+        problem = e.problem or e.context or "it is not valid YAML"
+        raise FrontMatterError(line, f"the front matter is not valid YAML: {problem}") from None
+    except yaml.YAMLError as e:
+        raise FrontMatterError(2, f"the front matter is not valid YAML: {e}") from None
+
+
+def split(text: str) -> Document:
+    """Text (LF endings) to front matter + body. A file without front matter has empty meta."""
+    if not text.startswith("---") or text[3:4] not in ("\n", "", " ", "\t"):
+        return Document({}, text.strip(), "", 1)
+    first_nl = text.find("\n")
+    if first_nl < 0 or text[3:first_nl].strip():
+        if first_nl < 0:
+            raise FrontMatterError(1, "the front matter opened with --- on line 1 is never closed with ---")
+        raise FrontMatterError(1, "the first line should be just --- to open the front matter")
+    m = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE).search(text, first_nl + 1)
+    if m is None:
+        raise FrontMatterError(1, "the front matter opened with --- on line 1 is never closed with ---")
+    fm_text = text[first_nl + 1 : m.start()]
+    body_start = m.end() + 1
+    body_line = text.count("\n", 0, min(body_start, len(text))) + 1
+    meta = _load_yaml(fm_text) if fm_text.strip() else {}
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise FrontMatterError(2, "the front matter must be a list of `key: value` lines, not a single value or a list")
+    return Document(meta, text[body_start:].strip(), fm_text, body_line)
+
+
+def iso(value: Any) -> str | None:
+    """A YAML date/time or ISO string as `YYYY-MM-DDTHH:MM:SSZ` (UTC); None if it is not a time."""
+    if isinstance(value, dt.datetime):
+        moment = value
+    elif isinstance(value, dt.date):
+        moment = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        try:
+            moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            return None
+    else:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if moment.microsecond:
+        text += f".{moment.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def iso_to_micros(value: str) -> int:
+    """An `iso()` string as microseconds since the epoch, for ordering."""
+    moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return int(moment.timestamp() * 1_000_000)
+
+
+def jsonable(value: Any) -> Any:
+    """YAML values as JSON values (times become ISO strings, bytes a placeholder)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (dt.date, dt.datetime)):
+        return iso(value)
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, float) and value != value:  # NaN is not JSON
+        return None
+    return value

@@ -1,0 +1,267 @@
+"""Turning one file's bytes into a record and the diagnostics a writer should see."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any, Callable
+
+from .frontmatter import Document, FrontMatterError, decode, iso, jsonable, split
+from .records import ERROR, WARNING, Card, Diagnostic, Memory, Parsed, Skill
+
+ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,199}")
+TYPE_RE = re.compile(r"[a-z][a-z0-9_-]*")
+KNOWN_TYPES = ("preference", "fact", "note")
+FOLDER_TYPES = {"preference": "preference", "preferences": "preference", "fact": "fact", "facts": "fact",
+                "note": "note", "notes": "note"}
+WORLD_KINDS = ("place", "rule", "item", "faction", "lore", "style", "other")
+INCLUDE = ("always", "auto", "never")
+
+MEMORY_KEYS = ("id", "type", "scope", "document", "origin", "confidence", "tags", "evidence", "created",
+               "updated", "revision", "deleted_at", "pinned")
+CARD_KEYS = ("id", "name", "kind", "aliases", "keys", "include", "summary", "state", "state_at", "relations",
+             "progressions", "deleted_at", "updated", "created")
+SKILL_KEYS = ("id", "name", "context_rules")
+
+
+class _Reader:
+    """Reads typed fields from a document, collecting a diagnostic per bad value."""
+
+    def __init__(self, doc: Document, source: str):
+        self.doc = doc
+        self.source = source
+        self.diagnostics: list[Diagnostic] = []
+
+    def report(self, key: str | None, message: str, severity: str = ERROR) -> None:
+        line = self.doc.key_line(key) if key else 1
+        self.diagnostics.append(Diagnostic(self.source, line, severity, message))
+
+    def get(self, key: str, check: Callable[[Any], Any], default: Any, expected: str) -> Any:
+        """The value of `key` passed through `check`; `check` returns None to reject it."""
+        if key not in self.doc.meta or self.doc.meta[key] is None:
+            return default
+        value = check(self.doc.meta[key])
+        if value is None:
+            shown = _show(self.doc.meta[key])
+            self.report(key, f"`{key}` should be {expected}, not {shown}; using {_show(default)} instead")
+            return default
+        return value
+
+    def text(self, key: str, default: str | None = None) -> str | None:
+        return self.get(key, _as_text, default, "text")
+
+    def words(self, key: str) -> tuple[str, ...]:
+        value = self.doc.meta.get(key)
+        if isinstance(value, str):
+            self.report(key, f"`{key}` should be a list like [{value}]; read it as one item", WARNING)
+            return (value,)
+        return self.get(key, _as_words, (), "a list of words, like [style, tone]")
+
+    def time(self, key: str) -> str | None:
+        return self.get(key, iso, None, "a date and time like 2026-11-21T10:00:00Z")
+
+    def mapping_list(self, key: str) -> tuple[dict[str, Any], ...]:
+        return self.get(key, _as_mapping_list, (), "a list of `{key: value}` entries")
+
+    def metadata(self, known: tuple[str, ...]) -> dict[str, Any]:
+        return {str(k): jsonable(v) for k, v in self.doc.meta.items() if k not in known}
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, str):
+        return f'"{value}"' if len(value) <= 40 else f'"{value[:37]}..."'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return str(value)
+
+
+def _as_text(value: Any) -> str | None:
+    if isinstance(value, bool) or isinstance(value, (list, dict)):
+        return None
+    if isinstance(value, (dt.date, dt.datetime)):
+        return iso(value)
+    return str(value)
+
+
+def _as_words(value: Any) -> tuple[str, ...] | None:
+    if not isinstance(value, list) or any(isinstance(v, (list, dict)) or v is None for v in value):
+        return None
+    return tuple(str(v) for v in value)
+
+
+def _as_mapping_list(value: Any) -> tuple[dict[str, Any], ...] | None:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        return None
+    return tuple(jsonable(v) for v in value)
+
+
+def _as_bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _as_confidence(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        return None
+    return float(value)
+
+
+def _as_revision(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return None
+    return value
+
+
+def _as_evidence(value: Any) -> tuple[Any, ...] | None:
+    return tuple(jsonable(value)) if isinstance(value, list) else None
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[Any], str | None]:
+    return lambda value: value if isinstance(value, str) and value in options else None
+
+
+def _as_doc_path(value: Any) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    path = value.strip().replace("\\", "/")
+    if path.startswith("/") or re.match(r"^[A-Za-z]:", path) or ".." in path.split("/") or path.startswith("~"):
+        return None
+    return path
+
+
+def _read_document(data: bytes, source: str) -> tuple[Document | None, list[Diagnostic]]:
+    try:
+        return split(decode(data)), []
+    except FrontMatterError as e:
+        return None, [Diagnostic(source, e.line, ERROR, e.message)]
+
+
+def _check_id(reader: _Reader, fallback: str) -> str | None:
+    raw = reader.doc.meta.get("id")
+    if raw is None:
+        return fallback
+    if isinstance(raw, (bool, list, dict)) or not ID_RE.fullmatch(str(raw)):
+        reader.report("id", f"`id` {_show(raw)} is not a valid id: use letters, digits, `.`, `_`, `/` or `-`, "
+                      "starting with a letter or digit; the file is not used until this is fixed")
+        return None
+    return str(raw)
+
+
+def mtime_iso(mtime_ns: int) -> str:
+    moment = dt.datetime.fromtimestamp(mtime_ns / 1e9, tz=dt.timezone.utc)
+    return iso(moment) or "1970-01-01T00:00:00Z"
+
+
+def parse_memory(data: bytes, source: str, rel: str, bank: str, mtime_ns: int) -> Parsed:
+    """A memory file; `rel` is the path under memories/, `bank` is "project" or "global"."""
+    doc, diagnostics = _read_document(data, source)
+    if doc is None:
+        return Parsed(None, tuple(diagnostics))
+    r = _Reader(doc, source)
+    fallback_id = rel[:-3] if rel.endswith(".md") else rel
+    memory_id = _check_id(r, fallback_id)
+
+    folder = rel.split("/", 1)[0] if "/" in rel else ""
+    default_type = FOLDER_TYPES.get(folder, "note")
+    mtype = r.get("type", lambda v: v.strip().lower() if isinstance(v, str) and TYPE_RE.fullmatch(v.strip().lower()) else None,
+                  default_type, "one lower-case word such as preference, fact or note")
+
+    document = r.get("document", _as_doc_path, None, "a path inside the project, like chapters/ch05.md")
+    if bank == "global":
+        scope = "global"
+        if doc.meta.get("scope") not in (None, "global", "project"):
+            r.report("scope", "memories in the global bank are always global; `scope` is ignored here", WARNING)
+    else:
+        scope = r.get("scope", _choice(("project", "document")), "project", "project or document")
+        if scope == "document" and document is None:
+            r.report("scope", "`scope: document` needs a `document:` path (like chapters/ch05.md); "
+                     "this memory is not injected until it has one")
+
+    created = r.time("created")
+    updated = r.time("updated") or created or mtime_iso(mtime_ns)
+    content = doc.body
+    if not content:
+        r.report(None, "the memory has no text below the front matter, so it is never injected", WARNING)
+    if memory_id is None:
+        return Parsed(None, tuple(r.diagnostics))
+    memory = Memory(
+        id=memory_id,
+        type=mtype,
+        scope=scope,
+        document=document,
+        origin=r.get("origin", _choice(("manual", "learned")), "manual", "manual or learned"),
+        confidence=r.get("confidence", _as_confidence, 1.0, "a number from 0 to 1"),
+        tags=r.words("tags"),
+        evidence=r.get("evidence", _as_evidence, (), "a list"),
+        metadata=r.metadata(MEMORY_KEYS),
+        pinned=r.get("pinned", _as_bool, False, "true or false"),
+        revision=r.get("revision", _as_revision, 1, "a whole number from 1 up"),
+        created=created,
+        updated=updated,
+        deleted_at=r.time("deleted_at"),
+        content=content,
+        source=source,
+    )
+    return Parsed(memory, tuple(r.diagnostics))
+
+
+def parse_card(data: bytes, source: str, section: str, rel: str, mtime_ns: int) -> Parsed:
+    """A character card (`section` "characters") or world entry ("world"); `rel` is under the section."""
+    doc, diagnostics = _read_document(data, source)
+    if doc is None:
+        return Parsed(None, tuple(diagnostics))
+    r = _Reader(doc, source)
+    card_id = _check_id(r, f"{section}/{rel[:-3] if rel.endswith('.md') else rel}")
+    name = r.text("name")
+    if name is None or not name.strip():
+        r.report("name" if "name" in doc.meta else None,
+                 "a card needs a `name:`; the file is not used until it has one")
+    if section == "characters":
+        kind = r.get("kind", _as_text, "character", "text")
+        if kind != "character":
+            r.report("kind", f"files in characters/ are characters; `kind: {kind}` is kept as written", WARNING)
+    else:
+        kind = r.get("kind", _as_text, "other", "text")
+        if kind not in WORLD_KINDS:
+            r.report("kind", f"`kind: {kind}` is not one of {', '.join(WORLD_KINDS)}; it is kept as written", WARNING)
+    if card_id is None or name is None or not name.strip():
+        return Parsed(None, tuple(r.diagnostics))
+    card = Card(
+        id=card_id,
+        section=section,
+        kind=kind,
+        name=name.strip(),
+        aliases=r.words("aliases"),
+        keys=r.words("keys"),
+        include=r.get("include", _choice(INCLUDE), "auto", "always, auto or never"),
+        summary=r.text("summary", "") or "",
+        state=r.text("state"),
+        state_at=r.text("state_at"),
+        relations=r.mapping_list("relations"),
+        progressions=r.mapping_list("progressions"),
+        metadata=r.metadata(CARD_KEYS),
+        deleted_at=r.time("deleted_at"),
+        updated=r.time("updated") or r.time("created") or mtime_iso(mtime_ns),
+        content=doc.body,
+        source=source,
+    )
+    return Parsed(card, tuple(r.diagnostics))
+
+
+def parse_skill(data: bytes, source: str, rel: str) -> Parsed:
+    doc, diagnostics = _read_document(data, source)
+    if doc is None:
+        return Parsed(None, tuple(diagnostics))
+    r = _Reader(doc, source)
+    skill_id = _check_id(r, rel[:-3] if rel.endswith(".md") else rel)
+    rules = r.get("context_rules", lambda v: jsonable(v) if isinstance(v, dict) else None, {}, "a mapping")
+    if skill_id is None:
+        return Parsed(None, tuple(r.diagnostics))
+    skill = Skill(id=skill_id, name=r.text("name", skill_id) or skill_id, context_rules=rules,
+                  content=doc.body, source=source)
+    return Parsed(skill, tuple(r.diagnostics))

@@ -1,0 +1,136 @@
+"""Frozen records the file layer produces: memories, cards, skills and diagnostics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ERROR = "error"
+WARNING = "warning"
+
+# The deterministic order's ranks (api.md): lower comes first; other types rank 3, then by name.
+TYPE_RANK = {"preference": 0, "fact": 1, "note": 2}
+SCOPE_RANK = {"document": 0, "project": 1, "global": 2}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    source: str
+    line: int
+    severity: str  # "error" | "warning"
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "line": self.line, "severity": self.severity, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: str
+    type: str
+    scope: str  # project | document | global
+    document: str | None
+    origin: str
+    confidence: float
+    tags: tuple[str, ...]
+    evidence: tuple[Any, ...]
+    metadata: dict[str, Any]
+    pinned: bool
+    revision: int
+    created: str | None
+    updated: str  # ISO time, always set (falls back to created, then the file's mtime)
+    deleted_at: str | None
+    content: str
+    source: str
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type,
+            "scope": self.scope,
+            "origin": self.origin,
+            "content": self.content,
+            "source": self.source,
+            "documentId": self.document,
+            "tags": list(self.tags),
+            "confidence": self.confidence,
+            "evidence": list(self.evidence),
+            "metadata": self.metadata,
+            "pinned": self.pinned,
+            "revision": self.revision,
+            "createdAt": self.created,
+            "updatedAt": self.updated,
+            "deletedAt": self.deleted_at,
+        }
+
+
+@dataclass(frozen=True)
+class Card:
+    """A character card (characters/) or a world entry (world/)."""
+
+    id: str
+    section: str  # "characters" | "world"
+    kind: str
+    name: str
+    aliases: tuple[str, ...]
+    keys: tuple[str, ...]
+    include: str  # always | auto | never
+    summary: str
+    state: str | None
+    state_at: str | None
+    relations: tuple[dict[str, Any], ...]
+    progressions: tuple[dict[str, Any], ...]
+    metadata: dict[str, Any]
+    deleted_at: str | None
+    updated: str
+    content: str
+    source: str
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "name": self.name,
+            "aliases": list(self.aliases),
+            "keys": list(self.keys),
+            "include": self.include,
+            "summary": self.summary,
+            "state": self.state,
+            "stateAt": self.state_at,
+            "relations": list(self.relations),
+            "progressions": list(self.progressions),
+            "metadata": self.metadata,
+            "content": self.content,
+            "source": self.source,
+            "updatedAt": self.updated,
+            "deletedAt": self.deleted_at,
+        }
+
+
+@dataclass(frozen=True)
+class Skill:
+    id: str
+    name: str
+    context_rules: dict[str, Any]
+    content: str
+    source: str
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "contextRules": self.context_rules,
+            "content": self.content,
+            "source": self.source,
+        }
+
+
+Record = Memory | Card | Skill
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What one file gave: a record (None when it could not be used) and its diagnostics."""
+
+    record: Record | None
+    diagnostics: tuple[Diagnostic, ...] = field(default=())

@@ -1,0 +1,111 @@
+"""settings.yaml: defaults, reading with per-key checks, merging global and project."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import yaml
+
+from .frontmatter import FrontMatterError, decode
+from .records import ERROR, WARNING, Diagnostic
+
+MEMORY_DEFAULTS: dict[str, Any] = {
+    "injectionEnabled": True,
+    "preferenceLearningEnabled": True,
+    "privacyModeEnabled": False,
+    "preferenceLearningThreshold": 3,
+    "injectionMaxItems": 20,
+    "injectionTokenBudget": 1200,
+}
+EMBEDDING_DEFAULTS: dict[str, Any] = {"model": None}
+
+
+def _bool(v: Any) -> bool | None:
+    return v if isinstance(v, bool) else None
+
+
+def _int_from(low: int) -> Callable[[Any], int | None]:
+    return lambda v: v if isinstance(v, int) and not isinstance(v, bool) and v >= low else None
+
+
+def _model(v: Any) -> str | None:
+    return v if isinstance(v, str) and v.strip() else None
+
+
+# (section, key) -> (check returning None when the value is wrong, what was expected)
+CHECKS: dict[tuple[str, str], tuple[Callable[[Any], Any], str]] = {
+    ("memory", "injectionEnabled"): (_bool, "true or false"),
+    ("memory", "preferenceLearningEnabled"): (_bool, "true or false"),
+    ("memory", "privacyModeEnabled"): (_bool, "true or false"),
+    ("memory", "preferenceLearningThreshold"): (_int_from(1), "a whole number from 1 up"),
+    ("memory", "injectionMaxItems"): (_int_from(0), "a whole number from 0 up"),
+    ("memory", "injectionTokenBudget"): (_int_from(0), "a whole number from 0 up"),
+    ("embedding", "model"): (_model, "a folder path or null"),
+}
+
+
+def check(section: str, key: str, value: Any) -> tuple[Any, str | None]:
+    """(value, None) when it is right, else (None, what was expected). Unknown keys give a message too."""
+    if (section, key) not in CHECKS:
+        known = ", ".join(k for s, k in CHECKS if s == section)
+        return None, f"not a setting membank knows (the `{section}` settings are: {known})"
+    if section == "embedding" and value is None:
+        return None, None
+    fn, expected = CHECKS[(section, key)]
+    ok = fn(value)
+    return (ok, None) if ok is not None else (None, expected)
+
+
+def _line(text: str, key: str) -> int:
+    m = re.search(rf"^\s*{re.escape(key)}\s*:", text, re.MULTILINE)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+def read(data: bytes | None, source: str) -> tuple[dict[str, dict[str, Any]], list[Diagnostic]]:
+    """The valid settings a file sets, by section; wrong values are reported and left out."""
+    found: dict[str, dict[str, Any]] = {"memory": {}, "embedding": {}}
+    if data is None:
+        return found, []
+    try:
+        text = decode(data)
+        loaded = yaml.safe_load(text) if text.strip() else {}
+    except FrontMatterError as e:
+        return found, [Diagnostic(source, e.line, ERROR, e.message + "; the defaults are used")]
+    except yaml.MarkedYAMLError as e:
+        line = e.problem_mark.line + 1 if e.problem_mark else 1
+        return found, [Diagnostic(source, line, ERROR, f"settings.yaml is not valid YAML ({e.problem}); the defaults are used")]
+    if loaded is None:
+        loaded = {}
+    if not isinstance(loaded, dict):
+        return found, [Diagnostic(source, 1, ERROR, "settings.yaml should hold `memory:` and `embedding:` sections; the defaults are used")]
+    problems: list[Diagnostic] = []
+    for section, values in loaded.items():
+        if section not in found:
+            problems.append(Diagnostic(source, _line(text, str(section)), WARNING,
+                                       f"`{section}` is not a settings section membank knows (memory, embedding)"))
+            continue
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            problems.append(Diagnostic(source, _line(text, section), ERROR, f"`{section}:` should hold `key: value` lines"))
+            continue
+        for key, value in values.items():
+            ok, expected = check(section, str(key), value)
+            if expected is None:
+                found[section][str(key)] = ok
+            elif (section, str(key)) in CHECKS:
+                problems.append(Diagnostic(source, _line(text, str(key)), ERROR,
+                                           f"`{section}.{key}` should be {expected}, not {value!r}; the default is used"))
+            else:
+                problems.append(Diagnostic(source, _line(text, str(key)), WARNING, f"`{section}.{key}` is {expected}"))
+    return found, problems
+
+
+def merge(*layers: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Defaults, then each layer key by key (global first, project last)."""
+    result = {"memory": dict(MEMORY_DEFAULTS), "embedding": dict(EMBEDDING_DEFAULTS)}
+    for layer in layers:
+        for section, values in layer.items():
+            result[section].update(values)
+    return result

@@ -1,0 +1,194 @@
+"""Writing bank files: atomic replace, slugs, new memory files and comment-keeping rewrites."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import secrets
+import string
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from .frontmatter import BOM
+
+TEMP_SUFFIX = ".membank-tmp"
+_ID_ALPHABET = string.ascii_lowercase + string.digits
+
+
+REMOVE = object()  # as a value in `rewrite` updates: drop the key
+
+
+class IsoTime(str):
+    """A time written as a plain YAML timestamp (2026-11-21T10:00:00Z), not a quoted string."""
+
+
+def new_id(prefix: str = "m") -> str:
+    return f"{prefix}-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(12))
+
+
+def slug(text: str, limit: int = 60) -> str:
+    """Letters and digits of any script kept, everything else `-`."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    out = "".join(ch if ch.isalnum() else "-" for ch in text)
+    out = re.sub(r"-+", "-", out).strip("-")[:limit].strip("-")
+    return out or "memory"
+
+
+def free_path(folder: Path, base: str) -> Path:
+    """`folder/base.md`, or `base-2.md`, `base-3.md` … when taken."""
+    candidate = folder / f"{base}.md"
+    n = 2
+    while candidate.exists():
+        candidate = folder / f"{base}-{n}.md"
+        n += 1
+    return candidate
+
+
+def atomic_write(path: Path, data: bytes, *, exclusive: bool = False) -> None:
+    """Temporary file, fsync, rename: readers see the old file or the new one, never a torn one.
+
+    With `exclusive`, refuses to replace a file that exists (FileExistsError)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if exclusive:
+            os.link(tmp, path)  # fails if the name was taken meanwhile
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # not supported on this platform (Windows)
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _yaml() -> YAML:
+    y = YAML()
+    y.preserve_quotes = True
+    y.width = 4096
+    y.representer.add_representer(
+        IsoTime, lambda r, d: r.represent_scalar("tag:yaml.org,2002:timestamp", str(d))
+    )
+    y.representer.add_representer(type(None), lambda r, d: r.represent_scalar("tag:yaml.org,2002:null", "null"))
+    return y
+
+
+def _guess_indent(fm_text: str) -> tuple[int, int, int]:
+    """(mapping, sequence, offset) as the writer used them, so untouched keys keep their layout."""
+    mapping, offset = 0, -1
+    for line in fm_text.splitlines():
+        stripped = line.lstrip(" ")
+        lead = len(line) - len(stripped)
+        if not stripped or stripped.startswith("#") or lead == 0:
+            continue
+        if stripped.startswith("- "):
+            offset = lead if offset < 0 else min(offset, lead)
+        elif mapping == 0:
+            mapping = lead
+    mapping = mapping or 2
+    offset = 2 if offset < 0 else offset
+    return mapping, offset + 2, offset
+
+
+def _value(value: Any) -> Any:
+    """Python values as ruamel nodes: short lists of words in flow style, like [style, tone]."""
+    if isinstance(value, (list, tuple)):
+        seq = CommentedSeq([_value(v) for v in value])
+        if all(isinstance(v, (str, int, float, bool)) for v in value):
+            seq.fa.set_flow_style()
+        return seq
+    if isinstance(value, dict):
+        m = CommentedMap()
+        for k, v in value.items():
+            m[k] = _value(v)
+        return m
+    return value
+
+
+def render(meta: dict[str, Any], body: str) -> str:
+    """A new file: front matter in the given key order, then the body."""
+    y = _yaml()
+    y.indent(mapping=2, sequence=4, offset=2)
+    out = io.StringIO()
+    y.dump(_value(meta), out)
+    return f"---\n{out.getvalue()}---\n{body.strip()}\n"
+
+
+def rewrite(original: str, updates: dict[str, Any], body: str | None = None) -> str:
+    """`original` with the top-level keys in `updates` set (None values written as null).
+
+    Every other byte of the front matter (comments, key order, unknown keys, quoting) is kept;
+    the body is kept unless `body` is given. CRLF files and a BOM stay as they were."""
+    bom = original.startswith(BOM)
+    text = original[1:] if bom else original
+    crlf = "\r\n" in text
+    text = text.replace("\r\n", "\n")
+    fm_text, old_body = _split_raw(text)
+    y = _yaml()
+    y.indent(*_guess_indent(fm_text))
+    data = y.load(fm_text) if fm_text.strip() else None
+    if not isinstance(data, CommentedMap):
+        data = CommentedMap()
+    for key, value in updates.items():
+        if value is REMOVE:
+            data.pop(key, None)
+        else:
+            data[key] = _value(value)
+    out = io.StringIO()
+    y.dump(data, out)
+    new_body = old_body if body is None else "\n" + body.strip() + "\n"
+    result = f"---\n{out.getvalue()}---{new_body}"
+    if crlf:
+        result = result.replace("\n", "\r\n")
+    return (BOM if bom else "") + result
+
+
+def _split_raw(text: str) -> tuple[str, str]:
+    """(front matter, everything after the closing ---) without parsing; no front matter gives ("", "\\n" + text)."""
+    if text.startswith("---\n"):
+        m = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE).search(text, 4)
+        if m is not None:
+            return text[4 : m.start()], text[m.end():]
+    return "", "\n" + text if text else "\n"
+
+
+def rewrite_yaml(original: str, updates: dict[tuple[str, ...], Any]) -> str:
+    """A whole YAML file (settings.yaml) with nested keys set, comments and layout kept."""
+    y = _yaml()
+    y.indent(*_guess_indent(original))
+    data = y.load(original) if original.strip() else None
+    if not isinstance(data, CommentedMap):
+        data = CommentedMap()
+    for path, value in updates.items():
+        node = data
+        for key in path[:-1]:
+            if not isinstance(node.get(key), CommentedMap):
+                node[key] = CommentedMap()
+            node = node[key]
+        node[path[-1]] = _value(value)
+    out = io.StringIO()
+    y.dump(data, out)
+    return out.getvalue()

@@ -1,0 +1,312 @@
+"""The index database: one apsw connection, its schema, and the reads and writes the bank needs."""
+
+from __future__ import annotations
+
+import json
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import apsw
+
+from ..files.frontmatter import iso_to_micros
+from ..files.records import SCOPE_RANK, TYPE_RANK, Card, Diagnostic, Memory, Record, Skill
+from ..text import estimate_tokens, fts_text
+
+SCHEMA_VERSION = 1
+_GROUP = {"memory": "memory", "character": "card", "world": "card", "skill": "skill"}
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE files(
+    source TEXT PRIMARY KEY, bank TEXT NOT NULL, size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE entries(
+    rowid INTEGER PRIMARY KEY,
+    source TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,              -- memory | character | world | skill
+    grp TEXT NOT NULL,               -- ids are unique within (grp, bank)
+    bank TEXT NOT NULL,              -- project | global
+    id TEXT NOT NULL,
+    type TEXT, scope TEXT, document TEXT, origin TEXT,
+    scope_rank INTEGER, type_rank INTEGER, updated_us INTEGER,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    removed_at TEXT,                 -- tombstone: the file was removed by hand
+    shadowed INTEGER NOT NULL DEFAULT 0,
+    tokens INTEGER NOT NULL DEFAULT 0,
+    hash TEXT NOT NULL,
+    record TEXT NOT NULL             -- the record as the API returns it (JSON)
+);
+CREATE INDEX entries_id ON entries(grp, bank, id);
+CREATE INDEX entries_order ON entries(kind, scope_rank, type_rank, type, updated_us DESC, id);
+CREATE TABLE diagnostics(source TEXT NOT NULL, origin TEXT NOT NULL, line INTEGER, severity TEXT, message TEXT);
+CREATE INDEX diagnostics_source ON diagnostics(source);
+CREATE VIRTUAL TABLE fts USING fts5(body, names, contentless_delete=1, content='',
+                                    tokenize='unicode61 remove_diacritics 2');
+"""
+
+# Injectable: a live memory with text that no other file shadows; document scope only for its document.
+_ELIGIBLE = """kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0
+    AND (scope != 'document' OR (document IS NOT NULL AND document = :doc))"""
+_ORDER = "scope_rank, type_rank, type, updated_us DESC, id"
+
+
+class IndexError_(Exception):
+    """The index could not be opened or written."""
+
+
+@dataclass(frozen=True)
+class FileState:
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+def _kind(record: Record) -> str:
+    if isinstance(record, Memory):
+        return "memory"
+    if isinstance(record, Card):
+        return "character" if record.section == "characters" else "world"
+    return "skill"
+
+
+class Index:
+    """The derived index under `.writenow/.index/`. Safe to delete: a sync rebuilds it."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path) if path != ":memory:" else None
+        self.lock = threading.RLock()  # one writer; apsw serializes calls on a connection anyway
+        try:
+            self.db = self._connect(path)
+            if self.db.execute("PRAGMA user_version").fetchall()[0][0] != SCHEMA_VERSION:
+                self._reset()
+        except apsw.Error as e:
+            raise IndexError_(f"the index cannot be opened ({e.__class__.__name__}); delete .writenow/.index/ and sync") from None
+
+    @staticmethod
+    def _connect(path: Path | str) -> apsw.Connection:
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        db = apsw.Connection(str(path))
+        db.set_busy_timeout(5000)
+        db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF")
+        return db
+
+    def _reset(self) -> None:
+        """Start from an empty file with the current schema (an older index is simply rebuilt)."""
+        if self.path is not None:
+            self.db.close()
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+            self.db = self._connect(self.path)
+        with self.db:
+            self.db.execute(_SCHEMA)
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def rebuild(self) -> None:
+        with self.lock:
+            self._reset()
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.lock, self.db:
+            yield
+
+    # -- meta -------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- files ------------------------------------------------------------------------------
+
+    def file_states(self, bank: str) -> dict[str, FileState]:
+        return {s: FileState(size, mt, h) for s, size, mt, h in
+                self.db.execute("SELECT source, size, mtime_ns, hash FROM files WHERE bank = ?", (bank,))}
+
+    def put_file(self, source: str, bank: str, size: int, mtime_ns: int, hash_: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO files(source, bank, size, mtime_ns, hash) VALUES (?,?,?,?,?)",
+                        (source, bank, size, mtime_ns, hash_))
+
+    # -- entries ----------------------------------------------------------------------------
+
+    def _old(self, source: str) -> tuple[int, str, str, str] | None:
+        rows = self.db.execute("SELECT rowid, grp, bank, id FROM entries WHERE source = ?", (source,)).fetchall()
+        return rows[0] if rows else None
+
+    def put(self, bank: str, record: Record | None, source: str, hash_: str,
+            diagnostics: tuple[Diagnostic, ...]) -> set[tuple[str, str, str]]:
+        """Store what one file gave (its record may be None); returns the id keys whose clashes may have changed."""
+        touched: set[tuple[str, str, str]] = set()
+        old = self._old(source)
+        if old is not None:
+            touched.add((old[1], old[2], old[3]))
+            self.db.execute("DELETE FROM fts WHERE rowid = ?", (old[0],))
+        self.db.execute("DELETE FROM diagnostics WHERE source = ? AND origin = 'parse'", (source,))
+        self.db.executemany(
+            "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'parse', ?, ?, ?)",
+            [(d.source, d.line, d.severity, d.message) for d in diagnostics])
+        if record is None:
+            if old is not None:
+                self.db.execute("DELETE FROM entries WHERE rowid = ?", (old[0],))
+            return touched
+        kind = _kind(record)
+        row = self._row(kind, bank, record, hash_)
+        if old is not None:
+            self.db.execute(
+                "UPDATE entries SET kind=:kind, grp=:grp, bank=:bank, id=:id, type=:type, scope=:scope, document=:document,"
+                " origin=:origin, scope_rank=:scope_rank, type_rank=:type_rank, updated_us=:updated_us, deleted=:deleted,"
+                " removed_at=NULL, shadowed=0, tokens=:tokens, hash=:hash, record=:record WHERE rowid=:rowid",
+                {**row, "rowid": old[0]})
+            rowid = old[0]
+        else:
+            self.db.execute(
+                "INSERT INTO entries(source, kind, grp, bank, id, type, scope, document, origin, scope_rank, type_rank,"
+                " updated_us, deleted, tokens, hash, record) VALUES (:source, :kind, :grp, :bank, :id, :type, :scope,"
+                " :document, :origin, :scope_rank, :type_rank, :updated_us, :deleted, :tokens, :hash, :record)", row)
+            rowid = self.db.last_insert_rowid()
+        body, names = _fts_fields(record)
+        self.db.execute("INSERT INTO fts(rowid, body, names) VALUES (?, ?, ?)", (rowid, fts_text(body), fts_text(names)))
+        touched.add((row["grp"], bank, record.id))
+        return touched
+
+    @staticmethod
+    def _row(kind: str, bank: str, record: Record, hash_: str) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "source": record.source, "kind": kind, "grp": _GROUP[kind], "bank": bank, "id": record.id,
+            "type": None, "scope": None, "document": None, "origin": None, "scope_rank": None,
+            "type_rank": None, "updated_us": None, "deleted": 0, "tokens": estimate_tokens(record.content),
+            "hash": hash_, "record": json.dumps(record.to_api(), ensure_ascii=False, sort_keys=True),
+        }
+        if isinstance(record, Memory):
+            row.update(type=record.type, scope=record.scope, document=record.document, origin=record.origin,
+                       scope_rank=SCOPE_RANK[record.scope], type_rank=TYPE_RANK.get(record.type, 3),
+                       updated_us=iso_to_micros(record.updated), deleted=int(record.deleted_at is not None))
+        elif isinstance(record, Card):
+            row.update(type=record.kind, updated_us=iso_to_micros(record.updated),
+                       deleted=int(record.deleted_at is not None))
+        return row
+
+    def remove(self, source: str, at: str) -> set[tuple[str, str, str]]:
+        """A file is gone: memories leave a tombstone row for audit, other kinds leave nothing."""
+        self.db.execute("DELETE FROM files WHERE source = ?", (source,))
+        self.db.execute("DELETE FROM diagnostics WHERE source = ?", (source,))
+        old = self._old(source)
+        if old is None:
+            return set()
+        self.db.execute("DELETE FROM fts WHERE rowid = ?", (old[0],))
+        if old[1] == "memory":
+            self.db.execute("UPDATE entries SET removed_at = ?, shadowed = 0 WHERE rowid = ?", (at, old[0]))
+        else:
+            self.db.execute("DELETE FROM entries WHERE rowid = ?", (old[0],))
+        return {(old[1], old[2], old[3])}
+
+    def settle_clashes(self, keys: set[tuple[str, str, str]]) -> None:
+        """Two live files with one id: the smaller source wins, both get an error."""
+        for grp, bank, id_ in sorted(keys):
+            rows = self.db.execute(
+                "SELECT rowid, source FROM entries WHERE grp = ? AND bank = ? AND id = ? AND removed_at IS NULL"
+                " ORDER BY source", (grp, bank, id_)).fetchall()
+            sources = [s for _, s in rows]
+            self.db.execute(
+                f"DELETE FROM diagnostics WHERE origin = 'dup' AND source IN ({','.join('?' * len(sources))})", sources)
+            for i, (rowid, source) in enumerate(rows):
+                self.db.execute("UPDATE entries SET shadowed = ? WHERE rowid = ?", (int(i > 0), rowid))
+                if len(rows) < 2:
+                    continue
+                others = ", ".join(s for s in sources if s != source)
+                verdict = "this file is used until the clash is fixed" if i == 0 else f"{sources[0]} is used instead of this file"
+                self.db.execute(
+                    "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'dup', 1, 'error', ?)",
+                    (source, f"the id `{id_}` is also used by {others}; give each file its own id ({verdict})"))
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def memories(self, *, scope: str | None = None, type_: str | None = None, origin: str | None = None,
+                 include_deleted: bool = False) -> list[dict[str, Any]]:
+        where = ["kind = 'memory'", "removed_at IS NULL", "shadowed = 0"]
+        args: list[Any] = []
+        if not include_deleted:
+            where.append("deleted = 0")
+        for column, value in (("scope", scope), ("type", type_), ("origin", origin)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        sql = f"SELECT record FROM entries WHERE {' AND '.join(where)} ORDER BY {_ORDER}"
+        return [json.loads(r) for (r,) in self.db.execute(sql, args)]
+
+    def find(self, grp: str, id_: str) -> tuple[str, dict[str, Any], str] | None:
+        """(bank, record, hash) of the live entry with this id; the project bank first."""
+        rows = self.db.execute(
+            "SELECT bank, record, hash FROM entries WHERE grp = ? AND id = ? AND removed_at IS NULL AND shadowed = 0"
+            " ORDER BY bank = 'global', source LIMIT 1", (grp, id_)).fetchall()
+        return (rows[0][0], json.loads(rows[0][1]), rows[0][2]) if rows else None
+
+    def ids(self, grp: str, bank: str) -> set[str]:
+        return {r[0] for r in self.db.execute(
+            "SELECT id FROM entries WHERE grp = ? AND bank = ? AND removed_at IS NULL", (grp, bank))}
+
+    def eligible_count(self, document: str | None) -> int:
+        return self.db.execute(f"SELECT count(*) FROM entries WHERE {_ELIGIBLE}", {"doc": document}).fetchall()[0][0]
+
+    def ordered(self, document: str | None) -> Iterator[tuple[dict[str, Any], int]]:
+        """Injectable memories in deterministic order, with their token estimates, read lazily."""
+        sql = f"SELECT record, tokens FROM entries WHERE {_ELIGIBLE} ORDER BY {_ORDER}"
+        for record, tokens in self.db.execute(sql, {"doc": document}):
+            yield json.loads(record), tokens
+
+    def cards(self, kind: str | None = None) -> list[dict[str, Any]]:
+        where = "kind IN ('character', 'world')" if kind is None else "kind = ?"
+        args = () if kind is None else (kind,)
+        sql = f"SELECT record FROM entries WHERE {where} AND removed_at IS NULL AND shadowed = 0 ORDER BY kind, id"
+        return [json.loads(r) for (r,) in self.db.execute(sql, args)]
+
+    def skills(self) -> list[dict[str, Any]]:
+        return [json.loads(r) for (r,) in self.db.execute(
+            "SELECT record FROM entries WHERE kind = 'skill' AND shadowed = 0 ORDER BY bank = 'global', id")]
+
+    def counts(self) -> dict[str, int]:
+        out = {"memories": 0, "deleted": 0, "tombstones": 0, "characters": 0, "world": 0, "skills": 0}
+        for kind, deleted, removed, n in self.db.execute(
+                "SELECT kind, deleted, removed_at IS NOT NULL, count(*) FROM entries GROUP BY 1, 2, 3"):
+            if removed:
+                out["tombstones"] += n
+            elif kind == "memory":
+                out["deleted" if deleted else "memories"] += n
+            else:
+                out["characters" if kind == "character" else "world" if kind == "world" else "skills"] += n
+        return out
+
+    def error_count(self) -> int:
+        """Files with at least one error."""
+        return self.db.execute("SELECT count(DISTINCT source) FROM diagnostics WHERE severity = 'error'").fetchall()[0][0]
+
+    def diagnostics(self) -> list[Diagnostic]:
+        return [Diagnostic(s, line, sev, msg) for s, line, sev, msg in self.db.execute(
+            "SELECT source, line, severity, message FROM diagnostics ORDER BY source, line, message")]
+
+    def set_link_diagnostics(self, diagnostics: list[Diagnostic]) -> None:
+        """Problems found by the walk itself (links out of the bank), replaced wholesale each sync."""
+        self.db.execute("DELETE FROM diagnostics WHERE origin = 'scan'")
+        self.db.executemany(
+            "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'scan', ?, ?, ?)",
+            [(d.source, d.line, d.severity, d.message) for d in diagnostics])
+
+
+def _fts_fields(record: Record) -> tuple[str, str]:
+    if isinstance(record, Memory):
+        return record.content, " ".join(record.tags)
+    if isinstance(record, Card):
+        body = " ".join(filter(None, (record.summary, record.state or "", record.content)))
+        return body, " ".join((record.name, *record.aliases, *record.keys))
+    assert isinstance(record, Skill)
+    return record.content, record.name

@@ -1,0 +1,158 @@
+"""Bringing the index level with the files: a pure change plan, then reading only what changed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from .files.parse import parse_card, parse_memory, parse_skill
+from .files.records import Parsed
+from .files.scan import BankRoot, FileStat, scan
+from .index.store import FileState, Index
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Plan:
+    to_read: tuple[FileStat, ...]  # new, or size/mtime differ: read and compare hashes
+    removed: tuple[str, ...]
+    unchanged: int
+
+
+@dataclass
+class Report:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    errors: int = 0
+    took_ms: float = 0.0
+    changed: list[str] = field(default_factory=list)  # sources whose entries changed
+
+    def to_api(self) -> dict[str, object]:
+        return {"added": self.added, "updated": self.updated, "removed": self.removed,
+                "unchanged": self.unchanged, "errors": self.errors, "tookMs": round(self.took_ms, 2)}
+
+
+def plan(disk: Iterable[FileStat], known: dict[str, FileState]) -> Plan:
+    """Which files to read: stat alone decides; a matching size and mtime is trusted."""
+    disk = list(disk)
+    to_read = tuple(f for f in disk if (k := known.get(f.source)) is None or (k.size, k.mtime_ns) != (f.size, f.mtime_ns))
+    seen = {f.source for f in disk}
+    removed = tuple(sorted(s for s in known if s not in seen))
+    return Plan(to_read, removed, len(disk) - len(to_read))
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_file(root: BankRoot, stat: FileStat, data: bytes, mtime_ns: int) -> Parsed:
+    """The parser a file's section calls for."""
+    rel = stat.rel.split("/", 1)[1]
+    if stat.section == "memories":
+        return parse_memory(data, stat.source, rel, root.bank, mtime_ns)
+    if stat.section in ("characters", "world"):
+        return parse_card(data, stat.source, stat.section, rel, mtime_ns)
+    return parse_skill(data, stat.source, rel)
+
+
+def _read(root: BankRoot, stat: FileStat) -> tuple[bytes, int, int] | None:
+    """The file's bytes with the size and mtime of what was read (not of the earlier stat)."""
+    try:
+        with open(root.file(stat.rel), "rb") as f:
+            st = os.fstat(f.fileno())
+            data = f.read(st.st_size + 1) if st.st_size <= 1024 * 1024 else f.read(1024 * 1024 + 1)
+            return data, st.st_size, st.st_mtime_ns
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:
+        return b"\x00", 0, 0
+
+
+def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None) -> Report:
+    """One transaction: every bank scanned, changed files parsed and written, clashes settled."""
+    started = time.perf_counter()
+    report = Report()
+    scans = [(root, *scan(root)) for root in roots]
+    with index.transaction():
+        touched: set[tuple[str, str, str]] = set()
+        link_problems = [d for _, _, problems in scans for d in problems]
+        index.set_link_diagnostics(link_problems)
+        plans = [(root, plan(found, index.file_states(root.bank))) for root, found, _ in scans]
+        total = sum(len(p.to_read) for _, p in plans)
+        done = 0
+        for root, p in plans:
+            known = index.file_states(root.bank) if p.to_read else {}
+            report.unchanged += p.unchanged
+            for stat in p.to_read:
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+                touched |= _apply(index, root, stat, known.get(stat.source), report)
+            at = now_iso()
+            for source in p.removed:
+                touched |= index.remove(source, at)
+                report.removed += 1
+                report.changed.append(source)
+        index.settle_clashes(touched)
+        report.errors = index.error_count()
+        index.set_meta("last_sync", now_iso())
+    report.took_ms = (time.perf_counter() - started) * 1000
+    return report
+
+
+def _apply(index: Index, root: BankRoot, stat: FileStat, known: FileState | None, report: Report) -> set[tuple[str, str, str]]:
+    got = _read(root, stat)
+    if got is None:  # vanished since the scan; the next sync sees it gone
+        return set()
+    data, size, mtime_ns = got
+    digest = content_hash(data)
+    index.put_file(stat.source, root.bank, size, mtime_ns, digest)
+    if known is not None and known.hash == digest:
+        report.unchanged += 1
+        return set()
+    parsed = parse_file(root, stat, data, mtime_ns)
+    if known is None:
+        report.added += 1
+    else:
+        report.updated += 1
+    report.changed.append(stat.source)
+    return index.put(root.bank, parsed.record, stat.source, digest, parsed.diagnostics)
+
+
+def sync_paths(index: Index, root: BankRoot, rels: Iterable[str]) -> Report:
+    """Re-read the named files of one bank now (after a write, or for the watcher); gone files are removed."""
+    started = time.perf_counter()
+    report = Report()
+    with index.transaction():
+        known = index.file_states(root.bank)
+        touched: set[tuple[str, str, str]] = set()
+        for rel in sorted(set(rels)):
+            source = root.source(rel)
+            section = rel.split("/", 1)[0]
+            try:
+                st = os.stat(root.file(rel))
+            except OSError:
+                st = None
+            if st is None or not os.path.isfile(root.file(rel)):
+                if source in known:
+                    touched |= index.remove(source, now_iso())
+                    report.removed += 1
+                    report.changed.append(source)
+                continue
+            stat = FileStat(source, rel, section, st.st_size, st.st_mtime_ns)
+            touched |= _apply(index, root, stat, known.get(source), report)
+        index.settle_clashes(touched)
+        report.errors = index.error_count()
+    report.took_ms = (time.perf_counter() - started) * 1000
+    return report

@@ -1,0 +1,25 @@
+"""Text measures shared by the index and recall: token estimates and FTS-ready text."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# CJK ideographs, kana, hangul: each is roughly one token for the model and one word for search
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff]")
+
+
+def estimate_tokens(text: str) -> int:
+    """About a token per CJK character and per four other characters; never 0 for non-empty text."""
+    if not text:
+        return 0
+    cjk = len(_CJK.findall(text))
+    return max(1, cjk + -(-(len(text) - cjk) // 4))
+
+
+def fts_text(text: str) -> str:
+    """Text with each CJK character set apart, so FTS5's unicode61 tokenizer indexes them one by one.
+
+    Chinese has no spaces between words; a phrase query over single characters matches
+    any run of them (林默 matches 林 默), which trigram tokenizers cannot do for 2-character names."""
+    return _CJK.sub(lambda m: f" {m.group(0)} ", unicodedata.normalize("NFKC", text))
