@@ -17,11 +17,16 @@ from .files.project import BANK_DIR, global_home, read_project, template_dir
 from .files.records import ERROR, Diagnostic
 from .files.scan import BankRoot
 from .files.write import REMOVE, IsoTime, atomic_write, free_path, new_id, render, rewrite, rewrite_yaml, slug
+from .embed import Embedder, ModelUnavailable, load as load_model, resolve as resolve_model
 from .index import Index
-from .recall import INJECTION_DISABLED, MODEL_UNAVAILABLE, EMPTY_QUERY, Reason, deterministic_items
+from .recall import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
+                     VEC_UNAVAILABLE, Reason, deterministic_items, fuse, semantic_items)
 from .sync import Progress, content_hash, now_iso, sync, sync_paths
+from .text import fts_query
 
 INDEX_FILE = "index.db"
+# How many neighbours each retriever proposes before eligibility and budgets cut them down.
+CANDIDATES = 256
 _WIN_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
@@ -50,6 +55,7 @@ class Bank:
         self.index = Index(self.project.path / ".index" / INDEX_FILE)
         self.write_lock = threading.RLock()  # one writer per project: files and index change together
         self._settings_cache: tuple[Any, Any] | None = None
+        self._model: tuple[Path, Embedder | str] | None = None  # the folder, and its model or why it failed
 
     @property
     def roots(self) -> list[BankRoot]:
@@ -71,20 +77,59 @@ class Bank:
 
     # -- index -------------------------------------------------------------------------------
 
+    def embedder(self) -> Embedder | None:
+        """The embedding model settings name (the bundled one by default), loaded once; None if it cannot load."""
+        folder = resolve_model(self.embedding_settings()["model"], self.root)
+        if self._model is None or self._model[0] != folder:
+            try:
+                self._model = (folder, load_model(folder))
+            except ModelUnavailable as e:
+                self._model = (folder, str(e))
+        model = self._model[1]
+        return model if isinstance(model, Embedder) else None
+
+    def _model_problem(self) -> Reason | None:
+        """Why semantic recall cannot run now, or None when it can."""
+        if self.index.vec_error is not None:
+            return Reason(VEC_UNAVAILABLE, self.index.vec_error + "; memories are in deterministic order")
+        model = self.embedder()
+        if model is None:
+            why = self._model[1] if self._model else "no model"
+            return Reason(MODEL_UNAVAILABLE, f"{why}; memories are in deterministic order")
+        recorded = self.index.vector_model()
+        if recorded is not None and recorded != (model.name, model.dim):
+            what = (f"{recorded[1]} dimensions, the model has {model.dim}" if recorded[1] != model.dim
+                    else f"the model `{recorded[0]}`, settings now name `{model.name}`")
+            return Reason(EMBEDDING_DIM_MISMATCH, f"the index was built with {what}; run `membank index --rebuild`")
+        return None
+
     def sync(self, rebuild: bool = False, progress: Progress | None = None) -> dict[str, Any]:
         with self.write_lock:
             if rebuild:
                 self.index.rebuild()
-            return sync(self.index, self.roots, progress).to_api()
+            return sync(self.index, self.roots, progress, self.embedder).to_api()
+
+    def _sync_one(self, root: BankRoot, rel: str) -> None:
+        sync_paths(self.index, root, [rel], self.embedder)
 
     def status(self) -> dict[str, Any]:
         diagnostics = self.diagnostics()["items"]
+        model = self.embedder()
+        problem = self._model_problem()
+        recorded = self.index.vector_model()
         return {
             "projectId": self.info.id,
             "name": self.info.name,
             "counts": self.index.counts(),
             "lastSync": self.index.get_meta("last_sync"),
-            "model": None,
+            "model": {
+                "name": model.name if model else None,
+                "dim": model.dim if model else None,
+                "indexModel": recorded[0] if recorded else None,
+                "indexDim": recorded[1] if recorded else None,
+                "semantic": problem is None,
+                "problem": problem.to_api() if problem else None,
+            },
             "diagnostics": {
                 "errors": sum(d["severity"] == ERROR for d in diagnostics),
                 "warnings": sum(d["severity"] != ERROR for d in diagnostics),
@@ -152,7 +197,7 @@ class Bank:
                 except OSError as e:
                     raise _storage_error(f"the new memory in {root.source('memories/' + (folder or type_))}", e) from None
             rel = path.relative_to(root.path).as_posix()
-            sync_paths(self.index, root, [rel])
+            self._sync_one(root, rel)
         return self.get_memory(meta["id"])
 
     def _rewrite(self, memory_id: str, updates: dict[str, Any], body: str | None = None,
@@ -166,12 +211,12 @@ class Bank:
             try:
                 original = path.read_bytes()
             except FileNotFoundError:
-                sync_paths(self.index, root, [rel])
+                self._sync_one(root, rel)
                 raise MembankError(errors.NOT_FOUND, f"{record['source']} is gone from disk", {"id": memory_id}) from None
             except OSError as e:
                 raise _storage_error(record["source"], e) from None
             if content_hash(original) != digest:
-                sync_paths(self.index, root, [rel])
+                self._sync_one(root, rel)
                 raise MembankError(errors.CONFLICT, f"{record['source']} was changed on disk since membank last read it; "
                                    "read the memory again and retry", {"id": memory_id})
             if expected_revision is not None and expected_revision != record["revision"]:
@@ -193,7 +238,7 @@ class Bank:
             except OSError as e:
                 raise _storage_error(record["source"], e) from None
             finally:
-                sync_paths(self.index, root, [rel])
+                self._sync_one(root, rel)
             return self.get_memory(memory_id)
 
     def update_memory(self, memory_id: str, patch: dict[str, Any], expected_revision: int | None = None) -> dict[str, Any]:
@@ -314,11 +359,35 @@ class Bank:
         if query_text is not None and not query_text.strip():
             reasons.append(Reason(EMPTY_QUERY, "the query is empty; memories are in deterministic order"))
         elif query_text is not None:
-            reasons.append(Reason(MODEL_UNAVAILABLE, "semantic recall is not available; memories are in deterministic order"))
+            problem = self._model_problem()
+            if problem is None:
+                model = self.embedder()
+                assert model is not None
+                vector = model.encode([query_text])[0]
+                if not vector.any():
+                    problem = Reason(QUERY_NOT_EMBEDDABLE, "the query has no word the model knows; "
+                                     "memories are in deterministic order")
+                else:
+                    return self._semantic(vector, query_text, document, memory, started)
+            reasons.append(problem)
         with self.index.lock:
             eligible = self.index.eligible_count(document)
             items = deterministic_items(self.index.ordered(document), memory["injectionMaxItems"], memory["injectionTokenBudget"])
         return _preview(items, "deterministic", reasons, eligible - len(items), started, degraded=bool(reasons))
+
+    def _semantic(self, vector: Any, query_text: str, document: str | None, memory: dict[str, Any],
+                  started: float) -> dict[str, Any]:
+        """Vector neighbours fused with FTS5 matches, eligible memories only."""
+        match = fts_query(query_text)
+        with self.index.lock:
+            nearest = self.index.nearest(vector, CANDIDATES) if self.index.has_vectors() else []
+            lexical = self.index.lexical(match, CANDIDATES) if match else []
+            memories = self.index.eligible_by_rowid(sorted({r for r, _ in nearest} | {r for r, _ in lexical}), document)
+            eligible = self.index.eligible_count(document)
+        nearest = [(r, d) for r, d in nearest if r in memories]
+        lexical = [(r, s) for r, s in lexical if r in memories]
+        items = semantic_items(fuse(nearest, lexical), memories, memory["injectionMaxItems"], memory["injectionTokenBudget"])
+        return _preview(items, "semantic", [], eligible - len(items), started, degraded=False)
 
 
 def _preview(items: list[dict[str, Any]], mode: str, reasons: list[Reason], truncated: int, started: float,

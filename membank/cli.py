@@ -289,7 +289,11 @@ def _preview_view(d: dict[str, Any]) -> None:
         r = item["reason"]
         why = r.get("detail", "")
         if "score" in r:
-            why = " ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in r["score"].items())
+            sc = r["score"]
+            why = " ".join(filter(None, (
+                f"vector #{sc['vectorRank']} {sc['vector']:.2f}" if sc["vectorRank"] else "",
+                f"words #{sc['lexicalRank']}" if sc["lexicalRank"] else "",
+                f"= {sc['fused']:.4f}")))
         content = item["content"].replace("\n", " ")
         table.add_row(str(r["rank"]), item["id"], item["type"], item["scope"], str(item["tokens"]), why,
                       content[:80] + "…" if len(content) > 80 else content)

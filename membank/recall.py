@@ -81,3 +81,58 @@ def deterministic_items(candidates: Iterable[tuple[dict[str, Any], int]], max_it
         item(memory, tokens, {"mode": "deterministic", "rank": rank, "detail": deterministic_detail(memory)})
         for rank, (memory, tokens) in enumerate(fit(candidates, max_items, token_budget), start=1)
     ]
+
+
+# Reciprocal-rank fusion constant: the usual 60 keeps one list's top hit from swamping the other.
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class Hit:
+    rowid: int
+    vector_rank: int | None
+    similarity: float | None  # cosine similarity, 1 - distance
+    lexical_rank: int | None
+    bm25: float | None  # FTS5 bm25: lower is better
+    fused: float
+
+
+def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]]) -> list[Hit]:
+    """Reciprocal-rank fusion of vector neighbours (rowid, distance) and FTS5 hits (rowid, bm25).
+
+    Both lists must hold eligible rows only, best first; ranks are 1-based within them."""
+    by_row: dict[int, dict[str, Any]] = {}
+    for rank, (rowid, distance) in enumerate(nearest, start=1):
+        by_row.setdefault(rowid, {})["v"] = (rank, 1.0 - float(distance))
+    for rank, (rowid, score) in enumerate(lexical, start=1):
+        by_row.setdefault(rowid, {})["l"] = (rank, float(score))
+    hits = []
+    for rowid, parts in by_row.items():
+        v, lx = parts.get("v"), parts.get("l")
+        fused = (1.0 / (RRF_K + v[0]) if v else 0.0) + (1.0 / (RRF_K + lx[0]) if lx else 0.0)
+        hits.append(Hit(rowid, v[0] if v else None, v[1] if v else None, lx[0] if lx else None,
+                        lx[1] if lx else None, fused))
+    return hits
+
+
+def semantic_items(hits: list[Hit], memories: dict[int, tuple[dict[str, Any], int]], max_items: int,
+                   token_budget: int) -> list[dict[str, Any]]:
+    """Hits ranked by fused score, ties broken by the deterministic order, then fitted to the budget."""
+    ranked = sorted((h for h in hits if h.rowid in memories),
+                    key=lambda h: (-h.fused, deterministic_key(memories[h.rowid][0])))
+    by_id = {memories[h.rowid][0]["id"]: h for h in ranked}
+    chosen = fit(((memories[h.rowid][0], memories[h.rowid][1]) for h in ranked), max_items, token_budget)
+    items = []
+    for rank, (memory, tokens) in enumerate(chosen, start=1):
+        h = by_id[memory["id"]]
+        score = {"fused": round(h.fused, 6), "vector": _round(h.similarity), "vectorRank": h.vector_rank,
+                 "lexical": _round(-h.bm25 if h.bm25 is not None else None), "lexicalRank": h.lexical_rank}
+        parts = [f"vector #{h.vector_rank} ({h.similarity:.3f})" if h.vector_rank else "no vector match",
+                 f"lexical #{h.lexical_rank}" if h.lexical_rank else "no word match"]
+        items.append(item(memory, tokens, {"mode": "semantic", "rank": rank, "score": score,
+                                           "detail": ", ".join(parts) + "; ties by deterministic order"}))
+    return items
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -12,9 +13,12 @@ from typing import Callable, Iterable
 from .files.parse import parse_card, parse_memory, parse_skill
 from .files.records import Parsed
 from .files.scan import BankRoot, FileStat, scan
-from .index.store import FileState, Index
+from .embed import Embedder
+from .index.store import FileState, Index, embed_text
 
 Progress = Callable[[int, int], None]
+EmbedderSource = Callable[[], Embedder | None]  # loads the model only when something needs embedding
+EMBED_BATCH = 512
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,8 @@ def _read(root: BankRoot, stat: FileStat) -> tuple[bytes, int, int] | None:
         return b"\x00", 0, 0
 
 
-def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None) -> Report:
+def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
+         embedder: EmbedderSource | None = None) -> Report:
     """One transaction: every bank scanned, changed files parsed and written, clashes settled."""
     started = time.perf_counter()
     report = Report()
@@ -105,6 +110,7 @@ def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None) 
                 report.removed += 1
                 report.changed.append(source)
         index.settle_clashes(touched)
+        embed_pending(index, embedder)
         report.errors = index.error_count()
         index.set_meta("last_sync", now_iso())
     report.took_ms = (time.perf_counter() - started) * 1000
@@ -130,7 +136,7 @@ def _apply(index: Index, root: BankRoot, stat: FileStat, known: FileState | None
     return index.put(root.bank, parsed.record, stat.source, digest, parsed.diagnostics)
 
 
-def sync_paths(index: Index, root: BankRoot, rels: Iterable[str]) -> Report:
+def sync_paths(index: Index, root: BankRoot, rels: Iterable[str], embedder: EmbedderSource | None = None) -> Report:
     """Re-read the named files of one bank now (after a write, or for the watcher); gone files are removed."""
     started = time.perf_counter()
     report = Report()
@@ -153,6 +159,27 @@ def sync_paths(index: Index, root: BankRoot, rels: Iterable[str]) -> Report:
             stat = FileStat(source, rel, section, st.st_size, st.st_mtime_ns)
             touched |= _apply(index, root, stat, known.get(source), report)
         index.settle_clashes(touched)
+        embed_pending(index, embedder)
         report.errors = index.error_count()
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def embed_pending(index: Index, embedder: EmbedderSource | None) -> None:
+    """Give every live memory and card without a vector one, in batches, in the caller's transaction.
+
+    Nothing happens without sqlite-vec or a model, or when the index holds another model's
+    vectors: `membank index --rebuild` re-embeds everything then."""
+    if embedder is None or index.vec_error is not None or not index.pending_vectors(1):
+        return
+    model = embedder()
+    if model is None:
+        return
+    recorded = index.vector_model()
+    if recorded is None or not index.has_vectors():
+        index.start_vectors(model.name, model.dim)
+    elif recorded != (model.name, model.dim):
+        return
+    while rows := index.pending_vectors(EMBED_BATCH):
+        texts = [embed_text(kind, json.loads(record)) for _, kind, record in rows]
+        index.put_vectors([rowid for rowid, _, _ in rows], model.encode(texts))

@@ -23,3 +23,28 @@ def fts_text(text: str) -> str:
     Chinese has no spaces between words; a phrase query over single characters matches
     any run of them (林默 matches 林 默), which trigram tokenizers cannot do for 2-character names."""
     return _CJK.sub(lambda m: f" {m.group(0)} ", unicodedata.normalize("NFKC", text))
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression for free text: any word, any pair of adjacent CJK characters.
+
+    Every term is quoted, so punctuation or FTS5 operators in the writer's text cannot break the
+    query; a lone CJK character stands for itself. None when nothing is searchable."""
+    terms: list[str] = []
+    for word in _WORD.findall(unicodedata.normalize("NFKC", text)):
+        run = _CJK.findall(word)
+        if not run:
+            if len(word) > 1 or word.isdigit():
+                terms.append(f'"{word}"')
+            continue
+        latin = _CJK.sub(" ", word).split()
+        terms.extend(f'"{w}"' for w in latin if len(w) > 1)
+        chars = [c for c in word if _CJK.fullmatch(c)]
+        if len(chars) == 1:
+            terms.append(f'"{chars[0]}"')
+        terms.extend(f'"{a} {b}"' for a, b in zip(chars, chars[1:]))
+    unique = list(dict.fromkeys(terms))
+    return " OR ".join(unique) if unique else None

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import apsw
+import numpy as np
 
 from ..files.frontmatter import iso_to_micros
 from ..files.records import SCOPE_RANK, TYPE_RANK, Card, Diagnostic, Memory, Record, Skill
 from ..text import estimate_tokens, fts_text
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _GROUP = {"memory": "memory", "character": "card", "world": "card", "skill": "skill"}
 
 _SCHEMA = """
@@ -37,15 +38,17 @@ CREATE TABLE entries(
     removed_at TEXT,                 -- tombstone: the file was removed by hand
     shadowed INTEGER NOT NULL DEFAULT 0,
     tokens INTEGER NOT NULL DEFAULT 0,
+    embedded INTEGER NOT NULL DEFAULT 0,  -- 1 once its vector is in `vec`
     hash TEXT NOT NULL,
     record TEXT NOT NULL             -- the record as the API returns it (JSON)
 );
 CREATE INDEX entries_id ON entries(grp, bank, id);
 CREATE INDEX entries_order ON entries(kind, scope_rank, type_rank, type, updated_us DESC, id);
+CREATE INDEX entries_pending ON entries(rowid) WHERE embedded = 0 AND kind != 'skill' AND removed_at IS NULL;
 CREATE TABLE diagnostics(source TEXT NOT NULL, origin TEXT NOT NULL, line INTEGER, severity TEXT, message TEXT);
 CREATE INDEX diagnostics_source ON diagnostics(source);
 CREATE VIRTUAL TABLE fts USING fts5(body, names, contentless_delete=1, content='',
-                                    tokenize='unicode61 remove_diacritics 2');
+                                    tokenize='porter unicode61 remove_diacritics 2');
 """
 
 # Injectable: a live memory with text that no other file shadows; document scope only for its document.
@@ -79,6 +82,7 @@ class Index:
     def __init__(self, path: Path | str):
         self.path = Path(path) if path != ":memory:" else None
         self.lock = threading.RLock()  # one writer; apsw serializes calls on a connection anyway
+        self.vec_error: str | None = None  # why sqlite-vec could not load, if it could not
         try:
             self.db = self._connect(path)
             if self.db.execute("PRAGMA user_version").fetchall()[0][0] != SCHEMA_VERSION:
@@ -86,13 +90,13 @@ class Index:
         except apsw.Error as e:
             raise IndexError_(f"the index cannot be opened ({e.__class__.__name__}); delete .writenow/.index/ and sync") from None
 
-    @staticmethod
-    def _connect(path: Path | str) -> apsw.Connection:
+    def _connect(self, path: Path | str) -> apsw.Connection:
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         db = apsw.Connection(str(path))
         db.set_busy_timeout(5000)
         db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF")
+        self.vec_error = _load_vec(db)
         return db
 
     def _reset(self) -> None:
@@ -151,6 +155,7 @@ class Index:
         if old is not None:
             touched.add((old[1], old[2], old[3]))
             self.db.execute("DELETE FROM fts WHERE rowid = ?", (old[0],))
+            self._drop_vector(old[0])
         self.db.execute("DELETE FROM diagnostics WHERE source = ? AND origin = 'parse'", (source,))
         self.db.executemany(
             "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'parse', ?, ?, ?)",
@@ -165,7 +170,7 @@ class Index:
             self.db.execute(
                 "UPDATE entries SET kind=:kind, grp=:grp, bank=:bank, id=:id, type=:type, scope=:scope, document=:document,"
                 " origin=:origin, scope_rank=:scope_rank, type_rank=:type_rank, updated_us=:updated_us, deleted=:deleted,"
-                " removed_at=NULL, shadowed=0, tokens=:tokens, hash=:hash, record=:record WHERE rowid=:rowid",
+                " removed_at=NULL, shadowed=0, tokens=:tokens, embedded=0, hash=:hash, record=:record WHERE rowid=:rowid",
                 {**row, "rowid": old[0]})
             rowid = old[0]
         else:
@@ -204,6 +209,7 @@ class Index:
         if old is None:
             return set()
         self.db.execute("DELETE FROM fts WHERE rowid = ?", (old[0],))
+        self._drop_vector(old[0])
         if old[1] == "memory":
             self.db.execute("UPDATE entries SET removed_at = ?, shadowed = 0 WHERE rowid = ?", (at, old[0]))
         else:
@@ -228,6 +234,59 @@ class Index:
                 self.db.execute(
                     "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'dup', 1, 'error', ?)",
                     (source, f"the id `{id_}` is also used by {others}; give each file its own id ({verdict})"))
+
+    # -- vectors ----------------------------------------------------------------------------
+
+    def vector_model(self) -> tuple[str, int] | None:
+        """(model identity, dimension) the vectors were made with; None before the first vector."""
+        name, dim = self.get_meta("embed_model"), self.get_meta("embed_dim")
+        return (name, int(dim)) if name is not None and dim is not None else None
+
+    def has_vectors(self) -> bool:
+        return bool(self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec'").fetchall())
+
+    def start_vectors(self, model: str, dim: int) -> None:
+        """Create the vector table for a model (the index holds one model's vectors at a time)."""
+        self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS vec USING vec0(emb float[{int(dim)}] distance_metric=cosine)")
+        self.set_meta("embed_model", model)
+        self.set_meta("embed_dim", str(dim))
+
+    def _drop_vector(self, rowid: int) -> None:
+        if self.vec_error is None and self.has_vectors():
+            self.db.execute("DELETE FROM vec WHERE rowid = ?", (rowid,))
+
+    def pending_vectors(self, limit: int) -> list[tuple[int, str, str]]:
+        """(rowid, kind, record JSON) of live memories and cards that have no vector yet."""
+        return self.db.execute(
+            "SELECT rowid, kind, record FROM entries WHERE embedded = 0 AND kind != 'skill' AND removed_at IS NULL"
+            " ORDER BY rowid LIMIT ?", (limit,)).fetchall()
+
+    def put_vectors(self, rowids: list[int], vectors: np.ndarray) -> None:
+        """Delete + insert (vec0 has no upsert), in the caller's transaction."""
+        for rowid, vector in zip(rowids, vectors):
+            self.db.execute("DELETE FROM vec WHERE rowid = ?", (rowid,))
+            if np.any(vector):  # a zero vector has no direction: leave it out of KNN
+                self.db.execute("INSERT INTO vec(rowid, emb) VALUES (?, ?)", (rowid, vector.astype(np.float32).tobytes()))
+            self.db.execute("UPDATE entries SET embedded = 1 WHERE rowid = ?", (rowid,))
+
+    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """(rowid, cosine distance) of the k nearest vectors."""
+        return self.db.execute("SELECT rowid, distance FROM vec WHERE emb MATCH ? AND k = ? ORDER BY distance",
+                               (vector.astype(np.float32).tobytes(), k)).fetchall()
+
+    def lexical(self, match: str, k: int) -> list[tuple[int, float]]:
+        """(rowid, bm25) of the k best FTS5 matches; names weigh double."""
+        return self.db.execute("SELECT rowid, bm25(fts, 1.0, 2.0) AS score FROM fts WHERE fts MATCH ?"
+                               " ORDER BY score LIMIT ?", (match, k)).fetchall()
+
+    def eligible_by_rowid(self, rowids: list[int], document: str | None) -> dict[int, tuple[dict[str, Any], int]]:
+        """The injectable memories among `rowids`, with their token estimates."""
+        if not rowids:
+            return {}
+        args: dict[str, Any] = {"doc": document, **{f"r{i}": r for i, r in enumerate(rowids)}}
+        marks = ",".join(f":r{i}" for i in range(len(rowids)))
+        sql = f"SELECT rowid, record, tokens FROM entries WHERE rowid IN ({marks}) AND {_ELIGIBLE}"
+        return {rowid: (json.loads(record), tokens) for rowid, record, tokens in self.db.execute(sql, args)}
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -300,6 +359,27 @@ class Index:
         self.db.executemany(
             "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'scan', ?, ?, ?)",
             [(d.source, d.line, d.severity, d.message) for d in diagnostics])
+
+
+def _load_vec(db: apsw.Connection) -> str | None:
+    """Load sqlite-vec into a connection; the reason it failed, or None."""
+    try:
+        import sqlite_vec
+
+        db.enable_load_extension(True)
+        db.load_extension(sqlite_vec.loadable_path())
+        db.enable_load_extension(False)
+    except Exception as e:  # ImportError, apsw.ExtensionLoadingError, OSError: all mean "no vectors"
+        return f"sqlite-vec could not be loaded ({e.__class__.__name__})"
+    return None
+
+
+def embed_text(kind: str, record: dict[str, Any]) -> str:
+    """What a memory or card is embedded as."""
+    if kind == "memory":
+        return str(record["content"])
+    parts = [record["name"], *record["aliases"], record["summary"], record.get("state") or "", record["content"]]
+    return "\n".join(p for p in parts if p)
 
 
 def _fts_fields(record: Record) -> tuple[str, str]:

@@ -1,0 +1,73 @@
+"""Embedding text with a local model2vec model: finding, loading and caching it, never the network."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+BUNDLED = Path(__file__).resolve().parent / "model" / "minilm-l6-128-int8"
+REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+# Above this many tokens model2vec averages a very long text into mush; the start carries the topic.
+MAX_CHARS = 4000
+
+_cache: dict[tuple[str, int], "Embedder"] = {}
+_cache_lock = threading.Lock()
+
+
+class ModelUnavailable(Exception):
+    """No model could be loaded; the message says why, in words for the writer."""
+
+
+@dataclass(frozen=True)
+class Embedder:
+    name: str  # identity recorded in the index: folder name, weights size, dimension
+    dim: int
+    model: Any  # model2vec.StaticModel
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 rows; text with no known token gives a zero row (never NaN)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = np.asarray(self.model.encode([t[:MAX_CHARS] for t in texts], show_progress_bar=False),
+                             dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        ok = norms[:, 0] > 1e-12
+        vectors[ok] /= norms[ok]
+        vectors[~ok] = 0.0
+        return np.nan_to_num(vectors, copy=False)
+
+
+def resolve(setting: str | None, project_root: Path) -> Path:
+    """The model folder a setting names: null is the bundled model; relative paths are from the project root."""
+    if setting is None:
+        return BUNDLED
+    path = Path(os.path.expanduser(setting))
+    return path if path.is_absolute() else project_root / path
+
+
+def load(folder: Path) -> Embedder:
+    """The model in `folder`, loaded once per process. Raises ModelUnavailable."""
+    missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+    if missing:
+        # model2vec would take a missing folder for a hub name and try the network
+        raise ModelUnavailable(f"the embedding model folder `{folder.name}` is missing {', '.join(missing)}")
+    weights = (folder / "model.safetensors").stat().st_size
+    key = (str(folder.resolve()), weights)
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+        try:
+            from model2vec import StaticModel
+
+            model = StaticModel.from_pretrained(str(folder))
+            dim = int(model.dim)
+        except Exception as e:  # a broken model folder must not take the bank down
+            raise ModelUnavailable(f"the embedding model `{folder.name}` could not be loaded ({e.__class__.__name__})") from None
+        embedder = Embedder(f"{folder.name}:{weights}:{dim}", dim, model)
+        _cache[key] = embedder
+        return embedder
