@@ -117,9 +117,14 @@ def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]]) -> 
 
 def semantic_items(hits: list[Hit], memories: dict[int, tuple[dict[str, Any], int]], max_items: int,
                    token_budget: int) -> list[dict[str, Any]]:
-    """Hits ranked by fused score, ties broken by the deterministic order, then fitted to the budget."""
+    """Hits ranked by fused score, ties broken by the deterministic order, then fitted to the budget.
+
+    Rank fusion ties whenever two hits swap places across the lists (1st+2nd vs 2nd+1st); the
+    raw scores (cosine, plus bm25 relative to the best match) settle those before the deterministic order."""
+    best_bm25 = min((h.bm25 for h in hits if h.bm25 is not None), default=-1.0) or -1.0
     ranked = sorted((h for h in hits if h.rowid in memories),
-                    key=lambda h: (-h.fused, deterministic_key(memories[h.rowid][0])))
+                    key=lambda h: (-h.fused, -(h.similarity or 0.0) - (h.bm25 or 0.0) / best_bm25,
+                                   deterministic_key(memories[h.rowid][0])))
     by_id = {memories[h.rowid][0]["id"]: h for h in ranked}
     chosen = fit(((memories[h.rowid][0], memories[h.rowid][1]) for h in ranked), max_items, token_budget)
     items = []

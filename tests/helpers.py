@@ -1,0 +1,39 @@
+"""Small helpers the tests share: writing memory files, comparing bank answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from membank.bank import Bank
+
+
+def write_memory(root: Path, rel: str, body: str, **meta: Any) -> Path:
+    """A memory file under the project's .writenow/memories/, front matter in the given order."""
+    lines = ["---"]
+    for key, value in meta.items():
+        lines.append(f"{key}: {json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value}")
+    lines.append("---")
+    path = root / ".writenow" / "memories" / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n" + body + "\n", encoding="utf-8")
+    return path
+
+
+def answers(bank: Bank) -> dict[str, Any]:
+    """Everything a user can read from a bank, timings stripped: what rebuild must reproduce."""
+    previews = {}
+    for document in (None, "chapters/ch05.md"):
+        for query in (None, "is the hero injured?", "林默的伤势如何"):
+            p = bank.preview(query_text=query, document_id=document)
+            p["diagnostics"].pop("tookMs")
+            previews[f"{document}|{query}"] = p
+    return {
+        "list": bank.list_memories(include_deleted=True),
+        "cards": bank.index.cards(),
+        "skills": bank.index.skills(),
+        "previews": previews,
+        "diagnostics": bank.diagnostics(),
+        "settings": bank.settings(),
+    }
