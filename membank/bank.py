@@ -56,12 +56,15 @@ class Bank:
         self.write_lock = threading.RLock()  # one writer per project: files and index change together
         self._settings_cache: tuple[Any, Any] | None = None
         self._model: tuple[Path, Embedder | str] | None = None  # the folder, and its model or why it failed
+        self.watcher: Any = None  # the running membank.watch.Watcher, if one is attached
 
     @property
     def roots(self) -> list[BankRoot]:
         return [self.project, self.global_]
 
     def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
         self.index.close()
 
     def call(self, channel: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -134,6 +137,7 @@ class Bank:
                 "errors": sum(d["severity"] == ERROR for d in diagnostics),
                 "warnings": sum(d["severity"] != ERROR for d in diagnostics),
             },
+            "watch": self.watcher.status() if self.watcher is not None else None,
         }
 
     def diagnostics(self) -> dict[str, Any]:
@@ -332,7 +336,7 @@ class Bank:
         for key, value in patch.items():
             ok, expected = settings_file.check(section, key, value)
             if expected is not None:
-                raise errors.invalid(key, f"`{key}` should be {expected}")
+                raise errors.invalid(f"patch.{key}", f"`{key}` should be {expected}")
             updates[(section, key)] = ok
         path = self.home / "settings.yaml" if scope == "global" else self.project.path / "settings.yaml"
         with self.write_lock:
