@@ -12,7 +12,8 @@ from typing import Callable, Iterable
 
 from .files.parse import parse_card, parse_memory, parse_skill
 from .files.records import Parsed
-from .files.scan import BankRoot, FileStat, scan
+from .files import journal
+from .files.scan import JOURNAL, BankRoot, FileStat, scan
 from .embed import Embedder
 from .index.store import FileState, Index, embed_text
 
@@ -127,12 +128,16 @@ def _apply(index: Index, root: BankRoot, stat: FileStat, known: FileState | None
     if known is not None and known.hash == digest:
         report.unchanged += 1
         return set()
-    parsed = parse_file(root, stat, data, mtime_ns)
     if known is None:
         report.added += 1
     else:
         report.updated += 1
     report.changed.append(stat.source)
+    if stat.section == JOURNAL:
+        events, problems = journal.read(data, stat.source)
+        index.put_events(stat.source, journal.rows(events), tuple(problems))
+        return set()
+    parsed = parse_file(root, stat, data, mtime_ns)
     return index.put(root.bank, parsed.record, stat.source, digest, parsed.diagnostics)
 
 

@@ -29,18 +29,70 @@ def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) 
         if isinstance(key, (list, dict)):
             raise yaml.constructor.ConstructorError(None, None, "a key cannot be a list or a mapping", key_node.start_mark)
         if key in seen:
+            # context_mark is the first occurrence; yaml_problem() turns both marks into file lines
             raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"the key '{key}' appears twice (first on line {seen[key] + 1})",
-                key_node.start_mark,
-            )
-        seen[key] = key_node.start_mark.line
+                "first set", seen[key], f"the key `{key}` appears twice", key_node.start_mark)
+        seen[key] = key_node.start_mark
     return loader.construct_mapping_plain(node, deep=deep)  # type: ignore[no-any-return]
+
+
+def _construct_timestamp(loader: Any, node: yaml.ScalarNode) -> Any:
+    """A date YAML cannot build (2026-02-30) stays text, so the field check reports it instead of crashing."""
+    try:
+        return _BaseLoader.construct_yaml_timestamp(loader, node)
+    except (ValueError, OverflowError):
+        return loader.construct_scalar(node)
 
 
 _Loader.construct_mapping_plain = _BaseLoader.construct_mapping  # type: ignore[attr-defined]
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+
+
+def load_yaml(text: str) -> Any:
+    """Safe YAML (no object construction) that refuses duplicate keys and keeps impossible dates as text."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+def yaml_problem(e: Exception, text: str, first_line: int) -> tuple[int, str]:
+    """A YAML error in `text` (which starts on file line `first_line`) as (file line, plain words for a writer)."""
+    if not isinstance(e, yaml.MarkedYAMLError):
+        return first_line, f"a value cannot be read ({e})"
+    problem, context = e.problem or "", e.context or ""
+    pmark, cmark = e.problem_mark, e.context_mark
+    # where the trouble started, when the parser only noticed it later (an unclosed quote or bracket)
+    use_context = cmark is not None and (pmark is None or context.startswith(
+        ("while scanning a quoted scalar", "while parsing a flow", "while scanning a simple key")))
+    mark = cmark if use_context else pmark
+    line = first_line + mark.line if mark is not None else first_line
+    lines = text.split("\n")
+    char = ""
+    if pmark is not None and pmark.line < len(lines):
+        char = lines[pmark.line][pmark.column:pmark.column + 1]
+    if "appears twice" in problem:
+        first = first_line + cmark.line if cmark is not None else first_line
+        return line, f"{problem} (first on line {first}); keep only one of them"
+    if context.startswith("while scanning a quoted scalar"):
+        return line, "a quote (\" or ') opened on this line is never closed; add the closing quote"
+    if context.startswith("while parsing a flow"):
+        return line, "a [ or { opened on this line is never closed; add the closing ] or }"
+    if context.startswith("while scanning a simple key"):
+        return line, ("this line is not a `key: value` line; add the key and a colon, "
+                      "or start it with # to make it a comment")
+    if char == "\t" or "tab" in problem:
+        return line, "this line is indented with a tab; YAML needs spaces for indentation"
+    if "mapping values are not allowed" in problem:
+        return line, ("this line has a second `: ` that YAML cannot read; if the value contains a colon, put the "
+                      'whole value in quotes (like summary: "Chapter 5: the fight"), otherwise check the indentation')
+    if "cannot start any token" in problem and char:
+        return line, f"a value cannot start with {char}; put the whole value in quotes"
+    if "did not find expected" in problem or "expected <block end>" in problem:
+        return line, "this line does not line up with the lines above it; check the spaces at its start"
+    if "could not determine a constructor" in problem:
+        return line, "markers starting with ! (like !!python/object) are not allowed; write a plain value"
+    if "undefined alias" in problem:
+        return line, "a value starting with * is read as a YAML alias; put the whole value in quotes"
+    return line, problem or context or "YAML cannot read it"
 
 
 class FrontMatterError(Exception):
@@ -70,15 +122,20 @@ class Document:
 
 def decode(data: bytes) -> str:
     """Bytes to text; raises FrontMatterError with a writer's message."""
-    if len(data) > MAX_FILE_BYTES:
-        raise FrontMatterError(1, f"the file is {len(data) // 1024} KiB; membank reads files up to 1024 KiB")
+    if len(data) > MAX_FILE_BYTES:  # the reader may stop at 1 MiB + 1 byte, so the real size is not known here
+        raise FrontMatterError(1, "the file is larger than 1 MiB (1024 KiB), the most membank reads; "
+                               "split it into smaller files")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise FrontMatterError(1, "the file is saved as UTF-16 (\"Unicode\" in some editors); save it as UTF-8")
     if b"\x00" in data:
-        raise FrontMatterError(1, "this looks like a binary file, not text; only Markdown files belong here")
+        raise FrontMatterError(1, "this looks like a binary file (a picture or a document from another program), "
+                               "not text; only Markdown text files belong here")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        raise FrontMatterError(line, "the file is not UTF-8 text; save it as UTF-8 in your editor") from None
+        raise FrontMatterError(line, "the file is not UTF-8 text (this line has a character saved in another "
+                               "encoding); save the file as UTF-8 in your editor") from None
     if text.startswith(BOM):
         text = text[1:]
     return text.replace("\r\n", "\n").replace("\r", "\n")
@@ -86,14 +143,10 @@ def decode(data: bytes) -> str:
 
 def _load_yaml(fm_text: str) -> Any:
     try:
-        return yaml.load(fm_text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = (mark.line + 2) if mark is not None else 2
-        problem = e.problem or e.context or "it is not valid YAML"
+        return load_yaml(fm_text)
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as e:
+        line, problem = yaml_problem(e, fm_text, 2)
         raise FrontMatterError(line, f"the front matter is not valid YAML: {problem}") from None
-    except yaml.YAMLError as e:
-        raise FrontMatterError(2, f"the front matter is not valid YAML: {e}") from None
 
 
 def split(text: str) -> Document:
@@ -115,7 +168,8 @@ def split(text: str) -> Document:
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
-        raise FrontMatterError(2, "the front matter must be a list of `key: value` lines, not a single value or a list")
+        what = "a list (lines starting with -)" if isinstance(meta, list) else "a single value"
+        raise FrontMatterError(2, f"the front matter should be `key: value` lines (like `type: note`), not {what}")
     return Document(meta, text[body_start:].strip(), fm_text, body_line)
 
 

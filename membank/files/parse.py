@@ -22,6 +22,7 @@ MEMORY_KEYS = ("id", "type", "scope", "document", "origin", "confidence", "tags"
 CARD_KEYS = ("id", "name", "kind", "aliases", "keys", "include", "summary", "state", "state_at", "relations",
              "progressions", "deleted_at", "updated", "created")
 SKILL_KEYS = ("id", "name", "context_rules")
+SKIPPED = "membank skips this file until it is fixed"
 
 
 class _Reader:
@@ -36,14 +37,18 @@ class _Reader:
         line = self.doc.key_line(key) if key else 1
         self.diagnostics.append(Diagnostic(self.source, line, severity, message))
 
-    def get(self, key: str, check: Callable[[Any], Any], default: Any, expected: str) -> Any:
-        """The value of `key` passed through `check`; `check` returns None to reject it."""
+    def get(self, key: str, check: Callable[[Any], Any], default: Any, expected: str,
+            instead: str | None = None) -> Any:
+        """The value of `key` passed through `check`; `check` returns None to reject it.
+
+        `instead` says what membank does with a wrong value (default: "using <default> instead")."""
         if key not in self.doc.meta or self.doc.meta[key] is None:
             return default
         value = check(self.doc.meta[key])
         if value is None:
             shown = _show(self.doc.meta[key])
-            self.report(key, f"`{key}` should be {expected}, not {shown}; using {_show(default)} instead")
+            instead = instead or f"using {_show(default)} instead"
+            self.report(key, f"`{key}` should be {expected}, not {shown}; {instead}")
             return default
         return value
 
@@ -53,15 +58,15 @@ class _Reader:
     def words(self, key: str) -> tuple[str, ...]:
         value = self.doc.meta.get(key)
         if isinstance(value, str):
-            self.report(key, f"`{key}` should be a list like [{value}]; read it as one item", WARNING)
+            self.report(key, f"`{key}` should be a list, like [{value}]; membank reads it as a list of one", WARNING)
             return (value,)
-        return self.get(key, _as_words, (), "a list of words, like [style, tone]")
+        return self.get(key, _as_words, (), "a list of words, like [style, tone]", "it is ignored")
 
-    def time(self, key: str) -> str | None:
-        return self.get(key, iso, None, "a date and time like 2026-11-21T10:00:00Z")
+    def time(self, key: str, instead: str = "it is ignored") -> str | None:
+        return self.get(key, iso, None, "a date and time like 2026-11-21T10:00:00Z", instead)
 
-    def mapping_list(self, key: str) -> tuple[dict[str, Any], ...]:
-        return self.get(key, _as_mapping_list, (), "a list of `{key: value}` entries")
+    def mapping_list(self, key: str, example: str) -> tuple[dict[str, Any], ...]:
+        return self.get(key, _as_mapping_list, (), f"a list of entries, each like {example}", "it is ignored")
 
     def metadata(self, known: tuple[str, ...]) -> dict[str, Any]:
         return {str(k): jsonable(v) for k, v in self.doc.meta.items() if k not in known}
@@ -71,14 +76,21 @@ def _show(value: Any) -> str:
     if value is None:
         return "nothing"
     if isinstance(value, str):
-        return f'"{value}"' if len(value) <= 40 else f'"{value[:37]}..."'
+        if _leaves_project(value) and re.search(r"[/\\:]|\.\.", value):  # never echo a path out of the project
+            return "a path outside the project"
+        return f'"{value}"' if len(value) <= 40 else f'"{value[:37]}…"'
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return "a list"
+        return "a list" if value else "an empty list"
     if isinstance(value, dict):
-        return "a mapping"
+        return "a set of `key: value` pairs" if value else "an empty set of `key: value` pairs"
     return str(value)
+
+
+def _leaves_project(path: str) -> bool:
+    path = path.strip().replace("\\", "/")
+    return path.startswith(("/", "~")) or bool(re.match(r"^[A-Za-z]:", path)) or ".." in path.split("/")
 
 
 def _as_text(value: Any) -> str | None:
@@ -129,16 +141,26 @@ def _as_doc_path(value: Any) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     path = value.strip().replace("\\", "/")
-    if path.startswith("/") or re.match(r"^[A-Za-z]:", path) or ".." in path.split("/") or path.startswith("~"):
+    if _leaves_project(path):
         return None
     return path
 
 
+_LATE_FRONT_MATTER = re.compile(r"(?:[ \t]*\n)+(---)[ \t]*\n")
+
+
 def _read_document(data: bytes, source: str) -> tuple[Document | None, list[Diagnostic]]:
     try:
-        return split(decode(data)), []
+        text = decode(data)
+        doc = split(text)
     except FrontMatterError as e:
-        return None, [Diagnostic(source, e.line, ERROR, e.message)]
+        return None, [Diagnostic(source, e.line, ERROR, f"{e.message}; {SKIPPED}")]
+    late = _LATE_FRONT_MATTER.match(text) if not doc.meta and not doc.fm_text else None
+    if late is not None:
+        line = text.count("\n", 0, late.start(1)) + 1
+        return doc, [Diagnostic(source, line, WARNING, "the front matter must start on the very first line; because "
+                                "of the blank line above it, this --- and everything after it is read as text")]
+    return doc, []
 
 
 def _check_id(reader: _Reader, fallback: str) -> str | None:
@@ -146,8 +168,8 @@ def _check_id(reader: _Reader, fallback: str) -> str | None:
     if raw is None:
         return fallback
     if isinstance(raw, (bool, list, dict)) or not ID_RE.fullmatch(str(raw)):
-        reader.report("id", f"`id` {_show(raw)} is not a valid id: use letters, digits, `.`, `_`, `/` or `-`, "
-                      "starting with a letter or digit; the file is not used until this is fixed")
+        reader.report("id", f"`id` should use only letters, digits and . _ / -, starting with a letter or digit, "
+                      f"not {_show(raw)}; {SKIPPED}")
         return None
     return str(raw)
 
@@ -163,6 +185,7 @@ def parse_memory(data: bytes, source: str, rel: str, bank: str, mtime_ns: int) -
     if doc is None:
         return Parsed(None, tuple(diagnostics))
     r = _Reader(doc, source)
+    r.diagnostics.extend(diagnostics)
     fallback_id = rel[:-3] if rel.endswith(".md") else rel
     memory_id = _check_id(r, fallback_id)
 
@@ -171,7 +194,8 @@ def parse_memory(data: bytes, source: str, rel: str, bank: str, mtime_ns: int) -
     mtype = r.get("type", lambda v: v.strip().lower() if isinstance(v, str) and TYPE_RE.fullmatch(v.strip().lower()) else None,
                   default_type, "one lower-case word such as preference, fact or note")
 
-    document = r.get("document", _as_doc_path, None, "a path inside the project, like chapters/ch05.md")
+    document = r.get("document", _as_doc_path, None, "a path inside the project, like chapters/ch05.md",
+                     "the memory is not tied to any document")
     if bank == "global":
         scope = "global"
         if doc.meta.get("scope") not in (None, "global", "project"):
@@ -183,7 +207,8 @@ def parse_memory(data: bytes, source: str, rel: str, bank: str, mtime_ns: int) -
                      "this memory is not injected until it has one")
 
     created = r.time("created")
-    updated = r.time("updated") or created or mtime_iso(mtime_ns)
+    updated = r.time("updated", "it is ignored and the `created` time (or the file's date) is used") or created \
+        or mtime_iso(mtime_ns)
     content = doc.body
     if not content:
         r.report(None, "the memory has no text below the front matter, so it is never injected", WARNING)
@@ -197,13 +222,13 @@ def parse_memory(data: bytes, source: str, rel: str, bank: str, mtime_ns: int) -
         origin=r.get("origin", _choice(("manual", "learned")), "manual", "manual or learned"),
         confidence=r.get("confidence", _as_confidence, 1.0, "a number from 0 to 1"),
         tags=r.words("tags"),
-        evidence=r.get("evidence", _as_evidence, (), "a list"),
+        evidence=r.get("evidence", _as_evidence, (), "a list, like [run-0214]", "it is ignored"),
         metadata=r.metadata(MEMORY_KEYS),
         pinned=r.get("pinned", _as_bool, False, "true or false"),
         revision=r.get("revision", _as_revision, 1, "a whole number from 1 up"),
         created=created,
         updated=updated,
-        deleted_at=r.time("deleted_at"),
+        deleted_at=r.time("deleted_at", "it is ignored, so the memory is not deleted"),
         content=content,
         source=source,
     )
@@ -216,11 +241,13 @@ def parse_card(data: bytes, source: str, section: str, rel: str, mtime_ns: int) 
     if doc is None:
         return Parsed(None, tuple(diagnostics))
     r = _Reader(doc, source)
+    r.diagnostics.extend(diagnostics)
     card_id = _check_id(r, f"{section}/{rel[:-3] if rel.endswith('.md') else rel}")
-    name = r.text("name")
+    raw_name = doc.meta.get("name")
+    name = _as_text(raw_name) if raw_name is not None else None
     if name is None or not name.strip():
-        r.report("name" if "name" in doc.meta else None,
-                 "a card needs a `name:`; the file is not used until it has one")
+        wrong = f" (text, not {_show(raw_name)})" if raw_name is not None and name is None else ""
+        r.report("name" if "name" in doc.meta else None, f"a card needs a `name:`{wrong}; {SKIPPED}")
     if section == "characters":
         kind = r.get("kind", _as_text, "character", "text")
         if kind != "character":
@@ -242,10 +269,10 @@ def parse_card(data: bytes, source: str, section: str, rel: str, mtime_ns: int) 
         summary=r.text("summary", "") or "",
         state=r.text("state"),
         state_at=r.text("state_at"),
-        relations=r.mapping_list("relations"),
-        progressions=r.mapping_list("progressions"),
+        relations=r.mapping_list("relations", "{to: Maren Voss, type: ally}"),
+        progressions=r.mapping_list("progressions", "{at: chapters/ch05.md, state: wounded}"),
         metadata=r.metadata(CARD_KEYS),
-        deleted_at=r.time("deleted_at"),
+        deleted_at=r.time("deleted_at", "it is ignored, so the card is not deleted"),
         updated=r.time("updated") or r.time("created") or mtime_iso(mtime_ns),
         content=doc.body,
         source=source,
@@ -258,8 +285,10 @@ def parse_skill(data: bytes, source: str, rel: str) -> Parsed:
     if doc is None:
         return Parsed(None, tuple(diagnostics))
     r = _Reader(doc, source)
+    r.diagnostics.extend(diagnostics)
     skill_id = _check_id(r, rel[:-3] if rel.endswith(".md") else rel)
-    rules = r.get("context_rules", lambda v: jsonable(v) if isinstance(v, dict) else None, {}, "a mapping")
+    rules = r.get("context_rules", lambda v: jsonable(v) if isinstance(v, dict) else None, {},
+                  "`key: value` pairs, like {memories: auto, max_tokens: 800}", "no context rules are used")
     if skill_id is None:
         return Parsed(None, tuple(r.diagnostics))
     skill = Skill(id=skill_id, name=r.text("name", skill_id) or skill_id, context_rules=rules,

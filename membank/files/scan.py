@@ -10,6 +10,7 @@ from pathlib import Path
 from .records import ERROR, WARNING, Diagnostic
 
 SECTIONS = ("memories", "characters", "world", "skills")
+JOURNAL = "journal"
 PROJECT_PREFIX = ".writenow/"
 GLOBAL_PREFIX = "global:"
 _TEMP = re.compile(r"(~|\.swp|\.swx|\.swo|\.tmp|\.bak|\.membank-tmp)$|^4913$|^\.goutputstream-|^\.#|^#.*#$")
@@ -66,14 +67,32 @@ def scan(root: BankRoot) -> tuple[list[FileStat], list[Diagnostic]]:
             _walk(root, base, section, section, found, problems)
         elif base.is_symlink():
             problems.append(_link_problem(root, section, base))
+    if root.bank == "project":
+        found.extend(_journal(root))
     found.sort(key=lambda f: f.source)
     return found, problems
 
 
+def _journal(root: BankRoot) -> list[FileStat]:
+    """The project's journal files (`journal/*.jsonl`), written by membank itself."""
+    folder = root.path / JOURNAL
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    found = []
+    for entry in os.scandir(folder):
+        if entry.name.endswith(".jsonl") and not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
+            st = entry.stat()
+            rel = f"{JOURNAL}/{entry.name}"
+            found.append(FileStat(root.source(rel), rel, JOURNAL, st.st_size, st.st_mtime_ns))
+    return found
+
+
 def _link_problem(root: BankRoot, rel: str, path: Path) -> Diagnostic:
     if _inside(path, root.path):
-        return Diagnostic(root.source(rel), 1, WARNING, "this is a link to a folder; membank does not follow folder links")
-    return Diagnostic(root.source(rel), 1, ERROR, "this link leads outside the bank; membank only reads files inside it")
+        return Diagnostic(root.source(rel), 1, WARNING, "this is a link to a folder; membank does not follow "
+                          "folder links, so the files in it are not read")
+    return Diagnostic(root.source(rel), 1, ERROR, "this link leads outside the bank; membank only reads files "
+                      "inside it, so it is skipped")
 
 
 def _walk(root: BankRoot, folder: Path, rel: str, section: str, found: list[FileStat], problems: list[Diagnostic]) -> None:

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .frontmatter import FrontMatterError, decode
+from .frontmatter import FrontMatterError, decode, load_yaml, yaml_problem
 from .records import ERROR, WARNING, Diagnostic
 
 MEMORY_DEFAULTS: dict[str, Any] = {
@@ -69,12 +69,14 @@ def read(data: bytes | None, source: str) -> tuple[dict[str, dict[str, Any]], li
         return found, []
     try:
         text = decode(data)
-        loaded = yaml.safe_load(text) if text.strip() else {}
     except FrontMatterError as e:
         return found, [Diagnostic(source, e.line, ERROR, e.message + "; the defaults are used")]
-    except yaml.MarkedYAMLError as e:
-        line = e.problem_mark.line + 1 if e.problem_mark else 1
-        return found, [Diagnostic(source, line, ERROR, f"settings.yaml is not valid YAML ({e.problem}); the defaults are used")]
+    try:
+        loaded = load_yaml(text) if text.strip() else {}
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as e:
+        line, problem = yaml_problem(e, text, 1)
+        return found, [Diagnostic(source, line, ERROR,
+                                  f"settings.yaml is not valid YAML: {problem}; the defaults are used")]
     if loaded is None:
         loaded = {}
     if not isinstance(loaded, dict):
@@ -83,23 +85,37 @@ def read(data: bytes | None, source: str) -> tuple[dict[str, dict[str, Any]], li
     for section, values in loaded.items():
         if section not in found:
             problems.append(Diagnostic(source, _line(text, str(section)), WARNING,
-                                       f"`{section}` is not a settings section membank knows (memory, embedding)"))
+                                       f"`{section}` is not a settings section membank knows (memory, embedding); "
+                                       "it is ignored"))
             continue
         if values is None:
             continue
         if not isinstance(values, dict):
-            problems.append(Diagnostic(source, _line(text, section), ERROR, f"`{section}:` should hold `key: value` lines"))
+            problems.append(Diagnostic(source, _line(text, section), ERROR,
+                                       f"`{section}:` should hold `key: value` lines; the defaults are used for it"))
             continue
         for key, value in values.items():
             ok, expected = check(section, str(key), value)
             if expected is None:
                 found[section][str(key)] = ok
             elif (section, str(key)) in CHECKS:
+                default = (MEMORY_DEFAULTS if section == "memory" else EMBEDDING_DEFAULTS)[str(key)]
                 problems.append(Diagnostic(source, _line(text, str(key)), ERROR,
-                                           f"`{section}.{key}` should be {expected}, not {value!r}; the default is used"))
+                                           f"`{section}.{key}` should be {expected}, not {_show(value)}; "
+                                           f"the default ({_show(default)}) is used"))
             else:
-                problems.append(Diagnostic(source, _line(text, str(key)), WARNING, f"`{section}.{key}` is {expected}"))
+                problems.append(Diagnostic(source, _line(text, str(key)), WARNING,
+                                           f"`{section}.{key}` is {expected}; it is ignored"))
     return found, problems
+
+
+def _show(value: Any) -> str:
+    """A setting's value as the writer would type it in settings.yaml."""
+    if isinstance(value, str):
+        return f'"{value}"' if len(value) <= 40 else f'"{value[:37]}…"'
+    if isinstance(value, (dict, list)):
+        return "a list" if isinstance(value, list) else "a set of `key: value` pairs"
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def merge(*layers: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import apsw
 import numpy as np
@@ -16,7 +16,7 @@ from ..files.frontmatter import iso_to_micros
 from ..files.records import SCOPE_RANK, TYPE_RANK, Card, Diagnostic, Memory, Record, Skill
 from ..text import estimate_tokens, fts_text
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _GROUP = {"memory": "memory", "character": "card", "world": "card", "skill": "skill"}
 
 _SCHEMA = """
@@ -47,6 +47,11 @@ CREATE INDEX entries_order ON entries(kind, scope_rank, type_rank, type, updated
 CREATE INDEX entries_pending ON entries(rowid) WHERE embedded = 0 AND kind != 'skill' AND removed_at IS NULL;
 CREATE TABLE diagnostics(source TEXT NOT NULL, origin TEXT NOT NULL, line INTEGER, severity TEXT, message TEXT);
 CREATE INDEX diagnostics_source ON diagnostics(source);
+CREATE TABLE events(              -- journal events that count: feedback, preferences-cleared, learned
+    source TEXT NOT NULL, line INTEGER NOT NULL, at TEXT NOT NULL, event TEXT NOT NULL,
+    key TEXT, weight REAL, run_id TEXT, evidence TEXT, tags TEXT
+);
+CREATE INDEX events_key ON events(key, at);
 CREATE VIRTUAL TABLE fts USING fts5(body, names, contentless_delete=1, content='',
                                     tokenize='porter unicode61 remove_diacritics 2');
 """
@@ -55,6 +60,35 @@ CREATE VIRTUAL TABLE fts USING fts5(body, names, contentless_delete=1, content='
 _ELIGIBLE = """kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0
     AND (scope != 'document' OR (document IS NOT NULL AND document = :doc))"""
 _ORDER = "scope_rank, type_rank, type, updated_us DESC, id"
+
+
+class _ReadState(threading.local):
+    def __init__(self) -> None:
+        self.depth = 0
+        self.open: list[apsw.Connection] = []  # read connections with a snapshot open in this block
+
+
+_reading = _ReadState()
+_NO_LOCK = nullcontext()
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """Inside this block, this thread's Index reads go to a read-only connection of its own, one
+    snapshot per index for the whole block: a read never waits behind a writer's transaction (WAL)
+    and never sees half of one. Anything that tries to write in it fails loudly (query_only)."""
+    _reading.depth += 1
+    try:
+        yield
+    finally:
+        _reading.depth -= 1
+        if _reading.depth == 0:
+            for conn in _reading.open:
+                try:
+                    conn.execute("ROLLBACK")
+                except apsw.Error:  # closed or rebuilt meanwhile
+                    pass
+            _reading.open.clear()
 
 
 class IndexError_(Exception):
@@ -82,6 +116,10 @@ class Index:
     def __init__(self, path: Path | str):
         self.path = Path(path) if path != ":memory:" else None
         self.lock = threading.RLock()  # one writer; apsw serializes calls on a connection anyway
+        self._generation = 0  # readers reconnect when it moves: after a rebuild's first commit
+        self._reconnected = False
+        self._readers: dict[int, tuple[apsw.Connection, int]] = {}  # thread -> read connection, generation
+        self._readers_lock = threading.Lock()
         self.vec_error: str | None = None  # why sqlite-vec could not load, if it could not
         try:
             self.db = self._connect(path)
@@ -115,12 +153,83 @@ class Index:
             self._reset()
 
     def close(self) -> None:
-        self.db.close()
+        with self._readers_lock:
+            readers, self._readers = list(self._readers.values()), {}
+        for conn, _ in readers:
+            conn.close()
+        self._writer.close()
+
+    # -- the writer's connection, or this thread's reader inside `reading()` -----------------
+
+    @property
+    def db(self) -> apsw.Connection:
+        if _reading.depth and self.path is not None:
+            return self._reader()
+        return self._writer
+
+    @db.setter
+    def db(self, conn: apsw.Connection) -> None:
+        # a rebuild made a new file: readers stay on the old one (unlinked, still readable) until
+        # the first transaction on the new file commits, so a read never sees it half-built
+        self._writer = conn
+        self._reconnected = True
+
+    @property
+    def lock(self) -> Any:
+        """The writer's lock; inside `reading()` a no-op: the reader's snapshot needs none."""
+        if _reading.depth and self.path is not None:
+            return _NO_LOCK
+        return self._lock
+
+    @lock.setter
+    def lock(self, value: Any) -> None:
+        self._lock = value
+
+    def prepare_reader(self) -> None:
+        """Give the calling thread its read connection now (a server warms its read threads so)."""
+        if self.path is not None:
+            self._reader_conn()
+
+    def _open_reader(self) -> apsw.Connection:
+        assert self.path is not None
+        conn = self._connect(self.path)
+        conn.execute("PRAGMA query_only=1")
+        return conn
+
+    def _reader_conn(self) -> apsw.Connection:
+        tid = threading.get_ident()
+        with self._readers_lock:
+            entry = self._readers.get(tid)
+        if entry is not None and (entry[1] == self._generation or self._reconnected):
+            return entry[0]  # during a rebuild: the old file, complete, rather than the new one half-built
+        conn = self._open_reader()
+        with self._readers_lock:
+            self._readers[tid] = (conn, self._generation)
+        return conn
+
+    def _reader(self) -> apsw.Connection:
+        conn = self._reader_conn()
+        if not any(c is conn for c in _reading.open):
+            conn.execute("BEGIN")  # the snapshot starts at the first read and lasts for the block
+            _reading.open.append(conn)
+        return conn
+
+    def _moved_on(self) -> None:
+        """The rebuilt file is committed: every reader thread gets a connection to it at once."""
+        self._reconnected = False
+        self._generation += 1
+        with self._readers_lock:
+            threads = list(self._readers)
+        fresh = {tid: (self._open_reader(), self._generation) for tid in threads}
+        with self._readers_lock:
+            self._readers.update(fresh)  # the old connections close when their last read ends
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
         with self.lock, self.db:
             yield
+        if self._reconnected and not _reading.depth and not self._writer.in_transaction:
+            self._moved_on()
 
     # -- meta -------------------------------------------------------------------------------
 
@@ -205,6 +314,7 @@ class Index:
         """A file is gone: memories leave a tombstone row for audit, other kinds leave nothing."""
         self.db.execute("DELETE FROM files WHERE source = ?", (source,))
         self.db.execute("DELETE FROM diagnostics WHERE source = ?", (source,))
+        self.db.execute("DELETE FROM events WHERE source = ?", (source,))
         old = self._old(source)
         if old is None:
             return set()
@@ -215,6 +325,18 @@ class Index:
         else:
             self.db.execute("DELETE FROM entries WHERE rowid = ?", (old[0],))
         return {(old[1], old[2], old[3])}
+
+    def drop_moved_tombstones(self, sources: Iterable[str]) -> int:
+        """Tombstones among `sources` whose content lives on at another of `sources` in the same bank:
+        the file was moved (a delete plus a create with the same hash), not removed. Returns how many."""
+        names = json.dumps(sorted(set(sources)))
+        if names == "[]":
+            return 0
+        self.db.execute(
+            "DELETE FROM entries WHERE removed_at IS NOT NULL AND source IN (SELECT value FROM json_each(:s))"
+            " AND EXISTS (SELECT 1 FROM entries AS live WHERE live.removed_at IS NULL AND live.bank = entries.bank"
+            " AND live.hash = entries.hash AND live.source IN (SELECT value FROM json_each(:s)))", {"s": names})
+        return self.db.changes()
 
     def settle_clashes(self, keys: set[tuple[str, str, str]]) -> None:
         """Two live files with one id: the smaller source wins, both get an error."""
@@ -234,6 +356,40 @@ class Index:
                 self.db.execute(
                     "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'dup', 1, 'error', ?)",
                     (source, f"the id `{id_}` is also used by {others}; give each file its own id ({verdict})"))
+
+    # -- journal events ---------------------------------------------------------------------
+
+    def put_events(self, source: str, events: list[dict[str, Any]], diagnostics: tuple[Diagnostic, ...]) -> None:
+        """Replace what one journal file contributes (its events are re-read whole when it changes)."""
+        self.db.execute("DELETE FROM events WHERE source = ?", (source,))
+        self.db.execute("DELETE FROM diagnostics WHERE source = ? AND origin = 'parse'", (source,))
+        self.db.executemany(
+            "INSERT INTO events(source, line, at, event, key, weight, run_id, evidence, tags)"
+            " VALUES (:source, :line, :at, :event, :key, :weight, :run_id, :evidence, :tags)", events)
+        self.db.executemany(
+            "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'parse', ?, ?, ?)",
+            [(d.source, d.line, d.severity, d.message) for d in diagnostics])
+
+    def last_event(self, event: str, key: str | None = None) -> str | None:
+        """When the latest `event` (for `key`, if given) happened."""
+        sql = "SELECT max(at) FROM events WHERE event = ?" + (" AND key = ?" if key is not None else "")
+        return self.db.execute(sql, (event, key) if key is not None else (event,)).fetchall()[0][0]
+
+    def signal(self, key: str, since: str | None) -> tuple[float, list[str], list[str]]:
+        """(summed weight, run ids oldest first, tags) of the feedback for `key` after `since`."""
+        rows = self.db.execute(
+            "SELECT weight, run_id, tags FROM events WHERE event = 'feedback' AND key = ? AND at > ? ORDER BY at",
+            (key, since or "")).fetchall()
+        tags: list[str] = []
+        for _, _, raw in rows:
+            tags.extend(t for t in json.loads(raw or "[]") if t not in tags)
+        return sum(w for w, _, _ in rows), [r for _, r, _ in rows if r], tags
+
+    def signal_phrases(self, polarity: str, since: str | None) -> list[tuple[str, str]]:
+        """(key, evidence) of every signal of one polarity since `since` that has readable evidence."""
+        return self.db.execute(
+            "SELECT key, min(evidence) FROM events WHERE event = 'feedback' AND key LIKE ? AND at > ?"
+            " AND evidence IS NOT NULL GROUP BY key ORDER BY key", (polarity + ":%", since or "")).fetchall()
 
     # -- vectors ----------------------------------------------------------------------------
 
