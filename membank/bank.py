@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import errors
+from . import errors, learn
 from .errors import MembankError
 from .files import settings as settings_file
 from .files.frontmatter import FrontMatterError, decode
@@ -165,7 +165,7 @@ class Bank:
     def create_memory(self, type_: str, scope: str, content: str, document_id: str | None = None,
                       tags: list[str] | None = None, confidence: float | None = None, evidence: list[Any] | None = None,
                       metadata: dict[str, Any] | None = None, pinned: bool | None = None,
-                      origin: str = "manual", folder: str | None = None) -> dict[str, Any]:
+                      origin: str = "manual", folder: str | None = None, memory_id: str | None = None) -> dict[str, Any]:
         if not TYPE_RE.fullmatch(type_):
             raise errors.invalid("type", "`type` must be one lower-case word, like preference, fact or note")
         if scope not in ("project", "document", "global"):
@@ -181,7 +181,7 @@ class Bank:
         _check_memory_fields(confidence, metadata)
         root = self.global_ if scope == "global" else self.project
         stamp = IsoTime(now_iso())
-        meta: dict[str, Any] = {"id": new_id("m"), "type": type_, "scope": scope}
+        meta: dict[str, Any] = {"id": memory_id or new_id("m"), "type": type_, "scope": scope}
         if document_id is not None:
             meta["document"] = document_id
         meta.update(origin=origin, confidence=1.0 if confidence is None else float(confidence), tags=list(tags or []),
@@ -291,6 +291,17 @@ class Bank:
         if current["deletedAt"] is None:
             return current
         return self._rewrite(memory_id, {"deleted_at": None})
+
+    # -- preference learning -------------------------------------------------------------------
+
+    def ingest_feedback(self, run_id: str, skill_id: str, action: str, evidence_ref: str,
+                        tags: list[str] | None = None) -> dict[str, Any]:
+        if action not in ("accept", "reject", "partial"):
+            raise errors.invalid("action", "`action` must be accept, reject or partial")
+        return learn.ingest(self, learn.Feedback(run_id, skill_id, action, evidence_ref, tuple(tags or ())))
+
+    def clear_preferences(self) -> dict[str, Any]:
+        return learn.clear(self)
 
     # -- settings ----------------------------------------------------------------------------
 

@@ -123,3 +123,13 @@ def test_demo_runs(home: Path, tmp_path: Path) -> None:
     result = membank("demo", cwd=tmp_path, home=home)
     assert result.returncode == 0, result.stderr
     assert "m-fact-linmo-wounded" in result.stdout and "created m-" in result.stdout
+
+
+def test_feedback_learns_through_the_cli(sample: Path, home: Path) -> None:
+    for run in ("a", "b"):  # the sample project's threshold is 2
+        result = membank("feedback", "--action", "accept", "--evidence", "name the weather", "--run", run,
+                         cwd=sample, home=home)
+        assert result.returncode == 0, result.stderr
+    assert "learned preference m-learned-prefer-" in result.stdout
+    bad = membank("feedback", "--action", "love", "--evidence", "x", "--json", cwd=sample, home=home)
+    assert bad.returncode == 1 and json.loads(bad.stdout)["error"]["details"]["field"] == "action"

@@ -33,7 +33,7 @@ def append(bank_folder: Path, event: dict[str, Any]) -> str:
     path = bank_folder / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(event, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         if os.fstat(fd).st_size and not _ends_with_newline(fd):
             line = b"\n" + line  # a torn last line stays alone on its line; it is skipped when read

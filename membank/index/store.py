@@ -386,10 +386,11 @@ class Index:
         return sum(w for w, _, _ in rows), [r for _, r, _ in rows if r], tags
 
     def signal_phrases(self, polarity: str, since: str | None) -> list[tuple[str, str]]:
-        """(key, evidence) of every signal of one polarity since `since` that has readable evidence."""
-        return self.db.execute(
-            "SELECT key, min(evidence) FROM events WHERE event = 'feedback' AND key LIKE ? AND at > ?"
+        """(key, first evidence) of every signal of one polarity since `since` that has readable evidence."""
+        rows = self.db.execute(
+            "SELECT key, evidence, min(at) FROM events WHERE event = 'feedback' AND key LIKE ? AND at > ?"
             " AND evidence IS NOT NULL GROUP BY key ORDER BY key", (polarity + ":%", since or "")).fetchall()
+        return [(key, evidence) for key, evidence, _ in rows]
 
     # -- vectors ----------------------------------------------------------------------------
 

@@ -1,0 +1,215 @@
+"""Preference learning: feedback into the journal, signals counted, learned preference files written."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import errors
+from .errors import MembankError
+from .files import journal
+
+if TYPE_CHECKING:
+    from .bank import Bank
+
+log = logging.getLogger("membank")
+
+PREFER, AVOID = "prefer", "avoid"
+POLARITY = {"accept": PREFER, "partial": PREFER, "reject": AVOID}
+WEIGHT = {"accept": 1.0, "partial": 0.5, "reject": 1.0}  # a partial accept counts half
+MIN_EVIDENCE = 2
+EVIDENCE_TOO_SHORT = "EVIDENCE_TOO_SHORT"
+LEARNING_DISABLED = "LEARNING_DISABLED"
+LEARNED_FOLDER = "learned"
+# Two phrases are one signal when their vectors are this close AND their words differ only by
+# the neutral words below: static embeddings put opposites close ("more dialogue" ~ "less
+# dialogue" is 0.90 with the bundled model), so similarity alone would merge them.
+SIMILARITY = 0.85
+NEUTRAL = frozenset("a an the of to in on for with and my your our their its be is are keep use using make try "
+                    "always please prefer write writing".split())
+NEGATION = frozenset("no not never avoid without don't dont stop less-of".split())
+_WORD = re.compile(r"[\w'’-]+")
+
+
+# -- decisions (pure) ---------------------------------------------------------------------------------
+
+
+def normalize(text: str) -> str:
+    """Unicode NFKC, case-folded, whitespace collapsed: the signal's identity."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def evidence_hash(normalized: str) -> str:
+    return hashlib.sha256(normalized.encode("utf-8")).hexdigest()[:16]
+
+
+def signal_key(polarity: str, normalized: str) -> str:
+    """`prefer:<hash>` or `avoid:<hash>`: the same in privacy mode and out of it."""
+    return f"{polarity}:{evidence_hash(normalized)}"
+
+
+def learned_id(key: str) -> str:
+    polarity, digest = key.split(":", 1)
+    return f"m-learned-{polarity}-{digest[:12]}"
+
+
+def confidence(count: float, threshold: int) -> float:
+    """0.5 at the threshold, 0.75 at twice it, approaching 1."""
+    return round(1.0 - 0.5 ** (count / threshold), 3)
+
+
+def wording(polarity: str, evidence: str | None, tags: list[str]) -> str:
+    """The learned preference's text: the evidence phrase, or (privacy) its tags, never raw text."""
+    verb = "Prefer" if polarity == PREFER else "Avoid"
+    if evidence:
+        return f"{verb}: {' '.join(evidence.split())}"
+    if tags:
+        return f"{verb} what was marked {', '.join(tags)} (learned from feedback whose text is private)."
+    return f"{verb} what the writer {'accepted' if polarity == PREFER else 'rejected'} in recent runs " \
+           "(learned from feedback whose text is private)."
+
+
+def _content_words(text: str) -> frozenset[str]:
+    words = set()
+    for word in _WORD.findall(text):
+        if word in NEUTRAL:
+            continue
+        if word in NEGATION:
+            words.add("<not>")
+            continue
+        words.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+    return frozenset(words)
+
+
+def same_meaning(a: str, b: str, similarity: float) -> bool:
+    """Whether two normalized phrases are one preference said two ways."""
+    return similarity >= SIMILARITY and _content_words(a) == _content_words(b)
+
+
+def closest(normalized: str, vector: np.ndarray, phrases: list[tuple[str, str]], vectors: np.ndarray) -> str | None:
+    """The key of the phrase that means the same as `normalized`, if any (best similarity, then key)."""
+    best: tuple[float, str] | None = None
+    for (key, phrase), other in zip(phrases, vectors):
+        sim = float(vector @ other)
+        if same_meaning(normalized, normalize(phrase), sim) and (best is None or (-sim, key) < (-best[0], best[1])):
+            best = (sim, key)
+    return best[1] if best else None
+
+
+# -- the flows (thin shells over the bank) ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Feedback:
+    run_id: str
+    skill_id: str
+    action: str
+    evidence_ref: str
+    tags: tuple[str, ...] = ()
+
+
+def ingest(bank: "Bank", fb: Feedback) -> dict[str, Any]:
+    settings = bank.settings()
+    normalized = normalize(fb.evidence_ref)
+    polarity = POLARITY[fb.action]
+    privacy = settings["privacyModeEnabled"]
+    threshold = settings["preferenceLearningThreshold"]
+    reason = None
+    if len(normalized) < MIN_EVIDENCE:
+        reason = EVIDENCE_TOO_SHORT
+    elif not settings["preferenceLearningEnabled"]:
+        reason = LEARNING_DISABLED
+    event: dict[str, Any] = {"event": "feedback", "runId": fb.run_id, "skillId": fb.skill_id, "action": fb.action,
+                             "evidenceHash": evidence_hash(normalized), "tags": list(fb.tags),
+                             "weight": WEIGHT[fb.action]}
+    if not privacy:
+        event["evidence"] = fb.evidence_ref.strip()
+    with bank.write_lock:
+        cleared = bank.index.last_event("preferences-cleared")
+        key = signal_key(polarity, normalized)
+        if reason is None and not privacy:
+            key = _same_signal(bank, key, normalized, polarity, cleared) or key
+        event["signalKey"] = key
+        if reason is not None:
+            event["ignored"] = reason
+        _append(bank, event)
+        count, _, _ = bank.index.signal(key, cleared)
+        result: dict[str, Any] = {"ignored": reason is not None, "signalKey": key, "count": count,
+                                  "threshold": threshold}
+        if reason is not None:
+            result["reason"] = reason
+            return result
+        learned = _learn(bank, key, polarity, threshold, cleared)
+        if learned is not None:
+            result["learned"] = learned
+        return result
+
+
+def clear(bank: "Bank") -> dict[str, Any]:
+    """Soft-delete every live learned preference of the project and start the counts again."""
+    with bank.write_lock:
+        learned = [m for m in bank.list_memories(origin="learned")["items"] if m["scope"] != "global"]
+        for memory in learned:
+            bank.delete_memory(memory["id"])
+        _append(bank, {"event": "preferences-cleared"})
+    return {"cleared": len(learned)}
+
+
+def _append(bank: "Bank", event: dict[str, Any]) -> None:
+    try:
+        rel = journal.append(bank.project.path, event)
+    except OSError as e:
+        raise MembankError(errors.DB_ERROR, f"could not write the journal: {e.strerror or e.__class__.__name__}") from None
+    bank._sync_one(bank.project, rel)
+
+
+def _same_signal(bank: "Bank", key: str, normalized: str, polarity: str, since: str | None) -> str | None:
+    """An existing signal that says the same thing in other words (needs the embedding model)."""
+    phrases = bank.index.signal_phrases(polarity, since)
+    if not phrases or any(k == key for k, _ in phrases):
+        return None  # heard before in these very words, or nothing to compare with
+    model = bank.embedder()
+    if model is None:
+        return None
+    vectors = model.encode([normalized] + [normalize(p) for _, p in phrases])
+    if not vectors[0].any():
+        return None
+    return closest(normalized, vectors[0], phrases, vectors[1:])
+
+
+def _learn(bank: "Bank", key: str, polarity: str, threshold: int, cleared: str | None) -> dict[str, Any] | None:
+    """Write or update the learned preference once the signal reaches the threshold.
+
+    A learned file the writer deleted (or soft-deleted) comes back only through signals newer
+    than membank's last write of it: the old ones were already heard and turned down."""
+    memory_id = learned_id(key)
+    found = bank.index.find("memory", memory_id)
+    live = found is not None and found[1]["deletedAt"] is None
+    since = cleared if live else max(filter(None, (cleared, bank.index.last_event("learned", key))), default=None)
+    count, runs, tags = bank.index.signal(key, since)
+    if count < threshold:
+        return None
+    phrases = dict(bank.index.signal_phrases(polarity, cleared))
+    fields = {"confidence": confidence(count, threshold), "evidence": [f"run:{r}" for r in runs[-20:]], "tags": tags}
+    try:
+        if found is None:
+            memory = bank.create_memory("preference", "project", wording(polarity, phrases.get(key), tags),
+                                        tags=tags, confidence=fields["confidence"], evidence=fields["evidence"],
+                                        metadata={"signal": key}, origin="learned", folder=LEARNED_FOLDER,
+                                        memory_id=memory_id)
+        else:
+            if not live:
+                bank.restore_memory(memory_id)
+            memory = bank.update_memory(memory_id, fields)
+    except MembankError as e:  # the writer is editing that file right now: the signal still counted
+        log.warning("learned preference %s not written: %s", memory_id, e.message)
+        return None
+    if not live:
+        _append(bank, {"event": "learned", "signalKey": key, "memoryId": memory_id})
+    return memory
