@@ -1,0 +1,102 @@
+"""Retrieval quality on the labelled set in fixtures/retrieval: recall@5 and MRR per ranking.
+
+Run: python benchmarks/retrieval.py [--json]. Compares the deterministic order, words only
+(FTS5 BM25), vectors only (sqlite-vec cosine) and the fused ranking the preview uses."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import membank  # noqa: E402
+from membank.bank import CANDIDATES, Bank  # noqa: E402
+from membank.text import fts_query  # noqa: E402
+
+K = 5
+
+
+def _eligible_ids(bank: Bank, rows: list[tuple[int, float]]) -> list[str]:
+    memories = bank.index.eligible_by_rowid([r for r, _ in rows], None)
+    return [memories[r][0]["id"] for r, _ in rows if r in memories]
+
+
+def rankers(bank: Bank) -> dict[str, Callable[[str], list[str]]]:
+    model = bank.embedder()
+    assert model is not None, "the bundled model must load"
+    deterministic = [m["id"] for m, _ in bank.index.ordered(None)]
+
+    def lexical(query: str) -> list[str]:
+        match = fts_query(query)
+        return _eligible_ids(bank, bank.index.lexical(match, CANDIDATES)) if match else []
+
+    def vector(query: str) -> list[str]:
+        return _eligible_ids(bank, bank.index.nearest(model.encode([query])[0], CANDIDATES))
+
+    def fused(query: str) -> list[str]:
+        return [i["id"] for i in bank.preview(query_text=query)["items"]]
+
+    return {"deterministic": lambda q: deterministic, "lexical": lexical, "vector": vector, "fused": fused}
+
+
+def score(ranking: list[str], relevant: set[str]) -> tuple[float, float]:
+    """(recall@K, reciprocal rank of the first relevant item)."""
+    recall = len(relevant & set(ranking[:K])) / len(relevant)
+    rr = next((1.0 / i for i, mid in enumerate(ranking, start=1) if mid in relevant), 0.0)
+    return recall, rr
+
+
+def evaluate(fixture: Path = ROOT / "fixtures" / "retrieval") -> dict[str, dict[str, dict[str, float]]]:
+    """{ranking: {subset: {recall@5, mrr, queries}}} for subsets all, en, zh, cross."""
+    queries = yaml.safe_load((fixture / "queries.yaml").read_text("utf-8"))
+    queries = queries["queries"] if isinstance(queries, dict) else queries
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["WRITENOW_HOME"] = str(Path(tmp) / "home")
+        project = Path(tmp) / "project"
+        shutil.copytree(fixture / "project", project, ignore=shutil.ignore_patterns(".index"))
+        bank = membank.open(project)
+        try:
+            bank.update_settings({"injectionMaxItems": 10_000, "injectionTokenBudget": 10_000_000})
+            results: dict[str, dict[str, dict[str, float]]] = {}
+            for name, rank in rankers(bank).items():
+                per: dict[str, list[tuple[float, float]]] = {"all": [], "en": [], "zh": [], "cross": []}
+                for q in queries:
+                    s = score(rank(q["query"]), set(q["relevant"]))
+                    per["all"].append(s)
+                    per[q.get("lang", "en")].append(s)
+                    if q.get("cross"):
+                        per["cross"].append(s)
+                results[name] = {subset: {"recall@5": sum(r for r, _ in v) / len(v), "mrr": sum(m for _, m in v) / len(v),
+                                          "queries": len(v)} for subset, v in per.items() if v}
+            return results
+        finally:
+            bank.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    results = evaluate()
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    subsets = list(next(iter(results.values())))
+    print(f"{'ranking':<14}" + "".join(f"{s + ' R@5':>12}{s + ' MRR':>11}" for s in subsets))
+    for name, per in results.items():
+        print(f"{name:<14}" + "".join(f"{per[s]['recall@5']:>12.3f}{per[s]['mrr']:>11.3f}" for s in subsets))
+    print("queries: " + ", ".join(f"{s} {results['fused'][s]['queries']}" for s in subsets))
+
+
+if __name__ == "__main__":
+    main()
