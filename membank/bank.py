@@ -228,12 +228,11 @@ class Bank:
                                    f"{expected_revision}; read it again and retry",
                                    {"id": memory_id, "revision": record["revision"]})
             try:
-                text = decode(original)
+                decode(original)  # only a file membank can read is rewritten
             except FrontMatterError as e:
                 raise MembankError(errors.CONFLICT, f"{record['source']} cannot be rewritten: {e.message}") from None
             updates = {"id": memory_id, **updates, "revision": record["revision"] + 1, "updated": IsoTime(now_iso())}
             new = rewrite(original.decode("utf-8"), updates, body).encode("utf-8")
-            del text
             try:
                 if content_hash(path.read_bytes()) != digest:  # edited while we worked: the writer's edit stays
                     raise MembankError(errors.CONFLICT, f"{record['source']} was changed on disk during the update; "
@@ -346,6 +345,8 @@ class Bank:
         updates: dict[tuple[str, ...], Any] = {}
         for key, value in patch.items():
             ok, expected = settings_file.check(section, key, value)
+            if (section, key) not in settings_file.CHECKS:
+                raise errors.invalid(f"patch.{key}", f"`{section}.{key}` is not a setting membank knows")
             if expected is not None:
                 raise errors.invalid(f"patch.{key}", f"`{key}` should be {expected}")
             updates[(section, key)] = ok
@@ -387,7 +388,8 @@ class Bank:
             reasons.append(problem)
         with self.index.lock:
             eligible = self.index.eligible_count(document)
-            items = deterministic_items(self.index.ordered(document), memory["injectionMaxItems"], memory["injectionTokenBudget"])
+            items = deterministic_items(self.index.fitting(document, memory["injectionMaxItems"], memory["injectionTokenBudget"]),
+                                        memory["injectionMaxItems"], memory["injectionTokenBudget"])
         return _preview(items, "deterministic", reasons, eligible - len(items), started, degraded=bool(reasons))
 
     def _semantic(self, vector: Any, query_text: str, document: str | None, memory: dict[str, Any],
