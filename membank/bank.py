@@ -20,7 +20,7 @@ from .files.write import REMOVE, IsoTime, atomic_write, free_path, new_id, rende
 from .embed import Embedder, ModelUnavailable, load as load_model, resolve as resolve_model
 from .index import Index
 from .recall import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
-                     VEC_UNAVAILABLE, Reason, deterministic_items, fuse, semantic_items)
+                     VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
 from .sync import Progress, content_hash, now_iso, sync, sync_paths
 from .text import fts_query
 
@@ -399,11 +399,13 @@ class Bank:
         with self.index.lock:
             nearest = self.index.nearest(vector, CANDIDATES) if self.index.has_vectors() else []
             lexical = self.index.lexical(match, CANDIDATES) if match else []
-            memories = self.index.eligible_by_rowid(sorted({r for r, _ in nearest} | {r for r, _ in lexical}), document)
+            keys = self.index.eligible_keys(sorted({r for r, _ in nearest} | {r for r, _ in lexical}), document)
             eligible = self.index.eligible_count(document)
-        nearest = [(r, d) for r, d in nearest if r in memories]
-        lexical = [(r, s) for r, s in lexical if r in memories]
-        items = semantic_items(fuse(nearest, lexical), memories, memory["injectionMaxItems"], memory["injectionTokenBudget"])
+            nearest = [(r, d) for r, d in nearest if r in keys]
+            lexical = [(r, s) for r, s in lexical if r in keys]
+            chosen = rank_semantic(fuse(nearest, lexical), keys, memory["injectionMaxItems"], memory["injectionTokenBudget"])
+            records = self.index.records([h.rowid for h, _ in chosen])  # only the kept ones are decoded
+        items = semantic_items_for(chosen, records)
         return _preview(items, "semantic", [], eligible - len(items), started, degraded=False)
 
 

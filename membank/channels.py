@@ -11,7 +11,7 @@ import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, NotRequired, TypedDict
 
 from . import errors
 from .bank import Bank
@@ -107,10 +107,187 @@ class SettingsUpdate:
 
 
 @dataclass(frozen=True)
+class PreferencesIngest:
+    runId: str
+    skillId: str
+    action: Literal["accept", "reject", "partial"]
+    evidenceRef: str
+    projectId: str | None = None
+    tags: list[str] | None = None
+
+
+@dataclass(frozen=True)
 class InjectionPreview:
     projectId: str | None = None
     queryText: str | None = None
     documentId: str | None = None
+
+
+# -- data: what each channel returns in the envelope's `data` (docs/schema/ is generated from these) --
+
+
+class ProjectOpened(TypedDict):
+    projectId: str
+    name: str
+    root: str  # the project folder's name only, never an absolute path
+
+
+class IndexCounts(TypedDict):
+    memories: int
+    deleted: int
+    tombstones: int
+    characters: int
+    world: int
+    skills: int
+
+
+class ReasonInfo(TypedDict):
+    """Why recall degraded (or injection is off): a stable code and a readable message."""
+
+    code: Literal["EMPTY_QUERY", "VEC_UNAVAILABLE", "MODEL_UNAVAILABLE", "EMBEDDING_DIM_MISMATCH",
+                  "QUERY_NOT_EMBEDDABLE", "INJECTION_DISABLED"]
+    message: str
+
+
+class ModelStatus(TypedDict):
+    name: str | None  # the model settings name, None when it cannot load
+    dim: int | None
+    indexModel: str | None  # what the index's vectors were made with
+    indexDim: int | None
+    semantic: bool  # semantic recall can run now
+    problem: ReasonInfo | None
+
+
+class DiagnosticCounts(TypedDict):
+    errors: int
+    warnings: int
+
+
+class WatchStatus(TypedDict):
+    mode: Literal["native", "polling"]
+    running: bool
+    note: str | None  # why it polls, when it does
+    lastChange: str | None
+
+
+class IndexStatus(TypedDict):
+    projectId: str
+    name: str
+    counts: IndexCounts
+    lastSync: str | None
+    model: ModelStatus
+    diagnostics: DiagnosticCounts
+    watch: WatchStatus | None  # None when no watcher runs (the CLI, or `serve --no-watch`)
+
+
+class SyncReport(TypedDict):
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    errors: int  # files with at least one error
+    tookMs: float
+
+
+class DiagnosticItem(TypedDict):
+    source: str
+    line: int
+    severity: Literal["error", "warning"]
+    message: str
+
+
+class DiagnosticList(TypedDict):
+    items: list[DiagnosticItem]
+
+
+class Memory(TypedDict):
+    id: str
+    type: str
+    scope: Literal["project", "document", "global"]
+    origin: Literal["manual", "learned"]
+    content: str
+    source: str
+    documentId: str | None
+    tags: list[str]
+    confidence: float
+    evidence: list[Any]
+    metadata: dict[str, Any]
+    pinned: bool
+    revision: int
+    createdAt: str | None
+    updatedAt: str
+    deletedAt: str | None
+
+
+class MemoryItems(TypedDict):
+    items: list[Memory]
+
+
+class MemoryDeleted(TypedDict):
+    id: str
+    deletedAt: str
+
+
+class Settings(TypedDict):
+    injectionEnabled: bool
+    preferenceLearningEnabled: bool
+    privacyModeEnabled: bool
+    preferenceLearningThreshold: int
+    injectionMaxItems: int
+    injectionTokenBudget: int
+
+
+class PreviewScore(TypedDict):
+    fused: float
+    vector: float | None
+    vectorRank: int | None
+    lexical: float | None
+    lexicalRank: int | None
+
+
+class PreviewReason(TypedDict):
+    mode: Literal["deterministic", "semantic"]
+    rank: int
+    detail: str
+    score: NotRequired[PreviewScore]  # semantic mode only
+
+
+class PreviewItem(TypedDict):
+    id: str
+    type: str
+    scope: Literal["project", "document", "global"]
+    origin: Literal["manual", "learned"]
+    content: str
+    source: str
+    tokens: int
+    reason: PreviewReason
+
+
+class PreviewDiagnostics(TypedDict):
+    degraded: bool
+    reasons: list[ReasonInfo]
+    truncated: int
+    tokens: int
+    tookMs: float
+
+
+class Preview(TypedDict):
+    items: list[PreviewItem]
+    mode: Literal["deterministic", "semantic"]
+    diagnostics: PreviewDiagnostics
+
+
+class PreferencesIngested(TypedDict):
+    ignored: bool
+    reason: NotRequired[Literal["EVIDENCE_TOO_SHORT", "LEARNING_DISABLED"]]
+    signalKey: str  # `prefer:<hash>` or `avoid:<hash>`
+    count: float  # the signal's weight since the last clear (a partial accept counts 0.5)
+    threshold: int
+    learned: NotRequired[Memory]  # the learned preference, when this feedback wrote or updated it
+
+
+class PreferencesCleared(TypedDict):
+    cleared: int  # learned preferences soft-deleted
 
 
 # -- validation ------------------------------------------------------------------------------
@@ -257,27 +434,32 @@ class Channel:
     name: str
     payload: type
     handler: Callable[[Registry, Any], Any]
+    data: Any = None  # the TypedDict of the envelope's `data`; docs/schema/ is generated from it
 
 
 CHANNELS: dict[str, Channel] = {c.name: c for c in (
-    Channel("project:open", ProjectOpen, _project_open),
-    Channel("index:status", ProjectOnly, lambda r, p: r.get(p.projectId).status()),
-    Channel("index:sync", IndexSync, lambda r, p: r.get(p.projectId).sync(rebuild=p.rebuild)),
-    Channel("index:diagnostics", ProjectOnly, lambda r, p: r.get(p.projectId).diagnostics()),
+    Channel("project:open", ProjectOpen, _project_open, ProjectOpened),
+    Channel("index:status", ProjectOnly, lambda r, p: r.get(p.projectId).status(), IndexStatus),
+    Channel("index:sync", IndexSync, lambda r, p: r.get(p.projectId).sync(rebuild=p.rebuild), SyncReport),
+    Channel("index:diagnostics", ProjectOnly, lambda r, p: r.get(p.projectId).diagnostics(), DiagnosticList),
     Channel("memory:create", MemoryCreate, lambda r, p: r.get(p.projectId).create_memory(
-        p.type, p.scope, p.content, p.documentId, p.tags, p.confidence, p.evidence, p.metadata, p.pinned)),
-    Channel("memory:get", MemoryRef, lambda r, p: r.get(p.projectId).get_memory(p.id)),
+        p.type, p.scope, p.content, p.documentId, p.tags, p.confidence, p.evidence, p.metadata, p.pinned), Memory),
+    Channel("memory:get", MemoryRef, lambda r, p: r.get(p.projectId).get_memory(p.id), Memory),
     Channel("memory:list", MemoryList, lambda r, p: r.get(p.projectId).list_memories(
-        p.scope, p.type, p.origin, p.includeDeleted)),
+        p.scope, p.type, p.origin, p.includeDeleted), MemoryItems),
     Channel("memory:update", MemoryUpdate, lambda r, p: r.get(p.projectId).update_memory(
-        p.id, p.patch, p.expectedRevision)),
-    Channel("memory:delete", MemoryRef, lambda r, p: r.get(p.projectId).delete_memory(p.id)),
-    Channel("memory:restore", MemoryRef, lambda r, p: r.get(p.projectId).restore_memory(p.id)),
-    Channel("memory:settings:get", ProjectOnly, lambda r, p: r.get(p.projectId).settings()),
+        p.id, p.patch, p.expectedRevision), Memory),
+    Channel("memory:delete", MemoryRef, lambda r, p: r.get(p.projectId).delete_memory(p.id), MemoryDeleted),
+    Channel("memory:restore", MemoryRef, lambda r, p: r.get(p.projectId).restore_memory(p.id), Memory),
+    Channel("memory:settings:get", ProjectOnly, lambda r, p: r.get(p.projectId).settings(), Settings),
     Channel("memory:settings:update", SettingsUpdate, lambda r, p: r.get(p.projectId).update_settings(
-        p.patch, p.scope)),
+        p.patch, p.scope), Settings),
     Channel("memory:injection:preview", InjectionPreview, lambda r, p: r.get(p.projectId).preview(
-        p.queryText, p.documentId)),
+        p.queryText, p.documentId), Preview),
+    Channel("memory:preferences:ingest", PreferencesIngest, lambda r, p: r.get(p.projectId).ingest_feedback(
+        p.runId, p.skillId, p.action, p.evidenceRef, p.tags), PreferencesIngested),
+    Channel("memory:preferences:clear", ProjectOnly, lambda r, p: r.get(p.projectId).clear_preferences(),
+            PreferencesCleared),
 )}
 
 

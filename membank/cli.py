@@ -365,6 +365,103 @@ def settings_set(pairs: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
 
 
 @app.command()
+def serve(projects: list[Path] = typer.Option([], "--project", "-C", metavar="PATH",
+                                              help="A project to open at start (repeatable)."),
+          no_watch: bool = typer.Option(False, "--no-watch", help="Do not watch the files; the app calls index:sync."),
+          log_level: str = typer.Option("info", "--log-level", metavar="LEVEL",
+                                        help="debug, info, warning or error (logs go to stderr).")
+          ) -> None:
+    """The sidecar: every channel over JSON-RPC 2.0 on stdin/stdout, one JSON object per line (docs/sidecar.md)."""
+    from .server import run
+
+    raise typer.Exit(run(projects, watch=not no_watch, log_level=log_level))
+
+
+@app.command()
+def watch(path: Optional[Path] = PathArg,
+          debounce: float = typer.Option(0.1, "--debounce", help="Seconds of quiet before a batch of changes is applied."),
+          polling: bool = typer.Option(False, "--polling", help="Poll the folders instead of using native file events."),
+          as_json: bool = JsonOpt) -> None:
+    """Keep the index in sync with the files until interrupted (Ctrl-C); one line per applied batch."""
+    import signal
+    import threading
+    import time
+
+    from .sync import now_iso
+    from .watch import Watcher
+
+    registry = _open(path, as_json, sync=False)
+    bank = next(iter(registry.banks.values()))
+    stop = threading.Event()
+
+    def show(sources: list[str]) -> None:
+        if as_json:
+            line = json.dumps({"ok": True, "data": {"changed": sources, "at": now_iso()}}, ensure_ascii=False)
+        else:
+            shown = ", ".join(sources[:5]) + (f" and {len(sources) - 5} more" if len(sources) > 5 else "")
+            line = f"{time.strftime('%H:%M:%S')} {len(sources)} changed: {shown}"
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    watcher = Watcher(bank, on_change=show, debounce=debounce, force_polling=True if polling else None)
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        watcher.start()
+        status = watcher.status()
+        if not as_json:  # a fallback to polling is said once, by the watcher's log warning
+            err.print(f"watching {bank.info.name} ({status['mode']}, debounce {debounce:g} s); Ctrl-C stops", markup=False)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        watcher.stop()
+        registry.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    raise typer.Exit(0)
+
+
+@app.command()
+def feedback(action: str = typer.Option(..., "--action", "-a", help="accept, reject or partial."),
+             evidence: str = typer.Option(..., "--evidence", "-e", help="A short label, like 'omit needless words'."),
+             run: Optional[str] = typer.Option(None, "--run", help="The AI run the feedback is about."),
+             skill: str = typer.Option("cli", "--skill", help="The skill that produced it."),
+             tags: list[str] = typer.Option([], "--tag", help="An abstract label (repeatable)."),
+             project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    """Record accept/reject feedback; enough of the same becomes a learned preference."""
+    import datetime as dt
+
+    run_id = run or "cli-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    payload = {"runId": run_id, "skillId": skill, "action": action, "evidenceRef": evidence, "tags": tags}
+
+    def show(d: dict[str, Any]) -> None:
+        if d["ignored"]:
+            out.print(f"ignored ({d['reason']})")
+            return
+        out.print(f"signal {d['signalKey']}: {d['count']:g} of {d['threshold']}")
+        if d.get("learned"):
+            out.print(f"learned preference {d['learned']['id']} in {d['learned']['source']}: ", end="")
+            out.print(d["learned"]["content"], markup=False)
+    _run(project, "memory:preferences:ingest", payload, as_json, show)
+
+
+@app.command()
+def bench(quick: bool = typer.Option(False, "--quick", help="Reduced sizes (2,000 and 10,000 files): under a minute."),
+          as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON and nothing else."),
+          output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the JSON figures to this file."),
+          compare: Optional[Path] = typer.Option(None, "--compare", help="An earlier --output file, shown alongside."),
+          size: Optional[int] = typer.Option(None, "--size", help="Files in the main corpus (default 10,000)."),
+          large: Optional[int] = typer.Option(None, "--large", help="Files in the large corpus (default 100,000; 0 skips)."),
+          seed: Optional[int] = typer.Option(None, "--seed", help="The corpus seed (fixed by default)."),
+          keep: bool = typer.Option(False, "--keep", help="Keep the generated corpora and print where they are."),
+          repo: Optional[Path] = typer.Option(None, "--repo", help="A checkout holding benchmarks/sidecar.py.")) -> None:
+    """Measure every performance target in quality.md on a seeded corpus and print one table (docs/performance.md)."""
+    from . import bench as bench_
+
+    opts = bench_.options(quick, size, large, bench_.SEED if seed is None else seed, keep, repo)
+    raise typer.Exit(bench_.execute(opts, as_json, output, compare))
+
+
+@app.command()
 def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder and print where it is.")) -> None:
     """Build a sample project in a temporary folder and walk through the main job."""
     from .demo import run_demo

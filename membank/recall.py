@@ -122,19 +122,31 @@ def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]]) -> 
 def semantic_items(hits: list[Hit], memories: dict[int, tuple[dict[str, Any], int]], max_items: int,
                    token_budget: int) -> list[dict[str, Any]]:
     """Hits ranked by fused score, ties broken by the deterministic order, then fitted to the budget."""
-    ranked = sorted((h for h in hits if h.rowid in memories),
-                    key=lambda h: (-round(h.fused, 9), deterministic_key(memories[h.rowid][0])))
-    by_id = {memories[h.rowid][0]["id"]: h for h in ranked}
-    chosen = fit(((memories[h.rowid][0], memories[h.rowid][1]) for h in ranked), max_items, token_budget)
+    keyed = {rowid: (tokens, deterministic_key(memory)) for rowid, (memory, tokens) in memories.items()}
+    return semantic_items_for(rank_semantic(hits, keyed, max_items, token_budget),
+                              {rowid: memory for rowid, (memory, _) in memories.items()})
+
+
+def rank_semantic(hits: list[Hit], eligible: dict[int, tuple[int, tuple[Any, ...]]], max_items: int,
+                  token_budget: int) -> list[tuple[Hit, int]]:
+    """The hits a semantic preview keeps, best first, with their tokens: ranked by fused score, ties
+    broken by the deterministic order, then fitted to the budget. `eligible` maps a rowid to its
+    (tokens, `deterministic_key`), read from the index's columns; hits not in it are left out."""
+    ranked = sorted((h for h in hits if h.rowid in eligible),
+                    key=lambda h: (-round(h.fused, 9), eligible[h.rowid][1]))
+    return list(fit(((h, eligible[h.rowid][0]) for h in ranked), max_items, token_budget))
+
+
+def semantic_items_for(chosen: list[tuple[Hit, int]], records: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Preview items for `rank_semantic`'s choice, with their scores and reasons."""
     items = []
-    for rank, (memory, tokens) in enumerate(chosen, start=1):
-        h = by_id[memory["id"]]
+    for rank, (h, tokens) in enumerate(chosen, start=1):
         score = {"fused": round(h.fused, 6), "vector": _round(h.similarity), "vectorRank": h.vector_rank,
                  "lexical": _round(-h.bm25 if h.bm25 is not None else None), "lexicalRank": h.lexical_rank}
         parts = [f"vector #{h.vector_rank} ({h.similarity:.3f})" if h.vector_rank else "no vector match",
                  f"lexical #{h.lexical_rank}" if h.lexical_rank else "no word match"]
-        items.append(item(memory, tokens, {"mode": "semantic", "rank": rank, "score": score,
-                                           "detail": ", ".join(parts) + "; ties by deterministic order"}))
+        items.append(item(records[h.rowid], tokens, {"mode": "semantic", "rank": rank, "score": score,
+                                                     "detail": ", ".join(parts) + "; ties by deterministic order"}))
     return items
 
 

@@ -73,15 +73,27 @@ def parse_file(root: BankRoot, stat: FileStat, data: bytes, mtime_ns: int) -> Pa
 
 def _read(root: BankRoot, stat: FileStat) -> tuple[bytes, int, int] | None:
     """The file's bytes with the size and mtime of what was read (not of the earlier stat)."""
-    try:
-        with open(root.file(stat.rel), "rb") as f:
-            st = os.fstat(f.fileno())
-            data = f.read(st.st_size + 1) if st.st_size <= 1024 * 1024 else f.read(1024 * 1024 + 1)
-            return data, st.st_size, st.st_mtime_ns
+    try:  # os-level calls: a cold index reads every file, and a Python file object costs more than the read
+        fd = os.open(root.file(stat.rel), os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError:
         return b"\x00", 0, 0
+    try:
+        st = os.fstat(fd)
+        limit = st.st_size + 1 if st.st_size <= 1024 * 1024 else 1024 * 1024 + 1
+        chunks, got = [], 0
+        while got < limit:
+            chunk = os.read(fd, limit - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks), st.st_size, st.st_mtime_ns
+    except OSError:
+        return b"\x00", 0, 0
+    finally:
+        os.close(fd)
 
 
 def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
@@ -98,7 +110,7 @@ def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
         total = sum(len(p.to_read) for _, p in plans)
         done = 0
         for root, p in plans:
-            known = index.file_states(root.bank) if p.to_read else {}
+            known = index.file_states(root.bank, [stat.source for stat in p.to_read]) if p.to_read else {}
             report.unchanged += p.unchanged
             for stat in p.to_read:
                 done += 1
@@ -145,10 +157,11 @@ def sync_paths(index: Index, root: BankRoot, rels: Iterable[str], embedder: Embe
     """Re-read the named files of one bank now (after a write, or for the watcher); gone files are removed."""
     started = time.perf_counter()
     report = Report()
+    rels = sorted(set(rels))
     with index.transaction():
-        known = index.file_states(root.bank)
+        known = index.file_states(root.bank, [root.source(rel) for rel in rels])
         touched: set[tuple[str, str, str]] = set()
-        for rel in sorted(set(rels)):
+        for rel in rels:
             source = root.source(rel)
             section = rel.split("/", 1)[0]
             try:

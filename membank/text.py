@@ -22,7 +22,7 @@ def fts_text(text: str) -> str:
 
     Chinese has no spaces between words; a phrase query over single characters matches
     any run of them (林默 matches 林 默), which trigram tokenizers cannot do for 2-character names."""
-    return _CJK.sub(lambda m: f" {m.group(0)} ", unicodedata.normalize("NFKC", text))
+    return _CJK.sub(r" \g<0> ", unicodedata.normalize("NFKC", text))  # a template, not a lambda: no call per character
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)

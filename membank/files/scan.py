@@ -44,6 +44,11 @@ class FileStat:
     mtime_ns: int
 
 
+def is_temporary(name: str) -> bool:
+    """Editor swap, backup and temporary files: vim's `~`, `.swp` and `4913`, gedit's `.goutputstream-*`, …"""
+    return bool(_TEMP.search(name))
+
+
 def is_ignored(name: str) -> bool:
     """Editor swap and backup files, hidden files, anything not Markdown."""
     return name.startswith(".") or bool(_TEMP.search(name)) or not name.lower().endswith(".md")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -16,7 +17,8 @@ from ..files.frontmatter import iso_to_micros
 from ..files.records import SCOPE_RANK, TYPE_RANK, Card, Diagnostic, Memory, Record, Skill
 from ..text import estimate_tokens, fts_text
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+PATCH_LIMIT = 256  # rows re-read one by one to patch the in-memory vectors; more, and they are reloaded whole
 _GROUP = {"memory": "memory", "character": "card", "world": "card", "skill": "skill"}
 
 _SCHEMA = """
@@ -45,6 +47,10 @@ CREATE TABLE entries(
 CREATE INDEX entries_id ON entries(grp, bank, id);
 CREATE INDEX entries_order ON entries(kind, scope_rank, type_rank, type, updated_us DESC, id);
 CREATE INDEX entries_pending ON entries(rowid) WHERE embedded = 0 AND kind != 'skill' AND removed_at IS NULL;
+-- the injectable memories in deterministic order with what fitting them needs: a preview reads this
+-- index alone, and decodes only the records it keeps (see Index.fitting)
+CREATE INDEX entries_eligible ON entries(scope_rank, type_rank, type, updated_us DESC, id, tokens, scope, document)
+    WHERE kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0;
 CREATE TABLE diagnostics(source TEXT NOT NULL, origin TEXT NOT NULL, line INTEGER, severity TEXT, message TEXT);
 CREATE INDEX diagnostics_source ON diagnostics(source);
 CREATE TABLE events(              -- journal events that count: feedback, preferences-cleared, learned
@@ -120,6 +126,13 @@ class Index:
         self._reconnected = False
         self._readers: dict[int, tuple[apsw.Connection, int]] = {}  # thread -> read connection, generation
         self._readers_lock = threading.Lock()
+        self._counts_cache: dict[int, tuple[apsw.Connection, int, dict[str, int]]] = {}  # thread -> snapshot's counts
+        self._vectors: _Vectors | None = None  # an in-memory copy of `vec` for KNN, valid for one `vec_tag`
+        # this process's own writes to `vec`: tag before -> (tag after, rowids written, None for too many), so a
+        # copy at an older tag can be patched by re-reading a few rows; the last few writes only
+        self._vec_steps: dict[str | None, tuple[str, frozenset[int] | None]] = {}
+        self._vectors_lock = threading.Lock()
+        self._eligible_counts: dict[int, tuple[tuple[int, int, int], dict[str | None, int]]] = {}  # see eligible_count
         self.vec_error: str | None = None  # why sqlite-vec could not load, if it could not
         try:
             self.db = self._connect(path)
@@ -135,6 +148,7 @@ class Index:
         db.set_busy_timeout(5000)
         db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF")
         self.vec_error = _load_vec(db)
+        self._eligible_counts.clear()  # keyed by connection: a new one may reuse an old one's id()
         return db
 
     def _reset(self) -> None:
@@ -158,6 +172,7 @@ class Index:
         for conn, _ in readers:
             conn.close()
         self._writer.close()
+        self._vectors = None
 
     # -- the writer's connection, or this thread's reader inside `reading()` -----------------
 
@@ -242,9 +257,19 @@ class Index:
 
     # -- files ------------------------------------------------------------------------------
 
-    def file_states(self, bank: str) -> dict[str, FileState]:
-        return {s: FileState(size, mt, h) for s, size, mt, h in
-                self.db.execute("SELECT source, size, mtime_ns, hash FROM files WHERE bank = ?", (bank,))}
+    def file_states(self, bank: str, sources: Iterable[str] | None = None) -> dict[str, FileState]:
+        """What the index last read of each file of a bank (or only of `sources`: a write or a watcher
+        batch need not load 10,000 rows to look at one)."""
+        if sources is None:
+            return {s: FileState(size, mt, h) for s, size, mt, h in
+                    self.db.execute("SELECT source, size, mtime_ns, hash FROM files WHERE bank = ?", (bank,))}
+        wanted, out = sorted(set(sources)), {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i:i + 500]
+            out.update({s: FileState(size, mt, h) for s, size, mt, h in self.db.execute(
+                f"SELECT source, size, mtime_ns, hash FROM files WHERE bank = ? AND source IN ({','.join('?' * len(part))})",
+                (bank, *part))})
+        return out
 
     def put_file(self, source: str, bank: str, size: int, mtime_ns: int, hash_: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO files(source, bank, size, mtime_ns, hash) VALUES (?,?,?,?,?)",
@@ -266,9 +291,10 @@ class Index:
             self.db.execute("DELETE FROM fts WHERE rowid = ?", (old[0],))
             self._drop_vector(old[0])
         self.db.execute("DELETE FROM diagnostics WHERE source = ? AND origin = 'parse'", (source,))
-        self.db.executemany(
-            "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'parse', ?, ?, ?)",
-            [(d.source, d.line, d.severity, d.message) for d in diagnostics])
+        if diagnostics:
+            self.db.executemany(
+                "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'parse', ?, ?, ?)",
+                [(d.source, d.line, d.severity, d.message) for d in diagnostics])
         if record is None:
             if old is not None:
                 self.db.execute("DELETE FROM entries WHERE rowid = ?", (old[0],))
@@ -339,11 +365,26 @@ class Index:
         return self.db.changes()
 
     def settle_clashes(self, keys: set[tuple[str, str, str]]) -> None:
-        """Two live files with one id: the smaller source wins, both get an error."""
-        for grp, bank, id_ in sorted(keys):
-            rows = self.db.execute(
-                "SELECT rowid, source FROM entries WHERE grp = ? AND bank = ? AND id = ? AND removed_at IS NULL"
-                " ORDER BY source", (grp, bank, id_)).fetchall()
+        """Two live files with one id: the smaller source wins, both get an error.
+
+        One query reads the live rows of every key; only a key with a clash, a shadowed row or an
+        old clash message is rewritten (a cold index touches every key, and nearly none clash)."""
+        if not keys:
+            return
+        ordered = sorted(keys)
+        rows_by_key: dict[tuple[str, str, str], list[tuple[int, str, int]]] = {k: [] for k in ordered}
+        for i in range(0, len(ordered), 300):
+            part = ordered[i:i + 300]
+            for rowid, grp, bank, id_, source, shadowed in self.db.execute(
+                    "SELECT rowid, grp, bank, id, source, shadowed FROM entries WHERE removed_at IS NULL"
+                    f" AND (grp, bank, id) IN (VALUES {','.join('(?,?,?)' for _ in part)})", [x for k in part for x in k]):
+                rows_by_key[(grp, bank, id_)].append((rowid, source, shadowed))
+        flagged = {s for (s,) in self.db.execute("SELECT DISTINCT source FROM diagnostics WHERE origin = 'dup'")}
+        for (grp, bank, id_) in ordered:
+            found = sorted(rows_by_key[(grp, bank, id_)], key=lambda r: r[1])  # ORDER BY source (UTF-8 order)
+            if len(found) == 1 and not found[0][2] and found[0][1] not in flagged:
+                continue  # alone, not shadowed, no old message: nothing would change
+            rows = [(rowid, source) for rowid, source, _ in found]
             sources = [s for _, s in rows]
             self.db.execute(
                 f"DELETE FROM diagnostics WHERE origin = 'dup' AND source IN ({','.join('?' * len(sources))})", sources)
@@ -407,10 +448,28 @@ class Index:
         self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS vec USING vec0(emb float[{int(dim)}] distance_metric=cosine)")
         self.set_meta("embed_model", model)
         self.set_meta("embed_dim", str(dim))
+        self._vectors_changed(None)
+
+    def _vectors_changed(self, rowids: Iterable[int] | None) -> None:
+        """Every write to `vec` goes through here: a new tag tells every connection's `nearest` that its
+        in-memory copy is stale (a random tag, so a rebuilt index or a rolled-back write never matches).
+
+        Each change is logged as a step from the tag before to the new one with the rowids written, so
+        a copy at an older tag can be patched (those rows re-read) instead of reloaded. A rolled-back
+        step is overwritten by the next one from the same tag; `None` (a new table) means reload."""
+        before, tag = self.get_meta("vec_tag"), secrets.token_hex(8)
+        self.set_meta("vec_tag", tag)
+        written = None if rowids is None else frozenset(rowids)
+        steps = self._vec_steps
+        steps.pop(before, None)
+        steps[before] = (tag, written if written is None or len(written) <= PATCH_LIMIT else None)
+        while len(steps) > 64:
+            del steps[next(iter(steps))]
 
     def _drop_vector(self, rowid: int) -> None:
         if self.vec_error is None and self.has_vectors():
             self.db.execute("DELETE FROM vec WHERE rowid = ?", (rowid,))
+            self._vectors_changed((rowid,))
 
     def pending_vectors(self, limit: int) -> list[tuple[int, str, str]]:
         """(rowid, kind, record JSON) of live memories and cards that have no vector yet."""
@@ -420,16 +479,51 @@ class Index:
 
     def put_vectors(self, rowids: list[int], vectors: np.ndarray) -> None:
         """Delete + insert (vec0 has no upsert), in the caller's transaction."""
-        for rowid, vector in zip(rowids, vectors):
-            self.db.execute("DELETE FROM vec WHERE rowid = ?", (rowid,))
-            if np.any(vector):  # a zero vector has no direction: leave it out of KNN
-                self.db.execute("INSERT INTO vec(rowid, emb) VALUES (?, ?)", (rowid, vector.astype(np.float32).tobytes()))
-            self.db.execute("UPDATE entries SET embedded = 1 WHERE rowid = ?", (rowid,))
+        rows = [(int(rowid), vector) for rowid, vector in zip(rowids, vectors)]
+        self.db.executemany("DELETE FROM vec WHERE rowid = ?", [(rowid,) for rowid, _ in rows])
+        self.db.executemany("INSERT INTO vec(rowid, emb) VALUES (?, ?)",  # a zero vector has no direction: not in KNN
+                            [(rowid, vector.astype(np.float32).tobytes()) for rowid, vector in rows if np.any(vector)])
+        self.db.executemany("UPDATE entries SET embedded = 1 WHERE rowid = ?", [(rowid,) for rowid, _ in rows])
+        self._vectors_changed(rowid for rowid, _ in rows)
 
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """(rowid, cosine distance) of the k nearest vectors."""
-        return self.db.execute("SELECT rowid, distance FROM vec WHERE emb MATCH ? AND k = ? ORDER BY distance",
-                               (vector.astype(np.float32).tobytes(), k)).fetchall()
+        """(rowid, cosine distance) of the k nearest vectors, nearest first.
+
+        An exact brute-force scan like sqlite-vec's, but over an in-memory copy of `vec` in numpy
+        (sqlite-vec reads and scores one row at a time: ~50 ms per 100,000 vectors here, numpy ~5).
+        The copy is reloaded when `vec_tag` (read in this connection's snapshot) moves; without a tag,
+        sqlite-vec answers."""
+        tag = self.get_meta("vec_tag")
+        if tag is None:
+            return self.db.execute("SELECT rowid, distance FROM vec WHERE emb MATCH ? AND k = ? ORDER BY distance",
+                                   (vector.astype(np.float32).tobytes(), k)).fetchall()
+        cached = self._vectors
+        if cached is None or cached.tag != tag:
+            with self._vectors_lock:
+                cached = self._vectors
+                if cached is None or cached.tag != tag:
+                    written = self._written_since(cached.tag, tag) if cached is not None else None
+                    cached = cached.patched(self.db, tag, written) if cached is not None and written is not None \
+                        else _Vectors.load(self.db, tag)
+                    self._vectors = cached
+        return cached.nearest(vector, k)
+
+    def _written_since(self, start: str, tag: str) -> frozenset[int] | None:
+        """The rowids this process wrote to `vec` between two tags, or None when its log cannot say
+        (another process wrote, the log was trimmed, or too many rows changed)."""
+        rows: set[int] = set()
+        at: str | None = start
+        for _ in range(len(self._vec_steps)):
+            step = self._vec_steps.get(at)
+            if step is None or step[1] is None:
+                return None
+            at, written = step
+            rows |= written
+            if len(rows) > PATCH_LIMIT:
+                return None
+            if at == tag:
+                return frozenset(rows)
+        return None
 
     def lexical(self, match: str, k: int) -> list[tuple[int, float]]:
         """(rowid, bm25) of the k best FTS5 matches; names weigh double."""
@@ -442,7 +536,8 @@ class Index:
             return {}
         args: dict[str, Any] = {"doc": document, **{f"r{i}": r for i, r in enumerate(rowids)}}
         marks = ",".join(f":r{i}" for i in range(len(rowids)))
-        sql = f"SELECT rowid, record, tokens FROM entries WHERE rowid IN ({marks}) AND {_ELIGIBLE}"
+        # NOT INDEXED: by rowid, not by walking entries_order past every memory to test each against the list
+        sql = f"SELECT rowid, record, tokens FROM entries NOT INDEXED WHERE rowid IN ({marks}) AND {_ELIGIBLE}"
         return {rowid: (json.loads(record), tokens) for rowid, record, tokens in self.db.execute(sql, args)}
 
     # -- reads ------------------------------------------------------------------------------
@@ -463,8 +558,9 @@ class Index:
     def find(self, grp: str, id_: str) -> tuple[str, dict[str, Any], str] | None:
         """(bank, record, hash) of the live entry with this id; the project bank first."""
         rows = self.db.execute(
-            "SELECT bank, record, hash FROM entries WHERE grp = ? AND id = ? AND removed_at IS NULL AND shadowed = 0"
-            " ORDER BY bank = 'global', source LIMIT 1", (grp, id_)).fetchall()
+            "SELECT bank, record, hash FROM entries WHERE grp = ? AND bank IN ('project', 'global') AND id = ?"
+            " AND removed_at IS NULL AND shadowed = 0 ORDER BY bank = 'global', source LIMIT 1",  # IN: entries_id
+            (grp, id_)).fetchall()
         return (rows[0][0], json.loads(rows[0][1]), rows[0][2]) if rows else None
 
     def ids(self, grp: str, bank: str) -> set[str]:
@@ -472,7 +568,68 @@ class Index:
             "SELECT id FROM entries WHERE grp = ? AND bank = ? AND removed_at IS NULL", (grp, bank))}
 
     def eligible_count(self, document: str | None) -> int:
-        return self.db.execute(f"SELECT count(*) FROM entries WHERE {_ELIGIBLE}", {"doc": document}).fetchall()[0][0]
+        """How many memories a preview for `document` could inject (what the budgets cut is this less the kept).
+
+        Counting scans the whole of `entries_eligible` (~10 ms at 100,000 memories), so each connection
+        keeps its counts until its view of the data moves: `PRAGMA data_version` (another connection
+        committed) or its own `total_changes` (it wrote, even if it rolled back)."""
+        db = self.db
+        key = None
+        if db.getautocommit() or (_reading.depth and self.path is not None):  # never mid-write
+            key = (id(db), db.execute("PRAGMA data_version").fetchall()[0][0], db.total_changes())
+            cached = self._eligible_counts.get(threading.get_ident())
+            if cached is not None and cached[0] == key and document in cached[1]:
+                return cached[1][document]
+        n = db.execute(f"SELECT count(*) FROM entries INDEXED BY entries_eligible WHERE {_ELIGIBLE}",
+                       {"doc": document}).fetchall()[0][0]
+        if key is not None:
+            cached = self._eligible_counts.get(threading.get_ident())
+            counts = cached[1] if cached is not None and cached[0] == key and len(cached[1]) < 64 else {}
+            counts[document] = n
+            self._eligible_counts[threading.get_ident()] = (key, counts)
+        return n
+
+    def eligible_keys(self, rowids: list[int], document: str | None) -> dict[int, tuple[int, tuple[Any, ...]]]:
+        """The injectable memories among `rowids`: (tokens, `recall.deterministic_key`) for each, from the
+        columns alone, so ranking needs no record decoded (`records` fetches the ones kept)."""
+        if not rowids:
+            return {}
+        args: dict[str, Any] = {"doc": document, **{f"r{i}": r for i, r in enumerate(rowids)}}
+        marks = ",".join(f":r{i}" for i in range(len(rowids)))
+        sql = (f"SELECT rowid, tokens, scope_rank, type_rank, type, updated_us, id FROM entries NOT INDEXED"
+               f" WHERE rowid IN ({marks}) AND {_ELIGIBLE}")  # by rowid (see eligible_by_rowid)
+        return {rowid: (tokens, (scope_rank, type_rank, type_ if type_rank == 3 else "", -updated_us, id_))
+                for rowid, tokens, scope_rank, type_rank, type_, updated_us, id_ in self.db.execute(sql, args)}
+
+    def records(self, rowids: list[int]) -> dict[int, dict[str, Any]]:
+        """The API records of these entries, by rowid."""
+        if not rowids:
+            return {}
+        args = {f"r{i}": r for i, r in enumerate(rowids)}
+        marks = ",".join(f":r{i}" for i in range(len(rowids)))
+        return {rowid: json.loads(record) for rowid, record in
+                self.db.execute(f"SELECT rowid, record FROM entries WHERE rowid IN ({marks})", args)}
+
+    def fitting(self, document: str | None, max_items: int, token_budget: int) -> list[tuple[dict[str, Any], int]]:
+        """What `recall.fit` keeps of `ordered(document)`, with their token estimates, in order.
+
+        The same greedy rule, run on the token counts in `entries_eligible`: the head of the order
+        first, then only the later rows small enough for what is left (nothing larger can fit once
+        `left` tokens remain). Only the kept records are decoded."""
+        from ..recall import fit
+
+        sql = f"SELECT rowid, tokens FROM entries INDEXED BY entries_eligible WHERE {_ELIGIBLE}"
+        head_size = 128 + 2 * max(0, max_items)
+        head = self.db.execute(f"{sql} ORDER BY {_ORDER} LIMIT :n", {"doc": document, "n": head_size}).fetchall()
+        kept = list(fit(head, max_items, token_budget))
+        if len(head) == head_size and len(kept) < max_items:
+            left = token_budget - sum(t for _, t in kept)
+            seen = {rowid for rowid, _ in head}
+            later = ((r, t) for r, t in self.db.execute(f"{sql} AND tokens <= :left ORDER BY {_ORDER}",
+                                                        {"doc": document, "left": left}) if r not in seen)
+            kept.extend(fit(later, max_items - len(kept), left))
+        records = self.records([r for r, _ in kept])
+        return [(records[r], t) for r, t in kept]
 
     def ordered(self, document: str | None) -> Iterator[tuple[dict[str, Any], int]]:
         """Injectable memories in deterministic order, with their token estimates, read lazily."""
@@ -490,7 +647,25 @@ class Index:
         return [json.loads(r) for (r,) in self.db.execute(
             "SELECT record FROM entries WHERE kind = 'skill' AND shadowed = 0 ORDER BY bank = 'global', id")]
 
+    def _snapshot(self) -> tuple[int, apsw.Connection, int] | None:
+        """Inside `reading()`: (thread, its read connection, the snapshot's data_version), a key that
+        moves whenever another connection commits. None for the writer, whose own commits it misses."""
+        if not (_reading.depth and self.path is not None):
+            return None
+        db = self.db
+        return threading.get_ident(), db, db.execute("PRAGMA data_version").fetchall()[0][0]
+
     def counts(self) -> dict[str, int]:
+        snapshot = self._snapshot()  # counting scans every entry: a reader reuses its count until a commit
+        cached = self._counts_cache.get(snapshot[0]) if snapshot else None
+        if snapshot and cached and cached[0] is snapshot[1] and cached[1] == snapshot[2]:
+            return dict(cached[2])
+        out = self._count()
+        if snapshot:
+            self._counts_cache[snapshot[0]] = (snapshot[1], snapshot[2], dict(out))
+        return out
+
+    def _count(self) -> dict[str, int]:
         out = {"memories": 0, "deleted": 0, "tombstones": 0, "characters": 0, "world": 0, "skills": 0}
         for kind, deleted, removed, n in self.db.execute(
                 "SELECT kind, deleted, removed_at IS NOT NULL, count(*) FROM entries GROUP BY 1, 2, 3"):
@@ -516,6 +691,85 @@ class Index:
         self.db.executemany(
             "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'scan', ?, ?, ?)",
             [(d.source, d.line, d.severity, d.message) for d in diagnostics])
+
+
+def _norms(matrix: np.ndarray) -> np.ndarray:
+    """Row lengths for the cosine; a zero row (never stored) counts as 1 so it cannot divide by zero."""
+    norms = np.linalg.norm(matrix, axis=1).astype(np.float32) if len(matrix) else np.zeros(0, np.float32)
+    return np.where(norms > 0, norms, np.float32(1.0))
+
+
+class _Vectors:
+    """Every vector of `vec` in one float32 matrix, for exact brute-force KNN in numpy."""
+
+    def __init__(self, tag: str, rowids: np.ndarray, matrix: np.ndarray, norms: np.ndarray | None = None):
+        self.tag = tag
+        self.rowids = rowids
+        self.matrix = matrix
+        self.norms = _norms(matrix) if norms is None else norms
+
+    @classmethod
+    def load(cls, db: apsw.Connection, tag: str) -> "_Vectors":
+        """Read sqlite-vec's chunk tables directly (a row-by-row scan of `vec` is ~15x slower); that layout
+        is sqlite-vec 0.1's, so it is checked against the table, and any doubt falls back to the scan."""
+        dim = int(db.execute("SELECT value FROM meta WHERE key = 'embed_dim'").fetchall()[0][0])
+        try:
+            version = dict(db.execute("SELECT key, value FROM vec_info").fetchall()).get("CREATE_VERSION_MAJOR")
+            blobs = dict(db.execute("SELECT rowid, vectors FROM vec_vector_chunks00").fetchall())
+            ids, mats = [], []
+            for chunk_id, size, validity, rowids in db.execute(
+                    "SELECT chunk_id, size, validity, rowids FROM vec_chunks ORDER BY chunk_id"):
+                valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size].astype(bool)
+                ids.append(np.frombuffer(rowids, np.int64)[:size][valid])
+                mats.append(np.frombuffer(blobs[chunk_id], np.float32).reshape(size, dim)[valid])
+            rowids_ = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+            matrix = np.concatenate(mats) if mats else np.zeros((0, dim), np.float32)
+            total = db.execute("SELECT count(*) FROM vec").fetchall()[0][0]
+            ok = version == 0 and len(rowids_) == total == len(set(rowids_.tolist()))
+            for i in (0, len(rowids_) // 2, len(rowids_) - 1) if ok and len(rowids_) else ():
+                row = db.execute("SELECT emb FROM vec WHERE rowid = ?", (int(rowids_[i]),)).fetchall()
+                ok = ok and bool(row) and np.frombuffer(row[0][0], np.float32).tobytes() == matrix[i].tobytes()
+            if ok:
+                return cls(tag, rowids_.copy(), np.ascontiguousarray(matrix))
+        except (apsw.Error, KeyError, ValueError, IndexError):
+            pass
+        rows = db.execute("SELECT rowid, emb FROM vec").fetchall()
+        return cls(tag, np.array([r for r, _ in rows], np.int64),
+                   np.frombuffer(b"".join(e for _, e in rows), np.float32).reshape(len(rows), dim).copy())
+
+    def patched(self, db: apsw.Connection, tag: str, rowids: frozenset[int]) -> "_Vectors":
+        """A copy with `rowids` re-read from `vec` (gone ones dropped); this one is left as it is."""
+        wanted = sorted(rowids)
+        fresh: dict[int, bytes] = {}
+        for rowid in wanted:  # one point query each: vec0 scans the whole table for `rowid IN (...)`
+            fresh.update(db.execute("SELECT rowid, emb FROM vec WHERE rowid = ?", (rowid,)).fetchall())
+        keep = ~np.isin(self.rowids, np.array(wanted, np.int64))
+        new_ids = np.array(list(fresh), np.int64)
+        dim = self.matrix.shape[1]
+        new_rows = np.frombuffer(b"".join(fresh.values()), np.float32).reshape(len(fresh), dim)
+        if keep.all():
+            rowids, matrix, norms = self.rowids, self.matrix, self.norms
+        else:
+            rowids, matrix, norms = self.rowids[keep], self.matrix[keep], self.norms[keep]
+        return _Vectors(tag, np.concatenate([rowids, new_ids]), np.concatenate([matrix, new_rows]),
+                        np.concatenate([norms, _norms(new_rows)]))
+
+    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """sqlite-vec's cosine distance, 1 - a.b / (|a| |b|); ties by rowid."""
+        if k <= 0 or not len(self.rowids):
+            return []
+        q = np.asarray(vector, np.float32)
+        qn = np.float32(np.linalg.norm(q)) or np.float32(1.0)
+        # einsum, not BLAS: one thread, so a busy machine's other cores never hold the answer up
+        distance = 1.0 - np.einsum("ij,j->i", self.matrix, q) / (self.norms * qn)
+        if k < len(distance):
+            part = np.argpartition(distance, k - 1)[:k]
+            cut = distance[part].max()
+            part = np.flatnonzero(distance <= cut)  # every row tied with the k-th, so ties go by rowid
+        else:
+            part = np.arange(len(distance))
+        order = part[np.lexsort((self.rowids[part], distance[part]))][:k]
+        return [(int(r), float(d)) for r, d in zip(self.rowids[order], distance[order])]
 
 
 def _load_vec(db: apsw.Connection) -> str | None:

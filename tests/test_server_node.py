@@ -1,0 +1,24 @@
+"""The Node.js smoke test: the sidecar driven the way the Electron app drives it (skipped without node)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SMOKE = Path(__file__).resolve().parent / "node" / "smoke.mjs"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_node_smoke(home: Path) -> None:
+    env = {**os.environ, "WRITENOW_HOME": str(home), "MEMBANK_CMD": json.dumps([sys.executable, "-m", "membank.cli"])}
+    done = subprocess.run(["node", str(SMOKE)], env=env, capture_output=True, text=True, timeout=180,
+                          cwd=SMOKE.parent.parent.parent)
+    assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
+    assert "not ok" not in done.stdout
+    assert done.stdout.count("ok - ") >= 9
