@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from . import errors, learn
 from .errors import MembankError
@@ -24,6 +25,7 @@ from .recall import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MO
 from .sync import Progress, content_hash, now_iso, sync, sync_paths
 from .text import fts_query
 
+T = TypeVar("T")
 INDEX_FILE = "index.db"
 # How many neighbours each retriever proposes before eligibility and budgets cut them down.
 CANDIDATES = 256
@@ -41,6 +43,19 @@ def _doc_path(value: str, field: str = "documentId") -> str:
 def _storage_error(what: str, e: OSError) -> MembankError:
     # strerror only: str(e) would carry the absolute path
     return MembankError(errors.DB_ERROR, f"could not write {what}: {e.strerror or e.__class__.__name__}")
+
+
+def _reads(method: Callable[..., T]) -> Callable[..., T]:
+    """Run a read under the index lock: one apsw connection must not serve two threads at once (a
+    watcher may be writing). Inside `index.store.reading()` (the sidecar) the lock is a no-op and the
+    read has a connection and a snapshot of its own."""
+
+    @functools.wraps(method)
+    def locked(self: "Bank", *args: Any, **kwargs: Any) -> T:
+        with self.index.lock:
+            return method(self, *args, **kwargs)
+
+    return locked
 
 
 class Bank:
@@ -115,6 +130,7 @@ class Bank:
     def _sync_one(self, root: BankRoot, rel: str) -> None:
         sync_paths(self.index, root, [rel], self.embedder)
 
+    @_reads
     def status(self) -> dict[str, Any]:
         diagnostics = self.diagnostics()["items"]
         model = self.embedder()
@@ -140,6 +156,7 @@ class Bank:
             "watch": self.watcher.status() if self.watcher is not None else None,
         }
 
+    @_reads
     def diagnostics(self) -> dict[str, Any]:
         found = list(self.index.diagnostics())
         found.extend(self._settings()[1])
@@ -148,6 +165,7 @@ class Bank:
 
     # -- memories ----------------------------------------------------------------------------
 
+    @_reads
     def _find(self, memory_id: str) -> tuple[BankRoot, dict[str, Any], str]:
         found = self.index.find("memory", memory_id)
         if found is None:
@@ -158,6 +176,7 @@ class Bank:
     def get_memory(self, memory_id: str) -> dict[str, Any]:
         return self._find(memory_id)[1]
 
+    @_reads
     def list_memories(self, scope: str | None = None, type_: str | None = None, origin: str | None = None,
                       include_deleted: bool = False) -> dict[str, Any]:
         return {"items": self.index.memories(scope=scope, type_=type_, origin=origin, include_deleted=include_deleted)}
@@ -364,6 +383,7 @@ class Bank:
 
     # -- preview -----------------------------------------------------------------------------
 
+    @_reads
     def preview(self, query_text: str | None = None, document_id: str | None = None) -> dict[str, Any]:
         started = time.perf_counter()
         memory = self.settings()

@@ -328,22 +328,15 @@ class Server:
 
     def _start_watcher(self, project_id: str, bank: Any) -> None:
         """Watch an open project's files; `index:changed` goes out after each re-index."""
-        try:
-            from .watch import Watcher
-        except ImportError:
-            log.warning("file watching is not available in this build; call index:sync after changes")
-            self.watch = False
-            return
+        from .watch import Watcher
+
         watcher = Watcher(bank, on_change=lambda sources: self._changed(project_id, sources), debounce=self.debounce)
         try:
             watcher.start()
         except Exception:
             log.exception("cannot watch the project %s; call index:sync after changes", project_id)
             return
-        self._watchers[project_id] = watcher
-        status = watcher.status()
-        if status.get("note"):
-            log.warning("project %s: %s", project_id, status["note"])
+        self._watchers[project_id] = watcher  # a polling fallback is logged once, by the watcher itself
 
     def _changed(self, project_id: str, sources: Iterable[str]) -> None:
         sources = sorted(sources)
