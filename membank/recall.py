@@ -119,21 +119,12 @@ def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]]) -> 
     return hits
 
 
-def semantic_items(hits: list[Hit], memories: dict[int, tuple[dict[str, Any], int]], max_items: int,
-                   token_budget: int) -> list[dict[str, Any]]:
-    """Hits ranked by fused score, ties broken by the deterministic order, then fitted to the budget."""
-    keyed = {rowid: (tokens, deterministic_key(memory)) for rowid, (memory, tokens) in memories.items()}
-    return semantic_items_for(rank_semantic(hits, keyed, max_items, token_budget),
-                              {rowid: memory for rowid, (memory, _) in memories.items()})
-
-
 def rank_semantic(hits: list[Hit], eligible: dict[int, tuple[int, tuple[Any, ...]]], max_items: int,
                   token_budget: int) -> list[tuple[Hit, int]]:
-    """The hits a semantic preview keeps, best first, with their tokens: ranked by fused score, ties
-    broken by the deterministic order, then fitted to the budget. `eligible` maps a rowid to its
-    (tokens, `deterministic_key`), read from the index's columns; hits not in it are left out."""
-    ranked = sorted((h for h in hits if h.rowid in eligible),
-                    key=lambda h: (-round(h.fused, 9), eligible[h.rowid][1]))
+    """The hits a semantic preview keeps, best first, with their tokens. `eligible` maps a rowid to its
+    (tokens, `deterministic_key`); hits not in it are left out. Equal fused scores (rounded, so float
+    noise cannot decide) go by the deterministic order."""
+    ranked = sorted((h for h in hits if h.rowid in eligible), key=lambda h: (-round(h.fused, 9), eligible[h.rowid][1]))
     return list(fit(((h, eligible[h.rowid][0]) for h in ranked), max_items, token_budget))
 
 

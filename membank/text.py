@@ -26,25 +26,36 @@ def fts_text(text: str) -> str:
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# English function words: in nearly every memory, so they add little to BM25 but make FTS5 score
+# most of the index (the main cost of a semantic preview at 100,000 memories).
+STOPWORDS = frozenset("""a about above after again against all am an and any are as at be been before being below
+between both but by can could did do does doing down during each few for from further had has have having he her
+here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
+off on once only or other our ours ourselves out over own same she should so some such than that the their theirs
+them themselves then there these they this those through to too under until up very was we were what when where
+which while who whom why will with would you your yours yourself yourselves""".split())
 
 
 def fts_query(text: str) -> str | None:
     """An FTS5 MATCH expression for free text: any word, any pair of adjacent CJK characters.
 
     Every term is quoted, so punctuation or FTS5 operators in the writer's text cannot break the
-    query; a lone CJK character stands for itself. None when nothing is searchable."""
-    terms: list[str] = []
+    query; a lone CJK character stands for itself. English stopwords are left out unless the
+    query has nothing else. None when nothing is searchable."""
+    words: list[str] = []
+    phrases: list[str] = []
     for word in _WORD.findall(unicodedata.normalize("NFKC", text)):
-        run = _CJK.findall(word)
-        if not run:
+        if not _CJK.search(word):
             if len(word) > 1 or word.isdigit():
-                terms.append(f'"{word}"')
+                words.append(word)
             continue
-        latin = _CJK.sub(" ", word).split()
-        terms.extend(f'"{w}"' for w in latin if len(w) > 1)
+        words.extend(w for w in _CJK.sub(" ", word).split() if len(w) > 1)
         chars = [c for c in word if _CJK.fullmatch(c)]
         if len(chars) == 1:
-            terms.append(f'"{chars[0]}"')
-        terms.extend(f'"{a} {b}"' for a, b in zip(chars, chars[1:]))
-    unique = list(dict.fromkeys(terms))
+            phrases.append(f'"{chars[0]}"')
+        phrases.extend(f'"{a} {b}"' for a, b in zip(chars, chars[1:]))
+    kept = [w for w in words if w.casefold() not in STOPWORDS]
+    if not kept and not phrases:
+        kept = words
+    unique = list(dict.fromkeys([f'"{w}"' for w in kept] + phrases))
     return " OR ".join(unique) if unique else None
