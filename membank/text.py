@@ -17,12 +17,18 @@ def estimate_tokens(text: str) -> int:
     return max(1, cjk + -(-(len(text) - cjk) // 4))
 
 
+_CJK_RUN = re.compile(_CJK.pattern + "+")
+
+
 def fts_text(text: str) -> str:
     """Text with each CJK character set apart, so FTS5's unicode61 tokenizer indexes them one by one.
 
     Chinese has no spaces between words; a phrase query over single characters matches
     any run of them (林默 matches 林 默), which trigram tokenizers cannot do for 2-character names."""
-    return _CJK.sub(r" \g<0> ", unicodedata.normalize("NFKC", text))  # a template, not a lambda: no call per character
+    text = unicodedata.normalize("NFKC", text)
+    if not _CJK.search(text):
+        return text
+    return _CJK_RUN.sub(lambda m: " " + " ".join(m.group(0)) + " ", text)  # one call per run, not per character
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,10 @@ class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
 def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
+        if isinstance(key_node, yaml.ScalarNode) and key_node.tag == "tag:yaml.org,2002:str":
+            key = key_node.value  # the common case, without building the key twice
+        else:
+            key = loader.construct_object(key_node, deep=deep)
         if isinstance(key, (list, dict)):
             raise yaml.constructor.ConstructorError(None, None, "a key cannot be a list or a mapping", key_node.start_mark)
         if key in seen:
@@ -38,6 +42,12 @@ def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) 
 
 def _construct_timestamp(loader: Any, node: yaml.ScalarNode) -> Any:
     """A date YAML cannot build (2026-02-30) stays text, so the field check reports it instead of crashing."""
+    value = node.value
+    if len(value) == 20 and value[10] == "T" and value[19] == "Z":  # 2026-11-21T10:00:00Z, the usual form
+        try:
+            return dt.datetime.fromisoformat(value[:19])
+        except ValueError:
+            pass
     try:
         return _BaseLoader.construct_yaml_timestamp(loader, node)
     except (ValueError, OverflowError):
@@ -51,7 +61,93 @@ _Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
 
 def load_yaml(text: str) -> Any:
     """Safe YAML (no object construction) that refuses duplicate keys and keeps impossible dates as text."""
+    fast = _load_flat(text)
+    if fast is not None:
+        return fast
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+# -- the fast path: most front matter is flat `key: value` lines --------------------------------------
+# PyYAML spends most of a sync building and resolving nodes in Python. Front matter made only of
+# `key: plain-scalar` and `key: [plain, items]` lines is read here instead, with PyYAML's own
+# resolver deciding each scalar's type; anything else (quotes, nesting, block lists, odd numbers,
+# duplicate keys) returns None and goes to PyYAML. tests/test_frontmatter.py holds both to the same
+# answers.
+
+_FLAT_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*?))?[ \t]*")
+_PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^:#]|:(?=\S)|(?<=\S)#)*")
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+")
+_RESOLVER = yaml.resolver.Resolver()
+
+
+@functools.lru_cache(maxsize=4096)
+def _flat_scalar(value: str) -> tuple[bool, Any]:
+    """(True, value) for a plain scalar this path can type exactly as PyYAML would; (False, None) otherwise."""
+    if not _PLAIN.fullmatch(value):
+        return False, None
+    tag = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))
+    if tag == "tag:yaml.org,2002:str":
+        return True, value
+    if tag == "tag:yaml.org,2002:null":
+        return True, None
+    if tag == "tag:yaml.org,2002:bool":
+        return True, value.lower() in ("yes", "true", "on")
+    if tag == "tag:yaml.org,2002:int" and _INT.fullmatch(value):
+        return True, int(value)
+    if tag == "tag:yaml.org,2002:float" and _FLOAT.fullmatch(value):
+        return True, float(value)
+    if tag == "tag:yaml.org,2002:timestamp" and len(value) == 20 and value[10] == "T" and value[19] == "Z":
+        try:
+            return True, dt.datetime.fromisoformat(value[:19])
+        except ValueError:
+            return False, None
+    return False, None
+
+
+def _load_flat(text: str) -> dict[str, Any] | None:
+    result: dict[str, Any] = {}
+    block_key: str | None = None  # a `key:` with nothing after it: `- item` lines may follow
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped[0] == "#":
+            if stripped and line[0] != "#":
+                return None  # an indented comment may sit inside a block: let PyYAML decide
+            continue
+        if "\t" in line:
+            return None
+        cut = line.find(" #")  # in plain scalars and flow lists, " #" always starts a comment
+        if cut >= 0:
+            line = line[:cut]
+        if stripped[:2] == "- " and block_key is not None:
+            ok, item = _flat_scalar(line.strip()[2:].strip())
+            if not ok:
+                return None
+            result[block_key] = (result[block_key] or []) + [item]
+            continue
+        if line[0] in " -":
+            return None
+        m = _FLAT_LINE.fullmatch(line)
+        if m is None or m.group(1) in result:
+            return None
+        key, raw = m.group(1), m.group(2)
+        block_key = key if not raw else None
+        if not raw:
+            value: Any = None  # stays null unless `- item` lines follow
+        elif raw[0] == "[" and raw[-1] == "]":
+            inner = raw[1:-1].strip()
+            value = []
+            for item in (inner.split(",") if inner else []):
+                ok, parsed = _flat_scalar(item.strip())
+                if not ok:
+                    return None
+                value.append(parsed)
+        else:
+            ok, value = _flat_scalar(raw)
+            if not ok:
+                return None
+        result[key] = value
+    return result
 
 
 def yaml_problem(e: Exception, text: str, first_line: int) -> tuple[int, str]:

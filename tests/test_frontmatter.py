@@ -1,0 +1,82 @@
+"""The fast reader of flat front matter gives exactly what PyYAML gives, or steps aside."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from membank.files.frontmatter import _Loader, _load_flat, iso, load_yaml
+
+SCALARS = [
+    "fact", "m-7k2q9x4b1c0d", "style/short-sentences", "林默", "阿默 Lin Mo", "yes", "No", "on", "OFF", "true", "False",
+    "null", "Null", "~", "1", "0", "-3", "+7", "010", "0x1F", "0o17", "1_000", "190:20:30", "1.0", "0.5", ".5", "1e3",
+    "1.5e-3", ".inf", "-.Inf", ".nan", "2026-11-21", "2026-11-21T10:00:00Z", "2026-11-21 10:00:00", "2026-02-30T10:00:00Z",
+    "2026-11-21T10:00:00+08:00", "http://example.com/a#b", "a: b", "a:b", "it's", '"quoted"', "'single'", "a #b",
+    "a#b", "- dash", "*star", "&anchor", "!tag", "@at", "`tick`", "%pct", "?q", "|", ">", "[x]", "{a: 1}", "=", "<<",
+    "chapters/ch05.md", "两个 词", "", " ",
+]
+KEYS = ["id", "type", "tags", "created", "mood", "x_1", "a-b", "deleted_at", "pinned", "confidence"]
+
+
+def _normal(value: Any) -> Any:
+    """Times compared as the ISO text membank turns them into; everything else as it is."""
+    if isinstance(value, (dt.date, dt.datetime)):
+        return ("time", iso(value))
+    if isinstance(value, float) and value != value:
+        return "nan"
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _normal(v) for k, v in value.items()}
+    return value
+
+
+def _check(text: str) -> bool:
+    """True when the fast path read `text` (and then it must agree with PyYAML)."""
+    fast = _load_flat(text)
+    if fast is None:
+        return False  # PyYAML reads it
+    try:
+        slow = yaml.load(text, Loader=_Loader)  # noqa: S506
+    except yaml.YAMLError:
+        raise AssertionError(f"the fast path read what PyYAML refuses: {text!r}") from None
+    assert _normal(fast) == _normal(slow or {}), text
+    return True
+
+
+def test_every_scalar_alone_in_a_line_a_flow_list_and_a_block_list() -> None:
+    taken = 0
+    for scalar in SCALARS:
+        for text in (f"k: {scalar}", f"k: [{scalar}]", f"k: [{scalar}, x]", f"k:\n  - {scalar}", f"k:\n- {scalar}",
+                     f"k: {scalar}  # note", f"k: {scalar} #"):
+            taken += _check(text)
+    assert taken > len(SCALARS) * 3  # most of them really went the fast way
+
+
+line = st.one_of(
+    st.tuples(st.sampled_from(KEYS), st.sampled_from(SCALARS)).map(lambda kv: f"{kv[0]}: {kv[1]}"),
+    st.tuples(st.sampled_from(KEYS), st.lists(st.sampled_from(SCALARS), max_size=3))
+    .map(lambda kv: f"{kv[0]}: [{', '.join(kv[1])}]"),
+    st.tuples(st.sampled_from(KEYS), st.lists(st.sampled_from(SCALARS), max_size=3), st.sampled_from(["", "  ", "    "]))
+    .map(lambda kv: f"{kv[0]}:" + "".join(f"\n{kv[2]}- {item}" for item in kv[1])),
+    st.sampled_from(["# a comment", "", "  # indented comment", "key with space: x", "  nested: 1"]),
+    st.tuples(st.sampled_from(KEYS), st.sampled_from(SCALARS)).map(lambda kv: f"{kv[0]}: {kv[1]}   # why"),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(line, min_size=1, max_size=8))
+def test_fast_path_agrees_with_pyyaml(lines: list[str]) -> None:
+    _check("\n".join(lines))
+
+
+def test_typical_front_matter_takes_the_fast_path() -> None:
+    text = ("id: m-1   # keep\ntype: fact\nscope: project\nconfidence: 0.8\ntags: [style, 林默]\nevidence:\n  - run:r1\n"
+            "created: 2026-11-21T10:00:00Z\ndeleted_at: null\npinned: false\nmood: wistful")
+    fast = _load_flat(text)
+    assert fast is not None and _normal(fast) == _normal(yaml.safe_load(text))
+    assert load_yaml(text)["evidence"] == ["run:r1"]
