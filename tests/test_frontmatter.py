@@ -63,7 +63,8 @@ line = st.one_of(
     .map(lambda kv: f"{kv[0]}: [{', '.join(kv[1])}]"),
     st.tuples(st.sampled_from(KEYS), st.lists(st.sampled_from(SCALARS), max_size=3), st.sampled_from(["", "  ", "    "]))
     .map(lambda kv: f"{kv[0]}:" + "".join(f"\n{kv[2]}- {item}" for item in kv[1])),
-    st.sampled_from(["# a comment", "", "  # indented comment", "key with space: x", "  nested: 1"]),
+    st.sampled_from(["# a comment", "", "  # indented comment", "key with space: x", "  nested: 1", " - odd item",
+                     "   - deeper item", "- item"]),
     st.tuples(st.sampled_from(KEYS), st.sampled_from(SCALARS)).map(lambda kv: f"{kv[0]}: {kv[1]}   # why"),
 )
 

@@ -108,6 +108,7 @@ def _flat_scalar(value: str) -> tuple[bool, Any]:
 def _load_flat(text: str) -> dict[str, Any] | None:
     result: dict[str, Any] = {}
     block_key: str | None = None  # a `key:` with nothing after it: `- item` lines may follow
+    block_indent: int | None = None
     for line in text.split("\n"):
         stripped = line.strip()
         if not stripped or stripped[0] == "#":
@@ -120,8 +121,11 @@ def _load_flat(text: str) -> dict[str, Any] | None:
         if cut >= 0:
             line = line[:cut]
         if stripped[:2] == "- " and block_key is not None:
+            indent = len(line) - len(line.lstrip(" "))
+            if block_indent is None:
+                block_indent = indent
             ok, item = _flat_scalar(line.strip()[2:].strip())
-            if not ok:
+            if not ok or indent != block_indent:  # items out of line are PyYAML's to report
                 return None
             result[block_key] = (result[block_key] or []) + [item]
             continue
@@ -131,7 +135,7 @@ def _load_flat(text: str) -> dict[str, Any] | None:
         if m is None or m.group(1) in result:
             return None
         key, raw = m.group(1), m.group(2)
-        block_key = key if not raw else None
+        block_key, block_indent = (key if not raw else None), None
         if not raw:
             value: Any = None  # stays null unless `- item` lines follow
         elif raw[0] == "[" and raw[-1] == "]":
