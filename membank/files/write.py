@@ -147,11 +147,7 @@ def rewrite(original: str, updates: dict[str, Any], body: str | None = None) -> 
     crlf = "\r\n" in text
     text = text.replace("\r\n", "\n")
     fm_text, old_body = _split_raw(text)
-    y = _yaml()
-    y.indent(*_guess_indent(fm_text))
-    data = y.load(fm_text) if fm_text.strip() else None
-    if not isinstance(data, CommentedMap):
-        data = CommentedMap()
+    y, data = _round_trip(fm_text)
     for key, value in updates.items():
         if value is REMOVE:
             data.pop(key, None)
@@ -166,6 +162,14 @@ def rewrite(original: str, updates: dict[str, Any], body: str | None = None) -> 
     return (BOM if bom else "") + result
 
 
+def _round_trip(text: str) -> tuple[YAML, CommentedMap]:
+    """A round-trip loader set to the text's own indentation, and the text's top-level mapping."""
+    y = _yaml()
+    y.indent(*_guess_indent(text))
+    data = y.load(text) if text.strip() else None
+    return y, data if isinstance(data, CommentedMap) else CommentedMap()
+
+
 def _split_raw(text: str) -> tuple[str, str]:
     """(front matter, everything after the closing ---) without parsing; no front matter gives ("", "\\n" + text)."""
     if text.startswith("---\n"):
@@ -177,11 +181,7 @@ def _split_raw(text: str) -> tuple[str, str]:
 
 def rewrite_yaml(original: str, updates: dict[tuple[str, ...], Any]) -> str:
     """A whole YAML file (settings.yaml) with nested keys set, comments and layout kept."""
-    y = _yaml()
-    y.indent(*_guess_indent(original))
-    data = y.load(original) if original.strip() else None
-    if not isinstance(data, CommentedMap):
-        data = CommentedMap()
+    y, data = _round_trip(original)
     for path, value in updates.items():
         node = data
         for key in path[:-1]:
