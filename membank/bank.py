@@ -9,11 +9,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from ruamel.yaml.error import YAMLError
+
 from . import errors, learn
 from .errors import MembankError
 from .files import settings as settings_file
 from .files.frontmatter import FrontMatterError, decode
-from .files.parse import ID_RE, TYPE_RE, MEMORY_KEYS, parse_memory
+from .files.parse import ID_RE, MEMORY_KEYS, TYPE_RE
 from .files.project import BANK_DIR, global_home, read_project, template_dir
 from .files.records import ERROR, Diagnostic
 from .files.scan import BankRoot
@@ -210,17 +212,21 @@ class Bank:
         data = render(meta, content).encode()
         folder_path = root.path / "memories" / (folder or type_)
         with self.write_lock:
-            for _ in range(100):
-                path = free_path(folder_path, slug(content))
-                try:
-                    atomic_write(path, data, exclusive=True)
-                    break
-                except FileExistsError:
-                    continue  # taken between the check and the write: pick the next name
-                except OSError as e:
-                    raise _storage_error(f"the new memory in {root.source('memories/' + (folder or type_))}", e) from None
-            rel = path.relative_to(root.path).as_posix()
-            self._sync_one(root, rel)
+            with self.index.transaction():  # see _rewrite: a busy index means no file is written
+                for _ in range(100):
+                    path = free_path(folder_path, slug(content))
+                    try:
+                        atomic_write(path, data, exclusive=True)
+                        break
+                    except FileExistsError:
+                        continue  # taken between the check and the write: pick the next name
+                    except OSError as e:
+                        raise _storage_error(f"the new memory in {root.source('memories/' + (folder or type_))}",
+                                             e) from None
+                else:
+                    raise MembankError(errors.DB_ERROR, f"no free file name for the new memory in "
+                                       f"{root.source('memories/' + (folder or type_))}")
+                self._sync_one(root, path.relative_to(root.path).as_posix())
         return self.get_memory(meta["id"])
 
     def _rewrite(self, memory_id: str, updates: dict[str, Any], body: str | None = None,
@@ -252,15 +258,17 @@ class Bank:
                 raise MembankError(errors.CONFLICT, f"{record['source']} cannot be rewritten: {e.message}") from None
             updates = {"id": memory_id, **updates, "revision": record["revision"] + 1, "updated": IsoTime(now_iso())}
             new = rewrite(original.decode("utf-8"), updates, body).encode("utf-8")
-            try:
-                if content_hash(path.read_bytes()) != digest:  # edited while we worked: the writer's edit stays
-                    raise MembankError(errors.CONFLICT, f"{record['source']} was changed on disk during the update; "
-                                       "nothing was written", {"id": memory_id})
-                atomic_write(path, new)
-            except OSError as e:
-                raise _storage_error(record["source"], e) from None
-            finally:
-                self._sync_one(root, rel)
+            # the index's write lock first: if the index is busy past its timeout, nothing is written
+            with self.index.transaction():
+                try:
+                    if content_hash(path.read_bytes()) != digest:  # edited while we worked: the writer's edit stays
+                        raise MembankError(errors.CONFLICT, f"{record['source']} was changed on disk during the "
+                                           "update; nothing was written", {"id": memory_id})
+                    atomic_write(path, new)
+                except OSError as e:
+                    raise _storage_error(record["source"], e) from None
+                finally:
+                    self._sync_one(root, rel)
             return self.get_memory(memory_id)
 
     def update_memory(self, memory_id: str, patch: dict[str, Any], expected_revision: int | None = None) -> dict[str, Any]:
@@ -277,6 +285,9 @@ class Bank:
         for key in ("tags", "evidence"):
             if key in patch:
                 updates[key] = list(patch[key] or [])
+        for key in ("confidence", "pinned"):
+            if key in patch and patch[key] is None:
+                raise errors.invalid(f"patch.{key}", f"`{key}` cannot be null; leave it out to keep it")
         if "confidence" in patch:
             _check_memory_fields(patch["confidence"], None, "patch.confidence")
             updates["confidence"] = float(patch["confidence"])
@@ -378,6 +389,11 @@ class Bank:
                 raise _storage_error("settings.yaml", e) from None
             except UnicodeDecodeError:
                 raise MembankError(errors.DB_ERROR, "settings.yaml is not UTF-8 text; fix it by hand first") from None
+            except YAMLError as e:  # a YAML mistake in the file: membank will not guess around it
+                mark = getattr(e, "problem_mark", None)
+                where = f" on line {mark.line + 1}" if mark is not None else ""
+                raise MembankError(errors.DB_ERROR, f"settings.yaml has a YAML error{where}; fix it by hand first "
+                                   "(`membank doctor` shows it)") from None
             self._settings_cache = None
         return self.settings()
 

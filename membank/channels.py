@@ -17,6 +17,7 @@ from . import errors
 from .bank import Bank
 from .errors import MembankError
 from .files.project import ProjectError, find_root
+from .index import IndexError_, StorageError
 
 log = logging.getLogger("membank")
 
@@ -472,6 +473,10 @@ def dispatch(registry: Registry, name: str, payload: Any) -> dict[str, Any]:
         return {"ok": True, "data": channel.handler(registry, build(channel.payload, payload))}
     except MembankError as e:
         return e.envelope()
+    except (StorageError, IndexError_) as e:  # SQLite failed (busy past its timeout, disk full, damaged file)
+        log.warning("index error in %s: %s", name, e.__class__.__name__)
+        return MembankError(errors.DB_ERROR, f"the index could not be read or written ({e.__class__.__name__}); "
+                            "try again, and run `membank index --rebuild` if it persists").envelope()
     except Exception:  # a bug: say so, keep serving
         log.exception("internal error in %s", name)
         return MembankError(errors.INTERNAL, f"internal error in {name}; this is a bug in membank, see its log").envelope()

@@ -130,7 +130,7 @@ def ingest(bank: "Bank", fb: Feedback) -> dict[str, Any]:
                              "weight": WEIGHT[fb.action]}
     if not privacy:
         event["evidence"] = fb.evidence_ref.strip()
-    with bank.write_lock:
+    with bank.write_lock, bank.index.lock:  # the index lock too: its reads share one connection
         cleared = bank.index.last_event("preferences-cleared")
         key = signal_key(polarity, normalized)
         if reason is None and not privacy:
@@ -153,7 +153,7 @@ def ingest(bank: "Bank", fb: Feedback) -> dict[str, Any]:
 
 def clear(bank: "Bank") -> dict[str, Any]:
     """Soft-delete every live learned preference of the project and start the counts again."""
-    with bank.write_lock:
+    with bank.write_lock, bank.index.lock:  # the index lock too: its reads share one connection
         learned = [m for m in bank.list_memories(origin="learned")["items"] if m["scope"] != "global"]
         for memory in learned:
             bank.delete_memory(memory["id"])

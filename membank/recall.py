@@ -26,13 +26,6 @@ class Reason:
         return {"code": self.code, "message": self.message}
 
 
-def eligible(memory: dict[str, Any], document: str | None) -> bool:
-    """Whether a memory may be injected for this document at all."""
-    if memory["deletedAt"] is not None or not memory["content"]:
-        return False
-    return memory["scope"] != "document" or (document is not None and memory["documentId"] == document)
-
-
 def deterministic_key(memory: dict[str, Any]) -> tuple[int, int, str, int, str]:
     """scope (document > project > global), type (preference > fact > note > others by name),
     newest `updatedAt` first, then `id` ascending: total, so every machine agrees."""

@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 from .files.parse import parse_card, parse_memory, parse_skill
 from .files.records import Parsed
 from .files import journal
+from .files.frontmatter import MAX_FILE_BYTES
 from .files.scan import JOURNAL, BankRoot, FileStat, scan
 from .embed import Embedder
 from .index.store import FileState, Index, embed_text
@@ -81,7 +82,10 @@ def _read(root: BankRoot, stat: FileStat) -> tuple[bytes, int, int] | None:
         return b"\x00", 0, 0
     try:
         st = os.fstat(fd)
-        limit = st.st_size + 1 if st.st_size <= 1024 * 1024 else 1024 * 1024 + 1
+        # a Markdown file over 1 MiB is refused after reading just enough to know; the journal is
+        # membank's own and read whole, however long a month gets
+        cap = MAX_FILE_BYTES + 1 if stat.section != JOURNAL else st.st_size + 1
+        limit = min(st.st_size + 1, cap)
         chunks, got = [], 0
         while got < limit:
             chunk = os.read(fd, limit - got)

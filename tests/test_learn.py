@@ -70,6 +70,22 @@ def test_a_torn_last_line_is_skipped_and_reported(learning: Bank, sample: Path) 
     assert len(problems) == 1 and problems[0]["severity"] == "warning" and "cut off" in problems[0]["message"]
     assert feedback(learning, "omit needless words")["count"] == 2  # the next line starts on a fresh line
     assert all(json.loads(l) for l in path.read_text("utf-8").splitlines()[2:])
+    later = [d for d in learning.diagnostics()["items"] if d["source"].startswith(".writenow/journal/")]
+    assert [d["severity"] for d in later] == ["warning"]  # still only a warning: doctor keeps passing
+
+
+def test_a_journal_over_one_mebibyte_is_read_whole(learning: Bank, sample: Path) -> None:
+    feedback(learning, "omit needless words", run="first")
+    path = next((sample / ".writenow/journal").glob("*.jsonl"))
+    line = path.read_text("utf-8").splitlines()[0]
+    filler = json.loads(line) | {"signalKey": "prefer:filler", "evidence": "x" * 400}
+    with path.open("a", encoding="utf-8") as f:
+        for _ in range(3000):  # about 1.4 MB of other signals
+            f.write(json.dumps(filler) + "\n")
+    learning.sync()
+    assert path.stat().st_size > 1024 * 1024
+    assert feedback(learning, "omit needless words", run="last")["count"] == 2
+    assert not [d for d in learning.diagnostics()["items"] if d["source"].startswith(".writenow/journal/")]
 
 
 def test_noise_is_ignored_with_its_reason(learning: Bank) -> None:

@@ -72,3 +72,30 @@ def test_delete_and_restore_touch_only_their_keys(bank: Bank, sample: Path) -> N
     bank.restore_memory("m-round")
     changed = _changed_lines(ORIGINAL, path.read_text("utf-8"))
     assert {line.split(":")[0] for line in changed} <= {"revision", "updated", "deleted_at"}
+
+
+def test_comments_under_a_removed_key_stay(bank: Bank, sample: Path) -> None:
+    path = sample / ".writenow/memories/notes/doc.md"
+    path.write_text("---\nid: m-doc\nscope: document\ndocument: chapters/ch05.md   # the fight chapter\n"
+                    "# why this matters: the pacing of the whole act\ntags: [pace]\n---\nSlow down here.\n", "utf-8")
+    bank.sync()
+    bank.update_memory("m-doc", {"documentId": None})
+    text = path.read_text("utf-8")
+    assert "# why this matters: the pacing of the whole act" in text and "document:" not in text
+
+
+def test_a_file_membank_reads_is_a_file_membank_can_rewrite(bank: Bank, sample: Path) -> None:
+    """Old Mac line endings and a `--- ` opening line: the rewrite splits exactly as the reader does."""
+    path = sample / ".writenow/memories/notes/mac.md"
+    path.write_bytes(b"--- \rid: m-mac\rtype: preference\rtags: [a, b]\r---\rKeep it terse.\r")
+    bank.sync()
+    memory = bank.update_memory("m-mac", {"pinned": True})
+    assert (memory["type"], memory["tags"], memory["content"]) == ("preference", ["a", "b"], "Keep it terse.")
+
+
+def test_words_yaml_1_1_would_misread_are_written_quoted(bank: Bank) -> None:
+    created = bank.create_memory("fact", "project", "Answers.", tags=["no", "on", "12:30"],
+                                 metadata={"answer": "yes", "code": "007"})
+    bank.sync(rebuild=True)
+    again = bank.get_memory(created["id"])
+    assert again["tags"] == ["no", "on", "12:30"] and again["metadata"] == {"answer": "yes", "code": "007"}

@@ -249,20 +249,33 @@ def _load_yaml(fm_text: str) -> Any:
         raise FrontMatterError(line, f"the front matter is not valid YAML: {problem}") from None
 
 
-def split(text: str) -> Document:
-    """Text (LF endings) to front matter + body. A file without front matter has empty meta."""
+_CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE)
+
+
+def bounds(text: str) -> tuple[int, int, int] | None:
+    """Where the front matter of `text` (LF endings) starts and ends, and where its closing line ends;
+    None when the file has none. The reader and the rewriter both use this, so they always agree."""
     if not text.startswith("---") or text[3:4] not in ("\n", "", " ", "\t"):
-        return Document({}, text.strip(), "", 1)
+        return None
     first_nl = text.find("\n")
     if first_nl < 0 or text[3:first_nl].strip():
         if first_nl < 0:
             raise FrontMatterError(1, "the front matter opened with --- on line 1 is never closed with ---")
         raise FrontMatterError(1, "the first line should be just --- to open the front matter")
-    m = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE).search(text, first_nl + 1)
+    m = _CLOSE.search(text, first_nl + 1)
     if m is None:
         raise FrontMatterError(1, "the front matter opened with --- on line 1 is never closed with ---")
-    fm_text = text[first_nl + 1 : m.start()]
-    body_start = m.end() + 1
+    return first_nl + 1, m.start(), m.end()
+
+
+def split(text: str) -> Document:
+    """Text (LF endings) to front matter + body. A file without front matter has empty meta."""
+    found = bounds(text)
+    if found is None:
+        return Document({}, text.strip(), "", 1)
+    fm_start, fm_end, close_end = found
+    fm_text = text[fm_start:fm_end]
+    body_start = close_end + 1
     body_line = text.count("\n", 0, min(body_start, len(text))) + 1
     meta = _load_yaml(fm_text) if fm_text.strip() else {}
     if meta is None:

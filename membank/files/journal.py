@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .records import ERROR, WARNING, Diagnostic
+from .records import WARNING, Diagnostic
 
 FOLDER = "journal"
 
@@ -50,8 +50,8 @@ def _ends_with_newline(fd: int) -> bool:
 
 
 def read(data: bytes, source: str) -> tuple[list[Event], list[Diagnostic]]:
-    """Events of one journal file. A torn last line (a crash mid-write) is skipped with a warning;
-    any other unreadable line is skipped with an error."""
+    """Events of one journal file. A torn line (a crash mid-write) or any other unreadable line is
+    skipped with a warning."""
     events: list[Event] = []
     problems: list[Diagnostic] = []
     lines = data.split(b"\n")
@@ -64,11 +64,10 @@ def read(data: bytes, source: str) -> tuple[list[Event], list[Diagnostic]]:
             if not isinstance(value, dict) or not isinstance(value.get("event"), str):
                 raise ValueError("not an event")
         except (UnicodeDecodeError, ValueError):
-            if last:
-                problems.append(Diagnostic(source, number, WARNING,
-                                           "the last line was cut off (membank stopped while writing it); it is skipped"))
-            else:
-                problems.append(Diagnostic(source, number, ERROR, "this line is not a journal event; it is skipped"))
+            # a warning either way: a torn line stays torn after later appends, and the writer has
+            # nothing to fix in membank's own log
+            what = "was cut off (membank stopped while writing it)" if last else "is cut off or damaged"
+            problems.append(Diagnostic(source, number, WARNING, f"this journal line {what}; it is skipped"))
             continue
         events.append(Event(source, number, value))
     return events, problems

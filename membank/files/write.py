@@ -11,10 +11,11 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from .frontmatter import BOM
+from .frontmatter import BOM, bounds
 
 TEMP_SUFFIX = ".membank-tmp"
 _ID_ALPHABET = string.ascii_lowercase + string.digits
@@ -93,7 +94,19 @@ def _yaml() -> YAML:
         IsoTime, lambda r, d: r.represent_scalar("tag:yaml.org,2002:timestamp", str(d))
     )
     y.representer.add_representer(type(None), lambda r, d: r.represent_scalar("tag:yaml.org,2002:null", "null"))
+    y.representer.add_representer(str, _represent_str)
     return y
+
+
+_YAML11 = yaml.resolver.Resolver()
+
+
+def _represent_str(representer: Any, value: str) -> Any:
+    """Quote a string that the reader (YAML 1.1: yes, no, on, 12:30 …) would take for something else.
+
+    ruamel writes YAML 1.2, where `no` is a string; PyYAML, which reads the files, would make it false."""
+    plain = _YAML11.resolve(yaml.ScalarNode, value, (True, False)) == "tag:yaml.org,2002:str"
+    return representer.represent_scalar("tag:yaml.org,2002:str", value, style=None if plain else "'")
 
 
 def _guess_indent(fm_text: str) -> tuple[int, int, int]:
@@ -141,16 +154,18 @@ def rewrite(original: str, updates: dict[str, Any], body: str | None = None) -> 
     """`original` with the top-level keys in `updates` set (None values written as null).
 
     Every other byte of the front matter (comments, key order, unknown keys, quoting) is kept;
-    the body is kept unless `body` is given. CRLF files and a BOM stay as they were."""
+    the body is kept unless `body` is given. A BOM stays; a file with CRLF line endings is written
+    with CRLF throughout (and one with lone CRs, with LF)."""
     bom = original.startswith(BOM)
     text = original[1:] if bom else original
     crlf = "\r\n" in text
-    text = text.replace("\r\n", "\n")
-    fm_text, old_body = _split_raw(text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as the reader sees it
+    found = bounds(text)
+    fm_text, old_body = (text[found[0]:found[1]], text[found[2]:]) if found else ("", "\n" + text)
     y, data = _round_trip(fm_text)
     for key, value in updates.items():
         if value is REMOVE:
-            data.pop(key, None)
+            _pop_keeping_comments(data, key)
         else:
             data[key] = _value(value)
     out = io.StringIO()
@@ -162,21 +177,34 @@ def rewrite(original: str, updates: dict[str, Any], body: str | None = None) -> 
     return (BOM if bom else "") + result
 
 
+def _pop_keeping_comments(data: CommentedMap, key: str) -> None:
+    """Remove a key; the comment lines ruamel hangs on it (those below its line) move to the key before."""
+    if key not in data:
+        return
+    token = data.ca.items.get(key, [None, None, None, None])[2]
+    keys = list(data)
+    data.pop(key)
+    if token is None or "\n" not in token.value.rstrip("\n"):
+        return  # no comment, or only the removed key's own end-of-line comment
+    below = token.value.split("\n", 1)[1]  # the first line is the removed key's own comment
+    at = keys.index(key)
+    if at == 0:
+        data.yaml_set_start_comment("\n".join(line.lstrip("# ") for line in below.rstrip("\n").split("\n")))
+        return
+    before = data.ca.items.setdefault(keys[at - 1], [None, None, None, None])
+    if before[2] is None:
+        token.value = "\n" + below
+        before[2] = token
+    else:
+        before[2].value = before[2].value.rstrip("\n") + "\n" + below
+
+
 def _round_trip(text: str) -> tuple[YAML, CommentedMap]:
     """A round-trip loader set to the text's own indentation, and the text's top-level mapping."""
     y = _yaml()
     y.indent(*_guess_indent(text))
     data = y.load(text) if text.strip() else None
     return y, data if isinstance(data, CommentedMap) else CommentedMap()
-
-
-def _split_raw(text: str) -> tuple[str, str]:
-    """(front matter, everything after the closing ---) without parsing; no front matter gives ("", "\\n" + text)."""
-    if text.startswith("---\n"):
-        m = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE).search(text, 4)
-        if m is not None:
-            return text[4 : m.start()], text[m.end():]
-    return "", "\n" + text if text else "\n"
 
 
 def rewrite_yaml(original: str, updates: dict[tuple[str, ...], Any]) -> str:

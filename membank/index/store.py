@@ -135,11 +135,23 @@ class Index:
         self._eligible_counts: dict[int, tuple[tuple[int, int, int], dict[str | None, int]]] = {}  # see eligible_count
         self.vec_error: str | None = None  # why sqlite-vec could not load, if it could not
         try:
-            self.db = self._connect(path)
-            if self.db.execute("PRAGMA user_version").fetchall()[0][0] != SCHEMA_VERSION:
-                self._reset()
-        except apsw.Error as e:
-            raise IndexError_(f"the index cannot be opened ({e.__class__.__name__}); delete .writenow/.index/ and sync") from None
+            self._open()
+        except apsw.Error:
+            if self.path is None:
+                raise
+            # the index is derived: a damaged file is deleted and rebuilt by the next sync
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+            try:
+                self._open()
+            except apsw.Error as e:
+                raise IndexError_(f"the index cannot be opened ({e.__class__.__name__}); "
+                                  "delete .writenow/.index/ and sync") from None
+
+    def _open(self) -> None:
+        self.db = self._connect(self.path or ":memory:")
+        if self.db.execute("PRAGMA user_version").fetchall()[0][0] != SCHEMA_VERSION:
+            self._reset()
 
     def _connect(self, path: Path | str) -> apsw.Connection:
         if path != ":memory:":
@@ -241,8 +253,21 @@ class Index:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        with self.lock, self.db:
-            yield
+        """One write transaction. BEGIN IMMEDIATE takes SQLite's write lock up front, so another process
+        holding it (a `membank index` beside the sidecar) is waited for (busy timeout), not failed on."""
+        with self.lock:
+            db = self.db
+            if db.in_transaction:  # nested in a caller's transaction: a savepoint
+                with db:
+                    yield
+            else:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
         if self._reconnected and not _reading.depth and not self._writer.in_transaction:
             self._moved_on()
 
@@ -562,10 +587,6 @@ class Index:
             " AND removed_at IS NULL AND shadowed = 0 ORDER BY bank = 'global', source LIMIT 1",  # IN: entries_id
             (grp, id_)).fetchall()
         return (rows[0][0], json.loads(rows[0][1]), rows[0][2]) if rows else None
-
-    def ids(self, grp: str, bank: str) -> set[str]:
-        return {r[0] for r in self.db.execute(
-            "SELECT id FROM entries WHERE grp = ? AND bank = ? AND removed_at IS NULL", (grp, bank))}
 
     def eligible_count(self, document: str | None) -> int:
         """How many memories a preview for `document` could inject (what the budgets cut is this less the kept).
