@@ -237,6 +237,9 @@ class Bank:
             rel = root.rel(record["source"])
             assert rel is not None
             path = root.file(rel)
+            if path.is_symlink():  # replacing it would cut the link and leave two copies
+                raise MembankError(errors.CONFLICT, f"{record['source']} is a link; change the file it points to "
+                                   "instead", {"id": memory_id})
             try:
                 original = path.read_bytes()
             except FileNotFoundError:

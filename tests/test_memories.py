@@ -164,3 +164,18 @@ def test_two_files_with_one_id_both_get_an_error_and_the_smaller_source_wins(ban
     bank.sync()
     assert bank.get_memory("m-dup")["content"] == "second"
     assert not [d for d in bank.diagnostics()["items"] if "m-dup" in d["message"]]
+
+
+def test_a_rewrite_keeps_the_file_mode_and_never_replaces_a_link(bank: Bank, sample: Path) -> None:
+    source = bank.get_memory("m-fact-maren-father")["source"]
+    (sample / source).chmod(0o600)
+    bank.update_memory("m-fact-maren-father", {"pinned": True})
+    assert (sample / source).stat().st_mode & 0o777 == 0o600
+    target = sample / ".writenow/target.md"  # inside the bank, outside memories/: the link is followed
+    target.write_text("---\nid: m-linked\n---\nthe real file\n", "utf-8")
+    (sample / ".writenow/memories/linked.md").symlink_to(target)
+    bank.sync()
+    assert bank.get_memory("m-linked")["content"] == "the real file"
+    envelope = bank.call("memory:update", {"id": "m-linked", "patch": {"pinned": True}})
+    assert envelope["error"]["code"] == "CONFLICT"
+    assert (sample / ".writenow/memories/linked.md").is_symlink()

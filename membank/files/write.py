@@ -56,8 +56,14 @@ def atomic_write(path: Path, data: bytes, *, exclusive: bool = False) -> None:
     With `exclusive`, refuses to replace a file that exists (FileExistsError)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
+        mode = os.stat(path).st_mode & 0o7777  # a rewrite keeps the file's permissions
+    except OSError:
+        mode = 0o644
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)  # the umask must not narrow them
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
