@@ -11,7 +11,6 @@ from .records import ERROR, WARNING, Card, Diagnostic, Memory, Parsed, Skill
 
 ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,199}")
 TYPE_RE = re.compile(r"[a-z][a-z0-9_-]*")
-KNOWN_TYPES = ("preference", "fact", "note")
 FOLDER_TYPES = {"preference": "preference", "preferences": "preference", "fact": "fact", "facts": "fact",
                 "note": "note", "notes": "note"}
 WORLD_KINDS = ("place", "rule", "item", "faction", "lore", "style", "other")
@@ -21,7 +20,6 @@ MEMORY_KEYS = ("id", "type", "scope", "document", "origin", "confidence", "tags"
                "updated", "revision", "deleted_at", "pinned")
 CARD_KEYS = ("id", "name", "kind", "aliases", "keys", "include", "summary", "state", "state_at", "relations",
              "progressions", "deleted_at", "updated", "created")
-SKILL_KEYS = ("id", "name", "context_rules")
 SKIPPED = "membank skips this file until it is fixed"
 
 
