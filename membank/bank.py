@@ -19,7 +19,8 @@ from .files.parse import ID_RE, MEMORY_KEYS, TYPE_RE
 from .files.project import BANK_DIR, global_home, read_project, template_dir
 from .files.records import ERROR, Diagnostic
 from .files.scan import BankRoot
-from .files.write import REMOVE, IsoTime, atomic_write, free_path, new_id, render, rewrite, rewrite_yaml, slug
+from .files.rewrite import REMOVE, IsoTime, render, rewrite, rewrite_yaml
+from .files.write import atomic_write, free_path, new_id, slug
 from .embed import Embedder, ModelUnavailable, load as load_model, resolve as resolve_model
 from .index import Index
 from .recall import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
