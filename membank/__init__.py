@@ -12,10 +12,17 @@ __all__ = ["Bank", "MembankError", "open", "__version__"]
 
 
 def open(path: str | Path = ".", *, home: str | Path | None = None, sync: bool = True) -> Bank:  # noqa: A001
-    """The bank of the project at or above `path`, its index brought up to date unless `sync` is False."""
-    from .files.project import find_root
+    """The bank of the project at or above `path` (`~` expanded), its index brought up to date unless
+    `sync` is False. Raises MembankError only: NOT_FOUND when no project is there or above,
+    INVALID_ARGUMENT when its project.yaml is unusable, DB_ERROR when the index cannot be opened
+    or written (another writer held it past the wait, a damaged disk)."""
+    from .boundary import locate
 
-    bank = Bank(find_root(Path(path)), Path(home) if home is not None else None)
+    bank = Bank(locate(path), Path(home).expanduser() if home is not None else None)
     if sync:
-        bank.sync()
+        try:
+            bank.sync()
+        except MembankError:
+            bank.close()
+            raise
     return bank

@@ -2,27 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from ruamel.yaml.error import YAMLError
-
-from . import errors, learn
+from . import errors, learn, payload
+from .boundary import converting, storage_error
 from .errors import MembankError
 from .files import settings as settings_file
-from .files.frontmatter import FrontMatterError, decode
+from .files.frontmatter import MAX_FILE_BYTES, FrontMatterError, decode
 from .files.parse import ID_RE, MEMORY_KEYS, TYPE_RE
-from .files.project import BANK_DIR, global_home, read_project, template_dir
+from .files.project import BANK_DIR, ProjectError, global_home, read_project, template_dir
 from .files.records import ERROR, Diagnostic
 from .files.scan import BankRoot
-from .files.rewrite import REMOVE, IsoTime, render, rewrite, rewrite_yaml
-from .files.write import atomic_write, free_path, new_id, slug
+from .files.rewrite import REMOVE, IsoTime, RewriteError, render, rewrite, rewrite_yaml
+from .files.exchange import Changed, replace_unchanged
+from .files.reader import Unreadable, read_regular
+from .files.readback import check_memory, check_unicode, encode_checked, unwritable
+from .files.write import atomic_write, check_inside, free_path, make_folder, new_id, rewrite_file, slug, sweep_temps
 from .embed import Embedder, ModelUnavailable, load as load_model, resolve as resolve_model
-from .index import Index
+from .index import Index, IndexError_, StorageError
+from .lock import LOCK_FILE, WriteLock
 from .recall import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
                      VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
 from .sync import Progress, content_hash, now_iso, sync, sync_paths
@@ -30,8 +33,16 @@ from .text import fts_query
 
 T = TypeVar("T")
 INDEX_FILE = "index.db"
-# How many neighbours each retriever proposes before eligibility and budgets cut them down.
+# How many eligible neighbours each retriever proposes (at least; injectionMaxItems if larger)
+# before the budgets cut them down.
 CANDIDATES = 256
+# A memory's fields as the channels type them (payload.py checks them on the Python API too)
+MEMORY_FIELD_TYPES: dict[str, Any] = {"type": payload.TypeName, "content": payload.Content, "tags": payload.Tags,
+                                      "evidence": payload.Evidence, "confidence": float, "metadata": dict[str, Any],
+                                      "pinned": bool}
+PATCH_KEYS = frozenset(MEMORY_FIELD_TYPES) | {"documentId"}
+# The longest `evidenceRef` feedback may carry (characters): it is a learned preference's text.
+EVIDENCE_LIMIT = 2000
 _WIN_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
@@ -65,14 +76,29 @@ class Bank:
     """A project's bank (and the writer's global bank), kept in step with its index."""
 
     def __init__(self, root: Path, home: Path | None = None):
-        self.info = read_project(root)
+        try:
+            self.info = read_project(root)
+            self.home = Path(home).expanduser() if home is not None else global_home()
+        except ProjectError as e:
+            raise MembankError(errors.INVALID_ARGUMENT, str(e), {"field": "path"}) from None
+        except (OSError, RuntimeError) as e:  # the global bank folder cannot be made (or `~` has no home)
+            raise MembankError(errors.DB_ERROR, f"the global bank folder cannot be used: "
+                               f"{getattr(e, 'strerror', None) or e}") from None
         self.root = self.info.root
-        self.home = home if home is not None else global_home()
         self.project = BankRoot("project", self.root / BANK_DIR)
         self.global_ = BankRoot("global", self.home)
-        self.index = Index(self.project.path / ".index" / INDEX_FILE)
-        self.write_lock = threading.RLock()  # one writer per project: files and index change together
+        # the index, its lock and their WAL files are written too: a `.index` link out of the bank is refused
+        check_inside(self.project.path, self.project.path / ".index" / INDEX_FILE, self.project.source)
+        # one writer per project, across threads and processes: files and index change together (lock.py)
+        self.write_lock = WriteLock.at(self.project.path / ".index" / LOCK_FILE)
+        with self.write_lock:  # another process may be creating or repairing the index right now
+            try:
+                self.index = Index(self.project.path / ".index" / INDEX_FILE)
+            except (IndexError_, StorageError, OSError) as e:
+                raise storage_error(e) from None
         self._settings_cache: tuple[Any, Any] | None = None
+        # journal files seen without label text, by path and (size, mtime): privacy mode reads each once
+        self.journals_without_labels: dict[str, tuple[int, int]] = {}
         self._model: tuple[Path, Embedder | str] | None = None  # the folder, and its model or why it failed
         self.watcher: Any = None  # the running membank.watch.Watcher, if one is attached
 
@@ -126,6 +152,8 @@ class Bank:
 
     def sync(self, rebuild: bool = False, progress: Progress | None = None) -> dict[str, Any]:
         with self.write_lock:
+            for root in self.roots:  # temporary files a killed writer left (untouched for a minute)
+                sweep_temps(root.path)
             if rebuild:
                 self.index.rebuild()
             return sync(self.index, self.roots, progress, self.embedder).to_api()
@@ -188,6 +216,8 @@ class Bank:
                       tags: list[str] | None = None, confidence: float | None = None, evidence: list[Any] | None = None,
                       metadata: dict[str, Any] | None = None, pinned: bool | None = None,
                       origin: str = "manual", folder: str | None = None, memory_id: str | None = None) -> dict[str, Any]:
+        _check_memory_fields({"type": type_, "content": content, "tags": tags, "evidence": evidence,
+                              "confidence": confidence, "metadata": metadata, "pinned": pinned}, required=("type", "content"))
         if not TYPE_RE.fullmatch(type_):
             raise errors.invalid("type", "`type` must be one lower-case word, like preference, fact or note")
         if scope not in ("project", "document", "global"):
@@ -200,7 +230,6 @@ class Bank:
             document_id = _doc_path(document_id)
         elif document_id is not None:
             raise errors.invalid("documentId", "`documentId` goes with `scope: document` only")
-        _check_memory_fields(confidence, metadata)
         root = self.global_ if scope == "global" else self.project
         stamp = IsoTime(now_iso())
         meta: dict[str, Any] = {"id": memory_id or new_id("m"), "type": type_, "scope": scope}
@@ -210,9 +239,20 @@ class Bank:
                     evidence=list(evidence or []), created=stamp, updated=stamp, revision=1, deleted_at=None,
                     pinned=bool(pinned))
         meta.update(metadata or {})
-        data = render(meta, content).encode()
+        fields = {"content": content, "tags": tags, "evidence": evidence, "metadata": metadata}
+        check_unicode(fields)
+        try:
+            text = render(meta, content)
+        except RewriteError as e:  # a value that would not read back as given
+            raise unwritable(fields, e.message) from None
+        data = encode_checked(text, fields)
+        check_memory(data, fields, f"{folder or type_}/{slug(content)}.md", root.bank)  # validate first, write second
         folder_path = root.path / "memories" / (folder or type_)
         with self.write_lock:
+            try:
+                make_folder(root.path, folder_path, root.source)  # no write through a link out of the bank
+            except OSError as e:
+                raise _storage_error(root.source(f"memories/{folder or type_}"), e) from None
             with self.index.transaction():  # see _rewrite: a busy index means no file is written
                 for _ in range(100):
                     path = free_path(folder_path, slug(content))
@@ -238,14 +278,19 @@ class Bank:
             rel = root.rel(record["source"])
             assert rel is not None
             path = root.file(rel)
+            check_inside(root.path, path, root.source)  # a folder on the way may have become a link out
             if path.is_symlink():  # replacing it would cut the link and leave two copies
                 raise MembankError(errors.CONFLICT, f"{record['source']} is a link; change the file it points to "
                                    "instead", {"id": memory_id})
-            try:
-                original = path.read_bytes()
+            try:  # bounded, and never blocked by a FIFO put under the name
+                original = read_regular(path, MAX_FILE_BYTES + 1)[0]
             except FileNotFoundError:
                 self._sync_one(root, rel)
                 raise MembankError(errors.NOT_FOUND, f"{record['source']} is gone from disk", {"id": memory_id}) from None
+            except Unreadable as e:
+                self._sync_one(root, rel)
+                raise MembankError(errors.CONFLICT, f"{record['source']} cannot be read now ({e.message}); nothing "
+                                   "was written", {"id": memory_id}) from None
             except OSError as e:
                 raise _storage_error(record["source"], e) from None
             if content_hash(original) != digest:
@@ -260,43 +305,66 @@ class Bank:
                 decode(original)  # only a file membank can read is rewritten
             except FrontMatterError as e:
                 raise MembankError(errors.CONFLICT, f"{record['source']} cannot be rewritten: {e.message}") from None
+            fields = _patch_fields(updates, body)
+            check_unicode(fields)
             updates = {"id": memory_id, **updates, "revision": record["revision"] + 1, "updated": IsoTime(now_iso())}
-            new = rewrite(original.decode("utf-8"), updates, body).encode("utf-8")
+            try:  # refused rather than change what the writer's other keys mean
+                rewritten = rewrite(original.decode("utf-8"), updates, body)
+            except RewriteError as e:
+                if e.of_value:  # the caller's value, not the file, is the trouble
+                    raise unwritable(fields, e.message) from None
+                raise MembankError(errors.CONFLICT, f"{record['source']} cannot be rewritten: {e.message}; "
+                                   "change it by hand", {"id": memory_id}) from None
+            new = encode_checked(rewritten, fields)
+            check_memory(new, fields, rel.split("/", 1)[1], root.bank, before=original)  # validate first
             # the index's write lock first: if the index is busy past its timeout, nothing is written
+            failure: MembankError | None = None
             with self.index.transaction():
                 try:
-                    if content_hash(path.read_bytes()) != digest:  # edited while we worked: the writer's edit stays
-                        raise MembankError(errors.CONFLICT, f"{record['source']} was changed on disk during the "
-                                           "update; nothing was written", {"id": memory_id})
-                    atomic_write(path, new)
+                    # swapped in only if the file still holds `original`: an editor's save stays
+                    replace_unchanged(path, new, original)
+                except Changed as e:
+                    kept = f" (a save membank could not put back is in {root.source(e.kept.relative_to(root.path).as_posix())})" \
+                        if e.kept is not None else ""
+                    failure = MembankError(errors.CONFLICT, f"{record['source']} was changed on disk during the "
+                                           f"update; the writer's version stays and nothing was written{kept}",
+                                           {"id": memory_id})
                 except OSError as e:
-                    raise _storage_error(record["source"], e) from None
-                finally:
-                    self._sync_one(root, rel)
+                    failure = _storage_error(record["source"], e)
+                self._sync_one(root, rel)  # committed even on failure, so a retry sees what is on disk
+            if failure is not None:
+                raise failure
             return self.get_memory(memory_id)
 
     def update_memory(self, memory_id: str, patch: dict[str, Any], expected_revision: int | None = None) -> dict[str, Any]:
+        if not isinstance(patch, dict):
+            raise errors.invalid("patch", "`patch` must be an object")
+        unknown = sorted(str(k) for k in patch if k not in PATCH_KEYS)
+        if unknown:
+            raise errors.invalid(f"patch.{unknown[0][:40]}", f"`patch.{unknown[0][:40]}` is not a field of a memory patch")
+        if expected_revision is not None and (isinstance(expected_revision, bool) or not isinstance(expected_revision, int)):
+            raise errors.invalid("expectedRevision", "`expectedRevision` must be a whole number")
+        for key in ("content", "type", "confidence", "pinned"):
+            if key in patch and patch[key] is None:
+                raise errors.invalid(f"patch.{key}", f"`{key}` cannot be null; leave it out to keep it")
+        _check_memory_fields(patch, "patch.")
         updates: dict[str, Any] = {}
         body = None
         if "content" in patch:
-            if not isinstance(patch["content"], str) or not patch["content"].strip():
+            if not patch["content"].strip():
                 raise errors.invalid("patch.content", "`content` is empty; a memory needs some text")
             body = patch["content"]
         if "type" in patch:
-            if not isinstance(patch["type"], str) or not TYPE_RE.fullmatch(patch["type"]):
+            if not TYPE_RE.fullmatch(patch["type"]):
                 raise errors.invalid("patch.type", "`type` must be one lower-case word, like preference, fact or note")
             updates["type"] = patch["type"]
         for key in ("tags", "evidence"):
             if key in patch:
                 updates[key] = list(patch[key] or [])
-        for key in ("confidence", "pinned"):
-            if key in patch and patch[key] is None:
-                raise errors.invalid(f"patch.{key}", f"`{key}` cannot be null; leave it out to keep it")
         if "confidence" in patch:
-            _check_memory_fields(patch["confidence"], None, "patch.confidence")
             updates["confidence"] = float(patch["confidence"])
         if "pinned" in patch:
-            updates["pinned"] = bool(patch["pinned"])
+            updates["pinned"] = patch["pinned"]
         if "documentId" in patch:
             current = self.get_memory(memory_id)
             if current["scope"] == "global":
@@ -306,7 +374,6 @@ class Bank:
             else:
                 updates.update(scope="document", document=_doc_path(patch["documentId"], "patch.documentId"))
         if "metadata" in patch:
-            _check_memory_fields(None, patch["metadata"], "patch.metadata")
             for key, value in (patch["metadata"] or {}).items():
                 updates[key] = REMOVE if value is None else value
         return self._rewrite(memory_id, updates, body, expected_revision)
@@ -329,8 +396,14 @@ class Bank:
 
     def ingest_feedback(self, run_id: str, skill_id: str, action: str, evidence_ref: str,
                         tags: list[str] | None = None) -> dict[str, Any]:
+        for name, tp, value in (("runId", payload.Id, run_id), ("skillId", payload.Id, skill_id),
+                                ("evidenceRef", str, evidence_ref), ("tags", payload.Tags | None, tags)):
+            payload.check(tp, value, name)  # what the channel checks, for the Python API too
         if action not in ("accept", "reject", "partial"):
             raise errors.invalid("action", "`action` must be accept, reject or partial")
+        if len(evidence_ref) > EVIDENCE_LIMIT:  # it becomes a learned preference's text, injected into prompts
+            raise errors.invalid("evidenceRef", f"`evidenceRef` is longer than {EVIDENCE_LIMIT} characters; send the "
+                                 "phrase the writer accepted or rejected, not the whole passage")
         return learn.ingest(self, learn.Feedback(run_id, skill_id, action, evidence_ref, tuple(tags or ())))
 
     def clear_preferences(self) -> dict[str, Any]:
@@ -355,11 +428,7 @@ class Bank:
             return self._settings_cache[1]
         layers, problems = [], []
         for path, source in self._settings_paths():
-            try:
-                data = path.read_bytes()
-            except OSError:
-                data = None
-            found, diags = settings_file.read(data, source)
+            found, diags = settings_file.read_file(path, source)  # never blocks: a FIFO or /dev/zero is a diagnostic
             layers.append(found)
             problems.extend(diags)
         result = (settings_file.merge(*layers), problems)
@@ -384,21 +453,28 @@ class Bank:
             if expected is not None:
                 raise errors.invalid(f"patch.{key}", f"`{key}` should be {expected}")
             updates[(section, key)] = ok
-        path = self.home / "settings.yaml" if scope == "global" else self.project.path / "settings.yaml"
-        with self.write_lock:
-            try:
-                original = path.read_text("utf-8") if path.exists() else (template_dir() / "settings.yaml").read_text("utf-8")
-                atomic_write(path, rewrite_yaml(original, updates).encode("utf-8"))
+        root = self.global_ if scope == "global" else self.project
+
+        def change(old: bytes | None) -> bytes:
+            original = old.decode("utf-8") if old is not None else (template_dir() / "settings.yaml").read_text("utf-8")
+            return rewrite_yaml(original, updates).encode("utf-8")
+
+        # the global settings are shared by every project: their own lock too, always taken second
+        shared = WriteLock.at(self.home / ".index" / LOCK_FILE) if scope == "global" else contextlib.nullcontext()
+        with self.write_lock, shared:
+            try:  # links out, links and non-files refused; an editor's save meanwhile stays (CONFLICT)
+                rewrite_file(root.path, root.file("settings.yaml"), root.source, change)
             except OSError as e:
                 raise _storage_error("settings.yaml", e) from None
             except UnicodeDecodeError:
                 raise MembankError(errors.DB_ERROR, "settings.yaml is not UTF-8 text; fix it by hand first") from None
-            except YAMLError as e:  # a YAML mistake in the file: membank will not guess around it
-                mark = getattr(e, "problem_mark", None)
-                where = f" on line {mark.line + 1}" if mark is not None else ""
-                raise MembankError(errors.DB_ERROR, f"settings.yaml has a YAML error{where}; fix it by hand first "
-                                   "(`membank doctor` shows it)") from None
+            except RewriteError as e:  # a YAML mistake, or a change that would touch other lines: no guessing
+                where = f" (line {e.line})" if e.line is not None else ""
+                raise MembankError(errors.DB_ERROR, f"settings.yaml cannot be changed{where}: {e.message}; fix it by "
+                                   "hand first (`membank doctor` shows it)") from None
             self._settings_cache = None
+            if self.settings()["privacyModeEnabled"]:
+                learn.forget_labels(self)  # what was journalled before privacy mode loses its text now
         return self.settings()
 
     # -- preview -----------------------------------------------------------------------------
@@ -406,6 +482,8 @@ class Bank:
     @_reads
     def preview(self, query_text: str | None = None, document_id: str | None = None) -> dict[str, Any]:
         started = time.perf_counter()
+        payload.check(str | None, query_text, "queryText")  # what the channel checks, for the Python API too
+        payload.check(payload.DocPath | None, document_id, "documentId")
         memory = self.settings()
         document = _doc_path(document_id) if document_id is not None else None
         reasons: list[Reason] = []
@@ -434,15 +512,14 @@ class Bank:
 
     def _semantic(self, vector: Any, query_text: str, document: str | None, memory: dict[str, Any],
                   started: float) -> dict[str, Any]:
-        """Vector neighbours fused with FTS5 matches, eligible memories only."""
+        """Vector neighbours fused with FTS5 matches, eligible memories only: each retriever proposes
+        its best eligible candidates (eligibility before the cut), at least as many as may be kept."""
         match = fts_query(query_text)
+        want = max(CANDIDATES, memory["injectionMaxItems"])
         with self.index.lock:
-            nearest = self.index.nearest(vector, CANDIDATES) if self.index.has_vectors() else []
-            lexical = self.index.lexical(match, CANDIDATES) if match else []
-            keys = self.index.eligible_keys(sorted({r for r, _ in nearest} | {r for r, _ in lexical}), document)
+            nearest, lexical, keys = self.index.candidates(vector if self.index.has_vectors() else None, match or None,
+                                                           want, document)
             eligible = self.index.eligible_count(document)
-            nearest = [(r, d) for r, d in nearest if r in keys]
-            lexical = [(r, s) for r, s in lexical if r in keys]
             chosen = rank_semantic(fuse(nearest, lexical), keys, memory["injectionMaxItems"], memory["injectionTokenBudget"])
             records = self.index.records([h.rowid for h, _ in chosen])  # only the kept ones are decoded
         items = semantic_items_for(chosen, records)
@@ -464,10 +541,38 @@ def _preview(items: list[dict[str, Any]], mode: str, reasons: list[Reason], trun
     }
 
 
-def _check_memory_fields(confidence: Any, metadata: dict[str, Any] | None, prefix: str = "") -> None:
-    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
-                                   or not 0 <= confidence <= 1):
-        raise errors.invalid(prefix or "confidence", "`confidence` must be a number from 0 to 1")
-    for key in metadata or {}:
-        if key in MEMORY_KEYS or not isinstance(key, str) or not ID_RE.fullmatch(key):
-            raise errors.invalid(prefix or "metadata", f"metadata key `{key}` is reserved or not a plain name")
+def _patch_fields(updates: dict[str, Any], body: str | None) -> dict[str, Any]:
+    """The caller's field behind each front-matter change (for naming it in a refusal)."""
+    fields: dict[str, Any] = {} if body is None else {"patch.content": body}
+    for key, value in updates.items():
+        if key not in MEMORY_KEYS:
+            fields.setdefault("patch.metadata", {})[key] = value
+        else:
+            fields["patch.documentId" if key == "document" else f"patch.{key}"] = value
+    return fields
+
+
+def _check_memory_fields(fields: dict[str, Any], prefix: str = "", required: tuple[str, ...] = ()) -> None:
+    """The Python API's checks of the memory fields given (absent or None: not checked, unless
+    `required`), the same the channels make (payload.py: types, sizes, text UTF-8 can carry), and what
+    only a memory needs: a confidence from 0 to 1 and metadata keys that are plain names, not the
+    file's own keys."""
+    for name in required:
+        if fields.get(name) is None:
+            raise errors.invalid(prefix + name, f"`{prefix + name}` is required")
+    for name, tp in MEMORY_FIELD_TYPES.items():
+        if fields.get(name) is not None:
+            payload.check(tp, fields[name], prefix + name)
+    confidence = fields.get("confidence")
+    if confidence is not None and not 0 <= confidence <= 1:
+        raise errors.invalid(prefix + "confidence", "`confidence` must be a number from 0 to 1")
+    for key in fields.get("metadata") or {}:
+        if key in MEMORY_KEYS or not ID_RE.fullmatch(key):
+            raise errors.invalid(prefix + "metadata", f"metadata key `{key[:40]}` is reserved or not a plain name")
+
+
+# The Python API's edge (boundary.py): nothing but a MembankError leaves these methods.
+for _name in ("sync", "status", "diagnostics", "get_memory", "list_memories", "create_memory", "update_memory",
+              "delete_memory", "restore_memory", "ingest_feedback", "clear_preferences", "settings",
+              "embedding_settings", "update_settings", "preview"):
+    setattr(Bank, _name, converting(_name)(getattr(Bank, _name)))

@@ -5,18 +5,17 @@ and not the others."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import types
-import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Callable, Literal, NotRequired, TypedDict
 
 from . import errors
 from .bank import Bank
 from .errors import MembankError
-from .files.project import ProjectError, find_root
+# the bounded field types (payload.py checks them before a handler runs)
+from .payload import Content, DocPath, Id, Most, Tags, TypeName, build
+from .boundary import locate, storage_error
 from .index import IndexError_, StorageError
 
 log = logging.getLogger("membank")
@@ -27,28 +26,28 @@ log = logging.getLogger("membank")
 
 @dataclass(frozen=True)
 class ProjectOpen:
-    path: str
+    path: Annotated[str, Most(chars=4096)]
 
 
 @dataclass(frozen=True)
 class ProjectOnly:
-    projectId: str | None = None
+    projectId: Id | None = None
 
 
 @dataclass(frozen=True)
 class IndexSync:
-    projectId: str | None = None
+    projectId: Id | None = None
     rebuild: bool = False
 
 
 @dataclass(frozen=True)
 class MemoryCreate:
-    type: str
+    type: TypeName
     scope: Literal["project", "document", "global"]
-    content: str
-    projectId: str | None = None
-    documentId: str | None = None
-    tags: list[str] | None = None
+    content: Content
+    projectId: Id | None = None
+    documentId: DocPath | None = None
+    tags: Tags | None = None
     confidence: float | None = None
     evidence: list[Any] | None = None
     metadata: dict[str, Any] | None = None
@@ -57,36 +56,36 @@ class MemoryCreate:
 
 @dataclass(frozen=True)
 class MemoryRef:
-    id: str
-    projectId: str | None = None
+    id: Id
+    projectId: Id | None = None
 
 
 @dataclass(frozen=True)
 class MemoryList:
-    projectId: str | None = None
+    projectId: Id | None = None
     scope: Literal["project", "document", "global"] | None = None
-    type: str | None = None
+    type: TypeName | None = None
     origin: Literal["manual", "learned"] | None = None
     includeDeleted: bool = False
 
 
 @dataclass(frozen=True)
 class MemoryPatch:
-    content: str | None = None
-    type: str | None = None
-    tags: list[str] | None = None
+    content: Content | None = None
+    type: TypeName | None = None
+    tags: Tags | None = None
     confidence: float | None = None
     evidence: list[Any] | None = None
     metadata: dict[str, Any] | None = None
     pinned: bool | None = None
-    documentId: str | None = None
+    documentId: DocPath | None = None
 
 
 @dataclass(frozen=True)
 class MemoryUpdate:
-    id: str
+    id: Id
     patch: MemoryPatch
-    projectId: str | None = None
+    projectId: Id | None = None
     expectedRevision: int | None = None
 
 
@@ -103,25 +102,25 @@ class SettingsPatch:
 @dataclass(frozen=True)
 class SettingsUpdate:
     patch: SettingsPatch
-    projectId: str | None = None
+    projectId: Id | None = None
     scope: Literal["project", "global"] = "project"
 
 
 @dataclass(frozen=True)
 class PreferencesIngest:
-    runId: str
-    skillId: str
+    runId: Id
+    skillId: Id
     action: Literal["accept", "reject", "partial"]
     evidenceRef: str
-    projectId: str | None = None
-    tags: list[str] | None = None
+    projectId: Id | None = None
+    tags: Tags | None = None
 
 
 @dataclass(frozen=True)
 class InjectionPreview:
-    projectId: str | None = None
+    projectId: Id | None = None
     queryText: str | None = None
-    documentId: str | None = None
+    documentId: DocPath | None = None
 
 
 # -- data: what each channel returns in the envelope's `data` (docs/schema/ is generated from these) --
@@ -291,91 +290,6 @@ class PreferencesCleared(TypedDict):
     cleared: int  # learned preferences soft-deleted
 
 
-# -- validation ------------------------------------------------------------------------------
-
-
-def _type_name(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin is Literal:
-        return " or ".join(repr(a) for a in typing.get_args(tp))
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(_type_name(a) for a in typing.get_args(tp) if a is not type(None))
-    if origin is list:
-        return "a list"
-    if origin is dict:
-        return "an object"
-    if dataclasses.is_dataclass(tp):
-        return "an object"
-    return {str: "a string", int: "a whole number", float: "a number", bool: "true or false"}.get(tp, str(tp))
-
-
-def _check(tp: Any, value: Any, where: str) -> Any:
-    origin = typing.get_origin(tp)
-    if tp is Any:
-        return value
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        last: MembankError | None = None
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _check(arg, value, where)
-            except MembankError as e:
-                last = e
-        raise last or errors.invalid(where, f"`{where}` has the wrong type")
-    if origin is Literal:
-        if value in typing.get_args(tp):
-            return value
-        raise errors.invalid(where, f"`{where}` must be {_type_name(tp)}")
-    if origin is list:
-        if not isinstance(value, list):
-            raise errors.invalid(where, f"`{where}` must be a list")
-        (item,) = typing.get_args(tp)
-        return [_check(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise errors.invalid(where, f"`{where}` must be an object")
-        return value
-    if dataclasses.is_dataclass(tp):
-        # a nested object (a patch) arrives as a dict of the keys sent, so null and absent differ
-        checked = build(tp, value, where)
-        return {k: getattr(checked, k) for k in value}
-    ok = {
-        str: lambda v: isinstance(v, str),
-        bool: lambda v: isinstance(v, bool),
-        int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-        float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    }[tp](value)
-    if not ok:
-        raise errors.invalid(where, f"`{where}` must be {_type_name(tp)}")
-    return value
-
-
-def build(cls: type, payload: Any, prefix: str = "") -> Any:
-    """A payload dict as `cls`; INVALID_ARGUMENT names the first wrong field."""
-    if payload is None:
-        payload = {}
-    if not isinstance(payload, dict):
-        raise errors.invalid(prefix or "params", f"`{prefix or 'params'}` must be an object")
-    hints = typing.get_type_hints(cls)
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        where = f"{prefix}.{f.name}" if prefix else f.name
-        if f.name not in payload:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise errors.invalid(where, f"`{where}` is required")
-            continue
-        values[f.name] = _check(hints[f.name], payload[f.name], where)
-    unknown = sorted(set(payload) - {f.name for f in dataclasses.fields(cls)})
-    if unknown:
-        where = f"{prefix}.{unknown[0]}" if prefix else unknown[0]
-        raise errors.invalid(where, f"`{where}` is not a field of this channel")
-    return cls(**values)
-
-
 # -- the registry of open projects -----------------------------------------------------------------
 
 
@@ -387,22 +301,21 @@ class Registry:
         self.banks: dict[str, Bank] = {}
 
     def open(self, path: Path | str, sync: bool = True) -> Bank:
-        try:
-            root = find_root(Path(path))
-        except ProjectError as e:
-            raise MembankError(errors.NOT_FOUND, str(e), {"field": "path"}) from None
+        """The bank of the project at or above `path` (`~` expanded); only MembankError escapes."""
+        root = locate(path)
         for bank in self.banks.values():
             if bank.root == root:
                 return bank
-        try:
-            bank = Bank(root, self.home)
-        except ProjectError as e:
-            raise MembankError(errors.INVALID_ARGUMENT, str(e), {"field": "path"}) from None
+        bank = Bank(root, self.home)
         if bank.info.id in self.banks:
             bank.close()
             raise MembankError(errors.CONFLICT, f"another open project already has the id `{bank.info.id}`")
         if sync:
-            bank.sync()
+            try:
+                bank.sync()  # a busy or broken index is DB_ERROR (boundary.py), never a traceback
+            except MembankError:
+                bank.close()
+                raise
         self.banks[bank.info.id] = bank
         return bank
 
@@ -464,19 +377,37 @@ CHANNELS: dict[str, Channel] = {c.name: c for c in (
 )}
 
 
+# Writes that embed what they write: the model is loaded before they queue for the write lock.
+EMBEDDING_WRITES = frozenset({"index:sync", "memory:create", "memory:update", "memory:delete", "memory:restore",
+                              "memory:preferences:ingest"})
+
+
+def _load_model_first(registry: Registry, payload: Any) -> None:
+    """Load the embedding model outside the write lock: loading takes ~0.4 s, the write ~10 ms, and
+    writers from other processes queue for the lock (lock.py); a bank whose model is loaded, or
+    cannot load, costs nothing here."""
+    try:
+        bank = registry.get(getattr(payload, "projectId", None))
+    except MembankError:
+        return  # the handler says why
+    bank.embedder()
+
+
 def dispatch(registry: Registry, name: str, payload: Any) -> dict[str, Any]:
     """Run one channel; always an envelope, never an exception."""
     channel = CHANNELS.get(name)
     if channel is None:
         return MembankError(errors.NOT_FOUND, f"no channel named `{name}`", {"channel": name}).envelope()
     try:
-        return {"ok": True, "data": channel.handler(registry, build(channel.payload, payload))}
+        checked = build(channel.payload, payload)
+        if name in EMBEDDING_WRITES:
+            _load_model_first(registry, checked)
+        return {"ok": True, "data": channel.handler(registry, checked)}
     except MembankError as e:
         return e.envelope()
-    except (StorageError, IndexError_) as e:  # SQLite failed (busy past its timeout, disk full, damaged file)
-        log.warning("index error in %s: %s", name, e.__class__.__name__)
-        return MembankError(errors.DB_ERROR, f"the index could not be read or written ({e.__class__.__name__}); "
-                            "try again, and run `membank index --rebuild` if it persists").envelope()
+    except (StorageError, IndexError_, OSError) as e:  # SQLite or the disk failed (disk full, damaged file)
+        log.warning("storage error in %s: %s", name, e.__class__.__name__)
+        return storage_error(e).envelope()
     except Exception:  # a bug: say so, keep serving
         log.exception("internal error in %s", name)
         return MembankError(errors.INTERNAL, f"internal error in {name}; this is a bug in membank, see its log").envelope()

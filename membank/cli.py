@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from typing import Any, NoReturn, Optional
 
 import typer
 from rich.console import Console
+from rich.text import Text
 from rich.table import Table
 
 from . import errors
@@ -25,8 +27,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=N
 settings_app = typer.Typer(help="Read or change settings.", invoke_without_command=True)
 app.add_typer(settings_app, name="settings")
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+# markup off: sources, ids and memory text are the writer's own and may hold [brackets]; styles are given as Text
+out = Console(highlight=False, soft_wrap=True, markup=False)
+err = Console(stderr=True, highlight=False, markup=False)
 
 JsonOpt = typer.Option(False, "--json", help="Print the envelope as JSON and nothing else.")
 PathArg = typer.Argument(None, help="A folder in the project (default: the current folder).", show_default=False)
@@ -39,7 +42,7 @@ def _finish(envelope: dict[str, Any], as_json: bool, show: Any = None) -> NoRetu
         sys.stdout.write(json.dumps(envelope, ensure_ascii=False, indent=2) + "\n")
     elif not envelope["ok"]:
         e = envelope["error"]
-        err.print(f"error [{e['code']}]: {e['message']}", markup=False)
+        err.print(f"error [{e['code']}]: {e['message']}")
     elif show is not None:
         show(envelope["data"])
     raise typer.Exit(0 if envelope["ok"] else 1)
@@ -81,11 +84,11 @@ def _memory_view(m: dict[str, Any]) -> None:
     for key in ("id", "type", "scope", "documentId", "origin", "confidence", "tags", "pinned", "revision",
                 "createdAt", "updatedAt", "deletedAt", "source"):
         if m.get(key) not in (None, [], ""):
-            out.print(f"[bold]{key}[/bold]: {m[key]}")
+            out.print(Text.assemble((key, "bold"), f": {m[key]}"))
     if m.get("metadata"):
-        out.print(f"[bold]metadata[/bold]: {json.dumps(m['metadata'], ensure_ascii=False)}")
+        out.print(Text.assemble(("metadata", "bold"), f": {json.dumps(m['metadata'], ensure_ascii=False)}"))
     out.print()
-    out.print(m["content"], markup=False)
+    out.print(m["content"])
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -99,13 +102,15 @@ def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None
     try:
         root.mkdir(parents=True, exist_ok=True)
         info, created = project_files.init(root, name)
+    except MembankError as e:  # a link out of the folder, say
+        _finish(e.envelope(), as_json)
     except (project_files.ProjectError, OSError) as e:
         _finish(MembankError(errors.DB_ERROR, f"could not create .writenow/: {getattr(e, 'strerror', None) or e}").envelope(), as_json)
     data = {"projectId": info.id, "name": info.name, "created": created}
 
     def show(d: dict[str, Any]) -> None:
-        out.print(f"project [bold]{d['name']}[/bold] ({d['projectId']}): "
-                  + (f"{len(d['created'])} files created" if d["created"] else "already set up, nothing changed"))
+        out.print(Text.assemble("project ", (d["name"], "bold"), f" ({d['projectId']}): "
+                                + (f"{len(d['created'])} files created" if d["created"] else "already set up, nothing changed")))
     _finish({"ok": True, "data": data}, as_json, show)
 
 
@@ -140,7 +145,7 @@ def index(path: Optional[Path] = PathArg, rebuild: bool = typer.Option(False, "-
 def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
     """The index's state: counts, last sync, model, problems."""
     def show(d: dict[str, Any]) -> None:
-        out.print(f"[bold]{d['name']}[/bold] ({d['projectId']})")
+        out.print(Text.assemble((d["name"], "bold"), f" ({d['projectId']})"))
         for key, value in d["counts"].items():
             out.print(f"  {key}: {value}")
         out.print(f"  last sync: {d['lastSync']}")
@@ -163,8 +168,7 @@ def doctor(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
         items = envelope["data"]["items"]
         for d in items:
             style = "red" if d["severity"] == "error" else "yellow"
-            out.print(f"[{style}]{d['severity']}[/{style}] {d['source']}:{d['line']}: ", end="")
-            out.print(d["message"], markup=False)
+            out.print(Text.assemble((d["severity"], style), f" {d['source']}:{d['line']}: {d['message']}"))
         out.print("no problems found" if not items else f"{len(items)} problem(s)")
     else:
         _finish(envelope, as_json)
@@ -245,21 +249,31 @@ def edit(memory_id: str = typer.Argument(..., metavar="ID"),
 
 
 def _edit_in_editor(memory_id: str, project: Optional[Path], as_json: bool) -> NoReturn:
+    """`edit ID` with no option: the file in $VISUAL or $EDITOR, on a terminal, then a sync."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if as_json or not editor or not sys.stdin.isatty():
         err.print("nothing to change: give --content, --type, --tag, --confidence, --pin/--unpin or --document "
-                  "(or set $EDITOR to edit the file)")
+                  "(or, on a terminal, set $VISUAL or $EDITOR to edit the file)")
         raise typer.Exit(2)
     registry = _open(project, as_json)
-    envelope = dispatch(registry, "memory:get", {"id": memory_id})
-    if not envelope["ok"]:
-        _finish(envelope, as_json)
-    bank = next(iter(registry.banks.values()))
-    source = envelope["data"]["source"]
-    root = bank.global_ if source.startswith("global:") else bank.project
-    subprocess.call([*editor.split(), str(root.file(root.rel(source) or ""))])
-    bank.sync()
-    registry.close()
+    try:
+        envelope = dispatch(registry, "memory:get", {"id": memory_id})
+        if not envelope["ok"]:
+            _finish(envelope, as_json)
+        bank = next(iter(registry.banks.values()))
+        source = envelope["data"]["source"]
+        root = bank.global_ if source.startswith("global:") else bank.project
+        try:  # shlex: an editor path with spaces may be quoted, as a shell would take it
+            subprocess.call([*shlex.split(editor, posix=os.name != "nt"), str(root.file(root.rel(source) or ""))])
+        except (OSError, ValueError) as e:
+            err.print(f"could not start the editor `{editor}`: {getattr(e, 'strerror', None) or e}")
+            raise typer.Exit(1) from None
+        try:
+            bank.sync()
+        except MembankError as e:
+            _finish(e.envelope(), as_json)
+    finally:
+        registry.close()
     raise typer.Exit(0)
 
 
@@ -279,7 +293,7 @@ def restore(memory_id: str = typer.Argument(..., metavar="ID"), project: Optiona
 def _preview_view(d: dict[str, Any]) -> None:
     diag = d["diagnostics"]
     for reason in diag["reasons"]:
-        err.print(f"note [{reason['code']}]: {reason['message']}", markup=False)
+        err.print(f"note [{reason['code']}]: {reason['message']}")
     if not d["items"]:
         out.print("nothing to inject")
     table = Table(title=f"injection preview ({d['mode']})")
@@ -347,7 +361,11 @@ def settings_set(pairs: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
         if not sep or not dot or section not in ("memory", "embedding"):
             err.print(f"`{pair}` is not KEY=VALUE with KEY like memory.injectionEnabled or embedding.model")
             raise typer.Exit(2)
-        by_section.setdefault(section, {})[name] = yaml.safe_load(raw) if raw.strip() else None
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            value = raw  # not a YAML value: taken as the text typed, which the setting's check then refuses
+        by_section.setdefault(section, {})[name] = value
     scope = "global" if global_ else "project"
     if set(by_section) == {"memory"}:
         _run(project, "memory:settings:update", {"patch": by_section["memory"], "scope": scope}, as_json, _settings_view)
@@ -409,7 +427,7 @@ def watch(path: Optional[Path] = PathArg,
         watcher.start()
         status = watcher.status()
         if not as_json:  # a fallback to polling is said once, by the watcher's log warning
-            err.print(f"watching {bank.info.name} ({status['mode']}, debounce {debounce:g} s); Ctrl-C stops", markup=False)
+            err.print(f"watching {bank.info.name} ({status['mode']}, debounce {debounce:g} s); Ctrl-C stops")
         while not stop.wait(0.5):
             pass
     finally:
@@ -440,7 +458,7 @@ def feedback(action: str = typer.Option(..., "--action", "-a", help="accept, rej
         out.print(f"signal {d['signalKey']}: {d['count']:g} of {d['threshold']}")
         if d.get("learned"):
             out.print(f"learned preference {d['learned']['id']} in {d['learned']['source']}: ", end="")
-            out.print(d["learned"]["content"], markup=False)
+            out.print(d["learned"]["content"])
     _run(project, "memory:preferences:ingest", payload, as_json, show)
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
 import re
+import stat
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,6 +18,8 @@ import numpy as np
 from . import errors
 from .errors import MembankError
 from .files import journal
+from .files.exchange import Changed, fsync_dir, replace_unchanged
+from .files.write import check_inside, free_path, slug
 
 if TYPE_CHECKING:
     from .bank import Bank
@@ -102,6 +108,36 @@ def closest(normalized: str, vector: np.ndarray, phrases: list[tuple[str, str]],
     return best[1] if best else None
 
 
+def worded_from_label(content: str, key: str) -> bool:
+    """Whether a learned file's text is still membank's wording of its signal's label, `Prefer: <label>`
+    or `Avoid: <label>`: the label is the one whose hash is the signal key (the first label heard)."""
+    text = content.strip()
+    polarity = key.split(":", 1)[0]
+    for verb in ("Prefer:", "Avoid:"):
+        if text.startswith(verb):
+            return signal_key(polarity, normalize(text[len(verb):])) == key
+    return False
+
+
+def without_labels(data: bytes) -> bytes:
+    """A journal file's bytes with every label's text (`evidence`) taken out. Lines without one keep
+    their bytes; a damaged line that may hold one is dropped (it never counted anyway)."""
+    out = []
+    for raw in data.split(b"\n"):
+        if b'"evidence"' not in raw:
+            out.append(raw)
+            continue
+        try:
+            value = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            value.pop("evidence", None)
+            out.append(json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+        # anything else holding the word is not an event: dropped too
+    return b"\n".join(out)
+
+
 # -- the flows (thin shells over the bank) ------------------------------------------------------------
 
 
@@ -131,6 +167,8 @@ def ingest(bank: "Bank", fb: Feedback) -> dict[str, Any]:
     if not privacy:
         event["evidence"] = fb.evidence_ref.strip()
     with bank.write_lock, bank.index.lock:  # the index lock too: its reads share one connection
+        if privacy:
+            forget_labels(bank)  # whatever was journalled before privacy mode, no label text stays
         cleared = bank.index.last_event("preferences-cleared")
         key = signal_key(polarity, normalized)
         if reason is None and not privacy:
@@ -145,7 +183,7 @@ def ingest(bank: "Bank", fb: Feedback) -> dict[str, Any]:
         if reason is not None:
             result["reason"] = reason
             return result
-        learned = _learn(bank, key, polarity, threshold, cleared)
+        learned = _learn(bank, key, polarity, threshold, cleared, privacy)
         if learned is not None:
             result["learned"] = learned
         return result
@@ -159,6 +197,71 @@ def clear(bank: "Bank") -> dict[str, Any]:
             bank.delete_memory(memory["id"])
         _append(bank, {"event": "preferences-cleared"})
     return {"cleared": len(learned)}
+
+
+def forget_labels(bank: "Bank") -> list[str]:
+    """Privacy mode: every journal file of the project that still holds a label's text (journalled
+    before privacy mode was on) is rewritten without it; the hashes stay, so every signal keeps its
+    count. Files seen clean before (same size and time) are not read again. Returns the rewritten
+    files' paths under the bank. Only regular files inside the bank are read or written."""
+    root = bank.project
+    folder = root.path / journal.FOLDER
+    try:
+        check_inside(root.path, folder, root.source)
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
+    except (OSError, MembankError):
+        return []  # no journal, or one behind a link out of the bank: nothing of membank's to rewrite
+    done = []
+    for name in names:
+        rel = f"{journal.FOLDER}/{name}"
+        path = folder / name
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if bank.journals_without_labels.get(rel) == (st.st_size, st.st_mtime_ns):
+            continue  # seen without labels, unchanged since: not read again
+        data = _read_plain(path)
+        if data is None:
+            continue
+        stamp, data = data
+        redacted = without_labels(data) if b'"evidence"' in data else data
+        if redacted != data:
+            try:
+                replace_unchanged(path, redacted, data)
+            except Changed:  # edited by hand this instant: the next feedback in privacy mode tries again
+                continue
+            except OSError as e:
+                raise MembankError(errors.DB_ERROR, f"could not take label text out of {root.source(rel)}: "
+                                   f"{e.strerror or e.__class__.__name__}") from None
+            bank._sync_one(root, rel)
+            done.append(rel)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            stamp = (st.st_size, st.st_mtime_ns)
+        bank.journals_without_labels[rel] = stamp
+    return done
+
+
+def _read_plain(path: Path) -> tuple[tuple[int, int], bytes] | None:
+    """((size, mtime), bytes) of a regular file that is not a link; None for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return (st.st_size, st.st_mtime_ns), f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _append(bank: "Bank", event: dict[str, Any]) -> None:
@@ -183,11 +286,16 @@ def _same_signal(bank: "Bank", key: str, normalized: str, polarity: str, since: 
     return closest(normalized, vectors[0], phrases, vectors[1:])
 
 
-def _learn(bank: "Bank", key: str, polarity: str, threshold: int, cleared: str | None) -> dict[str, Any] | None:
+def _learn(bank: "Bank", key: str, polarity: str, threshold: int, cleared: str | None,
+           privacy: bool) -> dict[str, Any] | None:
     """Write or update the learned preference once the signal reaches the threshold.
 
     A learned file the writer deleted (or soft-deleted) comes back only through signals newer
-    than membank's last write of it: the old ones were already heard and turned down."""
+    than membank's last write of it: the old ones were already heard and turned down.
+
+    In privacy mode the text is worded from the tags, whatever the journal heard before, and a
+    learned file still worded from a label (`Prefer: <label>`, written before privacy mode) is
+    reworded when it is updated; a text the writer wrote there is theirs and stays."""
     memory_id = learned_id(key)
     found = bank.index.find("memory", memory_id)
     live = found is not None and found[1]["deletedAt"] is None
@@ -195,21 +303,56 @@ def _learn(bank: "Bank", key: str, polarity: str, threshold: int, cleared: str |
     count, runs, tags = bank.index.signal(key, since)
     if count < threshold:
         return None
-    phrases = dict(bank.index.signal_phrases(polarity, cleared))
-    fields = {"confidence": confidence(count, threshold), "evidence": [f"run:{r}" for r in runs[-20:]], "tags": tags}
+    label = None if privacy else dict(bank.index.signal_phrases(polarity, cleared)).get(key)
+    fields: dict[str, Any] = {"confidence": confidence(count, threshold), "evidence": [f"run:{r}" for r in runs[-20:]],
+                              "tags": tags}
+    if privacy and found is not None and worded_from_label(found[1]["content"], key):
+        fields["content"] = wording(polarity, None, tags)
     try:
         if found is None:
-            memory = bank.create_memory("preference", "project", wording(polarity, phrases.get(key), tags),
+            memory = bank.create_memory("preference", "project", wording(polarity, label, tags),
                                         tags=tags, confidence=fields["confidence"], evidence=fields["evidence"],
                                         metadata={"signal": key}, origin="learned", folder=LEARNED_FOLDER,
                                         memory_id=memory_id)
         else:
+            memory = bank.update_memory(memory_id, fields)  # before the restore: no write holds the old text
             if not live:
-                bank.restore_memory(memory_id)
-            memory = bank.update_memory(memory_id, fields)
+                memory = bank.restore_memory(memory_id)
+            if "content" in fields:
+                memory = _rename_for_privacy(bank, memory)
     except MembankError as e:  # the writer is editing that file right now: the signal still counted
         log.warning("learned preference %s not written: %s", memory_id, e.message)
         return None
     if not live:
         _append(bank, {"event": "learned", "signalKey": key, "memoryId": memory_id})
     return memory
+
+
+def _rename_for_privacy(bank: "Bank", memory: dict[str, Any]) -> dict[str, Any]:
+    """A learned file reworded for privacy mode is renamed too: its name was made from the label's
+    words. The new name comes from the new text, in the same folder; a taken name is never replaced."""
+    root = bank.project
+    rel = root.rel(memory["source"])
+    if rel is None or memory["scope"] == "global":
+        return memory
+    path = root.file(rel)
+    target = free_path(path.parent, slug(memory["content"]))
+    check_inside(root.path, target, root.source)
+    try:
+        try:
+            os.link(path, target)  # fails if the name was taken meanwhile
+            os.unlink(path)
+        except (AttributeError, NotImplementedError, PermissionError):  # no hard links on this file system
+            if target.exists():
+                raise FileExistsError(target.name) from None
+            os.rename(path, target)
+    except OSError as e:
+        log.warning("learned preference %s keeps its file name: %s", memory["id"], e.strerror or e.__class__.__name__)
+        return memory
+    fsync_dir(path.parent)
+    new_rel = target.relative_to(root.path).as_posix()
+    with bank.index.transaction():
+        bank._sync_one(root, rel)
+        bank._sync_one(root, new_rel)
+        bank.index.drop_moved_tombstones([root.source(rel), root.source(new_rel)])  # moved, not removed
+    return bank.get_memory(memory["id"])

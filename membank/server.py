@@ -18,6 +18,7 @@ import json
 import logging
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -41,6 +42,19 @@ INTERNAL_ERROR = -32603  # the server failed before a channel ran (a bug); chann
 SHUTTING_DOWN = -32000  # the server is stopping and takes no new calls
 
 MAX_LINE = 4 * 1024 * 1024  # bytes in one request line; a longer line is refused and skipped
+# After SIGTERM/SIGINT, calls in flight get this long to finish before the process exits regardless (a
+# second signal exits at once); after stdin closes, EOF_WAIT (the app is gone, its last writes finish).
+SIGNAL_WAIT = 10.0
+EOF_WAIT = 60.0
+STOP_WAIT_ENV = "MEMBANK_STOP_WAIT"  # seconds, overriding SIGNAL_WAIT (tests make it short)
+
+
+def _signal_wait() -> float:
+    try:
+        value = float(os.environ.get(STOP_WAIT_ENV, SIGNAL_WAIT))
+    except ValueError:
+        return SIGNAL_WAIT
+    return value if 0 <= value < math.inf else SIGNAL_WAIT
 READ_WORKERS = 4
 
 # Channels that only read: they run concurrently, in a snapshot, and are refused any write
@@ -56,6 +70,53 @@ READS = frozenset({
 
 _OPEN_LANE = "\x00open"  # project:open, one at a time
 _OTHER_LANE = "\x00other"  # writes naming no open project: they fail fast with an envelope
+
+
+# The id of a request that cannot be parsed whole (too large, not valid JSON) is looked for in its
+# first ID_SCAN bytes: a top-level `"id"` before any string that does not end there.
+ID_SCAN = 64 * 1024
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|"|[{}\[\],:]')
+
+
+def request_id(head: bytes) -> Any:
+    """The top-level `id` of a request from the start of its line, read tolerantly; None when the
+    head does not show one (it comes after a long value, say) or it is not a valid id."""
+    text = head.decode("utf-8", errors="replace")
+    depth, key_next, want_value = 0, False, False
+    for m in _TOKEN.finditer(text):
+        token = m.group()
+        if want_value:  # right after `"id":`
+            if token != ":":
+                return None
+            try:
+                value, end = json.JSONDecoder(parse_constant=_no_constants).raw_decode(text, _skip_space(text, m.end()))
+            except (ValueError, RecursionError):
+                return None  # cut off in the head, or not JSON
+            if end >= len(text) and not isinstance(value, str):
+                return None  # it reaches the end of the head: a number may go on after it
+            return value if _valid_id(value) and not isinstance(value, (dict, list)) else None
+        if token == '"':
+            return None  # a string that does not end in the head: what follows cannot be read
+        if token in "{[":
+            depth += 1
+            key_next = token == "{" and depth == 1
+        elif token in "}]":
+            depth -= 1
+            key_next = False
+        elif token == ",":
+            key_next = depth == 1
+        elif token == ":":
+            key_next = False
+        elif depth == 1 and key_next:
+            want_value = token == '"id"'
+            key_next = False
+    return None
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
 
 
 def _valid_id(value: Any) -> bool:
@@ -143,9 +204,10 @@ class Server:
     # -- input ----------------------------------------------------------------------------------
 
     def read_lines(self, fd: int) -> None:
-        """Split what arrives on `fd` into lines and handle each; a line over `max_line` is skipped whole."""
+        """Split what arrives on `fd` into lines and handle each; a line over `max_line` is skipped whole
+        (its first ID_SCAN bytes are kept, to answer with the request's own id)."""
         buf = bytearray()
-        skipping = False
+        skipping: bytes | None = None  # the head of a line being skipped
         while True:
             try:
                 chunk = os.read(fd, 1 << 16)
@@ -153,8 +215,8 @@ class Server:
                 log.warning("cannot read stdin (%s); stopping", e.strerror or e.__class__.__name__)
                 chunk = b""
             if not chunk:
-                if skipping:
-                    self._too_large()
+                if skipping is not None:
+                    self._too_large(skipping)
                 elif buf.strip():
                     self._handle_safely(bytes(buf))
                 break
@@ -162,19 +224,19 @@ class Server:
             while True:
                 end = chunk.find(b"\n", start)
                 if end < 0:
-                    if not skipping:
+                    if skipping is None:
                         buf += chunk[start:]
                         if len(buf) > self.max_line:
-                            skipping = True
+                            skipping = bytes(buf[:ID_SCAN])
                             buf.clear()
                     break
-                if skipping:
-                    skipping = False
-                    self._too_large()
+                if skipping is not None:
+                    self._too_large(skipping)
+                    skipping = None
                 else:
                     buf += chunk[start:end]
                     if len(buf) > self.max_line:
-                        self._too_large()
+                        self._too_large(bytes(buf[:ID_SCAN]))
                     else:
                         self._handle_safely(bytes(buf))
                     buf.clear()
@@ -186,11 +248,13 @@ class Server:
             self.handle(line)
         except Exception:  # a bug here must not stop the reading of stdin
             log.exception("internal error handling a request line")
-            self.error(None, INTERNAL_ERROR, "internal error handling the request; this is a bug in membank, see its log")
+            self.error(request_id(line[:ID_SCAN]), INTERNAL_ERROR,
+                       "internal error handling the request; this is a bug in membank, see its log")
 
-    def _too_large(self) -> None:
-        self.error(None, INVALID_REQUEST, f"the request is larger than {self.max_line // (1024 * 1024)} MiB and was "
-                   "skipped", {"limit": self.max_line})
+    def _too_large(self, head: bytes) -> None:
+        """The reply to a line over the limit: with the request's own id when its head shows it."""
+        self.error(request_id(head), INVALID_REQUEST, f"the request is larger than {self.max_line // (1024 * 1024)} "
+                   "MiB and was skipped", {"limit": self.max_line})
 
     def handle(self, line: bytes) -> None:
         """One line: a protocol error reply, or a call sent to its lane. Never raises."""
@@ -199,7 +263,8 @@ class Server:
         try:
             msg = json.loads(line, parse_constant=_no_constants)
         except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-            self.error(None, PARSE_ERROR, "parse error: the line is not valid JSON in UTF-8")
+            # the id when the line's head shows one (NaN in the params, say), so the app's call ends
+            self.error(request_id(line[:ID_SCAN]), PARSE_ERROR, "parse error: the line is not valid JSON in UTF-8")
             return
         if isinstance(msg, list):
             self.error(None, INVALID_REQUEST, "batch requests are not supported: send one request per line")
@@ -350,15 +415,33 @@ class Server:
         self._stop_reason = self._stop_reason or reason
 
     def serve(self, in_fd: int = 0) -> int:
-        """Serve until stdin closes or stop() is called; then finish every accepted call and return 0."""
+        """Serve until stdin closes or stop() is called; then let accepted calls finish and return 0.
+
+        The wait is bounded (SIGNAL_WAIT, or $MEMBANK_STOP_WAIT, after a signal; EOF_WAIT after stdin
+        closes): a call still running then is abandoned and 1 is returned, and the caller exits the
+        process at once (`run`). Abandoning is safe: file writes are atomic, the index a transaction."""
         reader = threading.Thread(target=self.read_lines, args=(in_fd,), name="membank-stdin", daemon=True)
         reader.start()
         while not self._eof.wait(0.05):
             if self._stop_reason is not None:
                 break
         log.info("stopping: %s", self._stop_reason or "stdin closed")
-        self.shutdown()
-        return 0
+        wait = EOF_WAIT if self._stop_reason is None else _signal_wait()
+        finished = threading.Event()
+
+        def stop_all() -> None:
+            try:
+                self.shutdown()
+            except Exception:
+                log.exception("the server did not shut down cleanly")
+            finally:
+                finished.set()
+
+        threading.Thread(target=stop_all, name="membank-shutdown", daemon=True).start()
+        if finished.wait(wait):
+            return 0
+        log.warning("stopping without waiting further: %d call(s) still running after %g s", self._inflight, wait)
+        return 1
 
     def shutdown(self) -> None:
         """Refuse new calls, let accepted ones finish (writes included) and reply, then stop watchers and close."""
@@ -393,15 +476,38 @@ def run(projects: Iterable[Path | str] = (), *, watch: bool = True, log_level: s
     sys.stdout = sys.stderr
     registry = Registry()
     server = Server(registry, out_fd, watch=watch, debounce=debounce)
+    serving = False
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        name = signal.Signals(signum).name
+        if server._stop_reason is not None:  # asked twice: stop now
+            log.warning("%s again: exiting at once", name)
+            os._exit(1)
+        server.stop(name)
+        if not serving:
+            raise _Stopped(name)  # a project still opening (a long first sync) is abandoned
+
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda n, _frame: server.stop(signal.Signals(n).name))
-    for path in projects:
-        envelope = dispatch(registry, "project:open", {"path": str(path)})
-        if not envelope["ok"]:
-            log.error("cannot open the project %s: %s", path, envelope["error"]["message"])
-            registry.close()
-            return 2
-        server.opened(envelope["data"]["projectId"])
+            signal.signal(signum, on_signal)
+    try:
+        for path in projects:
+            envelope = dispatch(registry, "project:open", {"path": str(path)})
+            if not envelope["ok"]:
+                log.error("cannot open the project %s: %s", path, envelope["error"]["message"])
+                registry.close()
+                return 2
+            server.opened(envelope["data"]["projectId"])
+        serving = True
+    except _Stopped as e:
+        log.info("stopping: %s while opening the projects", e)
+        os._exit(0)  # an open interrupted mid-sync holds the index: nothing to wait for (its transaction rolls back)
     log.info("serving JSON-RPC on stdio; %d project(s) open", len(registry.banks))
-    return server.serve(0)
+    code = server.serve(0)
+    if code != 0:
+        os._exit(code)  # threads still running a call would keep the interpreter from exiting
+    return code
+
+
+class _Stopped(BaseException):
+    """Raised by the signal handler into a project open at start (BaseException: `dispatch` lets it through)."""

@@ -5,16 +5,16 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from .files.parse import parse_card, parse_memory, parse_skill
-from .files.records import Parsed
+from .files.reader import Unreadable, read_regular
+from .files.records import ERROR, Diagnostic, Parsed
 from .files import journal
 from .files.frontmatter import MAX_FILE_BYTES
-from .files.scan import JOURNAL, BankRoot, FileStat, scan
+from .files.scan import JOURNAL, SKIPPED, BankRoot, FileStat, examine, readable_name, scan, shown
 from .embed import Embedder
 from .index.store import FileState, Index, embed_text
 
@@ -72,32 +72,19 @@ def parse_file(root: BankRoot, stat: FileStat, data: bytes, mtime_ns: int) -> Pa
     return parse_skill(data, stat.source, rel)
 
 
-def _read(root: BankRoot, stat: FileStat) -> tuple[bytes, int, int] | None:
-    """The file's bytes with the size and mtime of what was read (not of the earlier stat)."""
-    try:  # os-level calls: a cold index reads every file, and a Python file object costs more than the read
-        fd = os.open(root.file(stat.rel), os.O_RDONLY | getattr(os, "O_BINARY", 0))
+def _read(root: BankRoot, stat: FileStat) -> tuple[bytes, int, int] | str | None:
+    """The file's bytes with the size and mtime of what was read (not of the earlier stat); None when it
+    is gone; why it cannot be read (plain words) when it is there but is no ordinary file or refuses."""
+    # a Markdown file over 1 MiB is refused after reading just enough to know; the journal is
+    # membank's own and read whole, however long a month gets
+    cap = MAX_FILE_BYTES + 1 if stat.section != JOURNAL else None
+    try:
+        data, st = read_regular(root.file(stat.rel), cap)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except OSError:
-        return b"\x00", 0, 0
-    try:
-        st = os.fstat(fd)
-        # a Markdown file over 1 MiB is refused after reading just enough to know; the journal is
-        # membank's own and read whole, however long a month gets
-        cap = MAX_FILE_BYTES + 1 if stat.section != JOURNAL else st.st_size + 1
-        limit = min(st.st_size + 1, cap)
-        chunks, got = [], 0
-        while got < limit:
-            chunk = os.read(fd, limit - got)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks), st.st_size, st.st_mtime_ns
-    except OSError:
-        return b"\x00", 0, 0
-    finally:
-        os.close(fd)
+    except Unreadable as e:
+        return e.message
+    return data, st.st_size, st.st_mtime_ns
 
 
 def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
@@ -108,8 +95,6 @@ def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
     scans = [(root, *scan(root)) for root in roots]
     with index.transaction():
         touched: set[tuple[str, str, str]] = set()
-        link_problems = [d for _, _, problems in scans for d in problems]
-        index.set_link_diagnostics(link_problems)
         plans = [(root, plan(found, index.file_states(root.bank))) for root, found, _ in scans]
         total = sum(len(p.to_read) for _, p in plans)
         done = 0
@@ -126,6 +111,9 @@ def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
                 touched |= index.remove(source, at)
                 report.removed += 1
                 report.changed.append(source)
+        # after the removals, which clear every diagnostic of a source: a file replaced by a link out
+        # (or a FIFO) is removed and refused in the same sync
+        index.set_link_diagnostics([d for _, _, problems in scans for d in problems])
         index.settle_clashes(touched)
         embed_pending(index, embedder)
         report.errors = index.error_count()
@@ -138,6 +126,8 @@ def _apply(index: Index, root: BankRoot, stat: FileStat, known: FileState | None
     got = _read(root, stat)
     if got is None:  # vanished since the scan; the next sync sees it gone
         return set()
+    if isinstance(got, str):
+        return _unreadable(index, root, stat, known, got, report)
     data, size, mtime_ns = got
     digest = content_hash(data)
     index.put_file(stat.source, root.bank, size, mtime_ns, digest)
@@ -154,7 +144,29 @@ def _apply(index: Index, root: BankRoot, stat: FileStat, known: FileState | None
         index.put_events(stat.source, journal.rows(events), tuple(problems))
         return set()
     parsed = parse_file(root, stat, data, mtime_ns)
-    return index.put(root.bank, parsed.record, stat.source, digest, parsed.diagnostics)
+    return index.put(root.bank, parsed.record, stat.source, digest, parsed.diagnostics, parsed.id_line)
+
+
+def _unreadable(index: Index, root: BankRoot, stat: FileStat, known: FileState | None, why: str,
+                report: Report) -> set[tuple[str, str, str]]:
+    """A file that is there but cannot be read (swapped for a FIFO since the scan, no permission): what
+    it held leaves the index and it gets a diagnostic. Its size is stored as -1, so every sync tries
+    again (a permission fixed by chmod changes no size or mtime); the same problem again is no change."""
+    marker = "!" + content_hash(why.encode("utf-8"))
+    index.put_file(stat.source, root.bank, -1, -1, marker)
+    if known is not None and known.hash == marker:
+        report.unchanged += 1
+        return set()
+    report.changed.append(stat.source)
+    if known is None:
+        report.added += 1
+    else:
+        report.updated += 1
+    problem = Diagnostic(stat.source, 1, ERROR, f"{why}; {SKIPPED}")
+    if stat.section == JOURNAL:
+        index.put_events(stat.source, [], (problem,))
+        return set()
+    return index.put(root.bank, None, stat.source, marker, (problem,))
 
 
 def sync_paths(index: Index, root: BankRoot, rels: Iterable[str], embedder: EmbedderSource | None = None) -> Report:
@@ -163,23 +175,21 @@ def sync_paths(index: Index, root: BankRoot, rels: Iterable[str], embedder: Embe
     report = Report()
     rels = sorted(set(rels))
     with index.transaction():
-        known = index.file_states(root.bank, [root.source(rel) for rel in rels])
+        known = index.file_states(root.bank, [root.source(rel) for rel in rels if readable_name(rel)])
         touched: set[tuple[str, str, str]] = set()
         for rel in rels:
-            source = root.source(rel)
-            section = rel.split("/", 1)[0]
-            try:
-                st = os.stat(root.file(rel))
-            except OSError:
-                st = None
-            if st is None or not os.path.isfile(root.file(rel)):
-                if source in known:
-                    touched |= index.remove(source, now_iso())
-                    report.removed += 1
-                    report.changed.append(source)
+            found = examine(root, rel)
+            source = root.source(rel) if readable_name(rel) else None  # never in the index otherwise
+            if isinstance(found, FileStat):
+                index.set_link_diagnostics([], [found.source])
+                touched |= _apply(index, root, found, known.get(found.source), report)
                 continue
-            stat = FileStat(source, rel, section, st.st_size, st.st_mtime_ns)
-            touched |= _apply(index, root, stat, known.get(source), report)
+            # gone, a folder, or refused: what it held leaves the index, and a refusal is reported
+            if source is not None and source in known:
+                touched |= index.remove(source, now_iso())
+                report.removed += 1
+                report.changed.append(source)
+            index.set_link_diagnostics([found] if found is not None else [], [root.source(shown(rel))])
         index.settle_clashes(touched)
         embed_pending(index, embedder)
         report.errors = index.error_count()

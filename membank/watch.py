@@ -158,10 +158,17 @@ def _explain(e: OSError) -> str:
 
 
 def _count_dirs(path: str) -> int:
-    """Folders under `path` (itself included) that a recursive native watch needs, links not followed."""
-    total = 1
-    for top, dirs, _ in os.walk(path, followlinks=False):
-        total += sum(not os.path.islink(os.path.join(top, d)) for d in dirs)
+    """Folders under `path` (itself included) that a recursive native watch needs, links not followed
+    (a list, not os.walk: os.walk recurses, and folders can be nested deeper than the recursion limit)."""
+    total, todo = 0, [path]
+    while todo:
+        folder = todo.pop()
+        total += 1
+        try:
+            with os.scandir(folder) as entries:
+                todo.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
     return total
 
 
@@ -316,8 +323,8 @@ class Watcher:
                 self._check_watches(observer)
                 self._mode = "native"
                 return observer
-            except OSError as e:
-                reason = _explain(e)
+            except (OSError, RecursionError) as e:  # RecursionError: watchdog walks folders recursively
+                reason = _explain(e) if isinstance(e, OSError) else "the folders are nested too deeply for native events"
                 self._tracks_close = False
                 if observer is not None:
                     try:
@@ -327,8 +334,12 @@ class Watcher:
                     except Exception:
                         pass
         polling = PollingObserver(timeout=self.poll_interval)
-        self._schedule(polling)
-        polling.start()
+        try:
+            self._schedule(polling)
+            polling.start()
+        except RecursionError:
+            raise OSError(errno.ELOOP, "the folders are nested too deeply to be watched (about 900 levels at most); "
+                          "run `membank index` after changes") from None
         self._mode = "polling"
         self._note = f"watching by polling every {self.poll_interval:g} s: {reason}"
         log.warning("membank watch: %s", self._note)

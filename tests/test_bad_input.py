@@ -17,12 +17,16 @@ from typing import Any, Iterator
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import membank
 from membank.bank import Bank
 from membank.cli import app
 from membank.files import project
+from membank.files.frontmatter import MAX_DEPTH, TooComplex, load_yaml
+from membank.files.parse import ID_RE, path_id
 
 BAD = Path(__file__).resolve().parent.parent / "fixtures" / "bad"
 NOT_CORPUS = {"expected.yaml", ".gitattributes"}
@@ -45,12 +49,22 @@ def _huge(path: Path) -> None:
     path.write_text(f"---\ntype: note\n---\n{body}", "utf-8")
 
 
+def real_path(path: str) -> str:
+    """A corpus path as it is on disk: the citation's `\\xff` is the byte 0xff in the name."""
+    return path.replace("\\xff", os.fsdecode(b"\xff"))
+
+
 def build(base: Path) -> tuple[Path, Path]:
     """A fresh project (`membank init`) with the corpus copied into its `.writenow/`; returns (root, global home)."""
-    root, home, outside = base / "novel", base / "home", base / "outside"
+    root, home = base / "novel", base / "home"
     root.mkdir(parents=True)
     project.init(root, "bad")
-    bank_dir = root / ".writenow"
+    populate(root / ".writenow", home, base / "outside")
+    return root, home
+
+
+def populate(bank_dir: Path, home: Path, outside: Path) -> None:
+    """Put the corpus into a project's `.writenow/` and a global bank (`outside` gets the files links lead to)."""
     for rel in committed():
         dest = home / rel[len("global/"):] if rel.startswith("global/") else bank_dir / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -60,8 +74,10 @@ def build(base: Path) -> tuple[Path, Path]:
     (outside / "secret.md").write_text(secret, "utf-8")
     (outside / "drafts" / "ch01-notes.md").write_text(secret, "utf-8")
     for case in CASES:
-        dest = bank_dir / case["path"]
+        dest = bank_dir / real_path(case["path"])
         make = case.get("make")
+        if make:
+            dest.parent.mkdir(parents=True, exist_ok=True)
         if make == "huge":
             _huge(dest)
         elif make == "link-out":
@@ -70,7 +86,20 @@ def build(base: Path) -> tuple[Path, Path]:
             os.symlink(outside / "drafts", dest, target_is_directory=True)
         elif make == "folder-link-in":
             os.symlink(bank_dir / "world", dest, target_is_directory=True)
-    return root, home
+        elif make == "fifo":
+            os.mkfifo(dest)
+        elif make == "link-to-fifo":
+            os.mkfifo(bank_dir / "pipe-target.md")  # inside the bank, outside every section
+            os.symlink(bank_dir / "pipe-target.md", dest)
+        elif make == "link-loop":
+            os.symlink(dest.name, dest)
+        elif make == "folder-loop":
+            os.symlink(".", dest, target_is_directory=True)
+        elif make == "bad-name-file":
+            dest.write_text("---\ntype: note\n---\nA note whose name is not UTF-8.\n", "utf-8")
+        elif make == "bad-name-folder":
+            dest.mkdir()
+            (dest / "kept.md").write_text("---\ntype: note\n---\nA note in a folder whose name is not UTF-8.\n", "utf-8")
 
 
 def indexed_sources(bank: Bank) -> set[str]:
@@ -146,8 +175,8 @@ def test_every_other_file_is_still_indexed(corpus: Corpus) -> None:
     listed = {source_of(c["path"]) for c in CASES}
     good = [f".writenow/{p.relative_to(corpus.root / '.writenow').as_posix()}"
             for section in SECTIONS for p in (corpus.root / ".writenow" / section).rglob("*.md")
-            if not any(parent.is_symlink() for parent in p.parents) and not p.is_symlink()]
-    good = [s for s in good if s not in listed]
+            if not any(parent.is_symlink() for parent in p.parents) and not p.is_symlink() and not p.is_dir()]
+    good = [s for s in good if s not in listed and s.isprintable() and s == s.encode("utf-8", "replace").decode()]
     assert good, "the template's files should be in the project"
     with_problems = {d["source"] for d in corpus.diagnostics}
     for source in good:
@@ -182,6 +211,13 @@ def test_wrong_values_fall_back_to_defaults(corpus: Corpus) -> None:
     assert memory("memories/notes/duplicate-id-a.md")["id"] == "m-lamp-oil"
     assert memory("global/memories/document-scope-in-global.md")["scope"] == "global"
     assert memory("memories/notes/blank-line-before-front-matter.md")["content"].startswith("---")
+    assert memory("memories/facts/updated-year-999.md")["updatedAt"] == "0999-06-01T00:00:00Z"
+    assert memory("memories/facts/updated-past-9999-in-utc.md")["updatedAt"] == "2026-01-05T09:00:00Z"  # created
+    assert memory("memories/facts/created-before-year-1-in-utc.md")["createdAt"] is None
+    assert memory("memories/notes/infinite-number.md")["metadata"] == {"weight": None}
+    assert memory("memories/notes/merge-key.md")["metadata"]["scene"] == {"mood": "grim", "pace": "fast"}
+    derived = memory("memories/notes/my lamp note.md")["id"]  # the path has spaces: a valid id is made from it
+    assert ID_RE.fullmatch(derived) and derived.startswith("notes/my-lamp-note-"), derived
     # BOM and CRLF are read as if they were not there
     assert memory("memories/preferences/bom-notepad.md")["content"] == "Short sentences in action scenes."
     assert memory("memories/facts/crlf-windows.md")["content"] == "The Teeth are three rocks off the harbour mouth."
@@ -351,3 +387,48 @@ def test_settings_problems_name_the_key_and_line(text: str | bytes, line: int, m
     assert [(p.line, p.severity) for p in problems] == [(line, "error")], problems
     assert message.lower() in problems[0].message.lower()
     assert "injectionMaxItems" not in found["memory"]  # a wrong value is left out: the default applies
+
+
+# -- what one file may cost: depth and aliases ------------------------------------------------------------
+
+
+def _nest(depth: int, kinds: list[bool]) -> Any:
+    """A value `depth` collections deep: lists or one-key mappings, as `kinds` says level by level."""
+    value: Any = "leaf"
+    for level in range(depth):
+        value = [value, level] if kinds[level % len(kinds)] else {"k": value}
+    return value
+
+
+@settings(max_examples=150, deadline=None)
+@given(depth=st.integers(1, 90), kinds=st.lists(st.booleans(), min_size=1, max_size=5),
+       flow=st.sampled_from([None, True, False]))
+def test_front_matter_deeper_than_the_limit_is_always_refused(depth: int, kinds: list[bool], flow: bool | None) -> None:
+    """However it is written (block, flow or mixed), nesting up to MAX_DEPTH loads and one more level is
+    refused: the shortcut that skips the depth check for small texts never lets a deep one through."""
+    text = yaml.safe_dump({"x": _nest(depth, kinds)}, default_flow_style=flow, width=10_000)
+    if depth + 1 <= MAX_DEPTH:  # the top mapping is one level
+        assert load_yaml(text) == {"x": _nest(depth, kinds)}
+    else:
+        with pytest.raises(TooComplex, match="nested more than"):
+            load_yaml(text)
+
+
+def test_aliases_are_shared_until_they_expand_too_far() -> None:
+    ok = "base: &b {mood: grim}\nscenes: [*b, *b, *b]\n"
+    assert load_yaml(ok)["scenes"] == [{"mood": "grim"}] * 3
+    laughs = "".join(f"{c}: &{c} [" + ",".join([f"*{p}"] * 9 if p else ['"lol"'] * 9) + "]\n"
+                     for p, c in zip([None, *"abcdefgh"], "abcdefghi"))
+    with pytest.raises(TooComplex, match="repeat more than 2 MiB"):
+        load_yaml(laughs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(path=st.text(min_size=1, max_size=260).filter(lambda p: "\x00" not in p))
+def test_every_path_gives_a_valid_id(path: str) -> None:
+    """A file without `id:` takes its id from its path; when the path is not a valid id, one is made from it."""
+    made = path_id(path)
+    assert ID_RE.fullmatch(made), (path, made)
+    assert made == path_id(path)
+    if ID_RE.fullmatch(path):
+        assert made == path  # every path that already was a valid id keeps it

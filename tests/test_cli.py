@@ -133,3 +133,17 @@ def test_feedback_learns_through_the_cli(sample: Path, home: Path) -> None:
     assert "learned preference m-learned-prefer-" in result.stdout
     bad = membank("feedback", "--action", "love", "--evidence", "x", "--json", cwd=sample, home=home)
     assert bad.returncode == 1 and json.loads(bad.stdout)["error"]["details"]["field"] == "action"
+
+
+def test_brackets_in_sources_and_text_print_as_written(sample: Path, home: Path) -> None:
+    """A writer's file names and text are never read as terminal markup ([/x] would be a closing tag)."""
+    folder = sample / ".writenow" / "memories" / "note" / "["
+    folder.mkdir(parents=True)
+    (folder / "x].md").write_text("---\ntype: [unclosed\n---\nA [/bold] note.\n", "utf-8")
+    (sample / ".writenow" / "memories" / "note" / "[red]y.md").write_text("Text with [/i] in it.\n", "utf-8")
+    doctor = membank("doctor", cwd=sample, home=home)
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr
+    assert "memories/note/[/x].md:2" in doctor.stdout
+    listed = membank("list", cwd=sample, home=home)
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr
+    assert "[/i]" in listed.stdout and "note/[red]y" in listed.stdout

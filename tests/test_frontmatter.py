@@ -81,3 +81,10 @@ def test_typical_front_matter_takes_the_fast_path() -> None:
     fast = _load_flat(text)
     assert fast is not None and _normal(fast) == _normal(yaml.safe_load(text))
     assert load_yaml(text)["evidence"] == ["run:r1"]
+
+
+def test_a_bare_equals_sign_is_text() -> None:
+    """YAML 1.1 tags a plain `=` as a "value"; a writer means the text, in a scalar or a list."""
+    from membank.files.frontmatter import load_yaml
+
+    assert load_yaml("mood: =\nmarks: [=, x]\n") == {"mood": "=", "marks": ["=", "x"]}

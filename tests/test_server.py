@@ -273,7 +273,7 @@ def _error(server: Sidecar, raw: bytes) -> dict[str, Any]:
 
 @pytest.mark.parametrize("raw, code", [
     (b"this is not json\n", PARSE_ERROR),
-    (b'{"jsonrpc": "2.0", "id": 1, "method": \n', PARSE_ERROR),
+    (b'{"jsonrpc": "2.0", "method": \n', PARSE_ERROR),
     (b"\xff\xfe\x00 not utf-8\n", PARSE_ERROR),
     (b"[" * 100_000 + b"\n", PARSE_ERROR),  # nesting deep enough to break a recursive parser
     (b"42\n", INVALID_REQUEST),
@@ -326,15 +326,34 @@ def test_a_ten_megabyte_line_is_refused_and_the_next_one_served(shared: Sidecar)
     big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "memory:create",
                       "params": {"type": "note", "scope": "project", "content": "x" * 10_000_000}}).encode()
     reply = _error(shared, big + b"\n")
-    assert reply["id"] is None and reply["error"]["code"] == INVALID_REQUEST
+    assert reply["id"] == 1 and reply["error"]["code"] == INVALID_REQUEST  # the id, read from the line's head
     assert shared.ok("index:status")["counts"]["memories"] > 0
     _error(shared, b"y" * 10_000_000 + b"\n")  # not JSON either: still one error, still serving
     assert shared.ok("index:status")
     # and a line just under the limit is read whole: valid JSON, so it is served (its field is refused)
     near = json.dumps({"jsonrpc": "2.0", "id": "near", "method": "memory:get",
-                       "params": {"id": "z" * 3_000_000, "pad": 1}}).encode()
+                       "params": {"id": "m-x", "pad": "z" * 3_000_000}}).encode()
     shared.send_raw(near + b"\n")
     assert shared.reply("near")["result"]["error"]["details"]["field"] == "pad"
+
+
+@pytest.mark.parametrize("head, id_", [
+    (b'{"jsonrpc": "2.0", "id": 42, "method": "memory:create", "params": {"content": "', 42),
+    (b'{"id": "call-7", "jsonrpc": "2.0", "method": "memory:create", "params": {"content": "', "call-7"),
+    (b'{"jsonrpc": "2.0", "method": "memory:update", "params": {"id": "m-1", "patch": {"content": "', None),
+    (b'{"jsonrpc": "2.0", "method": "memory:create", "params": {"content": "', None),  # the id is past the head
+])
+def test_an_oversized_line_is_answered_with_its_own_id_when_its_head_shows_it(shared: Sidecar, head: bytes,
+                                                                             id_: Any) -> None:
+    line = head + b"x" * 5_000_000 + b'"}, "id": 99}\n'
+    reply = _error(shared, line)
+    assert reply["id"] == id_ and reply["error"]["code"] == INVALID_REQUEST  # never another request's id (m-1)
+    assert shared.ok("index:status")
+
+
+def test_a_line_that_is_not_json_is_answered_with_its_id_when_it_can_be_read(shared: Sidecar) -> None:
+    reply = _error(shared, b'{"jsonrpc": "2.0", "id": 5, "method": "memory:get", "params": {"id": NaN}}\n')
+    assert reply["id"] == 5 and reply["error"]["code"] == PARSE_ERROR
 
 
 def test_ids_are_echoed_and_notifications_get_no_reply(sidecar: Sidecar) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,11 @@ import yaml
 
 MAX_FILE_BYTES = 1024 * 1024
 BOM = "\ufeff"
+# What one file's front matter may cost, however it is written: nesting depth, and its size once
+# every alias is expanded (aliases are shared when loaded, but copied by every later step: JSON,
+# metadata, the index). Without aliases a 1 MiB file stays far below MAX_EXPANDED.
+MAX_DEPTH = 64
+MAX_EXPANDED = 2 * MAX_FILE_BYTES  # characters of scalar text, plus one per node
 
 try:  # the C loader is ~10x faster; pure Python is the fallback where libyaml is missing
     _BaseLoader: type = yaml.CSafeLoader
@@ -23,9 +29,14 @@ class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
     """SafeLoader that refuses duplicate keys: YAML would silently keep the last one."""
 
 
+_MERGE = "tag:yaml.org,2002:merge"
+
+
 def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
+        if key_node.tag == _MERGE:
+            continue  # `<<: *defaults` merges a mapping in (SafeLoader's flatten_mapping does it)
         if isinstance(key_node, yaml.ScalarNode) and key_node.tag == "tag:yaml.org,2002:str":
             key = key_node.value  # the common case, without building the key twice
         else:
@@ -57,14 +68,87 @@ def _construct_timestamp(loader: Any, node: yaml.ScalarNode) -> Any:
 _Loader.construct_mapping_plain = _BaseLoader.construct_mapping  # type: ignore[attr-defined]
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+# YAML 1.1 resolves a bare `=` to a "value" tag SafeLoader cannot build; a writer means the text "="
+_Loader.add_constructor("tag:yaml.org,2002:value", lambda loader, node: loader.construct_scalar(node))
 
 
 def load_yaml(text: str) -> Any:
-    """Safe YAML (no object construction) that refuses duplicate keys and keeps impossible dates as text."""
+    """Safe YAML (no object construction) that refuses duplicate keys and keeps impossible dates as text.
+
+    Bounded: nesting deeper than MAX_DEPTH, an alias inside its own anchor, or aliases expanding past
+    MAX_EXPANDED raise TooComplex before anything is built."""
     fast = _load_flat(text)
     if fast is not None:
         return fast
+    if _may_be_costly(text):
+        check_shape(text)
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+def _may_be_costly(text: str) -> bool:
+    """False when `text` can be neither deep nor expanded, so check_shape (a quarter of a load) is skipped.
+    Every collection starts at its own [, {, -, ? or `:` (a block mapping at its first key), so fewer of
+    those than MAX_DEPTH bound the depth; without * there is no alias, and without aliases the loaded
+    size stays within twice the text's (1 MiB at most), under MAX_EXPANDED."""
+    return "*" in text or sum(text.count(c) for c in "[{-?:") >= MAX_DEPTH
+
+
+class TooComplex(yaml.YAMLError):
+    """YAML that would cost too much to load; `line` is 0-based in the text, `message` plain words."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+_STARTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_ENDS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def check_shape(text: str) -> None:
+    """Walk the YAML's events (libyaml's parser keeps its own stack: no recursion, however deep) and
+    refuse, before PyYAML composes a node (its composer recurses in C, and 300,000 nested [ crash the
+    process), what is nested too deeply or would grow too large once its aliases are expanded (the
+    "billion laughs": 381 bytes that expand to gigabytes). Syntax errors raise as yaml.load would."""
+    sizes: dict[str, int] = {}  # anchor -> its expanded size
+    open_: list[list[Any]] = []  # the collections being read: [expanded size so far, anchor]
+    total = 0
+
+    def add(size: int, line: int) -> None:
+        nonlocal total
+        if open_:
+            open_[-1][0] += size
+            grown = open_[-1][0]
+        else:
+            total += size
+            grown = total
+        if grown > MAX_EXPANDED:
+            raise TooComplex(line, f"its aliases (values starting with *) repeat more than "
+                             f"{MAX_EXPANDED // (1024 * 1024)} MiB of text; write the values out, or use fewer aliases")
+
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        line = event.start_mark.line if event.start_mark is not None else 0
+        if isinstance(event, _STARTS):
+            if len(open_) >= MAX_DEPTH:
+                raise TooComplex(line, f"values are nested more than {MAX_DEPTH} levels deep here; "
+                                 "front matter should be flat `key: value` lines or short lists")
+            open_.append([1, event.anchor])
+        elif isinstance(event, _ENDS):
+            size, anchor = open_.pop()
+            if anchor is not None:
+                sizes[anchor] = size
+            add(size, line)
+        elif isinstance(event, yaml.ScalarEvent):
+            size = 1 + len(event.value)
+            if event.anchor is not None:
+                sizes[event.anchor] = size
+            add(size, line)
+        elif isinstance(event, yaml.AliasEvent):
+            if any(anchor == event.anchor for _, anchor in open_):
+                raise TooComplex(line, f"the alias *{event.anchor} is used inside its own anchor "
+                                 f"&{event.anchor}, so the value would contain itself; write the value out")
+            add(sizes.get(event.anchor, 1), line)  # an unknown anchor: yaml.load says so
 
 
 # -- the fast path: most front matter is flat `key: value` lines --------------------------------------
@@ -156,6 +240,14 @@ def _load_flat(text: str) -> dict[str, Any] | None:
 
 def yaml_problem(e: Exception, text: str, first_line: int) -> tuple[int, str]:
     """A YAML error in `text` (which starts on file line `first_line`) as (file line, plain words for a writer)."""
+    if isinstance(e, TooComplex):
+        return first_line + e.line, e.message
+    if isinstance(e, ValueError) and "digits" in str(e):  # Python's limit on int("…4,301 digits…")
+        long = re.search(r"[0-9_]{4301}", text)
+        line = first_line + (text.count("\n", 0, long.start()) if long else 0)
+        return line, "a number has more digits than membank reads (4300); put it in quotes to keep it as text"
+    if isinstance(e, RecursionError):
+        return first_line, "values are nested too deeply; front matter should be flat `key: value` lines"
     if not isinstance(e, yaml.MarkedYAMLError):
         return first_line, f"a value cannot be read ({e})"
     problem, context = e.problem or "", e.context or ""
@@ -179,7 +271,7 @@ def yaml_problem(e: Exception, text: str, first_line: int) -> tuple[int, str]:
     if context.startswith("while scanning a simple key"):
         return line, ("this line is not a `key: value` line; add the key and a colon, "
                       "or start it with # to make it a comment")
-    if char == "\t" or "tab" in problem:
+    if char == "\t" or "tab character" in problem or "'\\t'" in problem:  # not "unconstructable"
         return line, "this line is indented with a tab; YAML needs spaces for indentation"
     if "mapping values are not allowed" in problem:
         return line, ("this line has a second `: ` that YAML cannot read; if the value contains a colon, put the "
@@ -192,7 +284,18 @@ def yaml_problem(e: Exception, text: str, first_line: int) -> tuple[int, str]:
         return line, "markers starting with ! (like !!python/object) are not allowed; write a plain value"
     if "undefined alias" in problem:
         return line, "a value starting with * is read as a YAML alias; put the whole value in quotes"
+    if "recursive" in problem:
+        return line, "a value refers to itself through an alias (*); write the value out"
+    if "for merging" in problem:
+        return line, "`<<:` merges only a mapping or a list of mappings; write the keys out instead"
     return line, problem or context or "YAML cannot read it"
+
+
+def yaml_lead(e: Exception, what: str) -> str:
+    """How a YAML problem's message starts: valid YAML that membank refuses is not called invalid."""
+    if isinstance(e, (TooComplex, RecursionError)) or (isinstance(e, ValueError) and "digits" in str(e)):
+        return f"membank cannot read {what}"
+    return f"{what} is not valid YAML"
 
 
 class FrontMatterError(Exception):
@@ -246,7 +349,7 @@ def _load_yaml(fm_text: str) -> Any:
         return load_yaml(fm_text)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as e:
         line, problem = yaml_problem(e, fm_text, 2)
-        raise FrontMatterError(line, f"the front matter is not valid YAML: {problem}") from None
+        raise FrontMatterError(line, f"{yaml_lead(e, 'the front matter')}: {problem}") from None
 
 
 _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE)
@@ -287,7 +390,8 @@ def split(text: str) -> Document:
 
 
 def iso(value: Any) -> str | None:
-    """A YAML date/time or ISO string as `YYYY-MM-DDTHH:MM:SSZ` (UTC); None if it is not a time."""
+    """A YAML date/time or ISO string as `YYYY-MM-DDTHH:MM:SSZ` (UTC); None if it is not a time, or
+    not one that exists in UTC (9999-12-31T23:59:59-05:00 is past year 9999 there)."""
     if isinstance(value, dt.datetime):
         moment = value
     elif isinstance(value, dt.date):
@@ -300,17 +404,25 @@ def iso(value: Any) -> str | None:
     else:
         return None
     if moment.tzinfo is not None:
-        moment = moment.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+        try:
+            moment = moment.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        except (OverflowError, ValueError):
+            return None
+    # by hand, not strftime: %Y gives "999", not "0999", on glibc, and ISO readers refuse that
+    text = (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+            f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}")
     if moment.microsecond:
         text += f".{moment.microsecond:06d}".rstrip("0")
     return text + "Z"
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
 def iso_to_micros(value: str) -> int:
-    """An `iso()` string as microseconds since the epoch, for ordering."""
+    """An `iso()` string as microseconds since the epoch, for ordering (exact, years 1 to 9999)."""
     moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return int(moment.timestamp() * 1_000_000)
+    return (moment - _EPOCH) // dt.timedelta(microseconds=1)
 
 
 def jsonable(value: Any) -> Any:
@@ -323,6 +435,6 @@ def jsonable(value: Any) -> Any:
         return iso(value)
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
-    if isinstance(value, float) and value != value:  # NaN is not JSON
+    if isinstance(value, float) and not math.isfinite(value):  # NaN and .inf are not JSON
         return None
     return value

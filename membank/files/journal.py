@@ -5,11 +5,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import DB_ERROR, MembankError
 from .records import WARNING, Diagnostic
+from .scan import PROJECT_PREFIX
+from .write import Cite, check_inside, make_folder
 
 FOLDER = "journal"
 
@@ -26,15 +30,23 @@ def now_precise() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def append(bank_folder: Path, event: dict[str, Any]) -> str:
-    """Append one event as one line (a single write, then fsync); returns the journal file's path under the bank."""
+def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PROJECT_PREFIX + rel) -> str:
+    """Append one event as one line (a single write, then fsync); returns the journal file's path under the bank.
+
+    Refused (a MembankError, nothing written) when a link leads the journal out of the bank or the
+    month's file is not a regular file."""
     at = event.setdefault("at", now_precise())
     rel = f"{FOLDER}/{at[:7]}.jsonl"
     path = bank_folder / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(event, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    make_folder(bank_folder, path.parent, cite)
+    check_inside(bank_folder, path, cite)  # the month's file may itself be a link
+    # O_NONBLOCK: a FIFO planted under the name must not hang the write; it is refused below
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise MembankError(DB_ERROR, f"could not write the journal: {cite(rel)} is not a regular file; nothing "
+                               "was written (remove it)", {"source": cite(rel)})
         if os.fstat(fd).st_size and not _ends_with_newline(fd):
             line = b"\n" + line  # a torn last line stays alone on its line; it is skipped when read
         os.write(fd, line)
@@ -60,10 +72,10 @@ def read(data: bytes, source: str) -> tuple[list[Event], list[Diagnostic]]:
             continue
         last = number == len(lines)  # no newline after it: it was never finished
         try:
-            value = json.loads(raw.decode("utf-8"))
-            if not isinstance(value, dict) or not isinstance(value.get("event"), str):
+            value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+            if not _well_formed(value):
                 raise ValueError("not an event")
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             # a warning either way: a torn line stays torn after later appends, and the writer has
             # nothing to fix in membank's own log
             what = "was cut off (membank stopped while writing it)" if last else "is cut off or damaged"
@@ -71,6 +83,40 @@ def read(data: bytes, source: str) -> tuple[list[Event], list[Diagnostic]]:
             continue
         events.append(Event(source, number, value))
     return events, problems
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number membank writes")  # NaN, Infinity: a damaged line
+
+
+# Each field the index takes from an event, and the values membank itself writes there
+_OPTIONAL_TEXT = ("at", "signalKey", "runId", "evidence", "skillId", "memoryId")
+
+
+def _well_formed(value: Any) -> bool:
+    """An event as membank writes it: a line with another shape is damaged, never half-counted
+    (a NaN or text weight would poison every later sum for its signal)."""
+    if not isinstance(value, dict) or not isinstance(value.get("event"), str):
+        return False
+    if any(value.get(k) is not None and not _text(value[k]) for k in _OPTIONAL_TEXT):
+        return False
+    weight = value.get("weight")
+    if weight is not None and (isinstance(weight, bool) or not isinstance(weight, (int, float))
+                               or not 0 <= weight <= 1):
+        return False  # membank writes 1 or 0.5; NaN and infinities fail the comparison, huge ints too
+    tags = value.get("tags")
+    return tags is None or (isinstance(tags, list) and all(_text(t) for t in tags))
+
+
+def _text(value: Any) -> bool:
+    """Text the index can store: a `\\ud800` escape in JSON gives a string UTF-8 cannot carry."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 COUNTED = ("feedback", "preferences-cleared", "learned")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 from typing import Any, Callable
 
@@ -61,6 +62,11 @@ class _Reader:
         return self.get(key, _as_words, (), "a list of words, like [style, tone]", "it is ignored")
 
     def time(self, key: str, instead: str = "it is ignored") -> str | None:
+        value = self.doc.meta.get(key)
+        if isinstance(value, dt.datetime) and value.tzinfo is not None and iso(value) is None:
+            self.report(key, f"`{key}` is {value.isoformat()}, which falls outside the years 1 to 9999 once its "
+                        f"time zone is applied (membank keeps times in UTC); {instead}")
+            return None
         return self.get(key, iso, None, "a date and time like 2026-11-21T10:00:00Z", instead)
 
     def mapping_list(self, key: str, example: str) -> tuple[dict[str, Any], ...]:
@@ -161,10 +167,25 @@ def _read_document(data: bytes, source: str) -> tuple[Document | None, list[Diag
     return doc, []
 
 
+_NOT_ID = re.compile(r"[^A-Za-z0-9._/-]+")
+
+
+def path_id(path: str) -> str:
+    """The id of a file without `id:`: its path without .md when that is a valid id (`style/short`).
+    Otherwise (`notes/my note`, `notes/林默`, a path over 200 characters) a valid id made from it:
+    every run of other characters becomes -, and 6 hex digits of the path's hash keep names that
+    would otherwise meet apart (`notes/my-note-1f2e3d`). The same path always gives the same id."""
+    if ID_RE.fullmatch(path):
+        return path
+    digest = hashlib.blake2b(path.encode("utf-8", "surrogatepass"), digest_size=3).hexdigest()
+    slug = _NOT_ID.sub("-", path).lstrip("-._/")[:200 - 1 - len(digest)].rstrip("-")
+    return f"{slug}{'' if not slug or slug.endswith('/') else '-'}{digest}"  # notes/林默 -> notes/657106
+
+
 def _check_id(reader: _Reader, fallback: str) -> str | None:
     raw = reader.doc.meta.get("id")
     if raw is None:
-        return fallback
+        return path_id(fallback)
     if isinstance(raw, (bool, list, dict)) or not ID_RE.fullmatch(str(raw)):
         reader.report("id", f"`id` should use only letters, digits and . _ / -, starting with a letter or digit, "
                       f"not {_show(raw)}; {SKIPPED}")
@@ -172,8 +193,15 @@ def _check_id(reader: _Reader, fallback: str) -> str | None:
     return str(raw)
 
 
+def _id_line(doc: Document) -> int:
+    return doc.key_line("id") if doc.meta.get("id") is not None else 1
+
+
 def mtime_iso(mtime_ns: int) -> str:
-    moment = dt.datetime.fromtimestamp(mtime_ns / 1e9, tz=dt.timezone.utc)
+    try:
+        moment = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=mtime_ns // 1000)
+    except OverflowError:  # a file dated past year 9999 (or before year 1) by a broken clock or tool
+        return "1970-01-01T00:00:00Z"
     return iso(moment) or "1970-01-01T00:00:00Z"
 
 
@@ -230,7 +258,7 @@ def parse_memory(data: bytes, source: str, rel: str, bank: str, mtime_ns: int) -
         content=content,
         source=source,
     )
-    return Parsed(memory, tuple(r.diagnostics))
+    return Parsed(memory, tuple(r.diagnostics), _id_line(doc))
 
 
 def parse_card(data: bytes, source: str, section: str, rel: str, mtime_ns: int) -> Parsed:
@@ -275,7 +303,7 @@ def parse_card(data: bytes, source: str, section: str, rel: str, mtime_ns: int) 
         content=doc.body,
         source=source,
     )
-    return Parsed(card, tuple(r.diagnostics))
+    return Parsed(card, tuple(r.diagnostics), _id_line(doc))
 
 
 def parse_skill(data: bytes, source: str, rel: str) -> Parsed:
@@ -291,4 +319,4 @@ def parse_skill(data: bytes, source: str, rel: str) -> Parsed:
         return Parsed(None, tuple(r.diagnostics))
     skill = Skill(id=skill_id, name=r.text("name", skill_id) or skill_id, context_rules=rules,
                   content=doc.body, source=source)
-    return Parsed(skill, tuple(r.diagnostics))
+    return Parsed(skill, tuple(r.diagnostics), _id_line(doc))

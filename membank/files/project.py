@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from .frontmatter import FrontMatterError, decode
-from .write import atomic_write, new_id
+from .frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, load_yaml
+from .reader import Unreadable, read_regular
+from .rewrite import yaml_lines
+from ..errors import MembankError
+from .write import atomic_write, check_inside, make_folder, new_id
 
 BANK_DIR = ".writenow"
 SECTIONS = ("memories", "characters", "world", "skills", "journal", "history")
@@ -39,8 +41,12 @@ def template_dir() -> Path:
 def global_home() -> Path:
     """`$WRITENOW_HOME`, else `~/.writenow`; created on first use."""
     home = Path(os.environ.get("WRITENOW_HOME") or Path.home() / ".writenow")
+    home.mkdir(parents=True, exist_ok=True)
     for section in SECTIONS[:4]:
-        (home / section).mkdir(parents=True, exist_ok=True)
+        try:
+            (home / section).mkdir(exist_ok=True)
+        except OSError:
+            pass  # a file or a FIFO under a section's name: the scan reports it; the bank still opens
     return home
 
 
@@ -55,9 +61,9 @@ def find_root(start: Path) -> Path:
 
 def read_project(root: Path) -> ProjectInfo:
     path = root / BANK_DIR / "project.yaml"
-    try:
-        data = yaml.safe_load(decode(path.read_bytes())) or {}
-    except (OSError, FrontMatterError, yaml.YAMLError) as e:
+    try:  # bounded: an ordinary file only (not a FIFO, not /dev/zero), 1 MiB, no alias bombs
+        data = load_yaml(decode(read_regular(path, MAX_FILE_BYTES + 1)[0])) or {}
+    except (OSError, Unreadable, FrontMatterError, yaml.YAMLError, ValueError, TypeError, RecursionError) as e:
         raise ProjectError(f".writenow/project.yaml cannot be read: {getattr(e, 'message', e.__class__.__name__)}") from None
     if not isinstance(data, dict) or not data.get("id"):
         raise ProjectError(".writenow/project.yaml needs an `id:` line (membank init writes one)")
@@ -65,31 +71,52 @@ def read_project(root: Path) -> ProjectInfo:
 
 
 def init(root: Path, name: str | None = None) -> tuple[ProjectInfo, list[str]]:
-    """Create `.writenow/` from the template, never overwriting; returns the project and the files created."""
+    """Create `.writenow/` from the template, never overwriting; returns the project and the files created.
+
+    Nothing is written through a link that leads out of `.writenow/` (ProjectError)."""
     bank = root / BANK_DIR
+    try:
+        return _init(root, bank, name)
+    except MembankError as e:  # a link out of the bank: the CLI reports a ProjectError
+        raise ProjectError(e.message) from None
+
+
+def _cite(rel: str) -> str:
+    return f"{BANK_DIR}/{rel}"
+
+
+def _init(root: Path, bank: Path, name: str | None) -> tuple[ProjectInfo, list[str]]:
     created: list[str] = []
     template = template_dir()
+    bank.mkdir(parents=True, exist_ok=True)
     for src in sorted(template.rglob("*")):
         rel = src.relative_to(template)
         dest = bank / rel
         if src.is_dir():
-            dest.mkdir(parents=True, exist_ok=True)
-        elif not dest.exists():
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dest)
+            make_folder(bank, dest, _cite)
+            continue
+        if os.path.lexists(dest):
+            continue
+        check_inside(bank, dest, _cite)
+        try:  # a file created meanwhile (or a dangling link) is the writer's: never replaced
+            atomic_write(dest, src.read_bytes(), exclusive=True)
             created.append(f"{BANK_DIR}/{rel.as_posix()}")
+        except FileExistsError:
+            pass
     project_yaml = bank / "project.yaml"
-    if not project_yaml.exists():
+    if not os.path.lexists(project_yaml):
+        # bytes of a folder name that are not UTF-8 become ?; a long or multi-line name reads back whole
+        shown = (name or root.resolve().name).encode("utf-8", "replace").decode("utf-8")
         text = (
             "# This project's identity for membank. Keep `id` stable: the writing app refers to it.\n"
             f"id: {new_id('p')}\n"
-            f"name: {yaml.safe_dump(name or root.resolve().name, allow_unicode=True).splitlines()[0]}\n"
-        )
+        ) + yaml_lines({"name": shown})
+        check_inside(bank, project_yaml, _cite)
         try:
             atomic_write(project_yaml, text.encode(), exclusive=True)
             created.append(f"{BANK_DIR}/project.yaml")
         except FileExistsError:
             pass
     for section in SECTIONS:
-        (bank / section).mkdir(parents=True, exist_ok=True)
+        make_folder(bank, bank / section, _cite)
     return read_project(root), created

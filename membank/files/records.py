@@ -134,3 +134,4 @@ class Parsed:
 
     record: Record | None
     diagnostics: tuple[Diagnostic, ...] = field(default=())
+    id_line: int = 1  # the file line of its `id:` (1 when the id comes from its path): a clash is reported there

@@ -1,154 +1,319 @@
-"""Rendering and rewriting YAML: new memory files, and comment-keeping rewrites of existing ones."""
+"""Rendering and rewriting YAML: new memory files, and rewrites of existing ones that change only their keys.
+
+The reader (frontmatter.load_yaml: PyYAML, YAML 1.1) defines what a file means, so values are written
+by PyYAML's own emitter, which quotes whatever YAML 1.1 would read as something else (`yes`, `1:30`,
+`017`). A rewrite replaces only the lines of the keys it changes (spans.py finds them) and leaves
+every other byte alone; it then reads the result back and refuses, with RewriteError, to return
+anything whose meaning differs from the original with the updates applied."""
 
 from __future__ import annotations
 
-import io
+import copy
+import datetime as dt
 from typing import Any
 
 import yaml
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from .frontmatter import BOM, bounds
+from . import spans
+from .frontmatter import BOM, FrontMatterError, bounds, load_yaml, split
 
 REMOVE = object()  # as a value in `rewrite` updates: drop the key
+_BIG = 1 << 30  # line width: values are never folded onto more lines than they need
 
 
 class IsoTime(str):
     """A time written as a plain YAML timestamp (2026-11-21T10:00:00Z), not a quoted string."""
 
 
-def _yaml() -> YAML:
-    y = YAML()
-    y.preserve_quotes = True
-    y.width = 4096
-    y.representer.add_representer(
-        IsoTime, lambda r, d: r.represent_scalar("tag:yaml.org,2002:timestamp", str(d))
-    )
-    y.representer.add_representer(type(None), lambda r, d: r.represent_scalar("tag:yaml.org,2002:null", "null"))
-    y.representer.add_representer(str, _represent_str)
-    return y
+class RewriteError(Exception):
+    """The file cannot be changed without changing what the writer's other keys mean; nothing may be written."""
+
+    def __init__(self, message: str, line: int | None = None, of_value: bool = False):
+        super().__init__(message)
+        self.message = message
+        self.line = line  # 1-based, in the YAML text, when the trouble has a place
+        self.of_value = of_value  # the new value itself cannot be written to read back as given
 
 
-_YAML11 = yaml.resolver.Resolver()
+# -- rendering: PyYAML's emitter, which knows the reader's YAML 1.1 ------------------------------------
+
+class _Dumper(yaml.SafeDumper):
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)  # `key:\n  - item`, not `key:\n- item`
 
 
-def _represent_str(representer: Any, value: str) -> Any:
-    """Quote a string that the reader (YAML 1.1: yes, no, on, 12:30 …) would take for something else.
-
-    ruamel writes YAML 1.2, where `no` is a string; PyYAML, which reads the files, would make it false."""
-    plain = _YAML11.resolve(yaml.ScalarNode, value, (True, False)) == "tag:yaml.org,2002:str"
-    return representer.represent_scalar("tag:yaml.org,2002:str", value, style=None if plain else "'")
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # characters where emitter and readers could disagree (YAML 1.1 line breaks, BOM, controls) get escapes
+    risky = any(ch in "\x85\u2028\u2029\ufeff\t\r" or ch < " " or "\x7f" <= ch < "\xa0" for ch in value)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style='"' if risky else None)
 
 
-def _guess_indent(fm_text: str) -> tuple[int, int, int]:
-    """(mapping, sequence, offset) as the writer used them, so untouched keys keep their layout."""
-    mapping, offset = 0, -1
-    for line in fm_text.splitlines():
-        stripped = line.lstrip(" ")
-        lead = len(line) - len(stripped)
-        if not stripped or stripped.startswith("#") or lead == 0:
-            continue
-        if stripped.startswith("- "):
-            offset = lead if offset < 0 else min(offset, lead)
-        elif mapping == 0:
-            mapping = lead
-    mapping = mapping or 2
-    offset = 2 if offset < 0 else offset
-    return mapping, offset + 2, offset
+def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
+    # short lists of words in flow style, like [style, tone]; anything nested as a block
+    words = all(v is None or isinstance(v, (str, int, float, bool)) for v in value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=words)
 
 
-def _value(value: Any) -> Any:
-    """Python values as ruamel nodes: short lists of words in flow style, like [style, tone]."""
-    if isinstance(value, (list, tuple)):
-        seq = CommentedSeq([_value(v) for v in value])
-        if all(isinstance(v, (str, int, float, bool)) for v in value):
-            seq.fa.set_flow_style()
-        return seq
-    if isinstance(value, dict):
-        m = CommentedMap()
-        for k, v in value.items():
-            m[k] = _value(v)
-        return m
-    return value
+_Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(IsoTime, lambda d, v: d.represent_scalar("tag:yaml.org,2002:timestamp", str(v)))
+_Dumper.add_representer(list, _represent_list)
+_Dumper.add_representer(tuple, _represent_list)
+_Dumper.add_representer(dict, lambda d, v: d.represent_mapping("tag:yaml.org,2002:map", v, flow_style=False))
+
+
+def _render(mapping: dict[Any, Any], indent: int = 0) -> str:
+    """`key: value` lines for each item, every line moved right by `indent` spaces."""
+    if not mapping:
+        return ""
+    try:
+        text = yaml.dump(mapping, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=_BIG,
+                         default_flow_style=False)
+    except (yaml.YAMLError, ValueError) as e:  # ValueError: an int longer than Python will print
+        raise RewriteError(f"a value cannot be written as YAML ({e})", of_value=True) from None
+    if indent:
+        text = "\n".join(" " * indent + line if line else line for line in text.split("\n"))
+    return text
+
+
+def yaml_lines(mapping: dict[str, Any]) -> str:
+    """`key: value` lines (a whole small YAML file, like project.yaml) that the reader reads back as given."""
+    text = _render(mapping)
+    _same(_load(text) or {}, mapping, "the file", mapping)
+    return text
 
 
 def render(meta: dict[str, Any], body: str) -> str:
     """A new file: front matter in the given key order, then the body."""
-    y = _yaml()
-    y.indent(mapping=2, sequence=4, offset=2)
-    out = io.StringIO()
-    y.dump(_value(meta), out)
-    return f"---\n{out.getvalue()}---\n{body.strip()}\n"
+    text = f"---\n{_render(meta)}---\n{body.strip()}\n"
+    _same(_read_meta(text), meta, "the new file", meta)
+    return text
 
+
+# -- what values mean --------------------------------------------------------------------------------
+
+def _meaning(value: Any) -> Any:
+    """A value as the reader's meaning, comparable with ==: types kept apart (True is not 1), times in UTC."""
+    if isinstance(value, IsoTime):
+        value = load_yaml(f"t: {value}")["t"]
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            try:
+                value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            except OverflowError:  # its zone moves it past year 1 or 9999: compared as written
+                return ("datetime", value.isoformat())
+        return ("datetime", value)
+    if isinstance(value, float) and value != value:
+        return ("float", "nan")
+    if isinstance(value, dict):
+        return ("map", frozenset((_meaning(k), _meaning(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("seq", tuple(_meaning(v) for v in value))
+    if isinstance(value, (set, frozenset)):  # !!set
+        return ("set", frozenset(_meaning(v) for v in value))
+    return (type(value).__name__, value)
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    try:
+        return _meaning(a) == _meaning(b)
+    except TypeError:  # unhashable oddities: compare as they are
+        return bool(a == b)
+
+
+def _same(found: Any, expected: Any, what: str, updated: Any = ()) -> None:
+    """RewriteError unless `found` means `expected`; of_value when only keys in `updated` differ."""
+    if not _same_value(found, expected):
+        changed = sorted((k for k in set(found) | set(expected)
+                          if k not in found or k not in expected or not _same_value(found[k], expected[k])),
+                         key=str) if isinstance(found, dict) and isinstance(expected, dict) else []
+        named = ", ".join(f"`{k}`" for k in changed[:5]) or "a value"
+        raise RewriteError(f"writing {what} would have changed what {named} means, so membank stopped",
+                           of_value=bool(changed) and all(k in updated for k in changed))
+
+
+def _read_meta(text: str) -> dict[Any, Any]:
+    try:
+        return split(text).meta
+    except FrontMatterError as e:
+        raise RewriteError(e.message, e.line) from None
+
+
+def _applied(before: dict[Any, Any], updates: dict[Any, Any]) -> dict[Any, Any]:
+    expected = dict(before)
+    for key, value in updates.items():
+        if value is REMOVE:
+            expected.pop(key, None)
+        else:
+            expected[key] = value
+    return expected
+
+
+# -- editing spans -----------------------------------------------------------------------------------
+
+def _outline(text: str, what: str, depth: int) -> spans.Node | None:
+    try:
+        return spans.outline(text, depth)
+    except spans.Unsafe as e:
+        raise _by_hand(what, str(e)) from None
+    except (yaml.YAMLError, RecursionError) as e:
+        mark = getattr(e, "problem_mark", None)
+        raise RewriteError(f"{what} is not valid YAML", mark.line + 1 if mark is not None else None) from None
+
+
+def _by_hand(what: str, why: str) -> RewriteError:
+    return RewriteError(f"in {what}, {why}, and membank changes only the lines it is asked to change")
+
+
+def _entries(node: spans.Node | None, what: str) -> list[spans.Entry]:
+    if node is None:
+        return []
+    if node.entries is None:
+        raise _by_hand(what, node.unsafe or "the values are not written as `key: value` lines")
+    return node.entries
+
+
+def _set_keys(text: str, entries: list[spans.Entry], before: dict[Any, Any], updates: dict[Any, Any],
+              indent: int, append_at: int) -> str:
+    """`text` with `updates` made to the mapping whose `entries` are given: changed keys' lines replaced,
+    removed keys' lines deleted, new keys added at `append_at`. Keys set to what they already mean stay."""
+    where = {e.key: e for e in entries if e.key is not spans.NOT_TEXT}
+    removed = {id(where[k]) for k, v in updates.items() if v is REMOVE and k in where}
+    edits: list[tuple[int, int, str]] = []
+    new: dict[Any, Any] = {}
+    for key, value in updates.items():
+        entry = where.get(key)
+        if value is REMOVE:
+            if entry is not None:
+                kept = [e for e in entries if e.start < entry.start and id(e) not in removed]
+                after_block = bool(kept) and kept[-1].value.block_scalar
+                end, gap = _comments_after(text, entry.end, indent) if after_block else (entry.end, "")
+                edits.append((entry.start, end, gap))
+        elif key in before and _same_value(before[key], value):
+            continue  # `pinned: yes` set to true stays `pinned: yes`
+        elif entry is None:
+            new[key] = value
+        else:
+            edits.append((entry.start, entry.end, _replacement(entry, key, value, indent)))
+    if new:
+        lead = "" if append_at == 0 or text[append_at - 1] == "\n" else "\n"
+        edits.append((append_at, append_at, lead + _render(new, indent)))
+    for start, end, replacement in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return text
+
+
+def _comments_after(text: str, at: int, indent: int) -> tuple[int, str]:
+    """The comment and blank lines from `at` on, indented comments moved left to the keys' column: once
+    the key above them is gone they would otherwise join the `|` or `>` text before it."""
+    lines = []
+    while at < len(text):
+        nl = text.find("\n", at)
+        end = len(text) if nl < 0 else nl + 1
+        line = text[at:end]
+        if line.strip() and not line.lstrip(" ").startswith("#"):
+            break
+        lines.append(" " * indent + line.lstrip(" ") if line.strip() else line)
+        at = end
+    return at, "".join(lines)
+
+
+def _replacement(entry: spans.Entry, key: Any, value: Any, indent: int) -> str:
+    rendered = _render({key: value}, indent)
+    if entry.eol_comment and rendered.count("\n") == 1:
+        rendered = rendered[:-1] + entry.eol_comment + "\n"  # `revision: 3   # why` keeps its why
+    return rendered
+
+
+# -- front matter ------------------------------------------------------------------------------------
 
 def rewrite(original: str, updates: dict[str, Any], body: str | None = None) -> str:
     """`original` with the top-level keys in `updates` set (None values written as null).
 
-    Every other byte of the front matter (comments, key order, unknown keys, quoting) is kept;
+    Every other byte of the front matter (comments, key order, unknown keys, quoting, layout) is kept;
     the body is kept unless `body` is given. A BOM stays; a file with CRLF line endings is written
-    with CRLF throughout (and one with lone CRs, with LF)."""
+    with CRLF throughout (and one with lone CRs, with LF). Raises RewriteError rather than return a
+    file whose other keys would read differently."""
     bom = original.startswith(BOM)
     text = original[1:] if bom else original
     crlf = "\r\n" in text
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # as the reader sees it
-    found = bounds(text)
-    fm_text, old_body = (text[found[0]:found[1]], text[found[2]:]) if found else ("", "\n" + text)
-    y, data = _round_trip(fm_text)
-    for key, value in updates.items():
-        if value is REMOVE:
-            _pop_keeping_comments(data, key)
-        else:
-            data[key] = _value(value)
-    out = io.StringIO()
-    y.dump(data, out)
+    try:
+        found = bounds(text)
+    except FrontMatterError as e:
+        raise RewriteError(e.message, e.line) from None
+    if found:
+        head, fm, close, old_body = text[:found[0]], text[found[0]:found[1]], text[found[1]:found[2]], text[found[2]:]
+    else:
+        head, fm, close, old_body = "---\n", "", "---", "\n" + text
+    before = _read_meta(text)
+    entries = _entries(_outline(fm, "the front matter", 1), "the front matter")
+    indent = entries[0].indent if entries else 0
+    new_fm = _set_keys(fm, entries, before, updates, indent, len(fm))
     new_body = old_body if body is None else "\n" + body.strip() + "\n"
-    result = f"---\n{out.getvalue()}---{new_body}"
+    result = head + new_fm + close + new_body
+    try:
+        after = split(result).meta
+    except FrontMatterError as e:  # e.g. a removed anchor that another key's alias (*name) still uses
+        raise RewriteError(f"the change would leave front matter membank cannot read ({e.message})") from None
+    _same(after, _applied(before, updates), "the file", updates)
     if crlf:
         result = result.replace("\n", "\r\n")
     return (BOM if bom else "") + result
 
 
-def _pop_keeping_comments(data: CommentedMap, key: str) -> None:
-    """Remove a key; the comment lines ruamel hangs on it (those below its line) move to the key before."""
-    if key not in data:
-        return
-    token = data.ca.items.get(key, [None, None, None, None])[2]
-    keys = list(data)
-    data.pop(key)
-    if token is None or "\n" not in token.value.rstrip("\n"):
-        return  # no comment, or only the removed key's own end-of-line comment
-    below = token.value.split("\n", 1)[1]  # the first line is the removed key's own comment
-    at = keys.index(key)
-    if at == 0:
-        data.yaml_set_start_comment("\n".join(line.lstrip("# ") for line in below.rstrip("\n").split("\n")))
-        return
-    before = data.ca.items.setdefault(keys[at - 1], [None, None, None, None])
-    if before[2] is None:
-        token.value = "\n" + below
-        before[2] = token
-    else:
-        before[2].value = before[2].value.rstrip("\n") + "\n" + below
+# -- settings.yaml -----------------------------------------------------------------------------------
 
-
-def _round_trip(text: str) -> tuple[YAML, CommentedMap]:
-    """A round-trip loader set to the text's own indentation, and the text's top-level mapping."""
-    y = _yaml()
-    y.indent(*_guess_indent(text))
-    data = y.load(text) if text.strip() else None
-    return y, data if isinstance(data, CommentedMap) else CommentedMap()
+def _load(text: str) -> Any:
+    try:
+        return load_yaml(text) if text.strip() else None
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as e:
+        mark = getattr(e, "problem_mark", None)
+        raise RewriteError("it is not valid YAML", mark.line + 1 if mark is not None else None) from None
 
 
 def rewrite_yaml(original: str, updates: dict[tuple[str, ...], Any]) -> str:
-    """A whole YAML file (settings.yaml) with nested keys set, comments and layout kept."""
-    y, data = _round_trip(original)
+    """A whole YAML file (settings.yaml) with `(section, key)` paths set; every other byte kept (BOM and
+    line endings as in `rewrite`).
+
+    A key that exists has its lines replaced; a new key goes after the section's last key, lined up
+    with it; a new section goes at the end. Raises RewriteError rather than change anything else."""
+    bom = original.startswith(BOM)
+    text = original[1:] if bom else original
+    crlf = "\r\n" in text
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    before = _load(text)
+    if before is None:
+        before = {}
+    if not isinstance(before, dict):
+        raise RewriteError("it should hold `memory:` and `embedding:` sections")
+    sections: dict[str, dict[str, Any]] = {}
     for path, value in updates.items():
-        node = data
-        for key in path[:-1]:
-            if not isinstance(node.get(key), CommentedMap):
-                node[key] = CommentedMap()
-            node = node[key]
-        node[path[-1]] = _value(value)
-    out = io.StringIO()
-    y.dump(data, out)
-    return out.getvalue()
+        if len(path) != 2:
+            raise ValueError("settings paths are (section, key)")
+        sections.setdefault(path[0], {})[path[1]] = value
+    expected = copy.deepcopy(before)
+    for name, values in sections.items():
+        current = expected.get(name)
+        expected[name] = {**(current if isinstance(current, dict) else {}), **values}
+    entries = _entries(_outline(text, "settings.yaml", 2), "settings.yaml")
+    where = {e.key: e for e in entries if e.key is not spans.NOT_TEXT}
+    present = sorted((where[name] for name in sections if name in where), key=lambda e: e.start, reverse=True)
+    for entry in present:  # the last in the file first, so the spans before it stay where they are
+        text = _set_section(text, entry, before.get(entry.key), sections[entry.key])
+    missing = {name: values for name, values in sections.items() if name not in where}
+    if missing:
+        lead = "" if not text or text.endswith("\n") else "\n"
+        text += lead + _render(missing, entries[0].indent if entries else 0)
+    _same(_load(text) or {}, expected, "settings.yaml")
+    return (BOM if bom else "") + (text.replace("\n", "\r\n") if crlf else text)
+
+
+def _set_section(text: str, entry: spans.Entry, current: Any, values: dict[str, Any]) -> str:
+    value = entry.value
+    if value.empty and current is None:  # `memory:` with nothing under it yet
+        return text[:entry.end] + _render(values, entry.indent + 2) + text[entry.end:]
+    what = f"`{entry.key}:` in settings.yaml"
+    if value.kind != "map" or value.flow or not isinstance(current, dict):
+        raise _by_hand(what, "it is not written as `key: value` lines under it")
+    children = _entries(value, what)
+    return _set_keys(text, children, current, values, children[0].indent, children[-1].end)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat as stat_
 from dataclasses import dataclass
 from pathlib import Path
 
+from .reader import LOOP, kind_of, not_regular, why
 from .records import ERROR, WARNING, Diagnostic
 
 SECTIONS = ("memories", "characters", "world", "skills")
@@ -54,42 +57,93 @@ def is_ignored(name: str) -> bool:
     return name.startswith(".") or bool(_TEMP.search(name)) or not name.lower().endswith(".md")
 
 
-def _inside(path: Path, root: Path) -> bool:
+def _inside(path: Path | str, root: Path) -> bool:
     try:
-        path.resolve().relative_to(root.resolve())
-    except (ValueError, OSError):
+        Path(path).resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a link loop, on Pythons before 3.13
         return False
     return True
 
 
+def readable_name(rel: str) -> bool:
+    """False when a path holds a name that is not UTF-8 (Python keeps its bytes as lone surrogates,
+    which neither JSON nor SQLite text can carry)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(rel: str) -> str:
+    """A path with its undecodable bytes written as \\xff (lone surrogates as \\udc80), for a citation."""
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF
+                   else f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in rel)
+
+
+SKIPPED = "membank skips it"
+
+
+def _bad_name(root: BankRoot, rel: str, folder: bool) -> Diagnostic:
+    what, then = ("folder", "membank does not look inside it") if folder else ("file", "membank skips it")
+    return Diagnostic(root.source(shown(rel)), 1, ERROR, f"the name of this {what} is not valid UTF-8 text (it was "
+                      f"probably made on a system with another character set); {then} until it is renamed")
+
+
+def _problem(root: BankRoot, rel: str, message: str) -> Diagnostic:
+    return Diagnostic(root.source(rel), 1, ERROR, f"{message}; {SKIPPED}")
+
+
 def scan(root: BankRoot) -> tuple[list[FileStat], list[Diagnostic]]:
-    """Every Markdown file in the bank's sections, by stat alone; links out of the bank are refused."""
+    """Every Markdown file in the bank's sections, by stat alone; links out of the bank, link loops,
+    FIFOs, sockets, devices and names that are not UTF-8 are refused with a diagnostic."""
     found: list[FileStat] = []
     problems: list[Diagnostic] = []
     for section in SECTIONS:
         base = root.path / section
-        if base.is_dir() and not base.is_symlink():
-            _walk(root, base, section, section, found, problems)
-        elif base.is_symlink():
-            problems.append(_link_problem(root, section, base))
+        if base.is_symlink():
+            problems.append(_problem(root, section, LOOP) if _loops(base) else _link_problem(root, section, base))
+        elif base.is_dir():
+            _walk(root, base, section, found, problems)
     if root.bank == "project":
-        found.extend(_journal(root))
+        found.extend(_journal(root, problems))
     found.sort(key=lambda f: f.source)
     return found, problems
 
 
-def _journal(root: BankRoot) -> list[FileStat]:
+def _journal(root: BankRoot, problems: list[Diagnostic]) -> list[FileStat]:
     """The project's journal files (`journal/*.jsonl`), written by membank itself."""
     folder = root.path / JOURNAL
     if not folder.is_dir() or folder.is_symlink():
         return []
     found = []
-    for entry in os.scandir(folder):
-        if entry.name.endswith(".jsonl") and not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
-            st = entry.stat()
-            rel = f"{JOURNAL}/{entry.name}"
-            found.append(FileStat(root.source(rel), rel, JOURNAL, st.st_size, st.st_mtime_ns))
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.endswith(".jsonl") or entry.name.startswith("."):
+            continue
+        rel = f"{JOURNAL}/{entry.name}"
+        if not readable_name(rel):
+            problems.append(_bad_name(root, rel, folder=False))
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue  # gone since the listing
+        found.append(FileStat(root.source(rel), rel, JOURNAL, st.st_size, st.st_mtime_ns))
     return found
+
+
+def _loops(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.errno == errno.ELOOP
+    return False
 
 
 def _link_problem(root: BankRoot, rel: str, path: Path) -> Diagnostic:
@@ -100,33 +154,120 @@ def _link_problem(root: BankRoot, rel: str, path: Path) -> Diagnostic:
                       "inside it, so it is skipped")
 
 
-def _walk(root: BankRoot, folder: Path, rel: str, section: str, found: list[FileStat], problems: list[Diagnostic]) -> None:
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        problems.append(Diagnostic(root.source(rel), 1, ERROR, "this folder cannot be read (check its permissions)"))
-        return
-    for entry in entries:
-        name = entry.name
-        child_rel = f"{rel}/{name}"
-        if name.startswith("."):
-            continue
-        if entry.is_symlink():
-            if entry.is_dir():
-                problems.append(_link_problem(root, child_rel, Path(entry.path)))
-                continue
-            if is_ignored(name):
-                continue
-            if not _inside(Path(entry.path), root.path):
-                problems.append(_link_problem(root, child_rel, Path(entry.path)))
-                continue
-        if entry.is_dir(follow_symlinks=False):
-            _walk(root, Path(entry.path), child_rel, section, found, problems)
-            continue
-        if is_ignored(name):
-            continue
+def _walk(root: BankRoot, base: Path, section: str, found: list[FileStat], problems: list[Diagnostic]) -> None:
+    """Folders one after another (a stack, not recursion: a chain of 1,000 nested folders is fine)."""
+    todo = [(base, section)]
+    while todo:
+        folder, rel = todo.pop()
         try:
-            st = entry.stat()
-        except OSError:
-            continue  # vanished between listing and stat: the next sync sees it gone
-        found.append(FileStat(root.source(child_rel), child_rel, section, st.st_size, st.st_mtime_ns))
+            entries = list(os.scandir(folder))
+        except OSError as e:
+            message = ("this folder's path is too long for the system to open" if e.errno == errno.ENAMETOOLONG
+                       else "this folder cannot be read (check its permissions)")
+            problems.append(Diagnostic(root.source(rel), 1, ERROR, message))
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            child_rel = f"{rel}/{entry.name}"
+            try:
+                got = _entry(root, entry, child_rel, section)
+            except OSError as e:  # the entry changed under us, or the system refused a look at it
+                if e.errno in (errno.ENOENT, errno.ENOTDIR):
+                    continue  # gone since the listing: the next sync sees it gone
+                got = None if is_ignored(entry.name) else _problem(root, shown(child_rel), why(e))
+            if isinstance(got, FileStat):
+                found.append(got)
+            elif isinstance(got, Diagnostic):
+                problems.append(got)
+            elif got is not None:
+                todo.append((Path(entry.path), child_rel))
+
+
+def _entry(root: BankRoot, entry: os.DirEntry[str], rel: str, section: str) -> FileStat | Diagnostic | str | None:
+    """One directory entry: a file to read, a problem, a folder to walk (its rel), or None (not ours)."""
+    name = entry.name
+    if entry.is_symlink():
+        return _follow(root, rel, entry.path, section)
+    if entry.is_dir(follow_symlinks=False):
+        return rel if readable_name(name) else _bad_name(root, rel, folder=True)
+    if is_ignored(name):
+        return None
+    if not readable_name(name):
+        return _bad_name(root, rel, folder=False)
+    if not entry.is_file(follow_symlinks=False):  # from the directory entry's type: no open, no wait
+        return _problem(root, rel, not_regular(kind_of(entry.stat(follow_symlinks=False).st_mode) or "a special file"))
+    st = entry.stat(follow_symlinks=False)
+    return FileStat(root.source(rel), rel, section, st.st_size, st.st_mtime_ns)
+
+
+def _follow(root: BankRoot, rel: str, path: str, section: str) -> FileStat | Diagnostic | None:
+    """A link: refused when it leads out of the bank, loops, or leads to a folder (not followed) or to
+    anything but an ordinary file; else the file it leads to, read under the link's name."""
+    name = rel.rsplit("/", 1)[-1]
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP and not is_temporary(name):
+            return _problem(root, shown(rel), LOOP)
+        return None  # a dangling link: there is nothing to read
+    if stat_.S_ISDIR(st.st_mode):
+        return _link_problem(root, shown(rel), Path(path))
+    if is_ignored(name):
+        return None
+    if not readable_name(rel):
+        return _bad_name(root, rel, folder=False)
+    if not _inside(path, root.path):
+        return _link_problem(root, rel, Path(path))
+    what = kind_of(st.st_mode)
+    if what is not None:
+        return _problem(root, rel, not_regular(f"a link to {what}"))
+    return FileStat(root.source(rel), rel, section, st.st_size, st.st_mtime_ns)
+
+
+def examine(root: BankRoot, rel: str) -> FileStat | Diagnostic | None:
+    """What a full scan would make of one path (`sync_paths` uses it for the watcher and after writes):
+    the file to read, a problem to report under `shown(rel)`, or None (gone, a folder, not a bank file,
+    or under a folder link, which the scan does not follow)."""
+    parts = rel.split("/")
+    if len(parts) < 2 or any(p.startswith(".") or not p for p in parts):
+        return None
+    if parts[0] == JOURNAL:
+        return _journal_file(root, rel, parts)
+    if parts[0] not in SECTIONS:
+        return None
+    path = root.file(rel)
+    real_root = os.path.realpath(root.path)
+    try:
+        if os.path.realpath(path.parent) != os.path.join(real_root, *parts[:-1]):
+            return None  # under a folder link (or the folder is gone)
+        lst = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    if stat_.S_ISLNK(lst.st_mode):
+        return _follow(root, rel, str(path), parts[0])
+    if stat_.S_ISDIR(lst.st_mode) or is_ignored(parts[-1]):
+        return None
+    if not readable_name(rel):
+        return _bad_name(root, rel, folder=False)
+    what = kind_of(lst.st_mode)
+    if what is not None:
+        return _problem(root, rel, not_regular(what))
+    return FileStat(root.source(rel), rel, parts[0], lst.st_size, lst.st_mtime_ns)
+
+
+def _journal_file(root: BankRoot, rel: str, parts: list[str]) -> FileStat | Diagnostic | None:
+    """`examine` for the journal: as `_journal` lists it (project bank, top level, ordinary files only)."""
+    if root.bank != "project" or len(parts) != 2 or not parts[1].endswith(".jsonl"):
+        return None
+    if not readable_name(rel):
+        return _bad_name(root, rel, folder=False)
+    try:
+        if os.path.islink(root.path / JOURNAL):
+            return None
+        lst = os.lstat(root.file(rel))
+    except (OSError, ValueError):
+        return None
+    if not stat_.S_ISREG(lst.st_mode):
+        return None
+    return FileStat(root.source(rel), rel, JOURNAL, lst.st_size, lst.st_mtime_ns)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, Callable
 
 import yaml
 
-from .frontmatter import FrontMatterError, decode, load_yaml, yaml_problem
+from .frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, load_yaml, yaml_lead, yaml_problem
+from .reader import Unreadable, read_regular
 from .records import ERROR, WARNING, Diagnostic
 
 MEMORY_DEFAULTS: dict[str, Any] = {
@@ -25,8 +27,15 @@ def _bool(v: Any) -> bool | None:
     return v if isinstance(v, bool) else None
 
 
-def _int_from(low: int) -> Callable[[Any], int | None]:
-    return lambda v: v if isinstance(v, int) and not isinstance(v, bool) and v >= low else None
+def _int_in(low: int, high: int) -> Callable[[Any], int | None]:
+    return lambda v: v if isinstance(v, int) and not isinstance(v, bool) and low <= v <= high else None
+
+
+# The largest values membank takes: far beyond any real prompt, small enough that every count and
+# sum stays a 64-bit integer in SQLite (a bigger one made every preview fail).
+MAX_THRESHOLD = 1000
+MAX_ITEMS = 1000
+MAX_TOKEN_BUDGET = 1_000_000
 
 
 def _model(v: Any) -> str | None:
@@ -38,9 +47,9 @@ CHECKS: dict[tuple[str, str], tuple[Callable[[Any], Any], str]] = {
     ("memory", "injectionEnabled"): (_bool, "true or false"),
     ("memory", "preferenceLearningEnabled"): (_bool, "true or false"),
     ("memory", "privacyModeEnabled"): (_bool, "true or false"),
-    ("memory", "preferenceLearningThreshold"): (_int_from(1), "a whole number from 1 up"),
-    ("memory", "injectionMaxItems"): (_int_from(0), "a whole number from 0 up"),
-    ("memory", "injectionTokenBudget"): (_int_from(0), "a whole number from 0 up"),
+    ("memory", "preferenceLearningThreshold"): (_int_in(1, MAX_THRESHOLD), f"a whole number from 1 to {MAX_THRESHOLD:,}"),
+    ("memory", "injectionMaxItems"): (_int_in(0, MAX_ITEMS), f"a whole number from 0 to {MAX_ITEMS:,}"),
+    ("memory", "injectionTokenBudget"): (_int_in(0, MAX_TOKEN_BUDGET), f"a whole number from 0 to {MAX_TOKEN_BUDGET:,}"),
     ("embedding", "model"): (_model, "a folder path or null"),
 }
 
@@ -62,6 +71,18 @@ def _line(text: str, key: str) -> int:
     return text.count("\n", 0, m.start()) + 1 if m else 1
 
 
+def read_file(path: Path, source: str) -> tuple[dict[str, dict[str, Any]], list[Diagnostic]]:
+    """`read` on a settings file as it is on disk: absent is no settings; a FIFO, a device (a link to
+    /dev/zero) or an unreadable file is a diagnostic and the defaults, never a wait."""
+    try:
+        data, _ = read_regular(path, MAX_FILE_BYTES + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        return read(None, source)
+    except Unreadable as e:
+        return read(None, source)[0], [Diagnostic(source, 1, ERROR, f"{e.message}; the defaults are used")]
+    return read(data, source)
+
+
 def read(data: bytes | None, source: str) -> tuple[dict[str, dict[str, Any]], list[Diagnostic]]:
     """The valid settings a file sets, by section; wrong values are reported and left out."""
     found: dict[str, dict[str, Any]] = {"memory": {}, "embedding": {}}
@@ -76,7 +97,7 @@ def read(data: bytes | None, source: str) -> tuple[dict[str, dict[str, Any]], li
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as e:
         line, problem = yaml_problem(e, text, 1)
         return found, [Diagnostic(source, line, ERROR,
-                                  f"settings.yaml is not valid YAML: {problem}; the defaults are used")]
+                                  f"{yaml_lead(e, 'settings.yaml')}: {problem}; the defaults are used")]
     if loaded is None:
         loaded = {}
     if not isinstance(loaded, dict):

@@ -1,4 +1,4 @@
-"""Writing bank files: atomic replace, free file names, slugs and new ids."""
+"""Writing bank files: atomic writes, the inside-the-bank check, stale temp files, names and ids."""
 
 from __future__ import annotations
 
@@ -6,11 +6,46 @@ import os
 import re
 import secrets
 import string
+import time
 import unicodedata
 from pathlib import Path
+from typing import Callable
 
-TEMP_SUFFIX = ".membank-tmp"
+from ..errors import CONFLICT, DB_ERROR, MembankError
+from .exchange import TEMP_SUFFIX, Changed, fsync_dir, replace_unchanged, write_temp
+from .reader import Unreadable, read_regular
+from .frontmatter import MAX_FILE_BYTES
+
 _ID_ALPHABET = string.ascii_lowercase + string.digits
+# A temporary file nobody has touched for this long belongs to a writer that died (kill -9, power
+# loss): membank holds one for the milliseconds between writing and renaming it.
+STALE_AFTER = 60.0
+_TEMP_NAME = re.compile(r"^\..+\.[0-9a-f]{8}" + re.escape(TEMP_SUFFIX) + "$")
+
+Cite = Callable[[str], str]  # a bank-relative POSIX path -> its citation (.writenow/…, global:…)
+
+
+class LeavesBank(MembankError):
+    """A write target that a link leads out of the bank: refused before anything is written.
+
+    CONFLICT, not INVALID_ARGUMENT: the request is fine, the bank on disk is in a state membank
+    will not write into (like a memory file that is a link); the writer fixes the link, then retries."""
+
+    def __init__(self, source: str):
+        super().__init__(CONFLICT, f"{source} is a link that leads outside the bank; membank writes only inside "
+                         "the bank, so nothing was written (replace the link with a folder or file)",
+                         {"source": source})
+
+
+class LinkInBank(MembankError):
+    """A write target reached through a link inside the bank: the reader never follows folder links
+    (nor journal links), so a file written there would be invisible to membank, or read as another
+    kind. Refused like a link out (CONFLICT), nothing written."""
+
+    def __init__(self, source: str):
+        super().__init__(CONFLICT, f"{source} is a link; membank neither reads nor writes through links in the "
+                         "bank, so nothing was written (replace the link with the folder or file itself)",
+                         {"source": source})
 
 
 def new_id(prefix: str = "m") -> str:
@@ -29,30 +64,55 @@ def free_path(folder: Path, base: str) -> Path:
     """`folder/base.md`, or `base-2.md`, `base-3.md` … when taken."""
     candidate = folder / f"{base}.md"
     n = 2
-    while candidate.exists():
+    while os.path.lexists(candidate):  # a dangling link takes a name too
         candidate = folder / f"{base}-{n}.md"
         n += 1
     return candidate
 
 
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def check_inside(bank: Path, target: Path, cite: Cite) -> None:
+    """Refuse (LeavesBank) when `target`, with every link on its way resolved (the file itself too,
+    when it is a link), is not inside the bank folder `bank`; refuse (LinkInBank) any link below the
+    bank folder on the way to it, since the reader would not follow it. Every writer calls this first.
+
+    A link swapped in between this check and the write is not caught: membank does not open each
+    folder on the way without following links."""
+    real_bank = os.path.realpath(bank)
+    try:
+        parts = target.relative_to(bank).parts
+    except ValueError:
+        parts = (target.name,)
+    if _within(os.path.realpath(target), real_bank):
+        for n in range(1, len(parts) + 1):
+            if bank.joinpath(*parts[:n]).is_symlink():
+                raise LinkInBank(cite("/".join(parts[:n])))
+        return
+    for n in range(1, len(parts) + 1):  # name the first link on the way that leads out
+        step = bank.joinpath(*parts[:n])
+        if step.is_symlink() and not _within(os.path.realpath(step), real_bank):
+            raise LeavesBank(cite("/".join(parts[:n])))
+    raise LeavesBank(cite("/".join(parts)))
+
+
+def make_folder(bank: Path, folder: Path, cite: Cite) -> None:
+    """Create `folder` (and its parents) inside the bank, after checking no link leads it out."""
+    check_inside(bank, folder, cite)
+    folder.mkdir(parents=True, exist_ok=True)
+
+
 def atomic_write(path: Path, data: bytes, *, exclusive: bool = False) -> None:
     """Temporary file, fsync, rename: readers see the old file or the new one, never a torn one.
 
-    With `exclusive`, refuses to replace a file that exists (FileExistsError)."""
+    With `exclusive`, refuses to replace a file that exists (FileExistsError). The caller checks
+    the target with `check_inside` first; a rewrite of a file someone may be editing goes through
+    `exchange.replace_unchanged` instead."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    tmp, _ = write_temp(path, data)
     try:
-        mode = os.stat(path).st_mode & 0o7777  # a rewrite keeps the file's permissions
-    except OSError:
-        mode = 0o644
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, mode)  # the umask must not narrow them
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         if exclusive:
             os.link(tmp, path)  # fails if the name was taken meanwhile
             os.unlink(tmp)
@@ -61,17 +121,62 @@ def atomic_write(path: Path, data: bytes, *, exclusive: bool = False) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
-def _fsync_dir(folder: Path) -> None:
+def rewrite_file(bank: Path, path: Path, cite: Cite, change: Callable[[bytes | None], bytes]) -> None:
+    """Rewrite a file the writer may be editing (settings.yaml): `change` gets its bytes (None when
+    there is none yet) and returns the new ones, which replace it only if it still holds what was
+    read (else CONFLICT, the writer's save stays). Links out of the bank, links, and anything but a
+    regular file are refused before anything is written."""
+    rel = path.relative_to(bank).as_posix()
+    check_inside(bank, path, cite)
+    old: bytes | None = None
+    if os.path.lexists(path):
+        if path.is_symlink():  # replacing it would cut the link and leave two copies
+            raise MembankError(CONFLICT, f"{cite(rel)} is a link; change the file it points to instead",
+                               {"source": cite(rel)})
+        try:
+            old = read_regular(path, MAX_FILE_BYTES + 1)[0]
+        except Unreadable as e:  # DB_ERROR like any file that cannot be written
+            raise MembankError(DB_ERROR, f"could not write {cite(rel)}: {e.message}; nothing was written",
+                               {"source": cite(rel)}) from None
+        if len(old) > MAX_FILE_BYTES:
+            raise MembankError(DB_ERROR, f"{cite(rel)} is larger than 1 MiB, the most membank reads; fix it by hand "
+                               "first", {"source": cite(rel)})
+    new = change(old)
     try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return  # not supported on this platform (Windows)
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        if old is None:
+            atomic_write(path, new, exclusive=True)
+        else:
+            replace_unchanged(path, new, old)
+    except (Changed, FileExistsError):
+        raise MembankError(CONFLICT, f"{cite(rel)} was changed on disk during the update; the writer's version "
+                           "stays and nothing was written; retry", {"source": cite(rel)}) from None
+
+
+def sweep_temps(bank: Path, older_than: float = STALE_AFTER, now: float | None = None) -> list[str]:
+    """Remove membank temporary files (`.<name>.<hex>.membank-tmp`) untouched for `older_than`
+    seconds, left by a writer that was killed; returns their bank-relative paths. Hidden folders
+    (`.index/`, `.git/`) are not entered: membank writes no temporary file there."""
+    cutoff = (time.time() if now is None else now) - older_than
+    removed: list[str] = []
+    stack = [bank]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not entry.name.startswith("."):
+                        stack.append(Path(entry.path))
+                elif _TEMP_NAME.match(entry.name) and entry.is_file(follow_symlinks=False) \
+                        and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path).relative_to(bank).as_posix())
+            except OSError:
+                continue  # gone meanwhile, or not ours to remove: the next sweep tries again
+    return sorted(removed)

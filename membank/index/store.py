@@ -16,8 +16,10 @@ import numpy as np
 from ..files.frontmatter import iso_to_micros
 from ..files.records import SCOPE_RANK, TYPE_RANK, Card, Diagnostic, Memory, Record, Skill
 from ..text import estimate_tokens, fts_text
+from .vectors import Vectors
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5  # 5: entries.id_line
+VEC0_MAX_K = 4096  # the most neighbours sqlite-vec's own KNN returns
 PATCH_LIMIT = 256  # rows re-read one by one to patch the in-memory vectors; more, and they are reloaded whole
 _GROUP = {"memory": "memory", "character": "card", "world": "card", "skill": "skill"}
 
@@ -41,6 +43,7 @@ CREATE TABLE entries(
     shadowed INTEGER NOT NULL DEFAULT 0,
     tokens INTEGER NOT NULL DEFAULT 0,
     embedded INTEGER NOT NULL DEFAULT 0,  -- 1 once its vector is in `vec`
+    id_line INTEGER NOT NULL DEFAULT 1,   -- the file line of its `id:`, where a clash is reported
     hash TEXT NOT NULL,
     record TEXT NOT NULL             -- the record as the API returns it (JSON)
 );
@@ -75,6 +78,7 @@ class _ReadState(threading.local):
 
 
 _reading = _ReadState()
+_Vectors = Vectors  # the name tests/test_bench.py uses
 _NO_LOCK = nullcontext()
 
 
@@ -127,7 +131,7 @@ class Index:
         self._readers: dict[int, tuple[apsw.Connection, int]] = {}  # thread -> read connection, generation
         self._readers_lock = threading.Lock()
         self._counts_cache: dict[int, tuple[apsw.Connection, int, dict[str, int]]] = {}  # thread -> snapshot's counts
-        self._vectors: _Vectors | None = None  # an in-memory copy of `vec` for KNN, valid for one `vec_tag`
+        self._vectors: Vectors | None = None  # an in-memory copy of `vec` for KNN, valid for one `vec_tag`
         # this process's own writes to `vec`: tag before -> (tag after, rowids written, None for too many), so a
         # copy at an older tag can be patched by re-reading a few rows; the last few writes only
         self._vec_steps: dict[str | None, tuple[str, frozenset[int] | None]] = {}
@@ -307,7 +311,7 @@ class Index:
         return rows[0] if rows else None
 
     def put(self, bank: str, record: Record | None, source: str, hash_: str,
-            diagnostics: tuple[Diagnostic, ...]) -> set[tuple[str, str, str]]:
+            diagnostics: tuple[Diagnostic, ...], id_line: int = 1) -> set[tuple[str, str, str]]:
         """Store what one file gave (its record may be None); returns the id keys whose clashes may have changed."""
         touched: set[tuple[str, str, str]] = set()
         old = self._old(source)
@@ -325,19 +329,21 @@ class Index:
                 self.db.execute("DELETE FROM entries WHERE rowid = ?", (old[0],))
             return touched
         kind = _kind(record)
-        row = self._row(kind, bank, record, hash_)
+        row = {**self._row(kind, bank, record, hash_), "id_line": id_line}
         if old is not None:
             self.db.execute(
                 "UPDATE entries SET kind=:kind, grp=:grp, bank=:bank, id=:id, type=:type, scope=:scope, document=:document,"
                 " origin=:origin, scope_rank=:scope_rank, type_rank=:type_rank, updated_us=:updated_us, deleted=:deleted,"
-                " removed_at=NULL, shadowed=0, tokens=:tokens, embedded=0, hash=:hash, record=:record WHERE rowid=:rowid",
+                " removed_at=NULL, shadowed=0, tokens=:tokens, embedded=0, id_line=:id_line, hash=:hash, record=:record"
+                " WHERE rowid=:rowid",
                 {**row, "rowid": old[0]})
             rowid = old[0]
         else:
             self.db.execute(
                 "INSERT INTO entries(source, kind, grp, bank, id, type, scope, document, origin, scope_rank, type_rank,"
-                " updated_us, deleted, tokens, hash, record) VALUES (:source, :kind, :grp, :bank, :id, :type, :scope,"
-                " :document, :origin, :scope_rank, :type_rank, :updated_us, :deleted, :tokens, :hash, :record)", row)
+                " updated_us, deleted, tokens, id_line, hash, record) VALUES (:source, :kind, :grp, :bank, :id, :type,"
+                " :scope, :document, :origin, :scope_rank, :type_rank, :updated_us, :deleted, :tokens, :id_line, :hash,"
+                " :record)", row)
             rowid = self.db.last_insert_rowid()
         body, names = _fts_fields(record)
         self.db.execute("INSERT INTO fts(rowid, body, names) VALUES (?, ?, ?)", (rowid, fts_text(body), fts_text(names)))
@@ -397,31 +403,31 @@ class Index:
         if not keys:
             return
         ordered = sorted(keys)
-        rows_by_key: dict[tuple[str, str, str], list[tuple[int, str, int]]] = {k: [] for k in ordered}
+        rows_by_key: dict[tuple[str, str, str], list[tuple[int, str, int, int]]] = {k: [] for k in ordered}
         for i in range(0, len(ordered), 300):
             part = ordered[i:i + 300]
-            for rowid, grp, bank, id_, source, shadowed in self.db.execute(
-                    "SELECT rowid, grp, bank, id, source, shadowed FROM entries WHERE removed_at IS NULL"
+            for rowid, grp, bank, id_, source, shadowed, id_line in self.db.execute(
+                    "SELECT rowid, grp, bank, id, source, shadowed, id_line FROM entries WHERE removed_at IS NULL"
                     f" AND (grp, bank, id) IN (VALUES {','.join('(?,?,?)' for _ in part)})", [x for k in part for x in k]):
-                rows_by_key[(grp, bank, id_)].append((rowid, source, shadowed))
+                rows_by_key[(grp, bank, id_)].append((rowid, source, shadowed, id_line))
         flagged = {s for (s,) in self.db.execute("SELECT DISTINCT source FROM diagnostics WHERE origin = 'dup'")}
         for (grp, bank, id_) in ordered:
             found = sorted(rows_by_key[(grp, bank, id_)], key=lambda r: r[1])  # ORDER BY source (UTF-8 order)
             if len(found) == 1 and not found[0][2] and found[0][1] not in flagged:
                 continue  # alone, not shadowed, no old message: nothing would change
-            rows = [(rowid, source) for rowid, source, _ in found]
-            sources = [s for _, s in rows]
+            rows = [(rowid, source, id_line) for rowid, source, _, id_line in found]
+            sources = [s for _, s, _ in rows]
             self.db.execute(
                 f"DELETE FROM diagnostics WHERE origin = 'dup' AND source IN ({','.join('?' * len(sources))})", sources)
-            for i, (rowid, source) in enumerate(rows):
+            for i, (rowid, source, id_line) in enumerate(rows):
                 self.db.execute("UPDATE entries SET shadowed = ? WHERE rowid = ?", (int(i > 0), rowid))
                 if len(rows) < 2:
                     continue
                 others = ", ".join(s for s in sources if s != source)
                 verdict = "this file is used until the clash is fixed" if i == 0 else f"{sources[0]} is used instead of this file"
                 self.db.execute(
-                    "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'dup', 1, 'error', ?)",
-                    (source, f"the id `{id_}` is also used by {others}; give each file its own id ({verdict})"))
+                    "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'dup', ?, 'error', ?)",
+                    (source, id_line, f"the id `{id_}` is also used by {others}; give each file its own id ({verdict})"))
 
     # -- journal events ---------------------------------------------------------------------
 
@@ -518,10 +524,17 @@ class Index:
         (sqlite-vec reads and scores one row at a time: ~50 ms per 100,000 vectors here, numpy ~5).
         The copy is reloaded when `vec_tag` (read in this connection's snapshot) moves; without a tag,
         sqlite-vec answers."""
+        cached = self._vector_copy()
+        if cached is None:
+            return self.db.execute("SELECT rowid, distance FROM vec WHERE emb MATCH ? AND k = ? ORDER BY distance",
+                                   (vector.astype(np.float32).tobytes(), min(k, VEC0_MAX_K))).fetchall()
+        return cached.nearest(vector, k)
+
+    def _vector_copy(self) -> Vectors | None:
+        """The in-memory copy of `vec` at this snapshot's `vec_tag`; None without a tag."""
         tag = self.get_meta("vec_tag")
         if tag is None:
-            return self.db.execute("SELECT rowid, distance FROM vec WHERE emb MATCH ? AND k = ? ORDER BY distance",
-                                   (vector.astype(np.float32).tobytes(), k)).fetchall()
+            return None
         cached = self._vectors
         if cached is None or cached.tag != tag:
             with self._vectors_lock:
@@ -529,9 +542,45 @@ class Index:
                 if cached is None or cached.tag != tag:
                     written = self._written_since(cached.tag, tag) if cached is not None else None
                     cached = cached.patched(self.db, tag, written) if cached is not None and written is not None \
-                        else _Vectors.load(self.db, tag)
+                        else Vectors.load(self.db, tag)
                     self._vectors = cached
-        return cached.nearest(vector, k)
+        return cached
+
+    def nearest_eligible(self, vector: np.ndarray, k: int,
+                         document: str | None) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]]]:
+        """The k nearest memories a preview for `document` may inject (rowid, distance), nearest first,
+        with their `eligible_keys`: eligibility is applied before the cut, so a bank whose nearest
+        entries are another document's, deleted or shadowed still yields its k nearest eligible ones.
+
+        Neighbours are checked in growing rounds (2k, 8k, 32k ... by rowid, nearly always one round);
+        once a round would reach a quarter of the vectors, the eligible rowids are read whole from
+        `entries_eligible` and the KNN runs over those alone."""
+        if k <= 0:
+            return [], {}
+        copy = self._vector_copy()
+        found: list[tuple[int, float]] = []
+        keys: dict[int, tuple[int, tuple[Any, ...]]] = {}
+        want, seen = 2 * k, 0
+        while True:
+            ranked = self.nearest(vector, want)
+            fresh = self.eligible_keys([r for r, _ in ranked[seen:]], document)
+            keys.update(fresh)
+            found.extend(hit for hit in ranked[seen:] if hit[0] in fresh)
+            seen = len(ranked)
+            if len(found) >= k or seen < want:  # enough, or every vector seen
+                return found[:k], keys
+            want *= 4
+            if copy is None and want > VEC0_MAX_K:  # sqlite-vec alone (no copy) answers at most VEC0_MAX_K
+                return found[:k], keys
+            if copy is not None and want * 4 >= len(copy):
+                allowed = np.array(self.eligible_rowids(document), np.int64)
+                ranked = copy.nearest(vector, k, allowed)
+                return ranked, self.eligible_keys([r for r, _ in ranked], document)
+
+    def eligible_rowids(self, document: str | None) -> list[int]:
+        """Every memory a preview for `document` may inject (one scan of `entries_eligible`)."""
+        return [r for (r,) in self.db.execute(
+            f"SELECT rowid FROM entries INDEXED BY entries_eligible WHERE {_ELIGIBLE}", {"doc": document})]
 
     def _written_since(self, start: str, tag: str) -> frozenset[int] | None:
         """The rowids this process wrote to `vec` between two tags, or None when its log cannot say
@@ -554,6 +603,25 @@ class Index:
         """(rowid, bm25) of the k best FTS5 matches; names weigh double."""
         return self.db.execute("SELECT rowid, bm25(fts, 1.0, 2.0) AS score FROM fts WHERE fts MATCH ?"
                                " ORDER BY score LIMIT ?", (match, k)).fetchall()
+
+    def lexical_eligible(self, match: str, k: int,
+                         document: str | None) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]]]:
+        """`lexical` for the memories a preview for `document` may inject, eligibility applied before
+        the cut, with their `eligible_keys`: the best 4k matches are checked by rowid (a wider LIMIT
+        costs FTS5 little); when fewer than k of them are eligible, FTS5 ranks the eligible ones
+        alone (a join: every match is looked up, slower)."""
+        if k <= 0:
+            return [], {}
+        rows = self.lexical(match, 4 * k)
+        keys = self.eligible_keys([r for r, _ in rows], document)
+        hits = [(r, score) for r, score in rows if r in keys]
+        if len(hits) >= k or len(rows) < 4 * k:
+            return hits[:k], keys
+        rows = self.db.execute(
+            "SELECT fts.rowid, bm25(fts, 1.0, 2.0) AS score FROM fts JOIN entries ON entries.rowid = fts.rowid"
+            f" WHERE fts MATCH :match AND {_ELIGIBLE} ORDER BY score LIMIT :k",
+            {"match": match, "k": k, "doc": document}).fetchall()
+        return rows, self.eligible_keys([r for r, _ in rows], document)
 
     def eligible_by_rowid(self, rowids: list[int], document: str | None) -> dict[int, tuple[dict[str, Any], int]]:
         """The injectable memories among `rowids`, with their token estimates."""
@@ -615,12 +683,37 @@ class Index:
         columns alone, so ranking needs no record decoded (`records` fetches the ones kept)."""
         if not rowids:
             return {}
-        args: dict[str, Any] = {"doc": document, **{f"r{i}": r for i, r in enumerate(rowids)}}
-        marks = ",".join(f":r{i}" for i in range(len(rowids)))
+        # one JSON list, not one parameter each: a single statement, prepared once and cached, for any count
         sql = (f"SELECT rowid, tokens, scope_rank, type_rank, type, updated_us, id FROM entries NOT INDEXED"
-               f" WHERE rowid IN ({marks}) AND {_ELIGIBLE}")  # by rowid (see eligible_by_rowid)
+               f" WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND {_ELIGIBLE}")  # by rowid
         return {rowid: (tokens, (scope_rank, type_rank, type_ if type_rank == 3 else "", -updated_us, id_))
-                for rowid, tokens, scope_rank, type_rank, type_, updated_us, id_ in self.db.execute(sql, args)}
+                for rowid, tokens, scope_rank, type_rank, type_, updated_us, id_ in
+                self.db.execute(sql, {"doc": document, "rowids": json.dumps([int(r) for r in rowids])})}
+
+    def candidates(self, vector: np.ndarray | None, match: str | None, k: int, document: str | None
+                   ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]]]:
+        """The k best eligible vector neighbours and the k best eligible FTS5 matches for `document`,
+        best first, with `eligible_keys` for all of them (as `nearest_eligible`, `lexical_eligible`).
+
+        A first round takes more of each than needed (a quarter more neighbours, half more matches)
+        and checks them together, by rowid; on the benchmark corpus that is enough for nine queries
+        in ten. A retriever still short (its best are another document's, deleted, shadowed, or
+        cards: a character's name matches its card first) goes on alone in wider rounds."""
+        if k <= 0:
+            return [], [], {}
+        first_v, first_l = k + k // 4, k + k // 2
+        ranked_v = self.nearest(vector, first_v) if vector is not None else []
+        ranked_l = self.lexical(match, first_l) if match else []
+        keys = self.eligible_keys(sorted({r for r, _ in ranked_v} | {r for r, _ in ranked_l}), document)
+        nearest = [hit for hit in ranked_v if hit[0] in keys]
+        if vector is not None and len(nearest) < k and len(ranked_v) == first_v:
+            nearest, more = self.nearest_eligible(vector, k, document)
+            keys.update(more)
+        lexical = [hit for hit in ranked_l if hit[0] in keys]
+        if match and len(lexical) < k and len(ranked_l) == first_l:
+            lexical, more = self.lexical_eligible(match, k, document)
+            keys.update(more)
+        return nearest[:k], lexical[:k], keys
 
     def records(self, rowids: list[int]) -> dict[int, dict[str, Any]]:
         """The API records of these entries, by rowid."""
@@ -706,91 +799,16 @@ class Index:
         return [Diagnostic(s, line, sev, msg) for s, line, sev, msg in self.db.execute(
             "SELECT source, line, severity, message FROM diagnostics ORDER BY source, line, message")]
 
-    def set_link_diagnostics(self, diagnostics: list[Diagnostic]) -> None:
-        """Problems found by the walk itself (links out of the bank), replaced wholesale each sync."""
-        self.db.execute("DELETE FROM diagnostics WHERE origin = 'scan'")
+    def set_link_diagnostics(self, diagnostics: list[Diagnostic], sources: Iterable[str] | None = None) -> None:
+        """Problems found by the walk itself (links out of the bank, files that are not ordinary files, names
+        that are not UTF-8): replaced wholesale by a full sync, or only those of `sources` (sync_paths)."""
+        if sources is None:
+            self.db.execute("DELETE FROM diagnostics WHERE origin = 'scan'")
+        else:
+            self.db.executemany("DELETE FROM diagnostics WHERE origin = 'scan' AND source = ?", [(s,) for s in sources])
         self.db.executemany(
             "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'scan', ?, ?, ?)",
             [(d.source, d.line, d.severity, d.message) for d in diagnostics])
-
-
-def _norms(matrix: np.ndarray) -> np.ndarray:
-    """Row lengths for the cosine; a zero row (never stored) counts as 1 so it cannot divide by zero."""
-    norms = np.linalg.norm(matrix, axis=1).astype(np.float32) if len(matrix) else np.zeros(0, np.float32)
-    return np.where(norms > 0, norms, np.float32(1.0))
-
-
-class _Vectors:
-    """Every vector of `vec` in one float32 matrix, for exact brute-force KNN in numpy."""
-
-    def __init__(self, tag: str, rowids: np.ndarray, matrix: np.ndarray, norms: np.ndarray | None = None):
-        self.tag = tag
-        self.rowids = rowids
-        self.matrix = matrix
-        self.norms = _norms(matrix) if norms is None else norms
-
-    @classmethod
-    def load(cls, db: apsw.Connection, tag: str) -> "_Vectors":
-        """Read sqlite-vec's chunk tables directly (a row-by-row scan of `vec` is ~15x slower); that layout
-        is sqlite-vec 0.1's, so it is checked against the table, and any doubt falls back to the scan."""
-        dim = int(db.execute("SELECT value FROM meta WHERE key = 'embed_dim'").fetchall()[0][0])
-        try:
-            version = dict(db.execute("SELECT key, value FROM vec_info").fetchall()).get("CREATE_VERSION_MAJOR")
-            blobs = dict(db.execute("SELECT rowid, vectors FROM vec_vector_chunks00").fetchall())
-            ids, mats = [], []
-            for chunk_id, size, validity, rowids in db.execute(
-                    "SELECT chunk_id, size, validity, rowids FROM vec_chunks ORDER BY chunk_id"):
-                valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size].astype(bool)
-                ids.append(np.frombuffer(rowids, np.int64)[:size][valid])
-                mats.append(np.frombuffer(blobs[chunk_id], np.float32).reshape(size, dim)[valid])
-            rowids_ = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-            matrix = np.concatenate(mats) if mats else np.zeros((0, dim), np.float32)
-            total = db.execute("SELECT count(*) FROM vec").fetchall()[0][0]
-            ok = version == 0 and len(rowids_) == total == len(set(rowids_.tolist()))
-            for i in (0, len(rowids_) // 2, len(rowids_) - 1) if ok and len(rowids_) else ():
-                row = db.execute("SELECT emb FROM vec WHERE rowid = ?", (int(rowids_[i]),)).fetchall()
-                ok = ok and bool(row) and np.frombuffer(row[0][0], np.float32).tobytes() == matrix[i].tobytes()
-            if ok:
-                return cls(tag, rowids_.copy(), np.ascontiguousarray(matrix))
-        except (apsw.Error, KeyError, ValueError, IndexError):
-            pass
-        rows = db.execute("SELECT rowid, emb FROM vec").fetchall()
-        return cls(tag, np.array([r for r, _ in rows], np.int64),
-                   np.frombuffer(b"".join(e for _, e in rows), np.float32).reshape(len(rows), dim).copy())
-
-    def patched(self, db: apsw.Connection, tag: str, rowids: frozenset[int]) -> "_Vectors":
-        """A copy with `rowids` re-read from `vec` (gone ones dropped); this one is left as it is."""
-        wanted = sorted(rowids)
-        fresh: dict[int, bytes] = {}
-        for rowid in wanted:  # one point query each: vec0 scans the whole table for `rowid IN (...)`
-            fresh.update(db.execute("SELECT rowid, emb FROM vec WHERE rowid = ?", (rowid,)).fetchall())
-        keep = ~np.isin(self.rowids, np.array(wanted, np.int64))
-        new_ids = np.array(list(fresh), np.int64)
-        dim = self.matrix.shape[1]
-        new_rows = np.frombuffer(b"".join(fresh.values()), np.float32).reshape(len(fresh), dim)
-        if keep.all():
-            rowids, matrix, norms = self.rowids, self.matrix, self.norms
-        else:
-            rowids, matrix, norms = self.rowids[keep], self.matrix[keep], self.norms[keep]
-        return _Vectors(tag, np.concatenate([rowids, new_ids]), np.concatenate([matrix, new_rows]),
-                        np.concatenate([norms, _norms(new_rows)]))
-
-    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """sqlite-vec's cosine distance, 1 - a.b / (|a| |b|); ties by rowid."""
-        if k <= 0 or not len(self.rowids):
-            return []
-        q = np.asarray(vector, np.float32)
-        qn = np.float32(np.linalg.norm(q)) or np.float32(1.0)
-        # einsum, not BLAS: one thread, so a busy machine's other cores never hold the answer up
-        distance = 1.0 - np.einsum("ij,j->i", self.matrix, q) / (self.norms * qn)
-        if k < len(distance):
-            part = np.argpartition(distance, k - 1)[:k]
-            cut = distance[part].max()
-            part = np.flatnonzero(distance <= cut)  # every row tied with the k-th, so ties go by rowid
-        else:
-            part = np.arange(len(distance))
-        order = part[np.lexsort((self.rowids[part], distance[part]))][:k]
-        return [(int(r), float(d)) for r, d in zip(self.rowids[order], distance[order])]
 
 
 def _load_vec(db: apsw.Connection) -> str | None:

@@ -1,0 +1,232 @@
+"""Replacing a file only if it is still what the caller read: an atomic swap, a look, a swap back.
+
+A check of the file followed by a rename leaves a gap: an editor's save (temporary file + rename)
+landing between the two would be replaced by a copy of the older text. Where the system can swap
+two names atomically (Linux `renameat2(RENAME_EXCHANGE)`, macOS `renamex_np(RENAME_SWAP)`), the new
+file is swapped in and what came out is compared with what the caller read; when it differs, an
+editor saved meanwhile and the swap is undone, so the writer's save is what stays. Elsewhere the
+file is checked again just before a plain rename (a gap of one system call remains).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import logging
+import os
+import platform
+import secrets
+import sys
+from pathlib import Path
+from typing import Callable
+
+from .reader import Unreadable, read_regular
+
+log = logging.getLogger("membank")
+
+TEMP_SUFFIX = ".membank-tmp"
+KEPT_SUFFIX = ".membank-kept"  # not a temporary file: the sweep leaves it for the writer
+# Swaps back allowed after a mismatch. Each extra one is needed only when yet another save lands
+# within the microseconds between two system calls, so the bound is never reached in practice.
+MAX_SWAPS = 64
+# errno values that mean "this system or file system cannot swap": fall back to check + rename
+_UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, getattr(errno, "ENOTSUP", -1), getattr(errno, "EOPNOTSUPP", -1)}
+# renameat2 by system call number, for a C library without the wrapper (glibc < 2.28, some musl)
+_RENAMEAT2_NR = {"x86_64": 316, "amd64": 316, "aarch64": 276, "arm64": 276, "riscv64": 276, "i386": 353,
+                 "i686": 353, "armv7l": 382, "armv6l": 382, "ppc64le": 357, "ppc64": 357, "s390x": 347}
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_RENAME_SWAP = 2  # macOS sys/stdio.h
+
+
+class Changed(Exception):
+    """The file was no longer what the caller read; the newest save is at the path, nothing was replaced.
+
+    `kept` names a file (next to it) holding a save that could not be put back, in the
+    never-seen case of more saves landing than MAX_SWAPS allows."""
+
+    def __init__(self, kept: Path | None = None):
+        super().__init__("changed")
+        self.kept = kept
+
+
+Swap = Callable[[bytes, bytes], int]
+
+
+def _linux_swap() -> Swap | None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    fn = getattr(libc, "renameat2", None)
+    if fn is not None:
+        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        fn.restype = ctypes.c_int
+        return lambda a, b: fn(_AT_FDCWD, a, _AT_FDCWD, b, _RENAME_EXCHANGE)
+    number = _RENAMEAT2_NR.get(platform.machine().lower())
+    if number is None:
+        return None
+    syscall = libc.syscall
+    syscall.restype = ctypes.c_long
+    return lambda a, b: syscall(ctypes.c_long(number), ctypes.c_int(_AT_FDCWD), ctypes.c_char_p(a),
+                                ctypes.c_int(_AT_FDCWD), ctypes.c_char_p(b), ctypes.c_uint(_RENAME_EXCHANGE))
+
+
+def _macos_swap() -> Swap | None:
+    try:
+        libc = ctypes.CDLL("/usr/lib/libSystem.B.dylib", use_errno=True)
+        fn = libc.renamex_np  # macOS 10.12 and later
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return lambda a, b: fn(a, b, _RENAME_SWAP)
+
+
+def _find_swap() -> Swap | None:
+    if sys.platform.startswith("linux"):
+        return _linux_swap()
+    if sys.platform == "darwin":
+        return _macos_swap()
+    return None  # Windows and the rest: check + rename
+
+
+_SWAP = _find_swap()
+
+
+def can_swap() -> bool:
+    """Whether this system offers an atomic swap at all (a file system may still refuse it)."""
+    return _SWAP is not None
+
+
+def swap(a: Path, b: Path) -> bool:
+    """Exchange the two names atomically. False when the system or file system cannot; other
+    failures (one of them missing, …) raise OSError."""
+    if _SWAP is None:
+        return False
+    if _SWAP(os.fsencode(a), os.fsencode(b)) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in _UNSUPPORTED:
+        return False
+    raise OSError(code, os.strerror(code))
+
+
+def temp_path(path: Path) -> Path:
+    return path.parent / f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+
+
+def write_temp(path: Path, data: bytes) -> tuple[Path, os.stat_result]:
+    """`data` in a fresh temporary file beside `path`, fsynced, with `path`'s permissions."""
+    tmp = temp_path(path)
+    try:
+        mode = os.stat(path).st_mode & 0o7777  # a rewrite keeps the file's permissions
+    except OSError:
+        mode = 0o644
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)  # the umask must not narrow them
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return tmp, st
+
+
+def fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # not supported on this platform (Windows)
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _same(path: Path, expected: bytes) -> bool:
+    """Whether the file holds exactly `expected` (read no further than one byte past its length)."""
+    try:
+        return read_regular(path, len(expected) + 1)[0] == expected
+    except (FileNotFoundError, NotADirectoryError, Unreadable):
+        return False
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def replace_unchanged(path: Path, data: bytes, expected: bytes) -> str:
+    """Put `data` at `path` if the file there still holds `expected`; else raise Changed, leaving the
+    newest file at `path`. Returns "swap" or "recheck": how the file was guarded."""
+    tmp, mine = write_temp(path, data)
+    try:
+        swapped = swap(tmp, path)
+    except BaseException as e:
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, FileNotFoundError):
+            raise Changed() from None  # removed meanwhile: a removal is a change too
+        raise
+    if not swapped:
+        try:
+            if not _same(path, expected):  # the best without a swap: a gap of one rename remains
+                raise Changed()
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        fsync_dir(path.parent)
+        return "recheck"
+    # `tmp` now holds what was at `path`; nobody else knows its name
+    try:
+        displaced = os.lstat(tmp)
+    except FileNotFoundError:
+        # another program removed it (membank's own sweep waits for the write lock this writer
+        # holds): what it held cannot be looked at any more, and the new file stays
+        log.warning("the replaced copy of %s vanished before it was checked", path.name)
+        fsync_dir(path.parent)
+        return "swap"
+    if _same(tmp, expected):
+        tmp.unlink()
+        fsync_dir(path.parent)
+        return "swap"
+    kept = _swap_back(path, tmp, placed=_identity(mine), held=_identity(displaced))
+    fsync_dir(path.parent)
+    raise Changed(kept)
+
+
+def _swap_back(path: Path, tmp: Path, placed: tuple[int, int], held: tuple[int, int]) -> Path | None:
+    """Undo the swap so the newest save is at `path`; `placed` is what we last put at `path`, `held`
+    what `tmp` holds. A save landing between two swaps displaces `placed`; then swap again."""
+    for _ in range(MAX_SWAPS):
+        try:
+            swap(tmp, path)
+        except FileNotFoundError:  # the writer removed the file meanwhile: the removal is the newest act
+            tmp.unlink()
+            return None
+        except OSError:
+            _keep(path, tmp)
+            raise
+        came_out = _identity(os.lstat(tmp))
+        if came_out == placed:  # what we put there came back out: nothing newer landed meanwhile
+            tmp.unlink()
+            return None
+        placed, held = held, came_out  # a newer save came out: it goes back in on the next turn
+    return _keep(path, tmp)
+
+
+def _keep(path: Path, tmp: Path) -> Path:
+    """Move a save that could not be put back where the writer (and no sweep) will find it."""
+    kept = path.parent / f"{path.name}.{secrets.token_hex(4)}{KEPT_SUFFIX}"
+    os.replace(tmp, kept)  # never unlink a save that may be the newest
+    log.warning("%s kept aside: membank could not put an editor's save back in place", kept.name)
+    return kept

@@ -1,0 +1,94 @@
+"""The in-memory copy of the index's vectors, for exact KNN in numpy (see `Index.nearest`)."""
+
+from __future__ import annotations
+
+import apsw
+import numpy as np
+
+
+def _norms(matrix: np.ndarray) -> np.ndarray:
+    """Row lengths for the cosine; a zero row (never stored) counts as 1 so it cannot divide by zero."""
+    norms = np.linalg.norm(matrix, axis=1).astype(np.float32) if len(matrix) else np.zeros(0, np.float32)
+    return np.where(norms > 0, norms, np.float32(1.0))
+
+
+class Vectors:
+    """Every vector of `vec` in one float32 matrix, for exact brute-force KNN in numpy."""
+
+    def __init__(self, tag: str, rowids: np.ndarray, matrix: np.ndarray, norms: np.ndarray | None = None):
+        self.tag = tag
+        self.rowids = rowids
+        self.matrix = matrix
+        self.norms = _norms(matrix) if norms is None else norms
+
+    @classmethod
+    def load(cls, db: apsw.Connection, tag: str) -> "Vectors":
+        """Read sqlite-vec's chunk tables directly (a row-by-row scan of `vec` is ~15x slower); that layout
+        is sqlite-vec 0.1's, so it is checked against the table, and any doubt falls back to the scan."""
+        dim = int(db.execute("SELECT value FROM meta WHERE key = 'embed_dim'").fetchall()[0][0])
+        try:
+            version = dict(db.execute("SELECT key, value FROM vec_info").fetchall()).get("CREATE_VERSION_MAJOR")
+            blobs = dict(db.execute("SELECT rowid, vectors FROM vec_vector_chunks00").fetchall())
+            ids, mats = [], []
+            for chunk_id, size, validity, rowids in db.execute(
+                    "SELECT chunk_id, size, validity, rowids FROM vec_chunks ORDER BY chunk_id"):
+                valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size].astype(bool)
+                ids.append(np.frombuffer(rowids, np.int64)[:size][valid])
+                mats.append(np.frombuffer(blobs[chunk_id], np.float32).reshape(size, dim)[valid])
+            rowids_ = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+            matrix = np.concatenate(mats) if mats else np.zeros((0, dim), np.float32)
+            total = db.execute("SELECT count(*) FROM vec").fetchall()[0][0]
+            ok = version == 0 and len(rowids_) == total == len(set(rowids_.tolist()))
+            for i in (0, len(rowids_) // 2, len(rowids_) - 1) if ok and len(rowids_) else ():
+                row = db.execute("SELECT emb FROM vec WHERE rowid = ?", (int(rowids_[i]),)).fetchall()
+                ok = ok and bool(row) and np.frombuffer(row[0][0], np.float32).tobytes() == matrix[i].tobytes()
+            if ok:
+                return cls(tag, rowids_.copy(), np.ascontiguousarray(matrix))
+        except (apsw.Error, KeyError, ValueError, IndexError):
+            pass
+        rows = db.execute("SELECT rowid, emb FROM vec").fetchall()
+        return cls(tag, np.array([r for r, _ in rows], np.int64),
+                   np.frombuffer(b"".join(e for _, e in rows), np.float32).reshape(len(rows), dim).copy())
+
+    def patched(self, db: apsw.Connection, tag: str, rowids: frozenset[int]) -> "Vectors":
+        """A copy with `rowids` re-read from `vec` (gone ones dropped); this one is left as it is."""
+        wanted = sorted(rowids)
+        fresh: dict[int, bytes] = {}
+        for rowid in wanted:  # one point query each: vec0 scans the whole table for `rowid IN (...)`
+            fresh.update(db.execute("SELECT rowid, emb FROM vec WHERE rowid = ?", (rowid,)).fetchall())
+        keep = ~np.isin(self.rowids, np.array(wanted, np.int64))
+        new_ids = np.array(list(fresh), np.int64)
+        dim = self.matrix.shape[1]
+        new_rows = np.frombuffer(b"".join(fresh.values()), np.float32).reshape(len(fresh), dim)
+        if keep.all():
+            rowids, matrix, norms = self.rowids, self.matrix, self.norms
+        else:
+            rowids, matrix, norms = self.rowids[keep], self.matrix[keep], self.norms[keep]
+        return Vectors(tag, np.concatenate([rowids, new_ids]), np.concatenate([matrix, new_rows]),
+                        np.concatenate([norms, _norms(new_rows)]))
+
+    def __len__(self) -> int:
+        return len(self.rowids)
+
+    def nearest(self, vector: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """sqlite-vec's cosine distance, 1 - a.b / (|a| |b|); ties by rowid. With `allowed` (rowids),
+        only those rows compete."""
+        if k <= 0 or not len(self.rowids):
+            return []
+        q = np.asarray(vector, np.float32)
+        qn = np.float32(np.linalg.norm(q)) or np.float32(1.0)
+        # einsum, not BLAS: one thread, so a busy machine's other cores never hold the answer up
+        distance = 1.0 - np.einsum("ij,j->i", self.matrix, q) / (self.norms * qn)
+        if allowed is not None:
+            distance = np.where(np.isin(self.rowids, allowed), distance, np.inf)  # the others sort last
+            k = min(k, int(np.isfinite(distance).sum()))
+            if k <= 0:
+                return []
+        if k < len(distance):
+            part = np.argpartition(distance, k - 1)[:k]
+            cut = distance[part].max()
+            part = np.flatnonzero(distance <= cut)  # every row tied with the k-th, so ties go by rowid
+        else:
+            part = np.arange(len(distance))
+        order = part[np.lexsort((self.rowids[part], distance[part]))][:k]
+        return [(int(r), float(d)) for r, d in zip(self.rowids[order], distance[order])]

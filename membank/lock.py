@@ -1,0 +1,158 @@
+"""The write lock: one writer per bank at a time, across threads and processes.
+
+Every write (memory files, settings, the journal, the index: syncs and watcher batches included)
+runs under `Bank.write_lock`. It is two locks taken in one order, so no two writers can wait on
+each other: first a thread lock shared by every Bank of that folder in this process, then,
+by the outermost holder only, an exclusive lock on a file (`.writenow/.index/write.lock`) that
+other processes take too. A writer waits for both (`MEMBANK_LOCK_WAIT` seconds, 30 by default)
+and then gives up with DB_ERROR, having written nothing.
+
+The file lock is `flock` on POSIX and `msvcrt.locking` on Windows; both are released by the
+operating system when the process dies, so a killed writer never leaves the bank locked. Where
+neither exists, only the thread lock applies (and SQLite's own busy timeout between processes).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import time
+import weakref
+from pathlib import Path
+from types import TracebackType
+
+from . import errors
+from .errors import MembankError
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+try:
+    import msvcrt
+except ImportError:  # POSIX
+    msvcrt = None  # type: ignore[assignment]
+
+LOCK_FILE = "write.lock"
+DEFAULT_WAIT = 30.0
+WAIT_ENV = "MEMBANK_LOCK_WAIT"  # seconds; tests make it short
+
+
+def wait_seconds() -> float:
+    """How long a writer waits for the lock: $MEMBANK_LOCK_WAIT, else 30 s."""
+    try:
+        value = float(os.environ.get(WAIT_ENV, DEFAULT_WAIT))
+    except ValueError:
+        return DEFAULT_WAIT
+    return value if value == value and value >= 0 else DEFAULT_WAIT  # NaN or negative: the default
+
+
+def _try_lock(fd: int) -> bool:
+    """Take the file lock without waiting; False when another process holds it."""
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+    elif msvcrt is not None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # one byte at offset 0 stands for the whole bank
+        except OSError as e:
+            if e.errno in (errno.EACCES, errno.EDEADLK):  # held by another process
+                return False
+            raise
+    return True
+
+
+def _unlock(fd: int) -> None:
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        elif msvcrt is not None:
+            os.lseek(fd, 0, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+    finally:
+        os.close(fd)  # closing releases it anyway
+
+
+class WriteLock:
+    """Reentrant in a thread; exclusive across threads and processes. Use `WriteLock.at(path)`."""
+
+    _shared: "weakref.WeakValueDictionary[str, WriteLock]" = weakref.WeakValueDictionary()
+    _shared_lock = threading.Lock()
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._thread = threading.RLock()
+        self._depth = 0  # changed only by the thread holding `_thread`
+        self._fd: int | None = None
+
+    @classmethod
+    def at(cls, path: Path) -> "WriteLock":
+        """The lock for this lock file: one object per file in a process, so two Banks of one
+        project never wait on each other from the same thread."""
+        key = os.path.normcase(os.path.abspath(path))
+        with cls._shared_lock:
+            lock = cls._shared.get(key)
+            if lock is None:
+                lock = cls._shared[key] = cls(path)
+            return lock
+
+    def acquire(self, wait: float | None = None) -> None:
+        wait = wait_seconds() if wait is None else wait
+        deadline = time.monotonic() + wait
+        got = self._thread.acquire(timeout=wait) if wait > 0 else self._thread.acquire(blocking=False)
+        if not got:
+            raise self._busy(wait)
+        try:
+            if self._depth == 0:
+                self._fd = self._lock_file(deadline, wait)
+        except BaseException:
+            self._thread.release()
+            raise
+        self._depth += 1
+
+    def release(self) -> None:
+        self._depth -= 1
+        try:
+            if self._depth == 0 and self._fd is not None:
+                fd, self._fd = self._fd, None
+                _unlock(fd)
+        finally:
+            self._thread.release()
+
+    def __enter__(self) -> "WriteLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        self.release()
+
+    def _lock_file(self, deadline: float, wait: float) -> int | None:
+        if fcntl is None and msvcrt is None:
+            return None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+        except OSError as e:
+            raise MembankError(errors.DB_ERROR, f"could not open the write lock in .index/: "
+                               f"{e.strerror or e.__class__.__name__}") from None
+        pause = 0.001
+        try:
+            while not _try_lock(fd):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise self._busy(wait)
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, 0.05)  # quick for short writes, gentle on the CPU for long ones
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    @staticmethod
+    def _busy(wait: float) -> MembankError:
+        return MembankError(errors.DB_ERROR, f"another writer held this bank for {wait:g} s; nothing was written, "
+                            "try again", {"lockWait": wait})

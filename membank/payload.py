@@ -1,0 +1,202 @@
+"""Checking a channel's payload against its Python type, within bounds, before anything runs.
+
+Every value that reaches a handler is of its declared type, every string is text UTF-8 can carry
+(JSON's `\\ud800` escapes can smuggle in a lone surrogate), and every size is bounded: a string's
+length (`Most(chars)` on the field, else `MAX_CHARS`), a list's length (`Most(items)`, else
+`MAX_ITEMS`), and free-form values (`metadata`, `evidence` items) by nesting depth and node count.
+A value outside them is INVALID_ARGUMENT naming the field, never a failure further in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from . import errors
+from .errors import MembankError
+from .files.frontmatter import MAX_FILE_BYTES
+
+MAX_CHARS = 100_000  # a string field without its own bound (a query, a label, a metadata value)
+MAX_ITEMS = 1_000  # a list without its own bound
+MAX_DEPTH = 32  # nesting of free-form values: metadata, evidence items
+MAX_NODES = 10_000  # values inside one free-form field, all levels together
+MAX_INT = 2 ** 63 - 1  # what SQLite and every JSON reader that matters can hold
+
+
+@dataclass(frozen=True)
+class Most:
+    """The bound of one field: `chars` for a string, `items` for a list."""
+
+    chars: int | None = None
+    items: int | None = None
+
+
+# Bounded field types. A string or list field without a bound of its own gets MAX_CHARS or MAX_ITEMS.
+Id = Annotated[str, Most(chars=200)]  # memory, project, run and skill ids (a memory id allows 200)
+TypeName = Annotated[str, Most(chars=64)]  # a memory type: one lower-case word, also a folder name
+DocPath = Annotated[str, Most(chars=1024)]  # a project-relative document path
+Tag = Annotated[str, Most(chars=128)]
+Tags = Annotated[list[Tag], Most(items=100)]
+Content = Annotated[str, Most(chars=MAX_FILE_BYTES)]  # a memory file holds at most 1 MiB
+Evidence = list[Any]
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _field(where: str) -> str:
+    """The field as a message names it: the last part of a long path."""
+    return _short(where, 80)
+
+
+def check_text(value: str, where: str, most: int = MAX_CHARS) -> str:
+    if len(value) > most:
+        raise errors.invalid(where, f"`{_field(where)}` is longer than {most:,} characters")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise errors.invalid(where, f"`{_field(where)}` holds text that is not valid Unicode (a lone surrogate)") \
+                from None
+    return value
+
+
+def check_json(value: Any, where: str) -> Any:
+    """A free-form value (metadata, an evidence item): JSON's types only, text UTF-8 can carry, at most
+    MAX_DEPTH levels deep and MAX_NODES values in all. Iterative, so no depth can exhaust the stack."""
+    stack: list[tuple[Any, str, int]] = [(value, where, 1)]
+    nodes = 0
+    while stack:
+        item, at, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise errors.invalid(where, f"`{_field(where)}` holds more than {MAX_NODES:,} values")
+        if item is None or isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            if abs(item) > MAX_INT:
+                raise errors.invalid(at, f"`{_field(at)}` is a number too large to keep")
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise errors.invalid(at, f"`{_field(at)}` must be a finite number")
+        elif isinstance(item, str):
+            check_text(item, at)
+        elif isinstance(item, (list, dict)):
+            if depth > MAX_DEPTH:
+                raise errors.invalid(where, f"`{_field(where)}` is nested more than {MAX_DEPTH} levels deep")
+            if isinstance(item, list):
+                stack.extend((v, f"{at}[{i}]", depth + 1) for i, v in enumerate(item))
+                continue
+            for key, v in item.items():
+                if not isinstance(key, str):
+                    raise errors.invalid(at, f"`{_field(at)}` has a key that is not text")
+                check_text(key, f"{at}.{_short(key)}", 1_000)
+                stack.append((v, f"{at}.{_short(key)}", depth + 1))
+        else:
+            raise errors.invalid(at, f"`{_field(at)}` must be text, a number, true/false, null, a list or an object")
+    return value
+
+
+def type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return type_name(typing.get_args(tp)[0])
+    if origin is Literal:
+        return " or ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(type_name(a) for a in typing.get_args(tp) if a is not type(None))
+    if origin is list:
+        return "a list"
+    if origin is dict:
+        return "an object"
+    if dataclasses.is_dataclass(tp):
+        return "an object"
+    return {str: "a string", int: "a whole number", float: "a number", bool: "true or false"}.get(tp, str(tp))
+
+
+def check(tp: Any, value: Any, where: str, most: Most | None = None) -> Any:
+    """`value` as the type `tp` asks; INVALID_ARGUMENT naming `where` otherwise."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        inner, *extras = typing.get_args(tp)
+        return check(inner, value, where, next((e for e in extras if isinstance(e, Most)), None))
+    if tp is Any:
+        return check_json(value, where)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        last: MembankError | None = None
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return check(arg, value, where, most)
+            except MembankError as e:
+                last = e
+        raise last or errors.invalid(where, f"`{where}` has the wrong type")
+    if origin is Literal:
+        if not isinstance(value, (list, dict)) and value in typing.get_args(tp):
+            return value
+        raise errors.invalid(where, f"`{where}` must be {type_name(tp)}")
+    if origin is list:
+        if not isinstance(value, list):
+            raise errors.invalid(where, f"`{where}` must be a list")
+        limit = most.items if most is not None and most.items is not None else MAX_ITEMS
+        if len(value) > limit:
+            raise errors.invalid(where, f"`{where}` has more than {limit:,} items")
+        (item,) = typing.get_args(tp)
+        return [check(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise errors.invalid(where, f"`{where}` must be an object")
+        return check_json(value, where)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):  # null included: a nested object (a patch) is required whole
+            raise errors.invalid(where, f"`{where}` must be an object")
+        # it arrives as a dict of the keys sent, so null and absent differ
+        checked = build(tp, value, where)
+        return {k: getattr(checked, k) for k in value}
+    ok = {
+        str: lambda v: isinstance(v, str),
+        bool: lambda v: isinstance(v, bool),
+        int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+        float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    }[tp](value)
+    if not ok:
+        raise errors.invalid(where, f"`{where}` must be {type_name(tp)}")
+    if tp is str:
+        return check_text(value, where, most.chars if most is not None and most.chars is not None else MAX_CHARS)
+    if tp is float and (abs(value) > MAX_INT if isinstance(value, int) else not math.isfinite(value)):
+        raise errors.invalid(where, f"`{where}` must be a finite number")  # an int past 2**63 has no float
+    if tp is int and abs(value) > MAX_INT:
+        raise errors.invalid(where, f"`{where}` is too large")
+    return value
+
+
+def build(cls: type, payload: Any, prefix: str = "") -> Any:
+    """A payload dict as `cls`; INVALID_ARGUMENT names the first wrong field."""
+    if payload is None:
+        payload = {}
+    if not isinstance(payload, dict):
+        raise errors.invalid(prefix or "params", f"`{prefix or 'params'}` must be an object")
+    hints = typing.get_type_hints(cls, include_extras=True)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        where = f"{prefix}.{f.name}" if prefix else f.name
+        if f.name not in payload:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise errors.invalid(where, f"`{where}` is required")
+            continue
+        values[f.name] = check(hints[f.name], payload[f.name], where)
+    unknown = sorted((k for k in payload if k not in {f.name for f in dataclasses.fields(cls)}), key=str)
+    if unknown:
+        name = _short(str(unknown[0]).encode("utf-8", "backslashreplace").decode("utf-8"))  # shown, so made printable
+        where = f"{prefix}.{name}" if prefix else name
+        raise errors.invalid(where, f"`{where}` is not a field of this channel")
+    return cls(**values)

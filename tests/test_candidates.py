@@ -1,0 +1,73 @@
+"""Semantic recall applies eligibility before it cuts the candidates: the nearest 300 entries being
+another document's, deleted or shadowed must not hide an eligible relevant memory further out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import membank
+from membank.bank import CANDIDATES
+
+from .helpers import write_memory
+
+QUERY = "albatross"
+RELEVANT = "m-relevant-albatross"
+
+
+def crowded(sample: Path) -> None:
+    """300 entries that are nearer to the query, and match its word more often, but cannot be injected."""
+    for i in range(150):
+        write_memory(sample, f"crowd/doc-{i:03}.md", f"Albatross albatross albatross {i}.", id=f"m-doc-{i}",
+                     type="note", scope="document", document="chapters/other.md")
+    for i in range(100):
+        write_memory(sample, f"crowd/gone-{i:03}.md", f"Albatross albatross albatross {i}.", id=f"m-gone-{i}",
+                     type="note", deleted_at="2026-01-01T00:00:00Z")
+    for i in range(50):  # each id twice: the file with the smaller path is used, the other is shadowed
+        write_memory(sample, f"crowd/a-{i:03}.md", f"Tea is served at four, day {i}.", id=f"m-twin-{i}", type="note")
+        write_memory(sample, f"crowd/b-{i:03}.md", f"Albatross albatross albatross {i}.", id=f"m-twin-{i}", type="note")
+    write_memory(sample, "relevant.md", "An albatross circled the ship once, far out at sea, and then was gone.",
+                 id=RELEVANT, type="fact")
+
+
+def test_an_eligible_memory_behind_300_ineligible_neighbours_is_found(sample: Path) -> None:
+    crowded(sample)
+    bank = membank.open(sample)
+    try:
+        assert CANDIDATES < 300
+        vector = bank.embedder().encode([QUERY])[0]
+        assert RELEVANT not in {m["id"] for m, _ in bank.index.eligible_by_rowid(
+            [r for r, _ in bank.index.nearest(vector, CANDIDATES)], None).values()}  # what a cut first would keep
+        preview = bank.preview(query_text=QUERY)
+        assert preview["mode"] == "semantic"
+        item = next(i for i in preview["items"] if i["id"] == RELEVANT)
+        assert item["reason"]["score"]["vectorRank"] is not None and item["reason"]["score"]["lexicalRank"] is not None
+        assert not any(i["id"].startswith(("m-doc-", "m-gone-")) for i in preview["items"])
+        # for its own document the document-scoped ones are eligible and crowd it out of the top again
+        for_doc = bank.preview(query_text=QUERY, document_id="chapters/other.md")
+        assert [i["id"] for i in for_doc["items"]][:3] != [RELEVANT] and for_doc["items"]
+    finally:
+        bank.close()
+
+
+def test_each_retriever_returns_its_nearest_eligible_in_order(sample: Path) -> None:
+    crowded(sample)
+    bank = membank.open(sample)
+    try:
+        vector = bank.embedder().encode([QUERY])[0]
+        eligible = set(bank.index.eligible_rowids(None))
+        plain = [hit for hit in bank.index.nearest(vector, 100_000) if hit[0] in eligible][:CANDIDATES]
+        nearest, keys = bank.index.nearest_eligible(vector, CANDIDATES, None)
+        assert nearest == plain and set(keys) >= {r for r, _ in nearest}
+        for k in (1, 5, 40):  # small k: growing rounds, then the whole eligible set as a mask
+            assert bank.index.nearest_eligible(vector, k, None)[0] == plain[:k]
+        words = [r for r, _ in bank.index.lexical(QUERY, 100_000) if r in eligible][:CANDIDATES]
+        assert words and plain
+        lexical, keys = bank.index.lexical_eligible(QUERY, CANDIDATES, None)
+        assert [r for r, _ in lexical] == words and set(keys) >= set(words)
+        for k in (1, 5):  # the best 4k matches all ineligible: FTS5 over the eligible ones alone
+            assert [r for r, _ in bank.index.lexical_eligible(QUERY, k, None)[0]] == words[:k]
+            nearest, lexical, keys = bank.index.candidates(vector, QUERY, k, None)
+            assert nearest == plain[:k] and [r for r, _ in lexical] == words[:k]
+            assert set(keys) >= {r for r, _ in nearest + lexical}
+    finally:
+        bank.close()
