@@ -13,23 +13,20 @@ from pathlib import Path
 from typing import Any, NoReturn, Optional
 
 import typer
-from rich.console import Console
 from rich.text import Text
-from rich.table import Table
 
 from . import errors
 from .channels import Registry, dispatch
 from .errors import MembankError
 from .files import project as project_files
+from .demo import run_demo
+from .render import err, memory_table, memory_view, out, preview_view, settings_view
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="membank: a file-first memory bank for an AI writing assistant.")
 settings_app = typer.Typer(help="Read or change settings.", invoke_without_command=True)
 app.add_typer(settings_app, name="settings")
 
-# markup off: sources, ids and memory text are the writer's own and may hold [brackets]; styles are given as Text
-out = Console(highlight=False, soft_wrap=True, markup=False)
-err = Console(stderr=True, highlight=False, markup=False)
 
 JsonOpt = typer.Option(False, "--json", help="Print the envelope as JSON and nothing else.")
 PathArg = typer.Argument(None, help="A folder in the project (default: the current folder).", show_default=False)
@@ -63,32 +60,6 @@ def _run(path: Optional[Path], channel: str, payload: dict[str, Any], as_json: b
         _finish(dispatch(registry, channel, payload), as_json, show)
     finally:
         registry.close()
-
-
-def _memory_table(items: list[dict[str, Any]], title: str | None = None) -> None:
-    if not items:
-        out.print("no memories")
-        return
-    table = Table(title=title, show_lines=False)
-    for col in ("id", "type", "scope", "updated", "content", "source"):
-        table.add_column(col, overflow="fold")
-    for m in items:
-        content = m["content"].replace("\n", " ")
-        flags = " (deleted)" if m.get("deletedAt") else ""
-        table.add_row(m["id"], m["type"], m["scope"], (m["updatedAt"] or "")[:10],
-                      (content[:70] + "…" if len(content) > 70 else content) + flags, m["source"])
-    out.print(table)
-
-
-def _memory_view(m: dict[str, Any]) -> None:
-    for key in ("id", "type", "scope", "documentId", "origin", "confidence", "tags", "pinned", "revision",
-                "createdAt", "updatedAt", "deletedAt", "source"):
-        if m.get(key) not in (None, [], ""):
-            out.print(Text.assemble((key, "bold"), f": {m[key]}"))
-    if m.get("metadata"):
-        out.print(Text.assemble(("metadata", "bold"), f": {json.dumps(m['metadata'], ensure_ascii=False)}"))
-    out.print()
-    out.print(m["content"])
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -186,14 +157,14 @@ def list_(path: Optional[Path] = PathArg, type_: Optional[str] = typer.Option(No
     for key, value in (("type", type_), ("scope", scope), ("origin", origin)):
         if value is not None:
             payload[key] = value
-    _run(path, "memory:list", payload, as_json, lambda d: _memory_table(d["items"]))
+    _run(path, "memory:list", payload, as_json, lambda d: memory_table(d["items"]))
 
 
 @app.command()
 def show(memory_id: str = typer.Argument(..., metavar="ID"), project: Optional[Path] = ProjectOpt,
          as_json: bool = JsonOpt) -> None:
     """One memory, whole."""
-    _run(project, "memory:get", {"id": memory_id}, as_json, _memory_view)
+    _run(project, "memory:get", {"id": memory_id}, as_json, memory_view)
 
 
 @app.command()
@@ -290,32 +261,6 @@ def restore(memory_id: str = typer.Argument(..., metavar="ID"), project: Optiona
     _run(project, "memory:restore", {"id": memory_id}, as_json, lambda m: out.print(f"restored {m['id']}"))
 
 
-def _preview_view(d: dict[str, Any]) -> None:
-    diag = d["diagnostics"]
-    for reason in diag["reasons"]:
-        err.print(f"note [{reason['code']}]: {reason['message']}")
-    if not d["items"]:
-        out.print("nothing to inject")
-    table = Table(title=f"injection preview ({d['mode']})")
-    for col in ("#", "id", "type", "scope", "tokens", "why", "content"):
-        table.add_column(col, overflow="fold")
-    for item in d["items"]:
-        r = item["reason"]
-        why = r.get("detail", "")
-        if "score" in r:
-            sc = r["score"]
-            why = " ".join(filter(None, (
-                f"vector #{sc['vectorRank']} {sc['vector']:.2f}" if sc["vectorRank"] else "",
-                f"words #{sc['lexicalRank']}" if sc["lexicalRank"] else "",
-                f"= {sc['fused']:.4f}")))
-        content = item["content"].replace("\n", " ")
-        table.add_row(str(r["rank"]), item["id"], item["type"], item["scope"], str(item["tokens"]), why,
-                      content[:80] + "…" if len(content) > 80 else content)
-    if d["items"]:
-        out.print(table)
-    out.print(f"{len(d['items'])} items, {diag['tokens']} tokens, {diag['truncated']} left out, {diag['tookMs']} ms")
-
-
 @app.command()
 def preview(path: Optional[Path] = PathArg, query: Optional[str] = typer.Option(None, "--query", "-q"),
             document: Optional[str] = typer.Option(None, "--document", "-d"), as_json: bool = JsonOpt) -> None:
@@ -325,25 +270,20 @@ def preview(path: Optional[Path] = PathArg, query: Optional[str] = typer.Option(
         payload["queryText"] = query
     if document is not None:
         payload["documentId"] = document
-    _run(path, "memory:injection:preview", payload, as_json, _preview_view)
-
-
-def _settings_view(d: dict[str, Any]) -> None:
-    for key, value in d.items():
-        out.print(f"memory.{key} = {json.dumps(value)}")
+    _run(path, "memory:injection:preview", payload, as_json, preview_view)
 
 
 @settings_app.callback()
 def settings_main(ctx: typer.Context, project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
     """Show the effective settings (or use `get` / `set KEY=VALUE`)."""
     if ctx.invoked_subcommand is None:
-        _run(project, "memory:settings:get", {}, as_json, _settings_view)
+        _run(project, "memory:settings:get", {}, as_json, settings_view)
 
 
 @settings_app.command("get")
 def settings_get(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
     """The effective settings after merging global and project files."""
-    _run(project, "memory:settings:get", {}, as_json, _settings_view)
+    _run(project, "memory:settings:get", {}, as_json, settings_view)
 
 
 @settings_app.command("set")
@@ -368,7 +308,7 @@ def settings_set(pairs: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
         by_section.setdefault(section, {})[name] = value
     scope = "global" if global_ else "project"
     if set(by_section) == {"memory"}:
-        _run(project, "memory:settings:update", {"patch": by_section["memory"], "scope": scope}, as_json, _settings_view)
+        _run(project, "memory:settings:update", {"patch": by_section["memory"], "scope": scope}, as_json, settings_view)
     registry = _open(project, as_json)
     bank = next(iter(registry.banks.values()))
     try:
@@ -379,7 +319,7 @@ def settings_set(pairs: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
     except MembankError as e:
         envelope = e.envelope()
     registry.close()
-    _finish(envelope, as_json, _settings_view)
+    _finish(envelope, as_json, settings_view)
 
 
 @app.command()
@@ -482,8 +422,6 @@ def bench(quick: bool = typer.Option(False, "--quick", help="Reduced sizes (2,00
 @app.command()
 def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder and print where it is.")) -> None:
     """Build a sample project in a temporary folder and walk through the main job."""
-    from .demo import run_demo
-
     folder = Path(tempfile.mkdtemp(prefix="membank-demo-"))
     try:
         run_demo(folder, out)

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .channels import Registry, dispatch
+from .render import memory_table, preview_view
 
 
 def sample_project_dir() -> Path:
@@ -21,8 +22,6 @@ def sample_project_dir() -> Path:
 
 
 def run_demo(folder: Path, out: Console) -> None:
-    from .cli import _memory_table, _preview_view
-
     project = folder / "the-lighthouse-keeper"
     shutil.copytree(sample_project_dir(), project)
     os.environ.setdefault("WRITENOW_HOME", str(folder / "global-bank"))
@@ -46,7 +45,7 @@ def run_demo(folder: Path, out: Console) -> None:
               f"{sync['errors']} with errors")
 
     out.rule("3. The memories, in deterministic order")
-    _memory_table(call("memory:list", {})["items"])
+    memory_table(call("memory:list", {})["items"])
 
     out.rule("4. The app adds a memory (written as a file, indexed at once)")
     created = call("memory:create", {"type": "preference", "scope": "project",
@@ -55,8 +54,8 @@ def run_demo(folder: Path, out: Console) -> None:
     out.print((project / created["source"]).read_text("utf-8"), markup=False)
 
     out.rule("5. What goes into the prompt for chapter five")
-    _preview_view(call("memory:injection:preview", {"documentId": "chapters/ch05.md"}))
+    preview_view(call("memory:injection:preview", {"documentId": "chapters/ch05.md"}))
 
     out.rule("6. A query the app sends while the writer works")
-    _preview_view(call("memory:injection:preview", {"queryText": "is the hero injured?"}))
+    preview_view(call("memory:injection:preview", {"queryText": "is the hero injured?"}))
     registry.close()

@@ -29,7 +29,7 @@ from membank.channels import CHANNELS, Registry, dispatch
 from membank.cli import app
 from membank.files import project
 from membank.server import Server
-from tests.fuzzfiles import VALID_NOTE, Drop, bomb, drops, tame_patches
+from tests.fuzzfiles import VALID_NOTE, Drop, bomb, drops, tame_memory, tame_patches
 from tests.fuzzkit import (HANG_SECONDS, Failures, Ref, Snapshot, bounded, captured, check_envelope, patches,
                            payloads, resolve)
 
@@ -452,7 +452,8 @@ def test_hostile_files_never_stop_the_bank(world: World, failures: Failures) -> 
 
     memory_patch = st.one_of(st.just(PATCH), tame_patches(), tame_patches(), patches("memory:update", "MemoryPatch"))
     settings_patch = st.one_of(st.just(SETTINGS_PATCH), patches("memory:settings:update", "SettingsPatch"))
-    test = given(dropped=st.lists(drops(), min_size=1, max_size=3), patch=memory_patch,
+    with_a_memory = st.tuples(tame_memory(), st.lists(drops(), max_size=2)).map(lambda t: [t[0], *t[1]])
+    test = given(dropped=st.one_of(st.lists(drops(), min_size=1, max_size=3), with_a_memory), patch=memory_patch,
                  settings_patch=settings_patch)(body)
     for case in FILE_CASES:
         test = example(dropped=case, patch=PATCH, settings_patch=SETTINGS_PATCH)(test)

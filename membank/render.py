@@ -1,0 +1,71 @@
+"""Human views of channel data, shared by the CLI and the demo: tables and plain lines on the terminal."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+# markup off: sources, ids and memory text are the writer's own and may hold [brackets]; styles are given as Text
+out = Console(highlight=False, soft_wrap=True, markup=False)
+err = Console(stderr=True, highlight=False, markup=False)
+
+
+def memory_table(items: list[dict[str, Any]], title: str | None = None) -> None:
+    if not items:
+        out.print("no memories")
+        return
+    table = Table(title=title, show_lines=False)
+    for col in ("id", "type", "scope", "updated", "content", "source"):
+        table.add_column(col, overflow="fold")
+    for m in items:
+        content = m["content"].replace("\n", " ")
+        flags = " (deleted)" if m.get("deletedAt") else ""
+        table.add_row(m["id"], m["type"], m["scope"], (m["updatedAt"] or "")[:10],
+                      (content[:70] + "…" if len(content) > 70 else content) + flags, m["source"])
+    out.print(table)
+
+
+def memory_view(m: dict[str, Any]) -> None:
+    for key in ("id", "type", "scope", "documentId", "origin", "confidence", "tags", "pinned", "revision",
+                "createdAt", "updatedAt", "deletedAt", "source"):
+        if m.get(key) not in (None, [], ""):
+            out.print(Text.assemble((key, "bold"), f": {m[key]}"))
+    if m.get("metadata"):
+        out.print(Text.assemble(("metadata", "bold"), f": {json.dumps(m['metadata'], ensure_ascii=False)}"))
+    out.print()
+    out.print(m["content"])
+
+
+def preview_view(d: dict[str, Any]) -> None:
+    diag = d["diagnostics"]
+    for reason in diag["reasons"]:
+        err.print(f"note [{reason['code']}]: {reason['message']}")
+    if not d["items"]:
+        out.print("nothing to inject")
+    table = Table(title=f"injection preview ({d['mode']})")
+    for col in ("#", "id", "type", "scope", "tokens", "why", "content"):
+        table.add_column(col, overflow="fold")
+    for item in d["items"]:
+        r = item["reason"]
+        why = r.get("detail", "")
+        if "score" in r:
+            sc = r["score"]
+            why = " ".join(filter(None, (
+                f"vector #{sc['vectorRank']} {sc['vector']:.2f}" if sc["vectorRank"] else "",
+                f"words #{sc['lexicalRank']}" if sc["lexicalRank"] else "",
+                f"= {sc['fused']:.4f}")))
+        content = item["content"].replace("\n", " ")
+        table.add_row(str(r["rank"]), item["id"], item["type"], item["scope"], str(item["tokens"]), why,
+                      content[:80] + "…" if len(content) > 80 else content)
+    if d["items"]:
+        out.print(table)
+    out.print(f"{len(d['items'])} items, {diag['tokens']} tokens, {diag['truncated']} left out, {diag['tookMs']} ms")
+
+
+def settings_view(d: dict[str, Any]) -> None:
+    for key, value in d.items():
+        out.print(f"memory.{key} = {json.dumps(value)}")
