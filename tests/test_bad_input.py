@@ -25,7 +25,8 @@ import membank
 from membank.bank import Bank
 from membank.cli import app
 from membank.files import project
-from membank.files.frontmatter import MAX_DEPTH, TooComplex, load_yaml
+from membank.files.frontmatter import load_yaml
+from membank.files.yamlbounds import MAX_DEPTH, TooComplex
 from membank.files.parse import ID_RE, path_id
 
 BAD = Path(__file__).resolve().parent.parent / "fixtures" / "bad"
