@@ -3,16 +3,15 @@ docs/schema/, or a hostile file, link, FIFO or name dropped into the bank's fold
 answer is an envelope, never a traceback, never INTERNAL, always sendable as UTF-8 JSON, and
 always in bounded time. Writes never leave the bank, and a refused write leaves nothing.
 
-One project per test function, put back between examples (tests/fuzzkit.py's Snapshot).
-MEMBANK_FUZZ_HANG_SECONDS (default 20) is how long one example may run before it is a hang."""
+The payload tests share one project and the file test has its own; every example first puts the
+folders back byte for byte (tests/fuzzkit.py's Snapshot). MEMBANK_FUZZ_HANG_SECONDS (default 20) is how
+long one example may run before it counts as a hang."""
 
 from __future__ import annotations
 
 import json
 import os
 import queue
-import shutil
-import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +28,11 @@ from membank.channels import CHANNELS, Registry, dispatch
 from membank.cli import app
 from membank.files import project
 from membank.server import Server
-from tests.fuzzfiles import VALID_NOTE, Drop, bomb, drops, tame_memory, tame_patches
+from tests.fuzzfiles import VALID_NOTE, Drop, Folders, bomb, drops, make, tame_memory, tame_patches
 from tests.fuzzkit import (HANG_SECONDS, Failures, Ref, Snapshot, bounded, captured, check_envelope, patches,
                            payloads, resolve)
 
-PAYLOAD_EXAMPLES = 25  # per channel; 15 channels
+PAYLOAD_EXAMPLES = 20  # per channel; 15 channels
 SIDECAR_EXAMPLES = 30
 FILE_EXAMPLES = 30
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -62,6 +61,10 @@ class World:
     @property
     def bank_dir(self) -> Path:
         return self.root / ".writenow"
+
+    @property
+    def folders(self) -> Folders:
+        return Folders(self.bank_dir, self.home, self.outside, self.journal_month, self.signal)
 
     def reset(self, bank: Bank | None = None) -> None:
         """The folders as they were after setup; the index follows with a sync when anything changed."""
@@ -276,62 +279,6 @@ def test_sidecar_answers_every_payload_with_an_envelope(shared_world: World, fai
 # -- 2. hostile files ----------------------------------------------------------------------------------
 
 
-def _target(world: World, drop: Drop) -> tuple[Path, bytes]:
-    """The folder (which must be a real folder inside the bank) and the full path of a drop."""
-    place = drop.place.replace("@@MONTH@@", world.journal_month)
-    base, rel = (world.home, place[len("global:"):]) if place.startswith("global:") else (world.bank_dir, place)
-    path = os.fsencode(base / rel)
-    if drop.name is not None:
-        path += b"/" + (drop.name if isinstance(drop.name, bytes) else drop.name.encode())
-    return base, path
-
-
-def _remove(path: bytes) -> None:
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path)
-    elif os.path.lexists(path):
-        os.unlink(path)
-
-
-def make(world: World, drop: Drop) -> bytes | None:
-    """Put the drop in place; returns the FIFO made, if any. A drop under a folder an earlier drop
-    replaced (a link, a file) is skipped: the test must never write through a link itself."""
-    base, path = _target(world, drop)
-    folder = os.path.dirname(path)
-    walk = folder
-    while len(walk) > len(os.fsencode(base)):
-        if os.path.islink(walk) or (os.path.lexists(walk) and not os.path.isdir(walk)):
-            return None
-        walk = os.path.dirname(walk)
-    os.makedirs(folder, exist_ok=True)
-    _remove(path)
-    outside = os.fsencode(world.outside)
-    target = {"link-in": os.fsencode(world.bank_dir / "memories/note/example-forgery-idea.md"),
-              "link-in-dir": os.fsencode(world.bank_dir / "world"), "link-out": outside + b"/secret.md",
-              "link-out-dir": outside + b"/drafts", "link-big": outside + b"/big.md",
-              "dangling": outside + b"/missing.md", "loop": path, "dev-null": b"/dev/null", "dev-zero": b"/dev/zero"}
-    if drop.kind in ("file", "empty"):
-        with open(path, "wb") as f:
-            f.write(drop.data.replace(b"@@SIGNAL@@", world.signal.encode()))
-    elif drop.kind == "dir":
-        os.mkdir(path)
-        with open(path + b"/inner.md", "wb") as f:
-            f.write(VALID_NOTE)
-    elif drop.kind == "loop-pair":
-        other = folder + b"/loop-other.md"
-        _remove(other)
-        os.symlink(other, path)
-        os.symlink(path, other)
-    elif drop.kind == "fifo":
-        os.mkfifo(path)
-        return path
-    elif drop.kind == "socket":
-        os.mknod(path, stat.S_IFSOCK | 0o644)
-    else:
-        os.symlink(target[drop.kind], path)
-    return None
-
-
 def _cli(args: list[str]) -> tuple[str, Any]:
     """A CLI command with --json, in process: its envelope, or the exception that escaped it."""
     result = CliRunner().invoke(app, args)
@@ -426,7 +373,7 @@ def test_hostile_files_never_stop_the_bank(world: World, failures: Failures) -> 
 
     def body(dropped: list[Drop], patch: dict[str, Any], settings_patch: dict[str, Any]) -> None:
         world.reset()
-        made = [make(world, d) for d in dropped]
+        made = [make(d, world.folders) for d in dropped]
         fifos = [f for f in made if f is not None]
         failures.records.clear()
         sent = resolve(patch, world.refs), resolve(settings_patch, world.refs)
