@@ -36,11 +36,6 @@ INDEX_FILE = "index.db"
 # How many eligible neighbours each retriever proposes (at least; injectionMaxItems if larger)
 # before the budgets cut them down.
 CANDIDATES = 256
-# A memory's fields as the channels type them (payload.py checks them on the Python API too)
-MEMORY_FIELD_TYPES: dict[str, Any] = {"type": payload.TypeName, "content": payload.Content, "tags": payload.Tags,
-                                      "evidence": payload.Evidence, "confidence": float, "metadata": dict[str, Any],
-                                      "pinned": bool}
-PATCH_KEYS = frozenset(MEMORY_FIELD_TYPES) | {"documentId"}
 # The longest `evidenceRef` feedback may carry (characters): it is a learned preference's text.
 EVIDENCE_LIMIT = 2000
 _WIN_DRIVE = re.compile(r"^[A-Za-z]:")
@@ -54,9 +49,14 @@ def _doc_path(value: str, field: str = "documentId") -> str:
     return path
 
 
-def _storage_error(what: str, e: OSError) -> MembankError:
-    # strerror only: str(e) would carry the absolute path
-    return MembankError(errors.DB_ERROR, f"could not write {what}: {e.strerror or e.__class__.__name__}")
+def _valid(channel_payload: str, values: Any, prefix: str = "") -> Any:
+    """The Python API checks its arguments with the channel's own payload type (channels.py), so a
+    call is refused the same way (INVALID_ARGUMENT naming the field) whichever way it comes. With a
+    prefix, `values` is a nested object and the dict of the keys sent is returned."""
+    from . import channels  # channels imports this module
+
+    tp = getattr(channels, channel_payload)
+    return payload.check(tp, values, prefix) if prefix else payload.build(tp, values)
 
 
 def _reads(method: Callable[..., T]) -> Callable[..., T]:
@@ -198,6 +198,7 @@ class Bank:
 
     @_reads
     def _find(self, memory_id: str) -> tuple[BankRoot, dict[str, Any], str]:
+        _valid("MemoryRef", {"id": memory_id})
         found = self.index.find("memory", memory_id)
         if found is None:
             raise MembankError(errors.NOT_FOUND, f"no memory with id `{memory_id}`", {"id": memory_id})
@@ -216,12 +217,12 @@ class Bank:
                       tags: list[str] | None = None, confidence: float | None = None, evidence: list[Any] | None = None,
                       metadata: dict[str, Any] | None = None, pinned: bool | None = None,
                       origin: str = "manual", folder: str | None = None, memory_id: str | None = None) -> dict[str, Any]:
-        _check_memory_fields({"type": type_, "content": content, "tags": tags, "evidence": evidence,
-                              "confidence": confidence, "metadata": metadata, "pinned": pinned}, required=("type", "content"))
+        _valid("MemoryCreate", {"type": type_, "scope": scope, "content": content, "documentId": document_id,
+                                "tags": tags, "confidence": confidence, "evidence": evidence, "metadata": metadata,
+                                "pinned": pinned})
+        _check_memory_values(confidence, metadata)
         if not TYPE_RE.fullmatch(type_):
             raise errors.invalid("type", "`type` must be one lower-case word, like preference, fact or note")
-        if scope not in ("project", "document", "global"):
-            raise errors.invalid("scope", "`scope` must be project, document or global")
         if not content.strip():
             raise errors.invalid("content", "`content` is empty; a memory needs some text")
         if scope == "document":
@@ -252,7 +253,7 @@ class Bank:
             try:
                 make_folder(root.path, folder_path, root.source)  # no write through a link out of the bank
             except OSError as e:
-                raise _storage_error(root.source(f"memories/{folder or type_}"), e) from None
+                raise storage_error(e, root.source(f"memories/{folder or type_}")) from None
             with self.index.transaction():  # see _rewrite: a busy index means no file is written
                 for _ in range(100):
                     path = free_path(folder_path, slug(content))
@@ -262,8 +263,8 @@ class Bank:
                     except FileExistsError:
                         continue  # taken between the check and the write: pick the next name
                     except OSError as e:
-                        raise _storage_error(f"the new memory in {root.source('memories/' + (folder or type_))}",
-                                             e) from None
+                        raise storage_error(e, f"the new memory in {root.source('memories/' + (folder or type_))}") \
+                            from None
                 else:
                     raise MembankError(errors.DB_ERROR, f"no free file name for the new memory in "
                                        f"{root.source('memories/' + (folder or type_))}")
@@ -292,7 +293,7 @@ class Bank:
                 raise MembankError(errors.CONFLICT, f"{record['source']} cannot be read now ({e.message}); nothing "
                                    "was written", {"id": memory_id}) from None
             except OSError as e:
-                raise _storage_error(record["source"], e) from None
+                raise storage_error(e, record["source"]) from None
             if content_hash(original) != digest:
                 self._sync_one(root, rel)
                 raise MembankError(errors.CONFLICT, f"{record['source']} was changed on disk since membank last read it; "
@@ -330,24 +331,18 @@ class Bank:
                                            f"update; the writer's version stays and nothing was written{kept}",
                                            {"id": memory_id})
                 except OSError as e:
-                    failure = _storage_error(record["source"], e)
+                    failure = storage_error(e, record["source"])
                 self._sync_one(root, rel)  # committed even on failure, so a retry sees what is on disk
             if failure is not None:
                 raise failure
             return self.get_memory(memory_id)
 
     def update_memory(self, memory_id: str, patch: dict[str, Any], expected_revision: int | None = None) -> dict[str, Any]:
-        if not isinstance(patch, dict):
-            raise errors.invalid("patch", "`patch` must be an object")
-        unknown = sorted(str(k) for k in patch if k not in PATCH_KEYS)
-        if unknown:
-            raise errors.invalid(f"patch.{unknown[0][:40]}", f"`patch.{unknown[0][:40]}` is not a field of a memory patch")
-        if expected_revision is not None and (isinstance(expected_revision, bool) or not isinstance(expected_revision, int)):
-            raise errors.invalid("expectedRevision", "`expectedRevision` must be a whole number")
+        _valid("MemoryUpdate", {"id": memory_id, "patch": patch, "expectedRevision": expected_revision})
         for key in ("content", "type", "confidence", "pinned"):
             if key in patch and patch[key] is None:
                 raise errors.invalid(f"patch.{key}", f"`{key}` cannot be null; leave it out to keep it")
-        _check_memory_fields(patch, "patch.")
+        _check_memory_values(patch.get("confidence"), patch.get("metadata"), "patch.")
         updates: dict[str, Any] = {}
         body = None
         if "content" in patch:
@@ -443,6 +438,10 @@ class Bank:
 
     def update_settings(self, patch: dict[str, Any], scope: str = "project", section: str = "memory") -> dict[str, Any]:
         """Set keys in one settings file, keeping its comments; returns the full effective settings."""
+        if section == "memory":  # the channel's payload; other sections (embedding) are checked key by key below
+            _valid("SettingsUpdate", {"patch": patch, "scope": scope})
+        else:
+            payload.check(dict[str, Any], patch, "patch")
         if scope not in ("project", "global"):
             raise errors.invalid("scope", "`scope` must be project or global")
         updates: dict[tuple[str, ...], Any] = {}
@@ -460,12 +459,15 @@ class Bank:
             return rewrite_yaml(original, updates).encode("utf-8")
 
         # the global settings are shared by every project: their own lock too, always taken second
-        shared = WriteLock.at(self.home / ".index" / LOCK_FILE) if scope == "global" else contextlib.nullcontext()
+        shared: Any = contextlib.nullcontext()
+        if scope == "global":
+            check_inside(self.home, self.home / ".index" / LOCK_FILE, self.global_.source)  # the lock makes .index/
+            shared = WriteLock.at(self.home / ".index" / LOCK_FILE)
         with self.write_lock, shared:
             try:  # links out, links and non-files refused; an editor's save meanwhile stays (CONFLICT)
                 rewrite_file(root.path, root.file("settings.yaml"), root.source, change)
             except OSError as e:
-                raise _storage_error("settings.yaml", e) from None
+                raise storage_error(e, "settings.yaml") from None
             except UnicodeDecodeError:
                 raise MembankError(errors.DB_ERROR, "settings.yaml is not UTF-8 text; fix it by hand first") from None
             except RewriteError as e:  # a YAML mistake, or a change that would touch other lines: no guessing
@@ -474,7 +476,14 @@ class Bank:
                                    "hand first (`membank doctor` shows it)") from None
             self._settings_cache = None
             if self.settings()["privacyModeEnabled"]:
-                learn.forget_labels(self)  # what was journalled before privacy mode loses its text now
+                # what was journalled before privacy mode loses its text now. The settings are written
+                # already, so a failure here is no failure of this call: every feedback in privacy mode
+                # runs the cleanup again before it journals (learn.ingest)
+                try:
+                    learn.forget_labels(self)
+                except MembankError as e:
+                    learn.log.warning("privacy mode is on; label text stays in the journal until the next "
+                                      "feedback: %s", e.message)
         return self.settings()
 
     # -- preview -----------------------------------------------------------------------------
@@ -552,26 +561,18 @@ def _patch_fields(updates: dict[str, Any], body: str | None) -> dict[str, Any]:
     return fields
 
 
-def _check_memory_fields(fields: dict[str, Any], prefix: str = "", required: tuple[str, ...] = ()) -> None:
-    """The Python API's checks of the memory fields given (absent or None: not checked, unless
-    `required`), the same the channels make (payload.py: types, sizes, text UTF-8 can carry), and what
-    only a memory needs: a confidence from 0 to 1 and metadata keys that are plain names, not the
-    file's own keys."""
-    for name in required:
-        if fields.get(name) is None:
-            raise errors.invalid(prefix + name, f"`{prefix + name}` is required")
-    for name, tp in MEMORY_FIELD_TYPES.items():
-        if fields.get(name) is not None:
-            payload.check(tp, fields[name], prefix + name)
-    confidence = fields.get("confidence")
+def _check_memory_values(confidence: Any, metadata: Any, prefix: str = "") -> None:
+    """What only a memory needs beyond its payload type (checked first, by `_valid`): a confidence
+    from 0 to 1 and metadata keys that are plain names, not the file's own keys."""
     if confidence is not None and not 0 <= confidence <= 1:
         raise errors.invalid(prefix + "confidence", "`confidence` must be a number from 0 to 1")
-    for key in fields.get("metadata") or {}:
+    for key in metadata or {}:
         if key in MEMORY_KEYS or not ID_RE.fullmatch(key):
             raise errors.invalid(prefix + "metadata", f"metadata key `{key[:40]}` is reserved or not a plain name")
 
 
 # The Python API's edge (boundary.py): nothing but a MembankError leaves these methods.
+Bank.__init__ = converting("open")(Bank.__init__)  # type: ignore[method-assign]  # an odd flock error too
 for _name in ("sync", "status", "diagnostics", "get_memory", "list_memories", "create_memory", "update_memory",
               "delete_memory", "restore_memory", "ingest_feedback", "clear_preferences", "settings",
               "embedding_settings", "update_settings", "preview"):

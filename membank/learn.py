@@ -151,22 +151,24 @@ class Feedback:
 
 
 def ingest(bank: "Bank", fb: Feedback) -> dict[str, Any]:
-    settings = bank.settings()
     normalized = normalize(fb.evidence_ref)
     polarity = POLARITY[fb.action]
-    privacy = settings["privacyModeEnabled"]
-    threshold = settings["preferenceLearningThreshold"]
-    reason = None
-    if len(normalized) < MIN_EVIDENCE:
-        reason = EVIDENCE_TOO_SHORT
-    elif not settings["preferenceLearningEnabled"]:
-        reason = LEARNING_DISABLED
-    event: dict[str, Any] = {"event": "feedback", "runId": fb.run_id, "skillId": fb.skill_id, "action": fb.action,
-                             "evidenceHash": evidence_hash(normalized), "tags": list(fb.tags),
-                             "weight": WEIGHT[fb.action]}
-    if not privacy:
-        event["evidence"] = fb.evidence_ref.strip()
     with bank.write_lock, bank.index.lock:  # the index lock too: its reads share one connection
+        # settings are read under the lock: privacy mode turned on by another process just before
+        # (it takes this lock to write settings.yaml) must hold for this very feedback
+        settings = bank.settings()
+        privacy = settings["privacyModeEnabled"]
+        threshold = settings["preferenceLearningThreshold"]
+        reason = None
+        if len(normalized) < MIN_EVIDENCE:
+            reason = EVIDENCE_TOO_SHORT
+        elif not settings["preferenceLearningEnabled"]:
+            reason = LEARNING_DISABLED
+        event: dict[str, Any] = {"event": "feedback", "runId": fb.run_id, "skillId": fb.skill_id,
+                                 "action": fb.action, "evidenceHash": evidence_hash(normalized),
+                                 "tags": list(fb.tags), "weight": WEIGHT[fb.action]}
+        if not privacy:
+            event["evidence"] = fb.evidence_ref.strip()
         if privacy:
             forget_labels(bank)  # whatever was journalled before privacy mode, no label text stays
         cleared = bank.index.last_event("preferences-cleared")
@@ -192,11 +194,33 @@ def ingest(bank: "Bank", fb: Feedback) -> dict[str, Any]:
 def clear(bank: "Bank") -> dict[str, Any]:
     """Soft-delete every live learned preference of the project and start the counts again."""
     with bank.write_lock, bank.index.lock:  # the index lock too: its reads share one connection
+        event = {"event": "preferences-cleared", "at": journal.now_precise()}
+        _check_journal(bank, event["at"])  # validate first, write second: a refused journal deletes nothing
+        privacy = bank.settings()["privacyModeEnabled"]
         learned = [m for m in bank.list_memories(origin="learned")["items"] if m["scope"] != "global"]
         for memory in learned:
+            if privacy:
+                _reword_for_privacy(bank, memory)
             bank.delete_memory(memory["id"])
-        _append(bank, {"event": "preferences-cleared"})
+        _append(bank, event)
     return {"cleared": len(learned)}
+
+
+def _reword_for_privacy(bank: "Bank", memory: dict[str, Any]) -> None:
+    """Privacy mode: a learned file still worded from its label is reworded (and renamed) before any
+    other rewrite of it, so no write in privacy mode carries the label's text."""
+    key = memory.get("metadata", {}).get("signal")
+    if not isinstance(key, str) or ":" not in key or not worded_from_label(memory["content"], key):
+        return
+    updated = bank.update_memory(memory["id"], {"content": wording(key.split(":", 1)[0], None, memory["tags"])})
+    _rename_for_privacy(bank, updated)
+
+
+def _check_journal(bank: "Bank", at: str) -> None:
+    try:
+        journal.check_target(bank.project.path, at, bank.project.source)
+    except OSError as e:
+        raise MembankError(errors.DB_ERROR, f"could not write the journal: {e.strerror or e.__class__.__name__}") from None
 
 
 def forget_labels(bank: "Bank") -> list[str]:

@@ -9,12 +9,15 @@ and then gives up with DB_ERROR, having written nothing.
 
 The file lock is `flock` on POSIX and `msvcrt.locking` on Windows; both are released by the
 operating system when the process dies, so a killed writer never leaves the bank locked. Where
-neither exists, only the thread lock applies (and SQLite's own busy timeout between processes).
+neither exists, or the file system refuses file locks (ENOLCK: NFS without lockd; EINVAL, ENOSYS,
+EOPNOTSUPP), only the thread lock applies (and SQLite's own busy timeout between processes); that
+is logged once per process.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import threading
 import time
@@ -22,7 +25,7 @@ import weakref
 from pathlib import Path
 from types import TracebackType
 
-from . import errors
+from . import env, errors
 from .errors import MembankError
 
 try:
@@ -39,22 +42,34 @@ DEFAULT_WAIT = 30.0
 WAIT_ENV = "MEMBANK_LOCK_WAIT"  # seconds; tests make it short
 
 
+log = logging.getLogger("membank")
+# flock's answers meaning "this file system has no file locks", not "another process holds it"
+NO_FILE_LOCK = frozenset(getattr(errno, n) for n in ("ENOLCK", "EINVAL", "ENOSYS", "EOPNOTSUPP", "ENOTSUP")
+                         if hasattr(errno, n))
+_warned = threading.Event()
+
+
+class NoFileLock(Exception):
+    """The file system cannot lock this file: only the thread lock applies."""
+
+
 def wait_seconds() -> float:
     """How long a writer waits for the lock: $MEMBANK_LOCK_WAIT, else 30 s."""
-    try:
-        value = float(os.environ.get(WAIT_ENV, DEFAULT_WAIT))
-    except ValueError:
-        return DEFAULT_WAIT
-    return value if value == value and value >= 0 else DEFAULT_WAIT  # NaN or negative: the default
+    return env.seconds(WAIT_ENV, DEFAULT_WAIT)
 
 
 def _try_lock(fd: int) -> bool:
-    """Take the file lock without waiting; False when another process holds it."""
+    """Take the file lock without waiting; False when another process holds it, NoFileLock when
+    the file system has no file locks."""
     if fcntl is not None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
+        except OSError as e:
+            if e.errno in NO_FILE_LOCK:
+                raise NoFileLock(e.strerror or e.__class__.__name__) from None
+            raise
     elif msvcrt is not None:
         os.lseek(fd, 0, os.SEEK_SET)
         try:
@@ -93,7 +108,7 @@ class WriteLock:
     def at(cls, path: Path) -> "WriteLock":
         """The lock for this lock file: one object per file in a process, so two Banks of one
         project never wait on each other from the same thread."""
-        key = os.path.normcase(os.path.abspath(path))
+        key = os.path.normcase(os.path.realpath(path))  # two spellings of one file: one lock
         with cls._shared_lock:
             lock = cls._shared.get(key)
             if lock is None:
@@ -147,6 +162,13 @@ class WriteLock:
                     raise self._busy(wait)
                 time.sleep(min(pause, left))
                 pause = min(pause * 2, 0.05)  # quick for short writes, gentle on the CPU for long ones
+        except NoFileLock as e:
+            os.close(fd)
+            if not _warned.is_set():
+                _warned.set()
+                log.warning("the file system refuses file locks (%s); writers of this process still take turns, "
+                            "other processes rely on the index's own locking", e)
+            return None
         except BaseException:
             os.close(fd)
             raise

@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import errors
+from . import env, errors
 from .channels import CHANNELS, Registry, dispatch
 from .errors import MembankError
 from .index.store import reading
@@ -50,11 +50,7 @@ STOP_WAIT_ENV = "MEMBANK_STOP_WAIT"  # seconds, overriding SIGNAL_WAIT (tests ma
 
 
 def _signal_wait() -> float:
-    try:
-        value = float(os.environ.get(STOP_WAIT_ENV, SIGNAL_WAIT))
-    except ValueError:
-        return SIGNAL_WAIT
-    return value if 0 <= value < math.inf else SIGNAL_WAIT
+    return env.seconds(STOP_WAIT_ENV, SIGNAL_WAIT)
 READ_WORKERS = 4
 
 # Channels that only read: they run concurrently, in a snapshot, and are refused any write

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -37,3 +38,12 @@ def answers(bank: Bank) -> dict[str, Any]:
         "diagnostics": bank.diagnostics(),
         "settings": bank.settings(),
     }
+
+
+def waiting_on(pid: int, lock: Path) -> bool:
+    """The process has the lock file open: with the lock held elsewhere, it is waiting for it
+    (Linux: /proc/<pid>/fd)."""
+    try:
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(lock) for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False

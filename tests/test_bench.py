@@ -119,10 +119,10 @@ def test_quick_runner_end_to_end(tmp_path: Path) -> None:
 
 
 def _same_as_table(index) -> bool:  # type: ignore[no-untyped-def]
-    from membank.index.store import _Vectors
+    from membank.index.vectors import Vectors
 
     copy = index._vectors
-    fresh = _Vectors.load(index.db, index.get_meta("vec_tag"))
+    fresh = Vectors.load(index.db, index.get_meta("vec_tag"))
     mine = {int(r): copy.matrix[i].tobytes() for i, r in enumerate(copy.rowids)}
     theirs = {int(r): fresh.matrix[i].tobytes() for i, r in enumerate(fresh.rowids)}
     return mine == theirs

@@ -42,9 +42,10 @@ def test_an_eligible_memory_behind_300_ineligible_neighbours_is_found(sample: Pa
         item = next(i for i in preview["items"] if i["id"] == RELEVANT)
         assert item["reason"]["score"]["vectorRank"] is not None and item["reason"]["score"]["lexicalRank"] is not None
         assert not any(i["id"].startswith(("m-doc-", "m-gone-")) for i in preview["items"])
-        # for its own document the document-scoped ones are eligible and crowd it out of the top again
+        # for its own document the document-scoped ones are eligible: nearer, they fill the top places
         for_doc = bank.preview(query_text=QUERY, document_id="chapters/other.md")
-        assert [i["id"] for i in for_doc["items"]][:3] != [RELEVANT] and for_doc["items"]
+        ids = [i["id"] for i in for_doc["items"]]
+        assert len(ids) >= 3 and all(i.startswith("m-doc-") for i in ids[:3]), ids
     finally:
         bank.close()
 

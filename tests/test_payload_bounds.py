@@ -4,15 +4,14 @@ surrogates, null patches, over-long strings, deep nesting, out-of-range settings
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from membank.bank import Bank
+from membank.cli import app
 from membank.errors import MembankError
 
 MEMORY = "m-fact-linmo-wounded"
@@ -104,12 +103,9 @@ def test_a_setting_out_of_range_in_the_file_is_a_diagnostic_and_the_default(bank
     assert bank.call("memory:injection:preview", {"queryText": "is the hero injured?"})["ok"]
 
 
-def test_the_cli_refuses_a_setting_out_of_range(sample: Path, home: Path) -> None:
-    env = {**os.environ, "WRITENOW_HOME": str(home)}
-    run = [sys.executable, "-m", "membank.cli"]
-    result = subprocess.run([*run, "settings", "set", "memory.injectionMaxItems=99999999999999999999", "--json"],
-                            cwd=sample, env=env, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 1 and json.loads(result.stdout)["error"]["code"] == "INVALID_ARGUMENT"
-    preview = subprocess.run([*run, "preview", "--json"], cwd=sample, env=env, capture_output=True, text=True,
-                             timeout=120)
-    assert preview.returncode == 0 and json.loads(preview.stdout)["ok"] is True
+def test_the_cli_refuses_a_setting_out_of_range(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(sample)  # WRITENOW_HOME is the test's own (conftest)
+    result = CliRunner().invoke(app, ["settings", "set", "memory.injectionMaxItems=99999999999999999999", "--json"])
+    assert result.exit_code == 1 and json.loads(result.stdout)["error"]["code"] == "INVALID_ARGUMENT"
+    preview = CliRunner().invoke(app, ["preview", "--json"])  # the refused value was not written
+    assert preview.exit_code == 0 and json.loads(preview.stdout)["ok"] is True

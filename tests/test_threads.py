@@ -9,7 +9,7 @@ from membank.bank import Bank
 from membank.watch import Watcher
 
 from .helpers import write_memory
-from .test_watch import wait_until
+from .watching import wait_until
 
 
 def test_reads_from_another_thread_while_the_watcher_writes(bank: Bank, sample: Path) -> None:

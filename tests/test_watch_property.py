@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from membank.bank import Bank
 from membank.watch import Watcher
-from tests.test_watch import STAMP, converged, wait_converged, wait_until
+from tests.watching import STAMP, converged, wait_converged, wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
 

@@ -18,6 +18,7 @@ import pytest
 import membank
 from membank.bank import EVIDENCE_LIMIT, Bank
 from membank.files.project import ProjectError, init
+from membank.files import write
 from membank.files.write import STALE_AFTER
 
 from .helpers import write_memory
@@ -143,20 +144,39 @@ def _memory_files(sample: Path) -> list[Path]:
     return sorted((sample / ".writenow/memories").rglob("*"))
 
 
-@pytest.mark.parametrize("content", ["A NUL \x00 in the middle.", "x" * (1024 * 1024 + 1)], ids=["nul", "over-1-mib"])
-def test_content_membank_cannot_read_is_refused_before_writing(bank: Bank, sample: Path, content: str) -> None:
+# "林" is 3 bytes in UTF-8: 400,000 of them pass the payload's character bound (1,048,576) and
+# reach the bank's own check of the file's bytes; the "x" case is stopped by the character bound
+@pytest.mark.parametrize(("content", "said"), [("A NUL \x00 in the middle.", "NUL"),
+                                               ("x" * (1024 * 1024 + 1), "1,048,576 characters"),
+                                               ("林" * 400_000, "larger than 1 MiB")],
+                         ids=["nul", "over-1-mib-characters", "over-1-mib-bytes"])
+def test_content_membank_cannot_read_is_refused_before_writing(bank: Bank, sample: Path, content: str, said: str) -> None:
     before = _memory_files(sample)
     envelope = _create(bank, content=content)
     assert envelope["error"]["code"] == "INVALID_ARGUMENT" and envelope["error"]["details"]["field"] == "content"
+    assert said in envelope["error"]["message"]  # which check stopped it
     assert _memory_files(sample) == before
-    assert bank.call("index:diagnostics", {})["data"]["items"] == membank.open(sample).diagnostics()["items"]
+    reopened = membank.open(sample)
+    try:
+        assert bank.call("index:diagnostics", {})["data"]["items"] == reopened.diagnostics()["items"]
+    finally:
+        reopened.close()
 
 
 def test_metadata_over_1_mib_names_metadata(bank: Bank, sample: Path) -> None:
     before = _memory_files(sample)
-    envelope = _create(bank, metadata={"notes": "y" * (1024 * 1024)})
+    envelope = _create(bank, metadata={"notes": "y" * (1024 * 1024)})  # over one value's character bound
     assert envelope["error"]["code"] == "INVALID_ARGUMENT"
     assert envelope["error"]["details"]["field"].split(".")[0] == "metadata"
+    assert _memory_files(sample) == before
+
+
+def test_metadata_whose_bytes_pass_1_mib_names_metadata(bank: Bank, sample: Path) -> None:
+    """Every value within the payload bounds, the file over 1 MiB: the bank's byte check refuses it."""
+    before = _memory_files(sample)
+    envelope = _create(bank, metadata={f"part{i}": "林" * 30_000 for i in range(15)})  # 450,000 characters, 1.35 MB
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT" and envelope["error"]["details"]["field"] == "metadata"
+    assert "1 MiB" in envelope["error"]["message"]
     assert _memory_files(sample) == before
 
 
@@ -241,14 +261,18 @@ def _temp(folder: Path, name: str, age: float) -> Path:
     return path
 
 
-def test_sync_sweeps_temporary_files_a_killed_writer_left(bank: Bank, sample: Path, home: Path) -> None:
+def test_sync_sweeps_temporary_files_a_killed_writer_left(bank: Bank, sample: Path, home: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # the sweep judges by max(mtime, ctime) and a ctime cannot be set back: the sweep is made to
+    # look 5 s past now instead, and the file of a writer at work is dated after that
+    monkeypatch.setattr(write, "STALE_AFTER", -5.0)
     bank_folder = sample / ".writenow"
     (bank_folder / "memories/fact").mkdir()
     (home / "memories/note").mkdir(parents=True, exist_ok=True)
     stale = [_temp(bank_folder / "memories/fact", ".tide.md.0123abcd.membank-tmp", STALE_AFTER + 5),
              _temp(bank_folder, ".settings.yaml.89abcdef.membank-tmp", STALE_AFTER + 5),
              _temp(home / "memories/note", ".coffee.md.deadbeef.membank-tmp", STALE_AFTER + 5)]
-    fresh = _temp(bank_folder / "memories/fact", ".tide.md.4567cdef.membank-tmp", 1)  # a writer at work now
+    fresh = _temp(bank_folder / "memories/fact", ".tide.md.4567cdef.membank-tmp", -60)  # a writer at work
     others = [_temp(bank_folder / "memories/fact", ".tide.md.swp", STALE_AFTER + 5),  # an editor's, not ours
               _temp(bank_folder / "memories/fact", "tide.md.0123abcd.membank-kept", STALE_AFTER + 5)]
     bank.call("index:sync", {})

@@ -18,7 +18,9 @@ from membank.errors import MembankError
 from membank.lock import WAIT_ENV
 from membank.watch import Watcher
 
-from .test_watch import wait_until
+from .cliprocs import CliProcess
+from .helpers import waiting_on
+from .watching import wait_until
 
 fcntl = pytest.importorskip("fcntl")  # holding the lock from the test below is POSIX; lock.py covers Windows
 
@@ -45,26 +47,34 @@ def fresh_project(tmp_path: Path, home: Path) -> Path:
     return root
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sees who waits for the lock in /proc")
 def test_twenty_cli_adds_at_once_all_land(tmp_path: Path, home: Path) -> None:
     root = fresh_project(tmp_path, home)
-    processes = [spawn("add", f"Parallel memory number {i}.", "--type", "fact", "--json", cwd=root, home=home)
-                 for i in range(20)]
-    results = [finish(p) for p in processes]
-    for code, out, err in results:
-        assert code == 0, (out, err)
-        assert json.loads(out)["ok"] is True and "Traceback" not in err
+    lock = root / ".writenow/.index/write.lock"
+    with HeldLock(root):  # all twenty start, then all wait for the lock at once: contention is certain
+        processes = [CliProcess("add", f"Parallel memory number {i}.", "--type", "fact", "--json", cwd=root, home=home,
+                                out=tmp_path / f"add-{i}.json", env={WAIT_ENV: "120"}) for i in range(20)]
+        for p in processes:
+            # one that ended (gave up on the lock, failed) fails the asserts below, without waiting
+            wait_until(lambda: waiting_on(p.pid, lock) or p.ended, 120, "each process to wait for the write lock")
+        waiting = [p for p in processes if waiting_on(p.pid, lock)]  # none can have the lock yet, none gives up
+        assert len(waiting) == 20, [p.finish() for p in processes if p not in waiting]
+    for code, out in (p.finish() for p in processes):
+        assert code == 0 and json.loads(out)["ok"] is True, out
     code, out, _ = finish(spawn("list", "--type", "fact", "--json", cwd=root, home=home))
     contents = {m["content"] for m in json.loads(out)["data"]["items"]}
     assert {f"Parallel memory number {i}." for i in range(20)} <= contents
     assert len(list((root / ".writenow/memories/fact").glob("parallel-memory-number-*.md"))) == 20
 
 
-def test_cli_processes_the_python_api_and_a_watcher_all_land(sample: Path, home: Path, bank: Bank) -> None:
+def test_cli_processes_the_python_api_and_a_watcher_all_land(tmp_path: Path, home: Path) -> None:
+    root = fresh_project(tmp_path, home)
+    bank = membank.open(root)
     watcher = Watcher(bank, debounce=0.01)
     watcher.start()
     try:
-        processes = [spawn("add", f"From the command line, number {i}.", "--json", cwd=sample, home=home)
-                     for i in range(4)]
+        processes = [CliProcess("add", f"From the command line, number {i}.", "--json", cwd=root, home=home,
+                                out=tmp_path / f"add-{i}.json") for i in range(2)]
         failures: list[BaseException] = []
 
         def write(i: int) -> None:
@@ -79,13 +89,15 @@ def test_cli_processes_the_python_api_and_a_watcher_all_land(sample: Path, home:
         for t in threads:
             t.join()
         assert failures == []
-        assert all(finish(p)[0] == 0 for p in processes)
-        wanted = {f"From the command line, number {i}." for i in range(4)} | {f"From the Python API, number {i}."
+        for code, out in (p.finish() for p in processes):
+            assert code == 0 and json.loads(out)["ok"] is True, out
+        wanted = {f"From the command line, number {i}." for i in range(2)} | {f"From the Python API, number {i}."
                                                                                for i in range(4)}
         wait_until(lambda: wanted <= {m["content"] for m in bank.list_memories()["items"]}, timeout=20,
                    what="the watcher indexed the other processes' memories")
     finally:
         watcher.stop()
+        bank.close()
 
 
 class HeldLock:

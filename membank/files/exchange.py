@@ -4,7 +4,8 @@ A check of the file followed by a rename leaves a gap: an editor's save (tempora
 landing between the two would be replaced by a copy of the older text. Where the system can swap
 two names atomically (Linux `renameat2(RENAME_EXCHANGE)`, macOS `renamex_np(RENAME_SWAP)`), the new
 file is swapped in and what came out is compared with what the caller read; when it differs, an
-editor saved meanwhile and the swap is undone, so the writer's save is what stays. Elsewhere the
+editor saved meanwhile and the swap is undone, so the writer's save is what stays. Files are told
+apart by inode number while membank holds each one open, so that no number is reused. Elsewhere the
 file is checked again just before a plain rename (a gap of one system call remains).
 """
 
@@ -16,6 +17,7 @@ import logging
 import os
 import platform
 import secrets
+import stat
 import sys
 from pathlib import Path
 from typing import Callable
@@ -161,14 +163,74 @@ def _same(path: Path, expected: bytes) -> bool:
         return False
 
 
-def _identity(st: os.stat_result) -> tuple[int, int]:
+class _Held:
+    """A file membank has placed or holds, kept open until the protocol ends.
+
+    An open file's inode cannot be freed, so no later save can be given its number: comparing
+    `(st_dev, st_ino)` is then a comparison of files, not of recycled numbers (ext4 hands a freed
+    inode number to the very next file created)."""
+
+    def __init__(self, path: Path):
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+        self.fd: int | None = None
+        try:
+            self.fd = os.open(path, flags)
+        except FileNotFoundError:
+            raise
+        except OSError:  # a link or a file membank may not read: only its number can be compared
+            pass
+        st = os.lstat(path) if self.fd is None else os.fstat(self.fd)
+        self.identity = (st.st_dev, st.st_ino)
+        self.regular = stat.S_ISREG(st.st_mode)
+
+    def holds(self, expected: bytes) -> bool:
+        if self.fd is None or not self.regular:
+            return False
+        chunks: list[bytes] = []
+        left = len(expected) + 1
+        offset = 0
+        while left > 0:
+            chunk = os.pread(self.fd, left, offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+            left -= len(chunk)
+        return b"".join(chunks) == expected
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _at(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
     return st.st_dev, st.st_ino
 
 
 def replace_unchanged(path: Path, data: bytes, expected: bytes) -> str:
     """Put `data` at `path` if the file there still holds `expected`; else raise Changed, leaving the
     newest file at `path`. Returns "swap" or "recheck": how the file was guarded."""
-    tmp, mine = write_temp(path, data)
+    tmp, _ = write_temp(path, data)
+    opened: list[_Held] = []  # every file placed or held stays open until the end (see _Held)
+    try:
+        try:
+            mine = _Held(tmp)  # nobody else knows the temporary name: this is the file just written
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        opened.append(mine)
+        return _replace(path, tmp, expected, mine, opened)
+    finally:
+        for held in opened:
+            held.close()
+
+
+def _replace(path: Path, tmp: Path, expected: bytes, mine: _Held, opened: list[_Held]) -> str:
     try:
         swapped = swap(tmp, path)
     except BaseException as e:
@@ -188,36 +250,43 @@ def replace_unchanged(path: Path, data: bytes, expected: bytes) -> str:
         return "recheck"
     # `tmp` now holds what was at `path`; nobody else knows its name
     try:
-        displaced = os.lstat(tmp)
+        displaced = _Held(tmp)
     except FileNotFoundError:
         # another program removed it (membank's own sweep waits for the write lock this writer
         # holds): what it held cannot be looked at any more, and the new file stays
         log.warning("the replaced copy of %s vanished before it was checked", path.name)
         fsync_dir(path.parent)
         return "swap"
-    if _same(tmp, expected):
+    opened.append(displaced)
+    if displaced.holds(expected):
         tmp.unlink()
         fsync_dir(path.parent)
+        if _at(path) != mine.identity:
+            # a save landed after the swap: it replaced membank's version, and it stays
+            raise Changed()
         return "swap"
-    kept = _swap_back(path, tmp, placed=_identity(mine), held=_identity(displaced))
+    kept = _swap_back(path, tmp, mine, displaced, opened)
     fsync_dir(path.parent)
     raise Changed(kept)
 
 
-def _swap_back(path: Path, tmp: Path, placed: tuple[int, int], held: tuple[int, int]) -> Path | None:
+def _swap_back(path: Path, tmp: Path, placed: _Held, held: _Held, opened: list[_Held]) -> Path | None:
     """Undo the swap so the newest save is at `path`; `placed` is what we last put at `path`, `held`
     what `tmp` holds. A save landing between two swaps displaces `placed`; then swap again."""
     for _ in range(MAX_SWAPS):
         try:
-            swap(tmp, path)
+            swapped = swap(tmp, path)
         except FileNotFoundError:  # the writer removed the file meanwhile: the removal is the newest act
             tmp.unlink()
             return None
         except OSError:
             _keep(path, tmp)
             raise
-        came_out = _identity(os.lstat(tmp))
-        if came_out == placed:  # what we put there came back out: nothing newer landed meanwhile
+        if not swapped:  # the swap worked a moment ago: never unlink what `tmp` holds on a guess
+            return _keep(path, tmp)
+        came_out = _Held(tmp)
+        opened.append(came_out)
+        if came_out.identity == placed.identity:  # what we put there came back out: nothing newer landed
             tmp.unlink()
             return None
         placed, held = held, came_out  # a newer save came out: it goes back in on the next turn

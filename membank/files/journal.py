@@ -39,10 +39,11 @@ def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PR
     rel = f"{FOLDER}/{at[:7]}.jsonl"
     path = bank_folder / rel
     line = (json.dumps(event, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
-    make_folder(bank_folder, path.parent, cite)
-    check_inside(bank_folder, path, cite)  # the month's file may itself be a link
-    # O_NONBLOCK: a FIFO planted under the name must not hang the write; it is refused below
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
+    check_target(bank_folder, at, cite)
+    # O_NONBLOCK: a FIFO planted under the name must not hang the write; it is refused below.
+    # O_NOFOLLOW: a link swapped in after the check is refused too, where the system has it.
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise MembankError(DB_ERROR, f"could not write the journal: {cite(rel)} is not a regular file; nothing "
@@ -53,6 +54,26 @@ def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PR
         os.fsync(fd)
     finally:
         os.close(fd)
+    return rel
+
+
+def check_target(bank_folder: Path, at: str | None = None,
+                 cite: Cite = lambda rel: PROJECT_PREFIX + rel) -> str:
+    """Refuse (a MembankError, nothing written) what `append` would refuse for an event at `at`
+    (now by default): a link leading the journal out of the bank, a month's file that is not a
+    regular file. Makes the folder; returns the file's path under the bank. Callers that change
+    other files before journalling call it first: validate first, write second."""
+    rel = f"{FOLDER}/{(at or now_precise())[:7]}.jsonl"
+    path = bank_folder / rel
+    make_folder(bank_folder, path.parent, cite)
+    check_inside(bank_folder, path, cite)  # the month's file may itself be a link
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return rel
+    if not stat.S_ISREG(st.st_mode):
+        raise MembankError(DB_ERROR, f"could not write the journal: {cite(rel)} is not a regular file; nothing "
+                           "was written (remove it)", {"source": cite(rel)})
     return rel
 
 

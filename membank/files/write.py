@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import secrets
@@ -12,15 +13,16 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import CONFLICT, DB_ERROR, MembankError
-from .exchange import TEMP_SUFFIX, Changed, fsync_dir, replace_unchanged, write_temp
+from .exchange import KEPT_SUFFIX, TEMP_SUFFIX, Changed, fsync_dir, replace_unchanged, write_temp
 from .reader import Unreadable, read_regular
 from .frontmatter import MAX_FILE_BYTES
 
+log = logging.getLogger("membank")
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 # A temporary file nobody has touched for this long belongs to a writer that died (kill -9, power
 # loss): membank holds one for the milliseconds between writing and renaming it.
 STALE_AFTER = 60.0
-_TEMP_NAME = re.compile(r"^\..+\.[0-9a-f]{8}" + re.escape(TEMP_SUFFIX) + "$")
+_TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.[0-9a-f]{8}" + re.escape(TEMP_SUFFIX) + "$")
 
 Cite = Callable[[str], str]  # a bank-relative POSIX path -> its citation (.writenow/…, global:…)
 
@@ -155,12 +157,19 @@ def rewrite_file(bank: Path, path: Path, cite: Cite, change: Callable[[bytes | N
                            "stays and nothing was written; retry", {"source": cite(rel)}) from None
 
 
-def sweep_temps(bank: Path, older_than: float = STALE_AFTER, now: float | None = None) -> list[str]:
-    """Remove membank temporary files (`.<name>.<hex>.membank-tmp`) untouched for `older_than`
-    seconds, left by a writer that was killed; returns their bank-relative paths. Hidden folders
-    (`.index/`, `.git/`) are not entered: membank writes no temporary file there."""
-    cutoff = (time.time() if now is None else now) - older_than
-    removed: list[str] = []
+def sweep_temps(bank: Path, older_than: float | None = None, now: float | None = None) -> list[str]:
+    """Clear membank temporary files (`.<name>.<hex>.membank-tmp`) left by a writer that was killed;
+    returns their bank-relative paths. Hidden folders (`.index/`, `.git/`) are not entered: membank
+    writes no temporary file there.
+
+    Stale means neither written nor renamed for `older_than` seconds: max(mtime, ctime), since a swap
+    gives the temporary name the file that was at the path, with that file's old mtime but a fresh
+    ctime. One that can hold no word found nowhere else (`_disposable`: empty, its target gone, or the
+    same bytes as its target) is deleted; any other may hold an editor's save swapped out by a writer
+    killed before it swapped it back, so it is never deleted but renamed to
+    `.<name>.<hex>.membank-kept` (hidden: neither swept nor indexed)."""
+    cutoff = (time.time() if now is None else now) - (STALE_AFTER if older_than is None else older_than)
+    cleared: list[str] = []
     stack = [bank]
     while stack:
         folder = stack.pop()
@@ -173,10 +182,40 @@ def sweep_temps(bank: Path, older_than: float = STALE_AFTER, now: float | None =
                 if entry.is_dir(follow_symlinks=False):
                     if not entry.name.startswith("."):
                         stack.append(Path(entry.path))
-                elif _TEMP_NAME.match(entry.name) and entry.is_file(follow_symlinks=False) \
-                        and entry.stat(follow_symlinks=False).st_mtime < cutoff:
-                    os.unlink(entry.path)
-                    removed.append(Path(entry.path).relative_to(bank).as_posix())
+                elif _TEMP_NAME.match(entry.name) and entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    if max(st.st_mtime, st.st_ctime) >= cutoff:
+                        continue
+                    if _disposable(Path(entry.path), st.st_size):
+                        os.unlink(entry.path)
+                    else:
+                        _set_aside(Path(entry.path))
+                    cleared.append(Path(entry.path).relative_to(bank).as_posix())
             except OSError:
-                continue  # gone meanwhile, or not ours to remove: the next sweep tries again
-    return sorted(removed)
+                continue  # gone meanwhile, or not ours to touch: the next sweep tries again
+    return sorted(cleared)
+
+
+def _disposable(tmp: Path, size: int) -> bool:
+    """Whether a stale temporary file can hold no word that is not elsewhere: empty (half-written), its
+    target gone (a create that never landed: nothing ever stood under that name), or its target holding
+    the same bytes. Anything else may be an editor's save a killed writer swapped out."""
+    if size == 0:
+        return True
+    m = _TEMP_NAME.match(tmp.name)
+    target = tmp.with_name(m.group("target")) if m else None
+    if target is None or not os.path.lexists(target):
+        return True
+    try:
+        return size <= MAX_FILE_BYTES and read_regular(target, size + 1)[0] == read_regular(tmp, size + 1)[0]
+    except (OSError, Unreadable):
+        return False
+
+
+def _set_aside(tmp: Path) -> None:
+    base = tmp.name[: -len(TEMP_SUFFIX)]
+    kept = tmp.with_name(base + KEPT_SUFFIX)
+    while os.path.lexists(kept):
+        kept = tmp.with_name(f"{base}.{secrets.token_hex(4)}{KEPT_SUFFIX}")
+    os.rename(tmp, kept)
+    log.warning("%s kept aside: a writer was killed while it held what may be an editor's save", kept.name)

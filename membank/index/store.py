@@ -78,7 +78,6 @@ class _ReadState(threading.local):
 
 
 _reading = _ReadState()
-_Vectors = Vectors  # the name tests/test_bench.py uses
 _NO_LOCK = nullcontext()
 
 
