@@ -13,6 +13,7 @@ from . import errors, learn, payload
 from .boundary import converting, storage_error
 from .errors import MembankError
 from .files import settings as settings_file
+from .files import write as write_files
 from .files.frontmatter import MAX_FILE_BYTES, FrontMatterError, decode
 from .files.parse import ID_RE, MEMORY_KEYS, TYPE_RE
 from .files.project import BANK_DIR, ProjectError, global_home, read_project, template_dir
@@ -152,11 +153,21 @@ class Bank:
 
     def sync(self, rebuild: bool = False, progress: Progress | None = None) -> dict[str, Any]:
         with self.write_lock:
-            for root in self.roots:  # temporary files a killed writer left (untouched for a minute)
-                sweep_temps(root.path)
+            self._sweep()
             if rebuild:
                 self.index.rebuild()
             return sync(self.index, self.roots, progress, self.embedder).to_api()
+
+    def _sweep(self) -> None:
+        """Temporary files a killed writer left (untouched for STALE_AFTER). Only a crash leaves one, so the
+        walk runs at most once per STALE_AFTER, not on every command's sync."""
+        now = time.time()
+        last = self.index.get_meta("last_sweep")
+        if last is not None and 0 <= now - float(last) < write_files.STALE_AFTER:
+            return
+        for root in self.roots:
+            sweep_temps(root.path)
+        self.index.set_meta("last_sweep", repr(now))
 
     def _sync_one(self, root: BankRoot, rel: str) -> None:
         sync_paths(self.index, root, [rel], self.embedder)

@@ -69,7 +69,7 @@ def _run(path: Optional[Path], channel: str, payload: dict[str, Any], as_json: b
 def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None, "--name", help="The project's name."),
          as_json: bool = JsonOpt) -> None:
     """Create .writenow/ from the template; never overwrites a file."""
-    root = path or Path.cwd()
+    root = path.expanduser() if path is not None else Path.cwd()  # as every other command does
     try:
         root.mkdir(parents=True, exist_ok=True)
         info, created = project_files.init(root, name)

@@ -24,7 +24,7 @@ def sample_project_dir() -> Path:
 def run_demo(folder: Path, out: Console) -> None:
     project = folder / "the-lighthouse-keeper"
     shutil.copytree(sample_project_dir(), project)
-    os.environ.setdefault("WRITENOW_HOME", str(folder / "global-bank"))
+    os.environ["WRITENOW_HOME"] = str(folder / "global-bank")  # the writer's own global bank stays out of it
     registry = Registry()
 
     def call(channel: str, payload: dict) -> dict:

@@ -150,7 +150,9 @@ class WriteLock:
             return None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+            # never through a link: the lock file is created inside .index/, nowhere else
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0),
+                         0o644)
         except OSError as e:
             raise MembankError(errors.DB_ERROR, f"could not open the write lock in .index/: "
                                f"{e.strerror or e.__class__.__name__}") from None

@@ -196,3 +196,32 @@ def test_two_spellings_of_one_lock_file_are_one_lock(tmp_path: Path, monkeypatch
         second.acquire()  # the same thread, already holding it: reentrant, not blocked by its own lock
         second.release()
     assert os.path.exists(real / "write.lock")
+
+
+def test_a_revision_past_64_bits_is_an_error_and_the_fallback_is_used(sample: Path, home: Path) -> None:
+    """An app sends expectedRevision as a 64-bit number: a revision it cannot hold would conflict forever."""
+    import membank
+
+    note = sample / ".writenow" / "memories" / "notes" / "huge-revision.md"
+    note.write_text("---\nid: m-huge\nrevision: 99999999999999999999999\n---\nA note.\n", "utf-8")
+    bank = membank.open(sample, home=home)
+    try:
+        assert bank.get_memory("m-huge")["revision"] == 1
+        assert any(d["source"].endswith("huge-revision.md") and d["line"] == 3
+                   for d in bank.diagnostics()["items"])
+    finally:
+        bank.close()
+
+
+def test_init_expands_a_tilde_like_every_other_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from membank.cli import app
+
+    monkeypatch.setenv("HOME", str(tmp_path / "fakehome"))
+    monkeypatch.setenv("WRITENOW_HOME", str(tmp_path / "global"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["init", "~/novels/a", "--json"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "fakehome" / "novels" / "a" / ".writenow" / "project.yaml").is_file()
+    assert not (tmp_path / "~").exists()

@@ -354,3 +354,30 @@ def test_a_memory_folder_linked_inside_the_bank_is_not_written_through(bank: Ban
     assert answer["ok"] is False and answer["error"]["code"] == "CONFLICT"
     assert ".writenow/memories/fact" in answer["error"]["message"]
     assert sorted(p.name for p in world.iterdir()) == before
+
+
+def test_a_hard_linked_journal_file_gets_no_feedback(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    """A second name for the month's file may be outside the bank: appending would write there too."""
+    from membank.files.journal import now_precise
+
+    outside = tmp_path / "out.jsonl"
+    outside.write_bytes(b"")
+    month = sample / ".writenow" / "journal" / f"{now_precise()[:7]}.jsonl"
+    month.parent.mkdir(parents=True, exist_ok=True)
+    month.unlink(missing_ok=True)
+    os.link(outside, month)
+    answer = bank.call("memory:preferences:ingest", {"runId": "r1", "skillId": "s", "action": "accept",
+                                                     "evidenceRef": "HL-SECRET words"})
+    assert answer["ok"] is False and answer["error"]["code"] == "DB_ERROR"
+    assert outside.read_bytes() == b""
+
+
+def test_the_write_lock_is_never_opened_through_a_link(sample: Path, home: Path, tmp_path: Path) -> None:
+    index = sample / ".writenow" / ".index"
+    shutil.rmtree(index, ignore_errors=True)
+    index.mkdir()
+    outside = tmp_path / "outside-lock"
+    (index / "write.lock").symlink_to(outside)
+    with pytest.raises(membank.MembankError):
+        membank.open(sample, home=home)
+    assert not outside.exists()

@@ -79,7 +79,20 @@ def load_yaml(text: str) -> Any:
         return fast
     if may_be_costly(text):
         check_shape(text)
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
+        raise
+    except Exception as e:  # PyYAML's constructors fail so on a tagged value they cannot build (`!!int ""`)
+        raise UnbuildableValue(e) from None
+
+
+class UnbuildableValue(yaml.YAMLError):
+    """A value with an explicit type tag (`!!bool maybe`, `!!timestamp soon`) its type cannot hold."""
+
+    def __init__(self, cause: Exception):
+        super().__init__(f"a value marked with a !! type cannot be read as that type ({cause.__class__.__name__}); "
+                         "remove the !! mark or fix the value")
 
 
 # -- the fast path: most front matter is flat `key: value` lines --------------------------------------
@@ -142,7 +155,9 @@ def _load_flat(text: str) -> dict[str, Any] | None:
             ok, item = _flat_scalar(line.strip()[2:].strip())
             if not ok or indent != block_indent:  # items out of line are PyYAML's to report
                 return None
-            result[block_key] = (result[block_key] or []) + [item]
+            if result[block_key] is None:
+                result[block_key] = []
+            result[block_key].append(item)  # in place: a 100,000-item list must not cost 10^10 copies
             continue
         if line[0] in " -":
             return None
@@ -179,6 +194,9 @@ def yaml_problem(e: Exception, text: str, first_line: int) -> tuple[int, str]:
         return line, "a number has more digits than membank reads (4300); put it in quotes to keep it as text"
     if isinstance(e, RecursionError):
         return first_line, "values are nested too deeply; front matter should be flat `key: value` lines"
+    if isinstance(e, UnbuildableValue):
+        tagged = re.search(r"!!?[A-Za-z<]", text)
+        return first_line + (text.count("\n", 0, tagged.start()) if tagged else 0), str(e)
     if not isinstance(e, yaml.MarkedYAMLError):
         return first_line, f"a value cannot be read ({e})"
     problem, context = e.problem or "", e.context or ""

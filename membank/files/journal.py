@@ -74,6 +74,10 @@ def check_target(bank_folder: Path, at: str | None = None,
     if not stat.S_ISREG(st.st_mode):
         raise MembankError(DB_ERROR, f"could not write the journal: {cite(rel)} is not a regular file; nothing "
                            "was written (remove it)", {"source": cite(rel)})
+    if st.st_nlink > 1:  # a hard link: the same file may live outside the bank, where git and privacy do not reach
+        raise MembankError(DB_ERROR, f"could not write the journal: {cite(rel)} has another name (a hard link) "
+                           "that may be outside the bank; nothing was written (copy it to a plain file)",
+                           {"source": cite(rel)})
     return rel
 
 

@@ -127,8 +127,11 @@ def _as_confidence(value: Any) -> float | None:
     return float(value)
 
 
+MAX_REVISION = 2 ** 63 - 2  # membank adds one on a write; SQLite, JSON readers and expectedRevision hold 2^63 - 1
+
+
 def _as_revision(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REVISION:
         return None
     return value
 
@@ -251,7 +254,7 @@ def parse_memory(data: bytes, source: str, rel: str, bank: str, mtime_ns: int) -
         evidence=r.get("evidence", _as_evidence, (), "a list, like [run-0214]", "it is ignored"),
         metadata=r.metadata(MEMORY_KEYS),
         pinned=r.get("pinned", _as_bool, False, "true or false"),
-        revision=r.get("revision", _as_revision, 1, "a whole number from 1 up"),
+        revision=r.get("revision", _as_revision, 1, "a whole number from 1 up to 9,223,372,036,854,775,806"),
         created=created,
         updated=updated,
         deleted_at=r.time("deleted_at", "it is ignored, so the memory is not deleted"),

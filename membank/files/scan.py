@@ -187,6 +187,13 @@ def _walk(root: BankRoot, base: Path, section: str, found: list[FileStat], probl
 def _entry(root: BankRoot, entry: os.DirEntry[str], rel: str, section: str) -> FileStat | Diagnostic | str | None:
     """One directory entry: a file to read, a problem, a folder to walk (its rel), or None (not ours)."""
     name = entry.name
+    if entry.is_file(follow_symlinks=False):  # the common case first; the type comes from the entry: no open
+        if is_ignored(name):
+            return None
+        if not readable_name(name):
+            return _bad_name(root, rel, folder=False)
+        st = entry.stat(follow_symlinks=False)
+        return FileStat(root.source(rel), rel, section, st.st_size, st.st_mtime_ns)
     if entry.is_symlink():
         return _follow(root, rel, entry.path, section)
     if entry.is_dir(follow_symlinks=False):
@@ -195,10 +202,8 @@ def _entry(root: BankRoot, entry: os.DirEntry[str], rel: str, section: str) -> F
         return None
     if not readable_name(name):
         return _bad_name(root, rel, folder=False)
-    if not entry.is_file(follow_symlinks=False):  # from the directory entry's type: no open, no wait
-        return _problem(root, rel, not_regular(kind_of(entry.stat(follow_symlinks=False).st_mode) or "a special file"))
-    st = entry.stat(follow_symlinks=False)
-    return FileStat(root.source(rel), rel, section, st.st_size, st.st_mtime_ns)
+    # a FIFO, socket or device: never opened, so never waited on
+    return _problem(root, rel, not_regular(kind_of(entry.stat(follow_symlinks=False).st_mode) or "a special file"))
 
 
 def _follow(root: BankRoot, rel: str, path: str, section: str) -> FileStat | Diagnostic | None:
