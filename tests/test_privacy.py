@@ -95,3 +95,21 @@ def test_turning_privacy_mode_on_takes_label_text_out_of_the_journal_at_once(lea
     learning.update_settings({"privacyModeEnabled": True})
     assert holding([sample / ".writenow"], "lamp oil") == []
     assert feedback(learning, SECRET, "after")["count"] == 2
+
+
+def test_privacy_turned_on_globally_holds_in_a_project_made_by_init(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The template writes its settings as comments, so a new project does not override the global ones."""
+    import membank
+    from membank.files.project import init
+
+    monkeypatch.setenv("WRITENOW_HOME", str(tmp_path / "global"))
+    init(tmp_path / "novel", "Novel")
+    bank = membank.open(tmp_path / "novel")
+    try:
+        bank.update_settings({"privacyModeEnabled": True}, scope="global")
+        assert bank.settings()["privacyModeEnabled"] is True
+        bank.ingest_feedback("r1", "s", "accept", "GLOBAL-SECRET words")
+        journal = tmp_path / "novel" / ".writenow" / "journal"
+        assert all("GLOBAL-SECRET" not in p.read_text("utf-8") for p in journal.glob("*.jsonl"))
+    finally:
+        bank.close()
