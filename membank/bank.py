@@ -22,7 +22,7 @@ from .files.scan import BankRoot
 from .files.rewrite import REMOVE, IsoTime, RewriteError, render, rewrite, rewrite_yaml
 from .files.exchange import Changed, replace_unchanged
 from .files.reader import Unreadable, read_regular
-from .files.readback import check_memory, check_unicode, encode_checked, unwritable
+from .files.readback import check_memory, check_unicode, unwritable
 from .files.write import atomic_write, check_inside, free_path, make_folder, new_id, rewrite_file, slug, sweep_temps
 from .embed import Embedder, ModelUnavailable, load as load_model, resolve as resolve_model
 from .index import Index, IndexError_, StorageError
@@ -257,7 +257,7 @@ class Bank:
             text = render(meta, content)
         except RewriteError as e:  # a value that would not read back as given
             raise unwritable(fields, e.message) from None
-        data = encode_checked(text, fields)
+        data = text.encode("utf-8")  # check_unicode above: every value UTF-8 can carry
         check_memory(data, fields, f"{folder or type_}/{slug(content)}.md", root.bank)  # validate first, write second
         folder_path = root.path / "memories" / (folder or type_)
         with self.write_lock:
@@ -290,10 +290,9 @@ class Bank:
             rel = root.rel(record["source"])
             assert rel is not None
             path = root.file(rel)
-            check_inside(root.path, path, root.source)  # a folder on the way may have become a link out
-            if path.is_symlink():  # replacing it would cut the link and leave two copies
-                raise MembankError(errors.CONFLICT, f"{record['source']} is a link; change the file it points to "
-                                   "instead", {"id": memory_id})
+            # a folder on the way may have become a link; a linked file is refused too (replacing it would
+            # cut the link and leave two copies)
+            check_inside(root.path, path, root.source)
             try:  # bounded, and never blocked by a FIFO put under the name
                 original = read_regular(path, MAX_FILE_BYTES + 1)[0]
             except FileNotFoundError:
@@ -327,7 +326,7 @@ class Bank:
                     raise unwritable(fields, e.message) from None
                 raise MembankError(errors.CONFLICT, f"{record['source']} cannot be rewritten: {e.message}; "
                                    "change it by hand", {"id": memory_id}) from None
-            new = encode_checked(rewritten, fields)
+            new = rewritten.encode("utf-8")
             check_memory(new, fields, rel.split("/", 1)[1], root.bank, before=original)  # validate first
             # the index's write lock first: if the index is busy past its timeout, nothing is written
             failure: MembankError | None = None

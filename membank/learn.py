@@ -7,10 +7,8 @@ import json
 import logging
 import os
 import re
-import stat
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,6 +17,7 @@ from . import errors
 from .errors import MembankError
 from .files import journal
 from .files.exchange import Changed, fsync_dir, replace_unchanged
+from .files.reader import Unreadable, read_regular
 from .files.write import check_inside, free_path, slug
 
 if TYPE_CHECKING:
@@ -245,10 +244,11 @@ def forget_labels(bank: "Bank") -> list[str]:
             continue
         if bank.journals_without_labels.get(rel) == (st.st_size, st.st_mtime_ns):
             continue  # seen without labels, unchanged since: not read again
-        data = _read_plain(path)
-        if data is None:
+        try:  # membank's own journal: an ordinary file, never through a link
+            data, at_read = read_regular(path, None, follow_links=False)
+        except (OSError, Unreadable):
             continue
-        stamp, data = data
+        stamp = (at_read.st_size, at_read.st_mtime_ns)
         redacted = without_labels(data) if b'"evidence"' in data else data
         if redacted != data:
             try:
@@ -267,25 +267,6 @@ def forget_labels(bank: "Bank") -> list[str]:
             stamp = (st.st_size, st.st_mtime_ns)
         bank.journals_without_labels[rel] = stamp
     return done
-
-
-def _read_plain(path: Path) -> tuple[tuple[int, int], bytes] | None:
-    """((size, mtime), bytes) of a regular file that is not a link; None for anything else."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_BINARY", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return (st.st_size, st.st_mtime_ns), f.read()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _append(bank: "Bank", event: dict[str, Any]) -> None:

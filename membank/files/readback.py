@@ -59,17 +59,6 @@ def _content(fields: Mapping[str, Any]) -> str:
     return next((name for name in fields if name.rsplit(".", 1)[-1] == "content"), "content")
 
 
-def encode_checked(text: str, fields: Mapping[str, Any]) -> bytes:
-    """`text` as UTF-8; INVALID_ARGUMENT naming the field that holds text UTF-8 cannot carry (a lone
-    surrogate, which JSON's `\\ud800` escapes let through)."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        field = next((name for name, value in fields.items() if _has_surrogate(value)), next(iter(fields), "content"))
-        raise invalid(field, f"`{field.rsplit('.', 1)[-1]}` holds text that is not valid Unicode (a lone surrogate); "
-                      "nothing was written") from None
-
-
 def check_memory(data: bytes, fields: Mapping[str, Any], rel: str, bank: str, before: bytes | None = None) -> None:
     """Refuse (INVALID_ARGUMENT) memory file bytes membank's reader would not read, or would read with
     an error that `before` (the file being rewritten) did not already have. `fields` maps each

@@ -66,13 +66,14 @@ def why(e: OSError) -> str:
     return f"this file cannot be read ({e.strerror or e.__class__.__name__})"
 
 
-def read_regular(path: Path | str, cap: int | None) -> tuple[bytes, os.stat_result]:
+def read_regular(path: Path | str, cap: int | None, *, follow_links: bool = True) -> tuple[bytes, os.stat_result]:
     """The first `cap` bytes of an ordinary file (all of it when `cap` is None; never more than its size
-    at open + 1, so a growing file cannot keep the read going), and its stat at open.
+    at open + 1, so a growing file cannot keep the read going), and its stat at open. Without
+    `follow_links`, a link is refused (where the platform has O_NOFOLLOW).
 
     Raises FileNotFoundError or NotADirectoryError when it is gone, Unreadable for anything else."""
     try:
-        fd = os.open(path, _FLAGS)
+        fd = os.open(path, _FLAGS if follow_links else _FLAGS | getattr(os, "O_NOFOLLOW", 0))
     except (FileNotFoundError, NotADirectoryError):
         raise
     except OSError as e:

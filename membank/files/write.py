@@ -132,12 +132,9 @@ def rewrite_file(bank: Path, path: Path, cite: Cite, change: Callable[[bytes | N
     read (else CONFLICT, the writer's save stays). Links out of the bank, links, and anything but a
     regular file are refused before anything is written."""
     rel = path.relative_to(bank).as_posix()
-    check_inside(bank, path, cite)
+    check_inside(bank, path, cite)  # refuses the file itself when it is a link (replacing it would cut it)
     old: bytes | None = None
     if os.path.lexists(path):
-        if path.is_symlink():  # replacing it would cut the link and leave two copies
-            raise MembankError(CONFLICT, f"{cite(rel)} is a link; change the file it points to instead",
-                               {"source": cite(rel)})
         try:
             old = read_regular(path, MAX_FILE_BYTES + 1)[0]
         except Unreadable as e:  # DB_ERROR like any file that cannot be written
