@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from membank.bench import main
+from membank.shells.bench import main
 
 if __name__ == "__main__":
     argv = sys.argv[1:]

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import membank  # noqa: E402
-from membank.bank import CANDIDATES, Bank  # noqa: E402
-from membank.text import fts_query  # noqa: E402
+from membank.runtime.project import CANDIDATES, Bank  # noqa: E402
+from membank.kernel.text import fts_query  # noqa: E402
 
 K = 5
 

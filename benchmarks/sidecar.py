@@ -99,7 +99,7 @@ def measure(project: Path | str, samples: int = 1000, *, method: str = "index:st
 
     The environment is this process's (WRITENOW_HOME included) unless `env` is given. The server is
     stopped (stdin closed) before returning. Raises RuntimeError when it fails or exceeds `timeout`."""
-    cmd = command or [sys.executable, "-m", "membank.cli", "serve", "--project", str(project), "--log-level", "warning"]
+    cmd = command or [sys.executable, "-m", "membank.shells.cli", "serve", "--project", str(project), "--log-level", "warning"]
     client = _Client(cmd, dict(env if env is not None else os.environ))
     timer = threading.Timer(timeout, client.proc.kill)  # never hang a benchmark run
     timer.daemon = True
@@ -148,7 +148,7 @@ def measure(project: Path | str, samples: int = 1000, *, method: str = "index:st
 def _generate(folder: Path, memories: int) -> Path:
     """The seeded corpus `membank bench` uses (memory files with a few cards, a tenth in Chinese)."""
     sys.path.insert(0, str(ROOT))
-    from membank.bench import generate
+    from membank.shells.bench import generate
 
     return generate(folder, memories).root
 

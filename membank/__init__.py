@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .bank import Bank
-from .errors import MembankError
+from .runtime.project import Bank
+from .kernel.errors import MembankError
 
 __version__ = "0.1.0"
 __all__ = ["Bank", "MembankError", "open", "__version__"]
@@ -16,7 +16,7 @@ def open(path: str | Path = ".", *, home: str | Path | None = None, sync: bool =
     `sync` is False. Raises MembankError only: NOT_FOUND when no project is there or above,
     INVALID_ARGUMENT when its project.yaml is unusable, DB_ERROR when the index cannot be opened
     or written (another writer held it past the wait, a damaged disk)."""
-    from .boundary import locate
+    from .runtime.boundary import locate
 
     bank = Bank(locate(path), Path(home).expanduser() if home is not None else None)
     if sync:

@@ -1,4 +1,4 @@
-"""CLI runs in processes of their own, started cheaply: a forkserver imports membank.cli once and
+"""CLI runs in processes of their own, started cheaply: a forkserver imports membank.shells.cli once and
 forks each run from it, so twenty processes at once cost twenty forks, not twenty interpreter starts.
 Each run is still a separate process with its own files and locks, as `membank` from a shell is."""
 
@@ -9,10 +9,10 @@ import os
 import sys
 from pathlib import Path
 
-from membank.cli import app
+from membank.shells.cli import app
 
 _context = multiprocessing.get_context("forkserver")
-_context.set_forkserver_preload(["membank.cli"])
+_context.set_forkserver_preload(["membank.shells.cli"])
 
 
 def _run(args: list[str], cwd: str, env: dict[str, str], out: str) -> None:

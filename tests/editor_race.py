@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from membank.bank import Bank
-from membank.errors import CONFLICT, MembankError
+from membank.runtime.project import Bank
+from membank.kernel.errors import CONFLICT, MembankError
 
 _SAVE = re.compile(r"^save (\d+)$", re.MULTILINE)
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from hypothesis import strategies as st
 
-from membank.errors import CODES, INTERNAL
+from membank.kernel.errors import CODES, INTERNAL
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "docs" / "schema"
 # A call that takes longer than this is a hang (a healthy call on these tiny banks takes milliseconds).

@@ -20,7 +20,7 @@ class Sidecar:
 
     def __init__(self, *args: str, home: Path, cwd: Path | None = None):
         env = {**os.environ, "WRITENOW_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "membank.cli", "serve", *args], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "membank.shells.cli", "serve", *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd or REPO)
         self.messages: list[dict[str, Any]] = []
         self.bad_lines: list[bytes] = []

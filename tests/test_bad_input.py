@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import membank
-from membank.bank import Bank
-from membank.cli import app
+from membank.runtime.project import Bank
+from membank.shells.cli import app
 from membank.files import project
 from membank.files.frontmatter import load_yaml
 from membank.files.yamlbounds import MAX_DEPTH, TooComplex

@@ -22,14 +22,14 @@ import pytest
 from typer.testing import CliRunner
 
 import membank
-from membank import sync as sync_
-from membank.bank import Bank
-from membank.cli import app
+from membank.domains.indexing import sync as sync_
+from membank.runtime.project import Bank
+from membank.shells.cli import app
 from membank.files import project, reader
 from membank.files.parse import ID_RE
 from membank.files.scan import FileStat
-from membank.server import SIGNAL_WAIT, STOP_WAIT_ENV
-from membank.watch import Watcher
+from membank.shells.server import SIGNAL_WAIT, STOP_WAIT_ENV
+from membank.shells.watch import Watcher
 
 from .badcorpus import CASES, build, populate, source_of
 from .helpers import waiting_on
@@ -63,7 +63,7 @@ def bounded(fn: Callable[[], T], seconds: float = BOUND) -> T:
 
 def cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "WRITENOW_HOME": str(home), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "membank.cli", *args], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "membank.shells.cli", *args], env=env, capture_output=True, text=True,
                           timeout=BOUND)
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import membank
-from membank import bench
-from membank.recall import deterministic_key, fit
+from membank.shells import bench
+from membank.domains.recall.rank import deterministic_key, fit
 
 
 @pytest.fixture(scope="module")

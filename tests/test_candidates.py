@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import membank
-from membank.bank import CANDIDATES
+from membank.runtime.project import CANDIDATES
 
 from .helpers import write_memory
 

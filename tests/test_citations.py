@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from membank.bank import Bank
+from membank.runtime.project import Bank
 
 from .helpers import write_memory
 

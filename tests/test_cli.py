@@ -14,7 +14,7 @@ import pytest
 def membank(*args: str, cwd: Path, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "WRITENOW_HOME": str(home), "COLUMNS": "200"}
     env.pop("FORCE_COLOR", None)
-    return subprocess.run([sys.executable, "-m", "membank.cli", *args], cwd=cwd, env=env, input=stdin,
+    return subprocess.run([sys.executable, "-m", "membank.shells.cli", *args], cwd=cwd, env=env, input=stdin,
                           capture_output=True, text=True, timeout=120)
 
 

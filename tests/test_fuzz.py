@@ -23,11 +23,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import membank
-from membank.bank import Bank
-from membank.channels import CHANNELS, Registry, dispatch
-from membank.cli import app
+from membank.runtime.project import Bank
+from membank.runtime.catalog import CHANNELS, Registry, dispatch
+from membank.shells.cli import app
 from membank.files import project
-from membank.server import Server
+from membank.shells.server import Server
 from tests.fuzzfiles import VALID_NOTE, Drop, Folders, bomb, drops, make, tame_memory, tame_patches
 from tests.fuzzkit import (HANG_SECONDS, Failures, Ref, Snapshot, bounded, captured, check_envelope, patches,
                            payloads, resolve)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import membank
-from membank.bank import Bank
-from membank.learn import SIMILARITY, same_meaning
+from membank.runtime.project import Bank
+from membank.domains.learning.learn import SIMILARITY, same_meaning
 
 
 @pytest.fixture

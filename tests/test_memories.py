@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from membank import bank as bank_module
-from membank.bank import Bank
-from membank.errors import MembankError
+from membank.runtime import project as bank_module
+from membank.runtime.project import Bank
+from membank.kernel.errors import MembankError
 
 from .helpers import write_memory
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import membank
 from membank.files.project import init
-from membank.recall import deterministic_key
+from membank.domains.recall.rank import deterministic_key
 
 from .helpers import write_memory
 

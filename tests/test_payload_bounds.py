@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from membank.bank import Bank
-from membank.cli import app
-from membank.errors import MembankError
+from membank.runtime.project import Bank
+from membank.shells.cli import app
+from membank.kernel.errors import MembankError
 
 MEMORY = "m-fact-linmo-wounded"
 

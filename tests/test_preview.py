@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import membank
-from membank.bank import Bank
-from membank.embed import BUNDLED, load
+from membank.runtime.project import Bank
+from membank.index.embed import BUNDLED, load
 
 from .helpers import write_memory
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from membank.bank import Bank
+from membank.runtime.project import Bank
 
 SECRET = "Her hands smelled of lamp oil and salt"
 

@@ -14,11 +14,11 @@ from typing import Any, Callable
 import pytest
 
 import membank
-from membank import learn
-from membank.bank import Bank
-from membank.errors import CONFLICT, DB_ERROR, INVALID_ARGUMENT, MembankError
+from membank.domains.learning import learn
+from membank.runtime.project import Bank
+from membank.kernel.errors import CONFLICT, DB_ERROR, INVALID_ARGUMENT, MembankError
 from membank.files import journal
-from membank.lock import WriteLock
+from membank.files.lock import WriteLock
 
 SECRET = "Her hands smelled of lamp oil and salt"
 
@@ -216,7 +216,7 @@ def test_a_revision_past_64_bits_is_an_error_and_the_fallback_is_used(sample: Pa
 def test_init_expands_a_tilde_like_every_other_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
-    from membank.cli import app
+    from membank.shells.cli import app
 
     monkeypatch.setenv("HOME", str(tmp_path / "fakehome"))
     monkeypatch.setenv("WRITENOW_HOME", str(tmp_path / "global"))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from membank.bank import Bank
-from membank.errors import MembankError
+from membank.runtime.project import Bank
+from membank.kernel.errors import MembankError
 from membank.files.project import init, read_project
 from membank.files.rewrite import rewrite
 

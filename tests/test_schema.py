@@ -10,16 +10,17 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 import pytest
 
-from membank import channels, schema
-from membank.channels import CHANNELS, Channel, build
-from membank.errors import MembankError
+from membank.runtime import catalog as channels
+from membank.shells import schema
+from membank.runtime.catalog import CHANNELS, Channel, build
+from membank.kernel.errors import MembankError
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "docs" / "schema"
 
 
 def test_checked_in_schemas_match_the_types() -> None:
     problems = schema.drift(SCHEMAS)
-    assert not problems, "docs/schema/ has drifted from the types; run `python -m membank.schema`:\n" + "\n".join(problems)
+    assert not problems, "docs/schema/ has drifted from the types; run `python -m membank.shells.schema`:\n" + "\n".join(problems)
 
 
 def test_every_channel_has_a_schema_file_with_payload_and_data() -> None:

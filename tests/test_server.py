@@ -10,9 +10,9 @@ from typing import Any, Iterator
 
 import pytest
 
-from membank import schema
-from membank.channels import CHANNELS
-from membank.server import METHOD_NOT_FOUND, PARSE_ERROR, INVALID_REQUEST, READS
+from membank.shells import schema
+from membank.runtime.catalog import CHANNELS
+from membank.shells.server import METHOD_NOT_FOUND, PARSE_ERROR, INVALID_REQUEST, READS
 
 from .sidecar import DEADLINE, REPO, Sidecar
 

@@ -16,7 +16,7 @@ SMOKE = Path(__file__).resolve().parent / "node" / "smoke.mjs"
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_node_smoke(home: Path) -> None:
-    env = {**os.environ, "WRITENOW_HOME": str(home), "MEMBANK_CMD": json.dumps([sys.executable, "-m", "membank.cli"])}
+    env = {**os.environ, "WRITENOW_HOME": str(home), "MEMBANK_CMD": json.dumps([sys.executable, "-m", "membank.shells.cli"])}
     done = subprocess.run(["node", str(SMOKE)], env=env, capture_output=True, text=True, timeout=180,
                           cwd=SMOKE.parent.parent.parent)
     assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"

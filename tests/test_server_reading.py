@@ -8,7 +8,7 @@ import time
 import apsw
 import pytest
 
-from membank.bank import Bank
+from membank.runtime.project import Bank
 from membank.index.store import reading
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from membank.bank import Bank
-from membank.text import estimate_tokens, fts_query
+from membank.runtime.project import Bank
+from membank.kernel.text import estimate_tokens, fts_query
 
 
 def test_queries_keep_content_words_and_cjk_pairs() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from membank.bank import Bank
-from membank.watch import Watcher
+from membank.runtime.project import Bank
+from membank.shells.watch import Watcher
 
 from .helpers import write_memory
 from .watching import wait_until

@@ -18,9 +18,9 @@ from typing import Any, Iterator
 import pytest
 
 import membank
-from membank.bank import Bank
+from membank.runtime.project import Bank
 from membank.index.store import reading
-from membank.watch import POLLING_ENV, Watcher
+from membank.shells.watch import POLLING_ENV, Watcher
 
 from .watching import STAMP, converged, wait_converged, wait_until, watched
 
@@ -411,7 +411,7 @@ def test_polling_fallback_when_asked(bank: Bank, monkeypatch: pytest.MonkeyPatch
                                      caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setenv(POLLING_ENV, "1")
     w = Watcher(bank, on_change=changes, debounce=0.05, poll_interval=0.1)
-    with caplog.at_level("WARNING", logger="membank.watch"):
+    with caplog.at_level("WARNING", logger="membank.shells.watch"):
         w.start()
     try:
         watch = status(bank)["watch"]
@@ -496,7 +496,7 @@ def test_watcher_never_writes_to_the_writers_files(bank: Bank, home: Path, watch
 def test_cli_watch_prints_batches_and_stops_cleanly(sample: Path, home: Path, sig: signal.Signals) -> None:
     env = {**os.environ, "WRITENOW_HOME": str(home), "PYTHONUNBUFFERED": "1"}
     env.pop(POLLING_ENV, None)
-    proc = subprocess.Popen([sys.executable, "-m", "membank.cli", "watch", str(sample), "--debounce", "0.05"],
+    proc = subprocess.Popen([sys.executable, "-m", "membank.shells.cli", "watch", str(sample), "--debounce", "0.05"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     lines: list[str] = []
     errors: list[str] = []
@@ -527,7 +527,7 @@ def test_cli_watch_prints_batches_and_stops_cleanly(sample: Path, home: Path, si
 
 
 def test_network_drives_are_polled(bank: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from membank import watch as watch_module
+    from membank.shells import watch as watch_module
 
     mounts = tmp_path / "mounts"
     folder = str(bank_dir(bank).resolve()).replace(" ", "\\040")

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from membank.bank import Bank
-from membank.watch import Watcher
+from membank.runtime.project import Bank
+from membank.shells.watch import Watcher
 from tests.watching import STAMP, converged, wait_converged, wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")

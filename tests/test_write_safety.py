@@ -16,7 +16,7 @@ from typing import Callable
 import pytest
 
 import membank
-from membank.bank import EVIDENCE_LIMIT, Bank
+from membank.runtime.project import EVIDENCE_LIMIT, Bank
 from membank.files.project import ProjectError, init
 from membank.files import write
 from membank.files.write import STALE_AFTER
@@ -236,7 +236,7 @@ def test_evidence_at_the_limit_makes_a_learned_file_membank_reads(bank: Bank, sa
 
 
 def test_a_journal_with_huge_evidence_writes_no_unreadable_learned_file(bank: Bank, sample: Path) -> None:
-    from membank.learn import PREFER, normalize, signal_key
+    from membank.domains.learning.learn import PREFER, normalize, signal_key
 
     # a line from before the limit (or edited by hand): the signal's first phrase is 1.2 MB long
     key = signal_key(PREFER, normalize("tighter pacing"))

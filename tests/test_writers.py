@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 import membank
-from membank.bank import Bank
-from membank.errors import MembankError
-from membank.lock import WAIT_ENV
-from membank.watch import Watcher
+from membank.runtime.project import Bank
+from membank.kernel.errors import MembankError
+from membank.files.lock import WAIT_ENV
+from membank.shells.watch import Watcher
 
 from .cliprocs import CliProcess
 from .helpers import waiting_on
@@ -29,7 +29,7 @@ def spawn(*args: str, cwd: Path, home: Path, wait: str | None = None) -> subproc
     env = {**os.environ, "WRITENOW_HOME": str(home)}
     if wait is not None:
         env[WAIT_ENV] = wait
-    return subprocess.Popen([sys.executable, "-m", "membank.cli", *args], cwd=cwd, env=env, text=True,
+    return subprocess.Popen([sys.executable, "-m", "membank.shells.cli", *args], cwd=cwd, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 

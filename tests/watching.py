@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 import pytest
 
-from membank import sync as sync_
-from membank.bank import Bank
+from membank.domains.indexing import sync as sync_
+from membank.runtime.project import Bank
 from membank.index import Index
 from membank.index.store import reading
 

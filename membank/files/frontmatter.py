@@ -13,7 +13,7 @@ import yaml
 
 from .yamlbounds import TooComplex, check_shape, may_be_costly
 
-MAX_FILE_BYTES = 1024 * 1024
+from ..kernel.limits import MAX_FILE_BYTES  # noqa: F401  (re-exported: the file layer names it)
 BOM = "\ufeff"
 
 try:  # the C loader is ~10x faster; pure Python is the fallback where libyaml is missing

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import DB_ERROR, MembankError
+from ..kernel.errors import DB_ERROR, MembankError
 from .records import WARNING, Diagnostic
 from .scan import PROJECT_PREFIX
 from .write import Cite, check_inside, make_folder

@@ -11,7 +11,7 @@ import yaml
 from .frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, load_yaml
 from .reader import Unreadable, read_regular
 from .rewrite import yaml_lines
-from ..errors import MembankError
+from ..kernel.errors import MembankError
 from .write import atomic_write, check_inside, make_folder, new_id
 
 BANK_DIR = ".writenow"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..errors import MembankError, invalid
+from ..kernel.errors import MembankError, invalid
 from .frontmatter import MAX_FILE_BYTES
 from .parse import parse_memory
 from .records import ERROR

@@ -12,7 +12,7 @@ import unicodedata
 from pathlib import Path
 from typing import Callable
 
-from ..errors import CONFLICT, DB_ERROR, MembankError
+from ..kernel.errors import CONFLICT, DB_ERROR, MembankError
 from .exchange import KEPT_SUFFIX, TEMP_SUFFIX, Changed, fsync_dir, replace_unchanged, write_temp
 from .reader import Unreadable, read_regular
 from .frontmatter import MAX_FILE_BYTES

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..files.frontmatter import iso_to_micros
 from ..files.records import SCOPE_RANK, TYPE_RANK, Card, Diagnostic, Memory, Record, Skill
-from ..text import estimate_tokens, fts_text
+from ..kernel.text import estimate_tokens, fts_text
 from .vectors import Vectors
 
 SCHEMA_VERSION = 5  # 5: entries.id_line
@@ -729,7 +729,7 @@ class Index:
         The same greedy rule, run on the token counts in `entries_eligible`: the head of the order
         first, then only the later rows small enough for what is left (nothing larger can fit once
         `left` tokens remain). Only the kept records are decoded."""
-        from ..recall import fit
+        from ..domains.recall.rank import fit
 
         sql = f"SELECT rowid, tokens FROM entries INDEXED BY entries_eligible WHERE {_ELIGIBLE}"
         head_size = 128 + 2 * max(0, max_items)

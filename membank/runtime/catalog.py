@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, NotRequired, TypedDict
 
-from . import errors
-from .bank import Bank
-from .errors import MembankError
+from ..kernel import errors
+from .project import Bank
+from ..kernel.errors import MembankError
 # the bounded field types (payload.py checks them before a handler runs)
-from .payload import Content, DocPath, Id, Most, Tags, TypeName, build
+from ..kernel.payload import Content, DocPath, Id, Most, Tags, TypeName, build
 from .boundary import locate, storage_error
-from .index import IndexError_, StorageError
+from ..index import IndexError_, StorageError
 
 log = logging.getLogger("membank")
 

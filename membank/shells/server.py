@@ -27,12 +27,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import env, errors
-from .channels import CHANNELS, Registry, dispatch
-from .errors import MembankError
-from .index.store import reading
+from ..kernel import env, errors
+from ..runtime.catalog import CHANNELS, Registry, dispatch
+from ..kernel.errors import MembankError
+from ..index.store import reading
 
-log = logging.getLogger("membank.server")
+log = logging.getLogger("membank.shells.server")
 
 # JSON-RPC 2.0 error codes for protocol faults
 PARSE_ERROR = -32700  # the line is not JSON (or not UTF-8)

@@ -15,10 +15,10 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from . import errors
-from .errors import MembankError
-from .files.project import ProjectError, find_root
-from .index import IndexError_, StorageError
+from ..kernel import errors
+from ..kernel.errors import MembankError
+from ..files.project import ProjectError, find_root
+from ..index import IndexError_, StorageError
 
 T = TypeVar("T")
 log = logging.getLogger("membank")

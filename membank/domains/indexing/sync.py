@@ -9,14 +9,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from .files.parse import parse_card, parse_memory, parse_skill
-from .files.reader import Unreadable, read_regular
-from .files.records import ERROR, Diagnostic, Parsed
-from .files import journal
-from .files.frontmatter import MAX_FILE_BYTES
-from .files.scan import JOURNAL, SKIPPED, BankRoot, FileStat, examine, readable_name, scan, shown
-from .embed import Embedder
-from .index.store import FileState, Index, embed_text
+from ...files.parse import parse_card, parse_memory, parse_skill
+from ...files.reader import Unreadable, read_regular
+from ...files.records import ERROR, Diagnostic, Parsed
+from ...files import journal
+from ...files.frontmatter import MAX_FILE_BYTES
+from ...files.scan import JOURNAL, SKIPPED, BankRoot, FileStat, examine, readable_name, scan, shown
+from ...index.embed import Embedder
+from ...index.store import FileState, Index, embed_text
 
 Progress = Callable[[int, int], None]
 EmbedderSource = Callable[[], Embedder | None]  # loads the model only when something needs embedding

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import errors
-from .errors import MembankError
-from .files import journal
-from .files.exchange import Changed, fsync_dir, replace_unchanged
-from .files.reader import Unreadable, read_regular
-from .files.write import check_inside, free_path, slug
+from ...kernel import errors
+from ...kernel.errors import MembankError
+from ...files import journal
+from ...files.exchange import Changed, fsync_dir, replace_unchanged
+from ...files.reader import Unreadable, read_regular
+from ...files.write import check_inside, free_path, slug
 
 if TYPE_CHECKING:
-    from .bank import Bank
+    from ...runtime.project import Bank
 
 log = logging.getLogger("membank")
 

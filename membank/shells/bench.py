@@ -4,7 +4,7 @@ The runner lives in the package (not in the repository's `benchmarks/`) so that 
 works wherever membank is installed; `python -m benchmarks` in a checkout calls the same `main`.
 Two measurements need code from elsewhere and say so in their row when it is missing:
 
-- the watcher row uses `membank.watch.Watcher` (a real watchdog observer on the real files);
+- the watcher row uses `membank.shells.watch.Watcher` (a real watchdog observer on the real files);
 - the sidecar rows start a real `membank serve` process through `benchmarks/sidecar.py` in a
   checkout of the repository (found next to the package, or with `--repo`).
 
@@ -207,7 +207,7 @@ def generate(folder: Path, files: int, seed: int = SEED) -> Corpus:
     """A project in `folder` with `files` memory, character and world files (5% cards, a tenth in Chinese).
 
     Plain writes, no fsync: this is test data in a temporary folder."""
-    from .files import project as project_files
+    from ..files import project as project_files
 
     started = time.perf_counter()
     folder.mkdir(parents=True, exist_ok=True)
@@ -360,7 +360,7 @@ class Result:
 
 
 def _version() -> str:
-    from . import __version__
+    from .. import __version__
     return __version__
 
 
@@ -395,7 +395,7 @@ def _rel_files(corpus: Corpus) -> list[str]:
 
 
 def _open_bank(root: Path) -> Any:
-    from .bank import Bank
+    from ..runtime.project import Bank
     return Bank(root)
 
 
@@ -431,7 +431,7 @@ def _noop_sync(bank: Any, size: int, reps: int) -> Row:
 def _one_file(bank: Any, corpus: Corpus, reps: int, rng: random.Random) -> tuple[Row, Row]:
     """A memory file edited on disk, then the index brought level: the named file (as the watcher and the
     channels do), and a full sync that has to find it (stat scan + one re-read)."""
-    from .sync import sync_paths
+    from ..domains.indexing.sync import sync_paths
 
     named = Row("one_file_sync", "one file changed, then sync (the named file)", "ms", corpus.files, target=20,
                 target_text="≤ 20 ms")
@@ -462,7 +462,7 @@ def _one_file(bank: Any, corpus: Corpus, reps: int, rng: random.Random) -> tuple
 
 
 def _dispatch(bank: Any) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
-    from .channels import Registry, dispatch
+    from ..runtime.catalog import Registry, dispatch
 
     registry = Registry(bank.home)
     registry.banks[bank.info.id] = bank
@@ -503,7 +503,7 @@ def _previews(bank: Any, size: int, reps: int, semantic: bool, rng: random.Rando
 
 def _semantic_after_write(bank: Any, corpus: Corpus, reps: int, rng: random.Random) -> Row:
     """The first semantic preview after a memory file changed: it pays for reloading the in-memory vectors."""
-    from .sync import sync_paths
+    from ..domains.indexing.sync import sync_paths
 
     call = _dispatch(bank)
     row = Row("preview_semantic_after_write", "injection preview, semantic, first one after a file changed", "ms",
@@ -548,7 +548,7 @@ def _watcher(bank: Any, size: int, reps: int) -> Row:
     try:
         from .watch import Watcher
     except ImportError as e:
-        row.note = f"not measured: membank.watch is not available ({e})"
+        row.note = f"not measured: membank.shells.watch is not available ({e})"
         return row
     call = _dispatch(bank)
     changed = threading.Event()
@@ -595,7 +595,7 @@ def _watcher(bank: Any, size: int, reps: int) -> Row:
 
 def _find_sidecar(repo: Path | None) -> tuple[Callable[..., Any] | None, str]:
     """`benchmarks/sidecar.py` from a checkout: next to the package, or the folder given."""
-    candidates = [repo] if repo is not None else [Path(__file__).resolve().parent.parent, Path.cwd()]
+    candidates = [repo] if repo is not None else [Path(__file__).resolve().parents[2], Path.cwd()]
     for folder in candidates:
         if folder is not None and (folder / "benchmarks" / "sidecar.py").is_file():
             if str(folder) not in sys.path:
@@ -665,7 +665,7 @@ def run(opts: Options) -> Result:
     corpus_info: dict[str, Any] = {}
     say = lambda message: _say(opts.quiet, message)  # noqa: E731
     try:
-        from .embed import BUNDLED, load
+        from ..index.embed import BUNDLED, load
 
         rows.append(Row("model_load", "embedding model load (once per process)", "ms", None,
                         [_timed(lambda: load(BUNDLED))], note="not in the cold-index figure"))
@@ -784,7 +784,7 @@ def execute(opts: Options, as_json: bool = False, output: Path | None = None, co
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m benchmarks` / `python -m membank.bench`: the same options as `membank bench`."""
+    """`python -m benchmarks` / `python -m membank.shells.bench`: the same options as `membank bench`."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="membank bench", description=__doc__.split("\n", 1)[0])

@@ -25,8 +25,8 @@ import weakref
 from pathlib import Path
 from types import TracebackType
 
-from . import env, errors
-from .errors import MembankError
+from ..kernel import env, errors
+from ..kernel.errors import MembankError
 
 try:
     import fcntl

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .channels import Registry, dispatch
+from ..runtime.catalog import Registry, dispatch
 from .render import memory_table, preview_view
 
 
 def sample_project_dir() -> Path:
     """The sample novel project: packaged with membank, or the repository's fixtures/."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the package
     for candidate in (here / "sample-project", here.parent / "fixtures" / "sample-project"):
         if (candidate / ".writenow" / "project.yaml").is_file():
             return candidate

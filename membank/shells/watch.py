@@ -40,13 +40,13 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from . import sync as sync_
-from .files.scan import SECTIONS, BankRoot, is_ignored, is_temporary
+from ..domains.indexing import sync as sync_
+from ..files.scan import SECTIONS, BankRoot, is_ignored, is_temporary
 
 if TYPE_CHECKING:
-    from .bank import Bank
+    from ..runtime.project import Bank
 
-log = logging.getLogger("membank.watch")
+log = logging.getLogger("membank.shells.watch")
 # watchdog warns when a folder made and filled at once gets its watch twice (mkdir -p; git checkout): harmless
 warnings.filterwarnings("ignore", message="Callback with id .* already exists", category=RuntimeWarning)
 
@@ -609,7 +609,7 @@ def measure_latency(bank: Bank, samples: int = 50, *, debounce: float = 0.1, fol
     Uses the bank's running watcher, or starts one for the measurement. The probe files are written
     under `folder` in the project bank and removed afterwards. Returns milliseconds.
     """
-    from .index.store import reading
+    from ..index.store import reading
 
     own = getattr(bank, "watcher", None) is None
     watcher = Watcher(bank, debounce=debounce) if own else bank.watcher

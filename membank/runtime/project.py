@@ -9,28 +9,29 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from . import errors, learn, payload
+from ..kernel import errors, payload
+from ..domains.learning import learn
 from .boundary import converting, storage_error
-from .errors import MembankError
-from .files import settings as settings_file
-from .files import write as write_files
-from .files.frontmatter import MAX_FILE_BYTES, FrontMatterError, decode
-from .files.parse import ID_RE, MEMORY_KEYS, TYPE_RE
-from .files.project import BANK_DIR, ProjectError, global_home, read_project, template_dir
-from .files.records import ERROR, Diagnostic
-from .files.scan import BankRoot
-from .files.rewrite import REMOVE, IsoTime, RewriteError, render, rewrite, rewrite_yaml
-from .files.exchange import Changed, replace_unchanged
-from .files.reader import Unreadable, read_regular
-from .files.readback import check_memory, check_unicode, unwritable
-from .files.write import atomic_write, check_inside, free_path, make_folder, new_id, rewrite_file, slug, sweep_temps
-from .embed import Embedder, ModelUnavailable, load as load_model, resolve as resolve_model
-from .index import Index, IndexError_, StorageError
-from .lock import LOCK_FILE, WriteLock
-from .recall import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
+from ..kernel.errors import MembankError
+from ..files import settings as settings_file
+from ..files import write as write_files
+from ..files.frontmatter import MAX_FILE_BYTES, FrontMatterError, decode
+from ..files.parse import ID_RE, MEMORY_KEYS, TYPE_RE
+from ..files.project import BANK_DIR, ProjectError, global_home, read_project, template_dir
+from ..files.records import ERROR, Diagnostic
+from ..files.scan import BankRoot
+from ..files.rewrite import REMOVE, IsoTime, RewriteError, render, rewrite, rewrite_yaml
+from ..files.exchange import Changed, replace_unchanged
+from ..files.reader import Unreadable, read_regular
+from ..files.readback import check_memory, check_unicode, unwritable
+from ..files.write import atomic_write, check_inside, free_path, make_folder, new_id, rewrite_file, slug, sweep_temps
+from ..index.embed import Embedder, ModelUnavailable, load as load_model, resolve as resolve_model
+from ..index import Index, IndexError_, StorageError
+from ..files.lock import LOCK_FILE, WriteLock
+from ..domains.recall.rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
                      VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
-from .sync import Progress, content_hash, now_iso, sync, sync_paths
-from .text import fts_query
+from ..domains.indexing.sync import Progress, content_hash, now_iso, sync, sync_paths
+from ..kernel.text import fts_query
 
 T = TypeVar("T")
 INDEX_FILE = "index.db"
@@ -54,7 +55,7 @@ def _valid(channel_payload: str, values: Any, prefix: str = "") -> Any:
     """The Python API checks its arguments with the channel's own payload type (channels.py), so a
     call is refused the same way (INVALID_ARGUMENT naming the field) whichever way it comes. With a
     prefix, `values` is a nested object and the dict of the keys sent is returned."""
-    from . import channels  # channels imports this module
+    from . import catalog as channels
 
     tp = getattr(channels, channel_payload)
     return payload.check(tp, values, prefix) if prefix else payload.build(tp, values)
@@ -101,7 +102,7 @@ class Bank:
         # journal files seen without label text, by path and (size, mtime): privacy mode reads each once
         self.journals_without_labels: dict[str, tuple[int, int]] = {}
         self._model: tuple[Path, Embedder | str] | None = None  # the folder, and its model or why it failed
-        self.watcher: Any = None  # the running membank.watch.Watcher, if one is attached
+        self.watcher: Any = None  # the running membank.shells.watch.Watcher, if one is attached
 
     @property
     def roots(self) -> list[BankRoot]:
@@ -114,7 +115,7 @@ class Bank:
 
     def call(self, channel: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run a channel by name on this bank and return its envelope, exactly as the sidecar would."""
-        from .channels import Registry, dispatch
+        from .catalog import Registry, dispatch
 
         registry = Registry(self.home)
         registry.banks[self.info.id] = self

@@ -15,10 +15,10 @@ from typing import Any, NoReturn, Optional
 import typer
 from rich.text import Text
 
-from . import errors
-from .channels import Registry, dispatch
-from .errors import MembankError
-from .files import project as project_files
+from ..kernel import errors
+from ..runtime.catalog import Registry, dispatch
+from ..kernel.errors import MembankError
+from ..files import project as project_files
 from .demo import run_demo
 from .render import err, memory_table, memory_view, out, preview_view, settings_view
 
@@ -345,7 +345,7 @@ def watch(path: Optional[Path] = PathArg,
     import threading
     import time
 
-    from .sync import now_iso
+    from ..domains.indexing.sync import now_iso
     from .watch import Watcher
 
     registry = _open(path, as_json, sync=False)

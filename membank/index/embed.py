@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-BUNDLED = Path(__file__).resolve().parent / "model" / "minilm-l6-128-int8"
+BUNDLED = Path(__file__).resolve().parents[1] / "model" / "minilm-l6-128-int8"
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 # Above this many tokens model2vec averages a very long text into mush; the start carries the topic.
 MAX_CHARS = 4000

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from . import errors
 from .errors import MembankError
-from .files.frontmatter import MAX_FILE_BYTES
+from .limits import MAX_FILE_BYTES
 
 MAX_CHARS = 100_000  # a string field without its own bound (a query, a label, a metadata value)
 MAX_ITEMS = 1_000  # a list without its own bound

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from .files.frontmatter import iso_to_micros
-from .files.records import SCOPE_RANK, TYPE_RANK
+from ...files.frontmatter import iso_to_micros
+from ...files.records import SCOPE_RANK, TYPE_RANK
 
 # Degradation reason codes (api.md): the call still succeeds and says why it fell back.
 EMPTY_QUERY = "EMPTY_QUERY"
