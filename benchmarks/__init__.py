@@ -1,6 +1,7 @@
 """Benchmarks for membank: `python -m benchmarks [--quick] [--json]` (the same as `membank bench`).
 
-The runner is `membank/bench.py`, inside the package, so `membank bench` works from any install;
-this folder holds what only a checkout has: the sidecar measurement (`sidecar.py`) and the CI hook
-(`ci.sh`). See docs/performance.md.
+The runner and the sidecar harness are `membank/shells/bench/`, inside the package, so `membank
+bench` works from any install; this folder holds thin command lines over them (`__main__.py`,
+`sidecar.py`), the CI hook (`ci.sh`) and the retrieval-quality check (`retrieval.py`). See
+docs/performance.md.
 """

@@ -20,21 +20,23 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import membank  # noqa: E402
-from membank.runtime.project import CANDIDATES, Bank  # noqa: E402
+from membank import Bank  # noqa: E402
+from membank.domains.recall.preview import CANDIDATES  # noqa: E402
 from membank.kernel.text import fts_query  # noqa: E402
+from membank.domains.recall import queries  # noqa: E402
 
 K = 5
 
 
 def _eligible_ids(bank: Bank, rows: list[tuple[int, float]]) -> list[str]:
-    memories = bank.index.eligible_by_rowid([r for r, _ in rows], None)
+    memories = queries.eligible_by_rowid(bank.index, [r for r, _ in rows], None)
     return [memories[r][0]["id"] for r, _ in rows if r in memories]
 
 
 def rankers(bank: Bank) -> dict[str, Callable[[str], list[str]]]:
     model = bank.embedder()
     assert model is not None, "the bundled model must load"
-    deterministic = [m["id"] for m, _ in bank.index.ordered(None)]
+    deterministic = [m["id"] for m, _ in queries.ordered(bank.index, None)]
 
     def lexical(query: str) -> list[str]:
         match = fts_query(query)

@@ -9,7 +9,7 @@ from typing import Iterator
 import pytest
 
 import membank
-from membank.runtime.project import Bank
+from membank import Bank
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from membank.runtime.project import Bank
+from membank import Bank
 
 
 def write_memory(root: Path, rel: str, body: str, **meta: Any) -> Path:

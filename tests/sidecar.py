@@ -18,8 +18,8 @@ DEADLINE = 60.0  # seconds: generous for slow machines; every wait ends as soon 
 class Sidecar:
     """A running `membank serve` and the messages it has sent, read by a thread, checked as they come."""
 
-    def __init__(self, *args: str, home: Path, cwd: Path | None = None):
-        env = {**os.environ, "WRITENOW_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    def __init__(self, *args: str, home: Path, cwd: Path | None = None, env: dict[str, str] | None = None):
+        env = {**os.environ, "WRITENOW_HOME": str(home), "PYTHONUNBUFFERED": "1", **(env or {})}
         self.proc = subprocess.Popen([sys.executable, "-m", "membank.shells.cli", "serve", *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd or REPO)
         self.messages: list[dict[str, Any]] = []

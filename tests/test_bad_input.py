@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import membank
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.shells.cli import app
 from membank.files import project
 from membank.files.frontmatter import load_yaml

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 import membank
 from membank.domains.indexing import sync as sync_
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.shells.cli import app
 from membank.files import project, reader
 from membank.files.parse import ID_RE

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import membank
-from membank.runtime.project import CANDIDATES
+from membank.domains.recall.preview import CANDIDATES
+from membank.domains.recall import queries
 
 from .helpers import write_memory
 
@@ -35,7 +36,7 @@ def test_an_eligible_memory_behind_300_ineligible_neighbours_is_found(sample: Pa
     try:
         assert CANDIDATES < 300
         vector = bank.embedder().encode([QUERY])[0]
-        assert RELEVANT not in {m["id"] for m, _ in bank.index.eligible_by_rowid(
+        assert RELEVANT not in {m["id"] for m, _ in queries.eligible_by_rowid(bank.index, 
             [r for r, _ in bank.index.nearest(vector, CANDIDATES)], None).values()}  # what a cut first would keep
         preview = bank.preview(query_text=QUERY)
         assert preview["mode"] == "semantic"
@@ -55,19 +56,19 @@ def test_each_retriever_returns_its_nearest_eligible_in_order(sample: Path) -> N
     bank = membank.open(sample)
     try:
         vector = bank.embedder().encode([QUERY])[0]
-        eligible = set(bank.index.eligible_rowids(None))
+        eligible = set(queries.eligible_rowids(bank.index, None))
         plain = [hit for hit in bank.index.nearest(vector, 100_000) if hit[0] in eligible][:CANDIDATES]
-        nearest, keys = bank.index.nearest_eligible(vector, CANDIDATES, None)
+        nearest, keys = queries.nearest_eligible(bank.index, vector, CANDIDATES, None)
         assert nearest == plain and set(keys) >= {r for r, _ in nearest}
         for k in (1, 5, 40):  # small k: growing rounds, then the whole eligible set as a mask
-            assert bank.index.nearest_eligible(vector, k, None)[0] == plain[:k]
+            assert queries.nearest_eligible(bank.index, vector, k, None)[0] == plain[:k]
         words = [r for r, _ in bank.index.lexical(QUERY, 100_000) if r in eligible][:CANDIDATES]
         assert words and plain
-        lexical, keys = bank.index.lexical_eligible(QUERY, CANDIDATES, None)
+        lexical, keys = queries.lexical_eligible(bank.index, QUERY, CANDIDATES, None)
         assert [r for r, _ in lexical] == words and set(keys) >= set(words)
         for k in (1, 5):  # the best 4k matches all ineligible: FTS5 over the eligible ones alone
-            assert [r for r, _ in bank.index.lexical_eligible(QUERY, k, None)[0]] == words[:k]
-            nearest, lexical, keys = bank.index.candidates(vector, QUERY, k, None)
+            assert [r for r, _ in queries.lexical_eligible(bank.index, QUERY, k, None)[0]] == words[:k]
+            nearest, lexical, keys = queries.candidates(bank.index, vector, QUERY, k, None)
             assert nearest == plain[:k] and [r for r, _ in lexical] == words[:k]
             assert set(keys) >= {r for r, _ in nearest + lexical}
     finally:

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from membank.runtime.project import Bank
+from membank import Bank
 
 from .helpers import write_memory
 

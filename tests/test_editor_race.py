@@ -9,7 +9,7 @@ from typing import Callable
 
 import pytest
 
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.files import exchange
 from membank.files.exchange import Changed, replace_unchanged
 from membank.files.scan import is_ignored

@@ -23,8 +23,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import membank
-from membank.runtime.project import Bank
-from membank.runtime.catalog import CHANNELS, Registry, dispatch
+from membank import Bank
+from membank.runtime.catalog import CATALOG as CHANNELS
+from membank.runtime.dispatch import dispatch
+from membank.runtime.registry import Registry
 from membank.shells.cli import app
 from membank.files import project
 from membank.shells.server import Server
@@ -121,6 +123,8 @@ def shared_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         patch.setenv("HOME", str(base / "user"))
         patch.setenv("WRITENOW_HOME", str(base / "global"))
         (base / "user").mkdir()
+        (base / "cwd").mkdir()
+        patch.chdir(base / "cwd")  # a relative path in a payload (project:init makes folders) lands here
         made = build_world(base, base / "global")
         yield made
         made.bank.close()

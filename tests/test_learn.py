@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import membank
-from membank.runtime.project import Bank
-from membank.domains.learning.learn import SIMILARITY, same_meaning
+from membank import Bank
+from membank.domains.learning.decisions import SIMILARITY, same_meaning
 
 
 @pytest.fixture
@@ -156,7 +156,7 @@ def test_similarity_rule_with_the_bundled_model(learning: Bank) -> None:
 
 
 def test_without_a_model_only_the_same_words_count_together(learning: Bank) -> None:
-    learning.update_settings({"model": "no-such-model"}, section="embedding")
+    learning.update_embedding_settings({"model": "no-such-model"})
     first = feedback(learning, "short sentences")
     assert feedback(learning, "keep sentences short")["signalKey"] != first["signalKey"]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from membank.runtime import project as bank_module
-from membank.runtime.project import Bank
+from membank.domains.memories import write as bank_module
+from membank import Bank
 from membank.kernel.errors import MembankError
 
 from .helpers import write_memory

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import membank
 from membank.files.project import init
-from membank.domains.recall.rank import deterministic_key
+from membank.domains.recall.order import deterministic_key
 
 from .helpers import write_memory
 
@@ -79,7 +79,8 @@ def test_order_ignores_file_order_and_mtimes(tmp_path: Path, specs: list[dict], 
         answers.append((listed, previewed))
     assert answers[0] == answers[1]
 
-    # and the preview is exactly the api.md order over the eligible memories
+    # the SQL order (the list, the preview) is exactly the Python key over the same memories
+    assert answers[0][0] == [m["id"] for m in sorted(full, key=deterministic_key)]
     eligible = [m for m in full if m["scope"] != "document" or m["documentId"] == document]
     expected = [m["id"] for m in sorted(eligible, key=deterministic_key)][:20]
     assert answers[0][1] == expected

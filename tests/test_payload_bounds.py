@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.shells.cli import app
 from membank.kernel.errors import MembankError
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import membank
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.index.embed import BUNDLED, load
 
 from .helpers import write_memory
@@ -117,7 +117,7 @@ def test_query_of_unknown_tokens_degrades_without_nan(bank: Bank) -> None:
 
 
 def test_missing_model_degrades(bank: Bank, sample: Path) -> None:
-    bank.update_settings({"model": "models/not-there"}, section="embedding")
+    bank.update_embedding_settings({"model": "models/not-there"})
     preview = bank.preview(query_text="is the hero injured?")
     assert preview["mode"] == "deterministic" and _codes(preview) == ["MODEL_UNAVAILABLE"]
     assert bank.status()["model"]["semantic"] is False
@@ -150,7 +150,7 @@ def _small_model(folder: Path, dims: int) -> Path:
 def test_index_built_with_another_dimension_degrades_until_rebuilt(bank: Bank, tmp_path: Path) -> None:
     assert bank.preview(query_text="is the hero injured?")["mode"] == "semantic"  # built with 128 dims
     small = _small_model(tmp_path / "small-model", 64)
-    bank.update_settings({"model": str(small)}, section="embedding")
+    bank.update_embedding_settings({"model": str(small)})
     preview = bank.preview(query_text="is the hero injured?")
     assert preview["mode"] == "deterministic" and _codes(preview) == ["EMBEDDING_DIM_MISMATCH"]
     assert "membank index --rebuild" in preview["diagnostics"]["reasons"][0]["message"]

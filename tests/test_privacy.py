@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from membank.runtime.project import Bank
+from membank import Bank
 
 SECRET = "Her hands smelled of lamp oil and salt"
 

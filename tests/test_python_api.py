@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import membank
-import membank.runtime.project
+import membank.domains.recall.preview
 from membank.files.project import template_dir
 
 
@@ -50,7 +50,7 @@ def test_a_bug_inside_a_method_is_internal_with_its_cause(bank: membank.Bank, mo
     def broken(*_: object) -> None:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(membank.runtime.project, "deterministic_items", broken)
+    monkeypatch.setattr(membank.domains.recall.preview, "deterministic_items", broken)
     with pytest.raises(membank.MembankError) as caught:
         bank.preview()
     assert caught.value.code == "INTERNAL" and isinstance(caught.value.__cause__, KeyError)

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import membank
-from membank.runtime.project import Bank
+from membank import Bank
 
 from .helpers import answers, write_memory
 

@@ -14,10 +14,11 @@ from typing import Any, Callable
 import pytest
 
 import membank
-from membank.domains.learning import learn
-from membank.runtime.project import Bank
+from membank.domains.learning import flows as learn
+from membank import Bank
 from membank.kernel.errors import CONFLICT, DB_ERROR, INVALID_ARGUMENT, MembankError
 from membank.files import journal
+from membank.kernel import clock
 from membank.files.lock import WriteLock
 
 SECRET = "Her hands smelled of lamp oil and salt"
@@ -118,7 +119,7 @@ def test_journal_append_does_not_follow_a_link_swapped_in_after_the_check(
     target.write_bytes(b"mine\n")
     folder = bank.project.path / journal.FOLDER
     folder.mkdir(exist_ok=True)
-    at = journal.now_precise()
+    at = clock.now_precise()
     month = folder / f"{at[:7]}.jsonl"
     month.unlink(missing_ok=True)
     month.symlink_to(target)

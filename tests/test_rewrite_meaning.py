@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.kernel.errors import MembankError
 from membank.files.project import init, read_project
 from membank.files.rewrite import rewrite
@@ -51,7 +51,7 @@ def test_a_new_setting_goes_under_its_section_with_the_section_indent(bank: Bank
     path.write_text("memory:\n    injectionEnabled: off\n# the end\n", "utf-8")
     bank.update_settings({"injectionMaxItems": 4})
     assert path.read_text("utf-8") == "memory:\n    injectionEnabled: off\n    injectionMaxItems: 4\n# the end\n"
-    bank.update_settings({"model": "models/m2v"}, section="embedding")
+    bank.update_embedding_settings({"model": "models/m2v"})
     assert path.read_text("utf-8").endswith("# the end\nembedding:\n  model: models/m2v\n")
     assert bank.settings()["injectionEnabled"] is False
 

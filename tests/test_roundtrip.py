@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from membank.runtime.project import Bank
+from membank import Bank
 
 ORIGINAL = """---
 # The writer's own note about this memory.

@@ -10,9 +10,13 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 import pytest
 
-from membank.runtime import catalog as channels
+
 from membank.shells import schema
-from membank.runtime.catalog import CHANNELS, Channel, build
+from membank.domains.contract import Channel, ProjectOnly
+from membank.domains.settings.channels import Settings
+from membank.kernel.payload import build
+from membank.kernel import payload, shapes
+from membank.runtime.catalog import CATALOG as CHANNELS
 from membank.kernel.errors import MembankError
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "docs" / "schema"
@@ -36,7 +40,7 @@ def test_every_channel_has_a_schema_file_with_payload_and_data() -> None:
 
 
 def test_a_channel_without_a_data_type_fails_generation(monkeypatch: pytest.MonkeyPatch) -> None:
-    lonely = Channel("memory:lonely", channels.ProjectOnly, lambda r, p: {})
+    lonely = Channel("memory:lonely", ProjectOnly, None, lambda bank: {}, "read", "lonely", "A channel.", "lonely")
     monkeypatch.setitem(CHANNELS, "memory:lonely", lonely)
     with pytest.raises(schema.SchemaError, match="memory:lonely"):
         schema.generate()
@@ -45,8 +49,8 @@ def test_a_channel_without_a_data_type_fails_generation(monkeypatch: pytest.Monk
 
 
 def test_a_new_channel_shows_as_drift(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(CHANNELS, "memory:extra", Channel("memory:extra", channels.ProjectOnly, lambda r, p: {},
-                                                          channels.Settings))
+    monkeypatch.setitem(CHANNELS, "memory:extra", Channel("memory:extra", ProjectOnly, Settings, lambda bank: {}, "read",
+                                                          "extra", "A channel.", "extra"))
     assert "missing: memory.extra.json" in schema.drift(SCHEMAS)
 
 
@@ -120,6 +124,15 @@ def test_unsupported_types_are_refused() -> None:
         schema._Builder().of(set[str], "t")
     with pytest.raises(schema.SchemaError):
         schema._Builder().of(dict[int, str], "t")
+
+
+def test_equal_annotations_keep_their_written_order() -> None:
+    # typing holds Literal["a", "b"] == Literal["b", "a"] and str | None == None | str; the shapes do not
+    assert shapes.shape_of(Literal["a", "b"]) == shapes.Enum(("a", "b"))
+    assert shapes.shape_of(Literal["b", "a"]) == shapes.Enum(("b", "a"))
+    assert payload.type_name(Literal["b", "a"]) == "'b' or 'a'"
+    assert shapes.shape_of(str | None).members == (shapes.Scalar("str"), shapes.Scalar("null"))
+    assert shapes.shape_of(None | str).members == (shapes.Scalar("null"), shapes.Scalar("str"))
 
 
 # -- the schemas agree with what the channels accept and return -----------------------------------------

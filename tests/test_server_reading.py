@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import os
+import queue
 import threading
-import time
+from pathlib import Path
+from typing import Any
 
 import apsw
 import pytest
 
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.index.store import reading
+from membank.runtime.registry import Registry
+from membank.shells.server import Server
+
+from .helpers import write_memory
 
 
 def _in_thread(fn):  # noqa: ANN001, ANN202
@@ -44,13 +52,13 @@ def test_a_read_does_not_wait_for_a_writer_transaction_nor_see_it(bank: Bank) ->
     t = threading.Thread(target=lambda: pytest.raises(RuntimeError, writer))
     t.start()
     assert entered.wait(30)
-    started = time.perf_counter()
 
     def read() -> int:
         with reading():
             return len(bank.list_memories()["items"])
+    # the writer holds its transaction until `release`, set only after the read is back: the read
+    # returning at all shows it did not wait for the writer (a wait would end in _in_thread's deadline)
     assert _in_thread(read) == before  # the last committed state, not the writer's half
-    assert time.perf_counter() - started < 5
     release.set()
     t.join(30)
     assert len(bank.list_memories()["items"]) == before
@@ -88,7 +96,106 @@ def test_reads_during_a_rebuild_answer_from_the_old_index(bank: Bank) -> None:
 
 
 def test_outside_reading_the_writer_connection_is_used(bank: Bank) -> None:
-    assert bank.index.db is bank.index._writer
+    writer = bank.index.db
+    assert bank.index.db is writer  # one connection outside `reading()`, and it writes
+    with bank.index.transaction():
+        bank.index.set_meta("probe", "written")
     with reading():
-        assert bank.index.db is not bank.index._writer
-    assert bank.index.db is bank.index._writer
+        assert bank.index.db is not writer  # a connection of this thread's own, read-only
+        assert bank.index.get_meta("probe") == "written"
+        with pytest.raises(apsw.ReadOnlyError):
+            bank.index.set_meta("probe", "refused")
+    assert bank.index.db is writer  # the block over: the writer's connection again
+    with bank.index.transaction():
+        bank.index.set_meta("probe", "again")
+    assert bank.index.get_meta("probe") == "again"
+
+
+# -- the sidecar's read lane during a rebuild, the rebuild held halfway (no race: an event) -------------
+
+
+class _Wire:
+    """An in-process Server on a pipe: requests in by `handle`, replies read back by id."""
+
+    def __init__(self, server_for: Any) -> None:
+        self._read_fd, write_fd = os.pipe()
+        self.server: Server = server_for(write_fd)
+        self._write_fd = write_fd
+        self._replies: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._pump = threading.Thread(target=self._read, daemon=True)
+        self._pump.start()
+        self._next = 0
+
+    def _read(self) -> None:
+        buffer = b""
+        while chunk := os.read(self._read_fd, 65536):
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                self._replies.put(json.loads(line))
+
+    def send(self, method: str, params: dict[str, Any] | None = None) -> int:
+        self._next += 1
+        self.server.handle(json.dumps({"jsonrpc": "2.0", "id": self._next, "method": method,
+                                       "params": params or {}}).encode())
+        return self._next
+
+    def reply(self, id_: int) -> dict[str, Any]:
+        """The envelope answering `id_` (replies to other ids before it are dropped); fails after 30 s."""
+        while True:
+            message = self._replies.get(timeout=30)  # a liveness bound: queue.Empty fails the test
+            if message.get("id") == id_:
+                assert message["result"]["ok"], message
+                return message["result"]["data"]
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self.reply(self.send(method, params))
+
+    def close(self) -> None:
+        self.server.shutdown()
+        os.close(self._write_fd)
+        self._pump.join(30)
+        os.close(self._read_fd)
+
+
+def test_status_reads_during_a_held_rebuild_answer_from_the_last_commit(sample: Path) -> None:
+    # one read thread: the status read after project:open runs after its connection was warmed
+    wire = _Wire(lambda fd: Server(Registry(), fd, watch=False, read_workers=1))
+    rebuild: threading.Thread | None = None
+    release = threading.Event()
+    try:
+        project_id = wire.call("project:open", {"path": str(sample)})["projectId"]
+        before = wire.call("index:status")["counts"]
+        # a file the index has not read yet: only the rebuilt index holds it
+        write_memory(sample, "notes/after-the-snapshot.md", "Written before the rebuild.", id="m-late", type="note")
+        halfway, errors = threading.Event(), []
+
+        def hold(done: int, total: int) -> None:  # `progress`: called inside the rebuild's transaction
+            if done == total // 2 + 1:
+                halfway.set()
+                release.wait(30)
+
+        def run() -> None:
+            try:
+                wire.server.registry.get(project_id).sync(rebuild=True, progress=hold)
+            except BaseException as e:  # noqa: BLE001 - reported by the assertion below
+                errors.append(e)
+        rebuild = threading.Thread(target=run)
+        rebuild.start()
+        assert halfway.wait(30), "the rebuild never reached its halfway point"
+        # the rebuild holds the write lock and its transaction until `release`: three reads come back
+        # meanwhile (so none waited for it), each from the last committed index, not the half-built one
+        ids = [wire.send("index:status") for _ in range(3)]
+        statuses = [wire.reply(id_) for id_ in ids]
+        assert [s["counts"] for s in statuses] == [before] * 3
+        assert rebuild.is_alive()
+        release.set()
+        rebuild.join(30)
+        assert not rebuild.is_alive() and errors == []
+        after = wire.call("index:status")["counts"]  # now the rebuilt index, with the new file
+        assert after == {**before, "memories": before["memories"] + 1}
+    finally:
+        release.set()
+        if rebuild is not None:
+            rebuild.join(30)
+        wire.close()

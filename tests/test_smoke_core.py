@@ -1,6 +1,6 @@
 """The core round trip a user takes first: open, list, create, preview."""
 
-from membank.runtime.project import Bank
+from membank import Bank
 
 
 def test_sample_project_lists_live_memories_in_order(bank: Bank) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.kernel.text import estimate_tokens, fts_query
 
 

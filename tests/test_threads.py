@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.shells.watch import Watcher
 
 from .helpers import write_memory

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.shells.watch import Watcher
 from tests.watching import STAMP, converged, wait_converged, wait_until
 
@@ -137,7 +137,7 @@ def test_any_sequence_of_file_operations_converges(steps: list[tuple]) -> None:
             wait_converged(bank)
             # and it stays equal: nothing left over that a later batch would change
             done = watcher.batches
-            watcher._request_full()
+            watcher.reconcile()
             wait_until(lambda: watcher.batches > done and watcher.idle(), what="one more reconcile")
             assert converged(bank)
         finally:

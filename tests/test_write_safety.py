@@ -16,7 +16,8 @@ from typing import Callable
 import pytest
 
 import membank
-from membank.runtime.project import EVIDENCE_LIMIT, Bank
+from membank import Bank
+from membank.domains.learning.channels import EVIDENCE_LIMIT
 from membank.files.project import ProjectError, init
 from membank.files import write
 from membank.files.write import STALE_AFTER
@@ -236,7 +237,7 @@ def test_evidence_at_the_limit_makes_a_learned_file_membank_reads(bank: Bank, sa
 
 
 def test_a_journal_with_huge_evidence_writes_no_unreadable_learned_file(bank: Bank, sample: Path) -> None:
-    from membank.domains.learning.learn import PREFER, normalize, signal_key
+    from membank.domains.learning.decisions import PREFER, normalize, signal_key
 
     # a line from before the limit (or edited by hand): the signal's first phrase is 1.2 MB long
     key = signal_key(PREFER, normalize("tighter pacing"))
@@ -358,7 +359,7 @@ def test_a_memory_folder_linked_inside_the_bank_is_not_written_through(bank: Ban
 
 def test_a_hard_linked_journal_file_gets_no_feedback(bank: Bank, sample: Path, tmp_path: Path) -> None:
     """A second name for the month's file may be outside the bank: appending would write there too."""
-    from membank.files.journal import now_precise
+    from membank.kernel.clock import now_precise
 
     outside = tmp_path / "out.jsonl"
     outside.write_bytes(b"")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import membank
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.kernel.errors import MembankError
 from membank.files.lock import WAIT_ENV
 from membank.shells.watch import Watcher

@@ -8,9 +8,10 @@ from typing import Any, Callable
 import pytest
 
 from membank.domains.indexing import sync as sync_
-from membank.runtime.project import Bank
+from membank import Bank
 from membank.index import Index
 from membank.index.store import reading
+from membank.domains.memories import read
 
 STAMP = "updated: 2026-01-01T00:00:00Z"  # explicit times: a file's mtime never leaks into an answer
 
@@ -29,7 +30,7 @@ def wait_until(condition: Callable[[], Any], timeout: float = 10.0, what: str = 
 
 def state(index: Index) -> dict[str, Any]:
     return {
-        "memories": index.memories(include_deleted=True),
+        "memories": read.query(index, include_deleted=True),
         "cards": index.cards(),
         "skills": index.skills(),
         "diagnostics": [d.to_dict() for d in index.diagnostics()],

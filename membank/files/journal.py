@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import stat
@@ -10,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..kernel import clock
 from ..kernel.errors import DB_ERROR, MembankError
 from .records import WARNING, Diagnostic
 from .scan import PROJECT_PREFIX
@@ -25,17 +25,12 @@ class Event:
     data: dict[str, Any]
 
 
-def now_precise() -> str:
-    """UTC time with microseconds: events within one second must still order."""
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PROJECT_PREFIX + rel) -> str:
     """Append one event as one line (a single write, then fsync); returns the journal file's path under the bank.
 
     Refused (a MembankError, nothing written) when a link leads the journal out of the bank or the
     month's file is not a regular file."""
-    at = event.setdefault("at", now_precise())
+    at = event.setdefault("at", clock.now_precise())
     rel = f"{FOLDER}/{at[:7]}.jsonl"
     path = bank_folder / rel
     line = (json.dumps(event, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
@@ -63,7 +58,7 @@ def check_target(bank_folder: Path, at: str | None = None,
     (now by default): a link leading the journal out of the bank, a month's file that is not a
     regular file. Makes the folder; returns the file's path under the bank. Callers that change
     other files before journalling call it first: validate first, write second."""
-    rel = f"{FOLDER}/{(at or now_precise())[:7]}.jsonl"
+    rel = f"{FOLDER}/{(at or clock.now_precise())[:7]}.jsonl"
     path = bank_folder / rel
     make_folder(bank_folder, path.parent, cite)
     check_inside(bank_folder, path, cite)  # the month's file may itself be a link

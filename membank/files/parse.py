@@ -121,7 +121,7 @@ def _as_bool(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _as_confidence(value: Any) -> float | None:
+def as_confidence(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         return None
     return float(value)
@@ -249,7 +249,7 @@ def parse_memory(data: bytes, source: str, rel: str, bank: str, mtime_ns: int) -
         scope=scope,
         document=document,
         origin=r.get("origin", _choice(("manual", "learned")), "manual", "manual or learned"),
-        confidence=r.get("confidence", _as_confidence, 1.0, "a number from 0 to 1"),
+        confidence=r.get("confidence", as_confidence, 1.0, "a number from 0 to 1"),
         tags=r.words("tags"),
         evidence=r.get("evidence", _as_evidence, (), "a list, like [run-0214]", "it is ignored"),
         metadata=r.metadata(MEMORY_KEYS),

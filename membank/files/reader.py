@@ -10,6 +10,7 @@ words for a diagnostic on that one file.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -96,3 +97,8 @@ def read_regular(path: Path | str, cap: int | None, *, follow_links: bool = True
         raise Unreadable(why(e)) from None
     finally:
         os.close(fd)
+
+
+def content_hash(data: bytes) -> str:
+    """What the index compares to know a file changed: a 128-bit BLAKE2b of its bytes."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()

@@ -146,3 +146,45 @@ def merge(*layers: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         for section, values in layer.items():
             result[section].update(values)
     return result
+
+
+class SettingsCache:
+    """The merged settings of one project (global file, then project file) and their diagnostics,
+    re-read only when a file's size or mtime moved, or after `forget` (a coarse file-system clock
+    can hide a change)."""
+
+    def __init__(self, global_file: Path, project_file: Path, project_source: str):
+        self.files = [(global_file, "global:settings.yaml"), (project_file, project_source)]
+        self._cached: tuple[list[Any], tuple[dict[str, dict[str, Any]], list[Diagnostic]]] | None = None
+
+    def forget(self) -> None:
+        self._cached = None
+
+    def read(self) -> tuple[dict[str, dict[str, Any]], list[Diagnostic]]:
+        stamp: list[Any] = []
+        for path, _ in self.files:
+            try:
+                st = path.stat()
+                stamp.append((st.st_size, st.st_mtime_ns))
+            except OSError:
+                stamp.append(None)
+        cached = self._cached
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        layers, problems = [], []
+        for path, source in self.files:
+            found, diags = read_file(path, source)  # never blocks: a FIFO or /dev/zero is a diagnostic
+            layers.append(found)
+            problems.extend(diags)
+        result = (merge(*layers), problems)
+        self._cached = (stamp, result)
+        return result
+
+    def memory(self) -> dict[str, Any]:
+        return dict(self.read()[0]["memory"])
+
+    def embedding(self) -> dict[str, Any]:
+        return dict(self.read()[0]["embedding"])
+
+    def diagnostics(self) -> list[Diagnostic]:
+        return list(self.read()[1])

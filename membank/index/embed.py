@@ -71,3 +71,35 @@ def load(folder: Path) -> Embedder:
         embedder = Embedder(f"{folder.name}:{weights}:{dim}", dim, model)
         _cache[key] = embedder
         return embedder
+
+
+def mismatch(recorded: tuple[str, int] | None, model: Embedder) -> str | None:
+    """Why the index's vectors cannot be compared with `model`'s (the one model-mismatch check), or
+    None when they can: no vectors yet, or made by this very model."""
+    if recorded is None or recorded == (model.name, model.dim):
+        return None
+    if recorded[1] != model.dim:
+        return f"the index was built with {recorded[1]} dimensions, the model has {model.dim}"
+    return f"the index was built with the model `{recorded[0]}`, settings now name `{model.name}`"
+
+
+class ModelHandle:
+    """One project's embedding model: loaded on first use and again only when settings name another
+    folder; a model that cannot load is remembered with the reason, so it is not retried per call."""
+
+    def __init__(self) -> None:
+        self._folder: Path | None = None
+        self._loaded: Embedder | str = "no model"
+
+    def get(self, folder: Path) -> Embedder | None:
+        if self._folder != folder:
+            try:
+                self._loaded = load(folder)
+            except ModelUnavailable as e:
+                self._loaded = str(e)
+            self._folder = folder
+        return self._loaded if isinstance(self._loaded, Embedder) else None
+
+    def why(self) -> str:
+        """Why the last `get` gave no model."""
+        return self._loaded if isinstance(self._loaded, str) else ""

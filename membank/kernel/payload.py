@@ -9,30 +9,19 @@ A value outside them is INVALID_ARGUMENT naming the field, never a failure furth
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import types
-import typing
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from . import errors
+from . import errors, shapes
 from .errors import MembankError
 from .limits import MAX_FILE_BYTES
+from .shapes import Most  # defined with the walker that reads it; channel types import it from here
 
 MAX_CHARS = 100_000  # a string field without its own bound (a query, a label, a metadata value)
 MAX_ITEMS = 1_000  # a list without its own bound
 MAX_DEPTH = 32  # nesting of free-form values: metadata, evidence items
 MAX_NODES = 10_000  # values inside one free-form field, all levels together
 MAX_INT = 2 ** 63 - 1  # what SQLite and every JSON reader that matters can hold
-
-
-@dataclass(frozen=True)
-class Most:
-    """The bound of one field: `chars` for a string, `items` for a list."""
-
-    chars: int | None = None
-    items: int | None = None
 
 
 # Bounded field types. A string or list field without a bound of its own gets MAX_CHARS or MAX_ITEMS.
@@ -102,101 +91,126 @@ def check_json(value: Any, where: str) -> Any:
     return value
 
 
+_NAMES = {"str": "a string", "int": "a whole number", "float": "a number", "bool": "true or false"}
+
+
 def type_name(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin is typing.Annotated:
-        return type_name(typing.get_args(tp)[0])
-    if origin is Literal:
-        return " or ".join(repr(a) for a in typing.get_args(tp))
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(type_name(a) for a in typing.get_args(tp) if a is not type(None))
-    if origin is list:
-        return "a list"
-    if origin is dict:
-        return "an object"
-    if dataclasses.is_dataclass(tp):
-        return "an object"
-    return {str: "a string", int: "a whole number", float: "a number", bool: "true or false"}.get(tp, str(tp))
+    return _name(shapes.shape_of(tp))
+
+
+def _name(shape: shapes.Shape) -> str:
+    if isinstance(shape, shapes.Enum):
+        return " or ".join(repr(a) for a in shape.values)
+    if isinstance(shape, shapes.Union):
+        return " or ".join(_name(m) for m in shape.options)
+    if isinstance(shape, (shapes.ListOf, shapes.MapOf)):
+        return "a list" if isinstance(shape, shapes.ListOf) else "an object"
+    if isinstance(shape, shapes.Record):
+        return "an object" if shape.built else str(shape.cls)
+    if isinstance(shape, shapes.Scalar):
+        return _NAMES.get(shape.kind, str(type(None)))
+    if isinstance(shape, shapes.Opaque):
+        return str(shape.tp)
+    return str(Any)  # Free
 
 
 def check(tp: Any, value: Any, where: str, most: Most | None = None) -> Any:
     """`value` as the type `tp` asks; INVALID_ARGUMENT naming `where` otherwise."""
-    origin = typing.get_origin(tp)
-    if origin is typing.Annotated:
-        inner, *extras = typing.get_args(tp)
-        return check(inner, value, where, next((e for e in extras if isinstance(e, Most)), None))
-    if tp is Any:
-        return check_json(value, where)
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        last: MembankError | None = None
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return check(arg, value, where, most)
-            except MembankError as e:
-                last = e
-        raise last or errors.invalid(where, f"`{where}` has the wrong type")
-    if origin is Literal:
-        if not isinstance(value, (list, dict)) and value in typing.get_args(tp):
+    return _check(shapes.shape_of(tp, most), value, where)
+
+
+def _check(shape: shapes.Shape, value: Any, where: str) -> Any:
+    # the kinds in order of how often a payload field is one
+    if isinstance(shape, shapes.Scalar):
+        return _scalar(shape, value, where)
+    if isinstance(shape, shapes.Union):
+        return _union(shape, value, where)
+    if isinstance(shape, shapes.Enum):
+        if not isinstance(value, (list, dict)) and value in shape.values:
             return value
-        raise errors.invalid(where, f"`{where}` must be {type_name(tp)}")
-    if origin is list:
+        raise errors.invalid(where, f"`{where}` must be {_name(shape)}")
+    if isinstance(shape, shapes.Free):
+        return check_json(value, where)
+    if isinstance(shape, shapes.ListOf):
         if not isinstance(value, list):
             raise errors.invalid(where, f"`{where}` must be a list")
-        limit = most.items if most is not None and most.items is not None else MAX_ITEMS
+        limit = shape.most if shape.most is not None else MAX_ITEMS
         if len(value) > limit:
             raise errors.invalid(where, f"`{where}` has more than {limit:,} items")
-        (item,) = typing.get_args(tp)
-        return [check(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
+        return [_check(shape.item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(shape, shapes.MapOf):
         if not isinstance(value, dict):
             raise errors.invalid(where, f"`{where}` must be an object")
-        return check_json(value, where)
-    if dataclasses.is_dataclass(tp):
+        return check_json(value, where)  # an object's values are free-form, whatever the annotation says
+    if isinstance(shape, shapes.Record) and shape.built:
         if not isinstance(value, dict):  # null included: a nested object (a patch) is required whole
             raise errors.invalid(where, f"`{where}` must be an object")
         # it arrives as a dict of the keys sent, so null and absent differ
-        checked = build(tp, value, where)
+        checked = _build(shape, value, where)
         return {k: getattr(checked, k) for k in value}
-    ok = {
-        str: lambda v: isinstance(v, str),
-        bool: lambda v: isinstance(v, bool),
-        int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-        float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    }[tp](value)
+    raise TypeError(f"no payload check for the type {_name(shape)}")  # a channel declared a type it cannot take
+
+
+def _union(shape: shapes.Union, value: Any, where: str) -> Any:
+    if value is None and shape.nullable:
+        return None
+    last: MembankError | None = None
+    for option in shape.options:
+        try:
+            return _check(option, value, where)
+        except MembankError as e:
+            last = e
+    raise last or errors.invalid(where, f"`{where}` has the wrong type")
+
+
+def _scalar(shape: shapes.Scalar, value: Any, where: str) -> Any:
+    kind = shape.kind
+    if kind == "str":
+        ok = isinstance(value, str)
+    elif kind == "bool":
+        ok = isinstance(value, bool)
+    elif kind == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif kind == "float":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    else:
+        raise TypeError(f"no payload check for the type {_name(shape)}")
     if not ok:
-        raise errors.invalid(where, f"`{where}` must be {type_name(tp)}")
-    if tp is str:
-        return check_text(value, where, most.chars if most is not None and most.chars is not None else MAX_CHARS)
-    if tp is float and (abs(value) > MAX_INT if isinstance(value, int) else not math.isfinite(value)):
+        raise errors.invalid(where, f"`{where}` must be {_NAMES[kind]}")
+    if kind == "str":
+        return check_text(value, where, shape.chars if shape.chars is not None else MAX_CHARS)
+    if kind == "float" and (abs(value) > MAX_INT if isinstance(value, int) else not math.isfinite(value)):
         raise errors.invalid(where, f"`{where}` must be a finite number")  # an int past 2**63 has no float
-    if tp is int and abs(value) > MAX_INT:
+    if kind == "int" and abs(value) > MAX_INT:
         raise errors.invalid(where, f"`{where}` is too large")
     return value
 
 
 def build(cls: type, payload: Any, prefix: str = "") -> Any:
     """A payload dict as `cls`; INVALID_ARGUMENT names the first wrong field."""
+    shape = shapes.shape_of(cls)
+    if not (isinstance(shape, shapes.Record) and shape.built):
+        raise TypeError(f"{cls!r} is not a dataclass")
+    return _build(shape, payload, prefix)
+
+
+def _build(record: shapes.Record, payload: Any, prefix: str) -> Any:
     if payload is None:
         payload = {}
     if not isinstance(payload, dict):
         raise errors.invalid(prefix or "params", f"`{prefix or 'params'}` must be an object")
-    hints = typing.get_type_hints(cls, include_extras=True)
     values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
+    for f in record.fields:
         where = f"{prefix}.{f.name}" if prefix else f.name
         if f.name not in payload:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            if f.required:
                 raise errors.invalid(where, f"`{where}` is required")
             continue
-        values[f.name] = check(hints[f.name], payload[f.name], where)
-    unknown = sorted((k for k in payload if k not in {f.name for f in dataclasses.fields(cls)}), key=str)
-    if unknown:
+        values[f.name] = _check(f.shape, payload[f.name], where)
+    if len(values) < len(payload):  # every key sent that is a field is in values by now
+        names = {f.name for f in record.fields}
+        unknown = sorted((k for k in payload if k not in names), key=str)
         name = _short(str(unknown[0]).encode("utf-8", "backslashreplace").decode("utf-8"))  # shown, so made printable
         where = f"{prefix}.{name}" if prefix else name
         raise errors.invalid(where, f"`{where}` is not a field of this channel")
-    return cls(**values)
+    return record.cls(**values)

@@ -19,6 +19,7 @@ from ..kernel import errors
 from ..kernel.errors import MembankError
 from ..files.project import ProjectError, find_root
 from ..index import IndexError_, StorageError
+from ..index.failures import storage_error
 
 T = TypeVar("T")
 log = logging.getLogger("membank")
@@ -30,20 +31,6 @@ class _Depth(threading.local):
 
 
 _depth = _Depth()
-
-
-def storage_error(e: BaseException, what: str | None = None) -> MembankError:
-    """DB_ERROR for a failure of the index or the disk; the message carries no absolute path (an
-    OSError's strerror only: str(e) would carry it). `what` names, under the bank, what was written."""
-    if isinstance(e, IndexError_):
-        return MembankError(errors.DB_ERROR, str(e))
-    if isinstance(e, OSError) and what is not None:
-        return MembankError(errors.DB_ERROR, f"could not write {what}: {e.strerror or e.__class__.__name__}")
-    if isinstance(e, OSError):
-        return MembankError(errors.DB_ERROR, f"a bank file could not be read or written: "
-                            f"{e.strerror or e.__class__.__name__}")
-    return MembankError(errors.DB_ERROR, f"the index could not be read or written ({e.__class__.__name__}); "
-                        "try again, and run `membank index --rebuild` if it persists")
 
 
 def converting(name: str) -> Callable[[Callable[..., T]], Callable[..., T]]:

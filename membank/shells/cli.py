@@ -1,4 +1,8 @@
-"""The `membank` command: thin wrappers that call channels and print envelopes or tables."""
+"""The `membank` command: thin wrappers that call channels and print envelopes or tables.
+
+Every command that reads or changes a bank is declared with `@command(channel)`: its name and help
+come from the catalog entry (`Channel.cli`, `Channel.summary`), and it calls that channel through
+`dispatch`. tests/test_catalog.py fails when a channel has no command."""
 
 from __future__ import annotations
 
@@ -15,10 +19,11 @@ from typing import Any, NoReturn, Optional
 import typer
 from rich.text import Text
 
-from ..kernel import errors
-from ..runtime.catalog import Registry, dispatch
+from ..kernel import clock
 from ..kernel.errors import MembankError
-from ..files import project as project_files
+from ..runtime.catalog import CATALOG
+from ..runtime.dispatch import dispatch
+from ..runtime.registry import Registry
 from .demo import run_demo
 from .render import err, memory_table, memory_view, out, preview_view, settings_view
 
@@ -45,10 +50,25 @@ def _finish(envelope: dict[str, Any], as_json: bool, show: Any = None) -> NoRetu
     raise typer.Exit(0 if envelope["ok"] else 1)
 
 
+def command(channel: str, *, group: Any = None) -> Any:
+    """Register a command for `channel` under the name and help the catalog gives it."""
+    entry = CATALOG[channel]
+    name = entry.cli.split(" ")[-1]
+    return (group or app).command(name, help=entry.summary)
+
+
 def _open(path: Optional[Path], as_json: bool, sync: bool = True) -> Registry:
+    """A registry with the project at or above `path` open: `project:open` (which syncs), or, for the
+    commands that sync themselves (`index`, `watch`), the project opened as it is."""
     registry = Registry()
+    where = str(path or Path.cwd())
+    if sync:
+        envelope = dispatch(registry, "project:open", {"path": where})
+        if not envelope["ok"]:
+            _finish(envelope, as_json)
+        return registry
     try:
-        registry.open(path or Path.cwd(), sync=sync)
+        registry.open(where, sync=False)
     except MembankError as e:
         _finish(e.envelope(), as_json)
     return registry
@@ -65,44 +85,42 @@ def _run(path: Optional[Path], channel: str, payload: dict[str, Any], as_json: b
 # -- commands ------------------------------------------------------------------------------------
 
 
-@app.command()
+@command("project:init")
 def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None, "--name", help="The project's name."),
          as_json: bool = JsonOpt) -> None:
-    """Create .writenow/ from the template; never overwrites a file."""
-    root = path.expanduser() if path is not None else Path.cwd()  # as every other command does
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        info, created = project_files.init(root, name)
-    except MembankError as e:  # a link out of the folder, say
-        _finish(e.envelope(), as_json)
-    except (project_files.ProjectError, OSError) as e:
-        _finish(MembankError(errors.DB_ERROR, f"could not create .writenow/: {getattr(e, 'strerror', None) or e}").envelope(), as_json)
-    data = {"projectId": info.id, "name": info.name, "created": created}
+    payload: dict[str, Any] = {"path": str(path) if path is not None else str(Path.cwd())}
+    if name is not None:
+        payload["name"] = name
 
     def show(d: dict[str, Any]) -> None:
         out.print(Text.assemble("project ", (d["name"], "bold"), f" ({d['projectId']}): "
                                 + (f"{len(d['created'])} files created" if d["created"] else "already set up, nothing changed")))
-    _finish({"ok": True, "data": data}, as_json, show)
+    _finish(dispatch(Registry(), "project:init", payload), as_json, show)
 
 
-@app.command()
+@command("project:open")
+def open_(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
+    registry = Registry()
+    try:
+        envelope = dispatch(registry, "project:open", {"path": str(path) if path is not None else str(Path.cwd())})
+    finally:
+        registry.close()
+    _finish(envelope, as_json, lambda d: out.print(Text.assemble((d["name"], "bold"), f" ({d['projectId']}) in {d['root']}")))
+
+
+@command("index:sync")
 def index(path: Optional[Path] = PathArg, rebuild: bool = typer.Option(False, "--rebuild", help="Start from scratch."),
           as_json: bool = JsonOpt) -> None:
-    """Bring the index up to date with the files."""
     registry = _open(path, as_json, sync=False)
-    bank = next(iter(registry.banks.values()))
-    use_bar = not as_json and err.is_terminal
     try:
-        if use_bar:
+        if not as_json and err.is_terminal:
             from rich.progress import Progress
             with Progress(console=err, transient=True) as bar:
                 task = bar.add_task("indexing", total=None)
-                data = bank.sync(rebuild, lambda done, total: bar.update(task, completed=done, total=total))
+                envelope = dispatch(registry, "index:sync", {"rebuild": rebuild},
+                                    progress=lambda done, total: bar.update(task, completed=done, total=total))
         else:
-            data = bank.sync(rebuild)
-        envelope: dict[str, Any] = {"ok": True, "data": data}
-    except MembankError as e:
-        envelope = e.envelope()
+            envelope = dispatch(registry, "index:sync", {"rebuild": rebuild})
     finally:
         registry.close()
 
@@ -112,9 +130,8 @@ def index(path: Optional[Path] = PathArg, rebuild: bool = typer.Option(False, "-
     _finish(envelope, as_json, show)
 
 
-@app.command()
+@command("index:status")
 def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
-    """The index's state: counts, last sync, model, problems."""
     def show(d: dict[str, Any]) -> None:
         out.print(Text.assemble((d["name"], "bold"), f" ({d['projectId']})"))
         for key, value in d["counts"].items():
@@ -127,9 +144,8 @@ def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
     _run(path, "index:status", {}, as_json, show)
 
 
-@app.command()
+@command("index:diagnostics")
 def doctor(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
-    """Every file problem with source:line; exits 1 when there is an error."""
     registry = _open(path, as_json)
     envelope = dispatch(registry, "index:diagnostics", {})
     registry.close()
@@ -147,12 +163,11 @@ def doctor(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
     raise typer.Exit(1 if has_error or not envelope["ok"] else 0)
 
 
-@app.command("list")
+@command("memory:list")
 def list_(path: Optional[Path] = PathArg, type_: Optional[str] = typer.Option(None, "--type"),
           scope: Optional[str] = typer.Option(None, "--scope"), origin: Optional[str] = typer.Option(None, "--origin"),
           include_deleted: bool = typer.Option(False, "--all", help="Include soft-deleted memories."),
           as_json: bool = JsonOpt) -> None:
-    """Memories in deterministic order."""
     payload: dict[str, Any] = {"includeDeleted": include_deleted}
     for key, value in (("type", type_), ("scope", scope), ("origin", origin)):
         if value is not None:
@@ -160,14 +175,13 @@ def list_(path: Optional[Path] = PathArg, type_: Optional[str] = typer.Option(No
     _run(path, "memory:list", payload, as_json, lambda d: memory_table(d["items"]))
 
 
-@app.command()
+@command("memory:get")
 def show(memory_id: str = typer.Argument(..., metavar="ID"), project: Optional[Path] = ProjectOpt,
          as_json: bool = JsonOpt) -> None:
-    """One memory, whole."""
     _run(project, "memory:get", {"id": memory_id}, as_json, memory_view)
 
 
-@app.command()
+@command("memory:create")
 def add(content: str = typer.Argument(..., help="The memory's text; - reads it from standard input."),
         type_: str = typer.Option("note", "--type", "-t", help="preference, fact, note or another word."),
         scope: str = typer.Option("project", "--scope", "-s", help="project, document or global."),
@@ -176,7 +190,6 @@ def add(content: str = typer.Argument(..., help="The memory's text; - reads it f
         confidence: Optional[float] = typer.Option(None, "--confidence"),
         pinned: bool = typer.Option(False, "--pin", help="Never evicted by lifecycle rules."),
         project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    """Create a memory file."""
     if content == "-":
         content = sys.stdin.read()
     payload: dict[str, Any] = {"type": type_, "scope": scope, "content": content, "tags": tags, "pinned": pinned}
@@ -187,7 +200,7 @@ def add(content: str = typer.Argument(..., help="The memory's text; - reads it f
     _run(project, "memory:create", payload, as_json, lambda m: out.print(f"created {m['id']} in {m['source']}"))
 
 
-@app.command()
+@command("memory:update")
 def edit(memory_id: str = typer.Argument(..., metavar="ID"),
          content: Optional[str] = typer.Option(None, "--content", help="New text; - reads it from standard input."),
          type_: Optional[str] = typer.Option(None, "--type", "-t"),
@@ -197,7 +210,6 @@ def edit(memory_id: str = typer.Argument(..., metavar="ID"),
          document: Optional[str] = typer.Option(None, "--document", "-d", help="Tie it to a document ('' unties it)."),
          expected: Optional[int] = typer.Option(None, "--expected-revision", help="Refuse unless the memory is at this revision."),
          project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    """Change a memory (or, with no options, open its file in $EDITOR)."""
     patch: dict[str, Any] = {}
     if content is not None:
         patch["content"] = sys.stdin.read() if content == "-" else content
@@ -231,40 +243,34 @@ def _edit_in_editor(memory_id: str, project: Optional[Path], as_json: bool) -> N
         envelope = dispatch(registry, "memory:get", {"id": memory_id})
         if not envelope["ok"]:
             _finish(envelope, as_json)
-        bank = next(iter(registry.banks.values()))
-        source = envelope["data"]["source"]
-        root = bank.global_ if source.startswith("global:") else bank.project
+        path = registry.get(None).file_of(envelope["data"]["source"])
         try:  # shlex: an editor path with spaces may be quoted, as a shell would take it
-            subprocess.call([*shlex.split(editor, posix=os.name != "nt"), str(root.file(root.rel(source) or ""))])
+            subprocess.call([*shlex.split(editor, posix=os.name != "nt"), str(path)])
         except (OSError, ValueError) as e:
             err.print(f"could not start the editor `{editor}`: {getattr(e, 'strerror', None) or e}")
             raise typer.Exit(1) from None
-        try:
-            bank.sync()
-        except MembankError as e:
-            _finish(e.envelope(), as_json)
+        synced = dispatch(registry, "index:sync", {})
+        if not synced["ok"]:
+            _finish(synced, as_json)
     finally:
         registry.close()
     raise typer.Exit(0)
 
 
-@app.command()
+@command("memory:delete")
 def rm(memory_id: str = typer.Argument(..., metavar="ID"), project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    """Soft-delete a memory (sets deleted_at; `restore` undoes it)."""
     _run(project, "memory:delete", {"id": memory_id}, as_json, lambda d: out.print(f"deleted {d['id']} at {d['deletedAt']}"))
 
 
-@app.command()
+@command("memory:restore")
 def restore(memory_id: str = typer.Argument(..., metavar="ID"), project: Optional[Path] = ProjectOpt,
             as_json: bool = JsonOpt) -> None:
-    """Bring back a soft-deleted memory."""
     _run(project, "memory:restore", {"id": memory_id}, as_json, lambda m: out.print(f"restored {m['id']}"))
 
 
-@app.command()
+@command("memory:injection:preview")
 def preview(path: Optional[Path] = PathArg, query: Optional[str] = typer.Option(None, "--query", "-q"),
             document: Optional[str] = typer.Option(None, "--document", "-d"), as_json: bool = JsonOpt) -> None:
-    """What would go into the prompt, in order, with reasons."""
     payload: dict[str, Any] = {}
     if query is not None:
         payload["queryText"] = query
@@ -280,25 +286,25 @@ def settings_main(ctx: typer.Context, project: Optional[Path] = ProjectOpt, as_j
         _run(project, "memory:settings:get", {}, as_json, settings_view)
 
 
-@settings_app.command("get")
+@command("memory:settings:get", group=settings_app)
 def settings_get(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    """The effective settings after merging global and project files."""
     _run(project, "memory:settings:get", {}, as_json, settings_view)
 
 
-@settings_app.command("set")
+# `settings set` runs memory:settings:update for `memory.*` keys and embedding:settings:update for
+# `embedding.*` keys (both channels name this command)
+@command("memory:settings:update", group=settings_app)
 def settings_set(pairs: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
                                                    help="Dotted keys: memory.injectionEnabled=false, embedding.model=PATH"),
                  global_: bool = typer.Option(False, "--global", help="Change the global bank's settings."),
                  project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    """Change settings in settings.yaml, keeping its comments."""
     import yaml
 
     by_section: dict[str, dict[str, Any]] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         section, dot, name = key.partition(".")
-        if not sep or not dot or section not in ("memory", "embedding"):
+        if not sep or not dot or section not in _SETTINGS_CHANNELS:
             err.print(f"`{pair}` is not KEY=VALUE with KEY like memory.injectionEnabled or embedding.model")
             raise typer.Exit(2)
         try:
@@ -310,16 +316,24 @@ def settings_set(pairs: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
     if set(by_section) == {"memory"}:
         _run(project, "memory:settings:update", {"patch": by_section["memory"], "scope": scope}, as_json, settings_view)
     registry = _open(project, as_json)
-    bank = next(iter(registry.banks.values()))
     try:
-        for section, patch in by_section.items():
-            bank.update_settings(patch, scope, section)
-        data = {**bank.settings(), **{f"embedding.{k}": v for k, v in bank.embedding_settings().items()}}
-        envelope: dict[str, Any] = {"ok": True, "data": data}
-    except MembankError as e:
-        envelope = e.envelope()
-    registry.close()
-    _finish(envelope, as_json, settings_view)
+        embedding: dict[str, Any] = {}
+        for section, patch in by_section.items():  # in the order typed; the first refusal stops
+            envelope = dispatch(registry, _SETTINGS_CHANNELS[section], {"patch": patch, "scope": scope})
+            if not envelope["ok"]:
+                _finish(envelope, as_json)
+            if section == "embedding":
+                embedding = envelope["data"]
+        memory = dispatch(registry, "memory:settings:get", {})
+        if not memory["ok"]:
+            _finish(memory, as_json)
+        data = {**memory["data"], **{f"embedding.{k}": v for k, v in embedding.items()}}
+    finally:
+        registry.close()
+    _finish({"ok": True, "data": data}, as_json, settings_view)
+
+
+_SETTINGS_CHANNELS = {"memory": "memory:settings:update", "embedding": "embedding:settings:update"}
 
 
 @app.command()
@@ -345,7 +359,6 @@ def watch(path: Optional[Path] = PathArg,
     import threading
     import time
 
-    from ..domains.indexing.sync import now_iso
     from .watch import Watcher
 
     registry = _open(path, as_json, sync=False)
@@ -354,7 +367,7 @@ def watch(path: Optional[Path] = PathArg,
 
     def show(sources: list[str]) -> None:
         if as_json:
-            line = json.dumps({"ok": True, "data": {"changed": sources, "at": now_iso()}}, ensure_ascii=False)
+            line = json.dumps({"ok": True, "data": {"changed": sources, "at": clock.now_iso()}}, ensure_ascii=False)
         else:
             shown = ", ".join(sources[:5]) + (f" and {len(sources) - 5} more" if len(sources) > 5 else "")
             line = f"{time.strftime('%H:%M:%S')} {len(sources)} changed: {shown}"
@@ -378,17 +391,14 @@ def watch(path: Optional[Path] = PathArg,
     raise typer.Exit(0)
 
 
-@app.command()
+@command("memory:preferences:ingest")
 def feedback(action: str = typer.Option(..., "--action", "-a", help="accept, reject or partial."),
              evidence: str = typer.Option(..., "--evidence", "-e", help="A short label, like 'omit needless words'."),
              run: Optional[str] = typer.Option(None, "--run", help="The AI run the feedback is about."),
              skill: str = typer.Option("cli", "--skill", help="The skill that produced it."),
              tags: list[str] = typer.Option([], "--tag", help="An abstract label (repeatable)."),
              project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    """Record accept/reject feedback; enough of the same becomes a learned preference."""
-    import datetime as dt
-
-    run_id = run or "cli-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    run_id = run or "cli-" + clock.now().strftime("%Y%m%dT%H%M%S%f")
     payload = {"runId": run_id, "skillId": skill, "action": action, "evidenceRef": evidence, "tags": tags}
 
     def show(d: dict[str, Any]) -> None:
@@ -402,6 +412,11 @@ def feedback(action: str = typer.Option(..., "--action", "-a", help="accept, rej
     _run(project, "memory:preferences:ingest", payload, as_json, show)
 
 
+@command("memory:preferences:clear")
+def clear_preferences(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    _run(project, "memory:preferences:clear", {}, as_json, lambda d: out.print(f"cleared {d['cleared']} learned preference(s)"))
+
+
 @app.command()
 def bench(quick: bool = typer.Option(False, "--quick", help="Reduced sizes (2,000 and 10,000 files): under a minute."),
           as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON and nothing else."),
@@ -410,12 +425,11 @@ def bench(quick: bool = typer.Option(False, "--quick", help="Reduced sizes (2,00
           size: Optional[int] = typer.Option(None, "--size", help="Files in the main corpus (default 10,000)."),
           large: Optional[int] = typer.Option(None, "--large", help="Files in the large corpus (default 100,000; 0 skips)."),
           seed: Optional[int] = typer.Option(None, "--seed", help="The corpus seed (fixed by default)."),
-          keep: bool = typer.Option(False, "--keep", help="Keep the generated corpora and print where they are."),
-          repo: Optional[Path] = typer.Option(None, "--repo", help="A checkout holding benchmarks/sidecar.py.")) -> None:
+          keep: bool = typer.Option(False, "--keep", help="Keep the generated corpora and print where they are.")) -> None:
     """Measure every performance target in quality.md on a seeded corpus and print one table (docs/performance.md)."""
     from . import bench as bench_
 
-    opts = bench_.options(quick, size, large, bench_.SEED if seed is None else seed, keep, repo)
+    opts = bench_.options(quick, size, large, bench_.SEED if seed is None else seed, keep)
     raise typer.Exit(bench_.execute(opts, as_json, output, compare))
 
 

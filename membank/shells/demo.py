@@ -8,7 +8,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..runtime.catalog import Registry, dispatch
+from ..runtime.dispatch import dispatch
+from ..runtime.registry import Registry
 from .render import memory_table, preview_view
 
 

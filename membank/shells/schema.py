@@ -1,6 +1,7 @@
 """JSON Schemas for every channel's payload and data, generated from the Python types.
 
-The payload dataclasses and the data TypedDicts in `channels.py` are the contract; the files in
+The payload dataclasses and the data TypedDicts in each domain's `channels.py` are the contract (read
+through `membank.kernel.shapes`, the walker the payload checks use too); the files in
 `docs/schema/` are derived from them so the app can generate its TypeScript types. Regenerate with
 
     python -m membank.shells.schema            # writes docs/schema/*.json
@@ -13,13 +14,12 @@ channel without a data type) fails the suite.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
-import types
-import typing
 from pathlib import Path
-from typing import Any, Literal, NotRequired, Required, TypedDict
+from typing import Any, TypedDict
+
+from ..kernel import shapes
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "docs" / "schema"
@@ -41,113 +41,85 @@ def file_name(channel: str) -> str:
     return channel.replace(":", ".") + ".json"
 
 
-def _is_typeddict(tp: Any) -> bool:
-    return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__total__")
-
-
-def _doc(tp: type) -> str | None:
-    doc = tp.__doc__
-    if not doc or doc.startswith(tp.__name__ + "("):  # the dataclass's generated signature says nothing new
-        return None
-    return " ".join(doc.split())
+_SIMPLE = {"str": "string", "bool": "boolean", "int": "integer", "float": "number", "null": "null"}
+_JSON_KINDS = {str: "string", bool: "boolean", int: "integer", float: "number"}
 
 
 class _Builder:
-    """Schemas for Python types, named classes collected once under `$defs`."""
+    """Schemas for Python types, named classes collected once under `$defs`. The bounds a shape carries
+    (`Most`) are the payload check's business and stay out of the schemas."""
 
     def __init__(self) -> None:
         self.defs: dict[str, dict[str, Any]] = {}
         self._owners: dict[str, type] = {}
 
     def of(self, tp: Any, where: str) -> dict[str, Any]:
-        origin = typing.get_origin(tp)
-        if tp is Any:
+        return self.shape(shapes.shape_of(tp), where)
+
+    def shape(self, shape: shapes.Shape, where: str) -> dict[str, Any]:
+        if isinstance(shape, shapes.Free):
             return {}
-        if tp is type(None) or tp is None:
-            return {"type": "null"}
-        simple = {str: "string", bool: "boolean", int: "integer", float: "number"}
-        if tp in simple:
-            return {"type": simple[tp]}
-        if origin is Literal:
-            values = list(typing.get_args(tp))
-            kinds = sorted({simple[type(v)] for v in values})
+        if isinstance(shape, shapes.Scalar):
+            return {"type": _SIMPLE[shape.kind]}
+        if isinstance(shape, shapes.Enum):
+            values = list(shape.values)
+            kinds = sorted({_JSON_KINDS[type(v)] for v in values})
             return {"type": kinds[0] if len(kinds) == 1 else kinds, "enum": values}
-        if origin in (typing.Union, types.UnionType):
-            members = [self.of(a, where) for a in typing.get_args(tp)]
-            if all(set(m) == {"type"} and isinstance(m["type"], str) for m in members):
-                return {"type": [m["type"] for m in members]}
-            if all(set(m) == {"type", "enum"} or m == {"type": "null"} for m in members):
-                kinds = [k for m in members for k in ([m["type"]] if isinstance(m["type"], str) else m["type"])]
-                values = [v for m in members for v in m.get("enum", [None])]
-                return {"type": list(dict.fromkeys(kinds)), "enum": values}
-            return {"anyOf": members}
-        if origin is list:
-            (item,) = typing.get_args(tp)
-            return {"type": "array", "items": self.of(item, f"{where}[]")}
-        if origin is dict:
-            key, value = typing.get_args(tp)
-            if key is not str:
+        if isinstance(shape, shapes.Union):
+            return self._union([self.shape(m, where) for m in shape.members])
+        if isinstance(shape, shapes.ListOf):
+            return {"type": "array", "items": self.shape(shape.item, f"{where}[]")}
+        if isinstance(shape, shapes.MapOf):
+            if not shape.text_keys:
                 raise SchemaError(f"{where}: object keys must be strings")
             schema: dict[str, Any] = {"type": "object"}
-            if value is not Any:
-                schema["additionalProperties"] = self.of(value, f"{where}{{}}")
+            if not isinstance(shape.value, shapes.Free):
+                schema["additionalProperties"] = self.shape(shape.value, f"{where}{{}}")
             return schema
-        if dataclasses.is_dataclass(tp) or _is_typeddict(tp):
-            return self.named(tp)
-        raise SchemaError(f"{where}: no JSON Schema for the type {tp!r}")
+        if isinstance(shape, shapes.Record):
+            return self.named(shape)
+        raise SchemaError(f"{where}: no JSON Schema for the type {shape.tp!r}")
 
-    def named(self, tp: type) -> dict[str, Any]:
-        name = tp.__name__
+    @staticmethod
+    def _union(members: list[dict[str, Any]]) -> dict[str, Any]:
+        if all(set(m) == {"type"} and isinstance(m["type"], str) for m in members):
+            return {"type": [m["type"] for m in members]}
+        if all(set(m) == {"type", "enum"} or m == {"type": "null"} for m in members):
+            kinds = [k for m in members for k in ([m["type"]] if isinstance(m["type"], str) else m["type"])]
+            values = [v for m in members for v in m.get("enum", [None])]
+            return {"type": list(dict.fromkeys(kinds)), "enum": values}
+        return {"anyOf": members}
+
+    def named(self, record: shapes.Record) -> dict[str, Any]:
+        name = record.name
         owner = self._owners.get(name)
-        if owner is not None and owner is not tp:
-            raise SchemaError(f"two types are named {name}: {owner.__module__} and {tp.__module__}")
+        if owner is not None and owner is not record.cls:
+            raise SchemaError(f"two types are named {name}: {owner.__module__} and {record.cls.__module__}")
         if owner is None:
-            self._owners[name] = tp
+            self._owners[name] = record.cls
             self.defs[name] = {}  # placeholder first: a type may refer to itself
-            self.defs[name] = self._dataclass(tp) if dataclasses.is_dataclass(tp) else self._typeddict(tp)
+            self.defs[name] = self._object(record)
         return {"$ref": f"#/$defs/{name}"}
 
-    def _object(self, tp: type, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-        schema: dict[str, Any] = {"title": tp.__name__}
-        doc = _doc(tp)
-        if doc:
-            schema["description"] = doc
+    def _object(self, record: shapes.Record) -> dict[str, Any]:
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for f in record.fields:
+            prop = self.shape(f.shape, f"{record.name}.{f.name}")
+            if f.required:
+                required.append(f.name)
+            elif f.default is not None and f.default is not shapes.NO_DEFAULT:
+                prop = {**prop, "default": f.default}
+            properties[f.name] = prop
+        schema: dict[str, Any] = {"title": record.name}
+        if record.doc:
+            schema["description"] = record.doc
         schema["type"] = "object"
         schema["properties"] = properties
         if required:
             schema["required"] = required
         schema["additionalProperties"] = False
         return schema
-
-    def _dataclass(self, tp: type) -> dict[str, Any]:
-        hints = typing.get_type_hints(tp)
-        properties: dict[str, Any] = {}
-        required: list[str] = []
-        for f in dataclasses.fields(tp):
-            prop = self.of(hints[f.name], f"{tp.__name__}.{f.name}")
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                required.append(f.name)
-            elif f.default is not None and f.default is not dataclasses.MISSING:
-                prop = {**prop, "default": f.default}
-            properties[f.name] = prop
-        return self._object(tp, properties, required)
-
-    def _typeddict(self, tp: type) -> dict[str, Any]:
-        # __required_keys__ is wrong under `from __future__ import annotations` before 3.12: read the hints
-        hints = typing.get_type_hints(tp, include_extras=True)
-        properties: dict[str, Any] = {}
-        required: list[str] = []
-        for key, hint in hints.items():
-            origin = typing.get_origin(hint)
-            needed = bool(tp.__total__)
-            if origin is NotRequired:
-                needed, hint = False, typing.get_args(hint)[0]
-            elif origin is Required:
-                needed, hint = True, typing.get_args(hint)[0]
-            properties[key] = self.of(hint, f"{tp.__name__}.{key}")
-            if needed:
-                required.append(key)
-        return self._object(tp, properties, required)
 
 
 def _document(title: str, description: str, root: dict[str, Any], builder: _Builder) -> dict[str, Any]:
@@ -163,7 +135,7 @@ def channel_schema(channel: Any) -> dict[str, Any]:
     if channel.payload is None or channel.data is None:
         missing = "payload" if channel.payload is None else "data"
         raise SchemaError(f"the channel `{channel.name}` declares no {missing} type: give its Channel(...) row in "
-                          f"membank/channels.py one (a TypedDict for data), then run `python -m membank.shells.schema`")
+                          f"its domain's channels.py one (a TypedDict for data), then run `python -m membank.shells.schema`")
     builder = _Builder()
     payload = builder.of(channel.payload, f"{channel.name} payload")
     data = builder.of(channel.data, f"{channel.name} data")
@@ -218,7 +190,7 @@ NOTIFICATIONS: dict[str, type] = {"index:changed": IndexChanged}
 
 def generate() -> dict[str, str]:
     """Every schema file by name, as the text that belongs in docs/schema/."""
-    from ..runtime.catalog import CHANNELS
+    from ..runtime.catalog import CATALOG as CHANNELS
 
     docs: dict[str, dict[str, Any]] = {"envelope.json": envelope_schema()}
     listing: dict[str, Any] = {"envelope": "envelope.json", "channels": {}, "notifications": {}}

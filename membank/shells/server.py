@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
-import re
 import signal
 import sys
 import threading
@@ -28,9 +26,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..kernel import env, errors
-from ..runtime.catalog import CHANNELS, Registry, dispatch
+from ..runtime.catalog import CATALOG, READS
+from ..runtime.dispatch import dispatch
+from ..runtime.registry import Registry
 from ..kernel.errors import MembankError
 from ..index.store import reading
+from .requestid import ID_SCAN, no_constants, request_id, valid_id
 
 log = logging.getLogger("membank.shells.server")
 
@@ -51,78 +52,14 @@ STOP_WAIT_ENV = "MEMBANK_STOP_WAIT"  # seconds, overriding SIGNAL_WAIT (tests ma
 
 def _signal_wait() -> float:
     return env.seconds(STOP_WAIT_ENV, SIGNAL_WAIT)
+
+
 READ_WORKERS = 4
+# Channels that only read (the catalog's mode) run concurrently, in a snapshot, and are refused any
+# write (query_only). Every other channel is a write and runs on its project's lane.
 
-# Channels that only read: they run concurrently, in a snapshot, and are refused any write
-# (query_only). Every other channel is a write and runs on its project's lane.
-READS = frozenset({
-    "index:status",
-    "index:diagnostics",
-    "memory:get",
-    "memory:list",
-    "memory:settings:get",
-    "memory:injection:preview",
-})
-
-_OPEN_LANE = "\x00open"  # project:open, one at a time
+_OPEN_LANE = "\x00open"  # the channels about projects (project:open, project:init), one at a time
 _OTHER_LANE = "\x00other"  # writes naming no open project: they fail fast with an envelope
-
-
-# The id of a request that cannot be parsed whole (too large, not valid JSON) is looked for in its
-# first ID_SCAN bytes: a top-level `"id"` before any string that does not end there.
-ID_SCAN = 64 * 1024
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|"|[{}\[\],:]')
-
-
-def request_id(head: bytes) -> Any:
-    """The top-level `id` of a request from the start of its line, read tolerantly; None when the
-    head does not show one (it comes after a long value, say) or it is not a valid id."""
-    text = head.decode("utf-8", errors="replace")
-    depth, key_next, want_value = 0, False, False
-    for m in _TOKEN.finditer(text):
-        token = m.group()
-        if want_value:  # right after `"id":`
-            if token != ":":
-                return None
-            try:
-                value, end = json.JSONDecoder(parse_constant=_no_constants).raw_decode(text, _skip_space(text, m.end()))
-            except (ValueError, RecursionError):
-                return None  # cut off in the head, or not JSON
-            if end >= len(text) and not isinstance(value, str):
-                return None  # it reaches the end of the head: a number may go on after it
-            return value if _valid_id(value) and not isinstance(value, (dict, list)) else None
-        if token == '"':
-            return None  # a string that does not end in the head: what follows cannot be read
-        if token in "{[":
-            depth += 1
-            key_next = token == "{" and depth == 1
-        elif token in "}]":
-            depth -= 1
-            key_next = False
-        elif token == ",":
-            key_next = depth == 1
-        elif token == ":":
-            key_next = False
-        elif depth == 1 and key_next:
-            want_value = token == '"id"'
-            key_next = False
-    return None
-
-
-def _skip_space(text: str, at: int) -> int:
-    while at < len(text) and text[at] in " \t\r\n":
-        at += 1
-    return at
-
-
-def _valid_id(value: Any) -> bool:
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")  # NaN and Infinity: Python reads them, JSON.parse would not
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -257,7 +194,7 @@ class Server:
         if not line.strip():
             return
         try:
-            msg = json.loads(line, parse_constant=_no_constants)
+            msg = json.loads(line, parse_constant=no_constants)
         except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             # the id when the line's head shows one (NaN in the params, say), so the app's call ends
             self.error(request_id(line[:ID_SCAN]), PARSE_ERROR, "parse error: the line is not valid JSON in UTF-8")
@@ -270,7 +207,7 @@ class Server:
             return
         has_id = "id" in msg
         id_ = msg.get("id")
-        if not _valid_id(id_):
+        if not valid_id(id_):
             self.error(None, INVALID_REQUEST, "`id` must be a string, a number or null")
             return
         if msg.get("jsonrpc") != "2.0":
@@ -280,7 +217,7 @@ class Server:
         if not isinstance(method, str):
             self.error(id_, INVALID_REQUEST, "the request has no `method` (a string)")
             return
-        if method not in CHANNELS:
+        if method not in CATALOG:
             if has_id:  # a notification gets no reply, not even an error
                 self.error(id_, METHOD_NOT_FOUND, f"no method named `{_short(method)}`", {"method": _short(method)})
             return
@@ -307,8 +244,9 @@ class Server:
                 self.error(id_, SHUTTING_DOWN, "the server is shutting down")
 
     def _lane(self, method: str, params: Any) -> ThreadPoolExecutor:
-        """The single-thread lane a write runs on: one per open project."""
-        if method == "project:open":
+        """The single-thread lane a write runs on: one per open project (the catalog's target says which
+        channels are about projects instead: they share one lane)."""
+        if CATALOG[method].target == "registry":
             key = _OPEN_LANE
         else:
             project_id = params.get("projectId") if isinstance(params, dict) else None

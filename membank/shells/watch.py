@@ -9,19 +9,14 @@ writes the index: never a writer's file. See docs/watcher.md for the behaviour a
 
 from __future__ import annotations
 
-import errno
 import logging
-import math
 import os
-import statistics
-import sys
 import threading
 import time
 import warnings
-import weakref
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import apsw
 from watchdog.events import (
@@ -38,13 +33,15 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
 
 from ..domains.indexing import sync as sync_
+from ..kernel import clock
+from . import overflow
+from .observers import open_observer
 from ..files.scan import SECTIONS, BankRoot, is_ignored, is_temporary
 
 if TYPE_CHECKING:
-    from ..runtime.project import Bank
+    from ..runtime.project import Project as Bank
 
 log = logging.getLogger("membank.shells.watch")
 # watchdog warns when a folder made and filled at once gets its watch twice (mkdir -p; git checkout): harmless
@@ -62,124 +59,6 @@ _EVENTS: list[type[FileSystemEvent]] = [
     FileCreatedEvent, FileModifiedEvent, FileClosedEvent, FileAttribEvent, FileDeletedEvent, FileMovedEvent,
     DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
 ]
-_NETWORK_FS = {
-    "nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "afs", "coda", "9p", "drvfs", "ceph", "glusterfs", "lustre",
-    "gpfs", "davfs", "fuse.sshfs", "sshfs", "fuse.rclone", "fuse.s3fs", "fuse.gcsfuse", "fuse.davfs2", "fuse.gvfsd-fuse",
-    "fuse.glusterfs", "fuse.ceph", "fuse.smbnetfs",
-}
-
-
-def _iso_now() -> str:
-    return sync_.now_iso()
-
-
-# -- overflow: watchdog reports a lost-event queue only in its log ------------------------------------
-
-
-class _OverflowSpy(logging.Handler):
-    """Turns watchdog's "queue overflowed" warning into a full reconcile of every running watcher."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.watchers: weakref.WeakSet[Watcher] = weakref.WeakSet()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            overflowed = "overflow" in record.getMessage().lower()
-        except Exception:  # a malformed record is not our business
-            return
-        if overflowed:
-            for watcher in list(self.watchers):
-                watcher._overflowed()
-
-
-_SPY = _OverflowSpy()
-_SPY_LOCK = threading.Lock()
-
-
-def _listen_for_overflow(watcher: Watcher) -> None:
-    with _SPY_LOCK:
-        logger = logging.getLogger("watchdog")
-        if _SPY not in logger.handlers:
-            logger.addHandler(_SPY)
-        if not logging.getLogger("watchdog.observers.inotify_c").isEnabledFor(logging.WARNING):
-            logger.setLevel(logging.WARNING)  # the overflow warning must be emitted for us to see it
-        _SPY.watchers.add(watcher)
-
-
-# -- choosing native events or polling --------------------------------------------------------------
-
-
-def _unescape_mount(field_: str) -> str:
-    return field_.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
-
-
-def network_filesystem(path: Path | str, mounts: str = "/proc/self/mounts") -> str | None:
-    """The file-system type of `path` when it is a network or host-shared one (Linux), else None."""
-    try:
-        with open(mounts, encoding="utf-8", errors="replace") as f:
-            mounts = [line.split() for line in f]
-    except OSError:
-        return None
-    try:
-        real = os.path.realpath(path)
-    except OSError:
-        return None
-    best, best_type = "", None
-    for parts in mounts:
-        if len(parts) < 3:
-            continue
-        point = _unescape_mount(parts[1])
-        inside = real == point or real.startswith(point.rstrip("/") + "/")
-        if inside and len(point) > len(best):
-            best, best_type = point, parts[2]
-    return best_type if best_type in _NETWORK_FS else None
-
-
-def _native_observer() -> tuple[BaseObserver, bool]:
-    """The platform's native observer, and whether it reports close-after-write (inotify)."""
-    if sys.platform.startswith("linux"):
-        from watchdog.observers.inotify import InotifyObserver
-
-        return InotifyObserver(generate_full_events=True), True
-    from watchdog.observers import Observer
-
-    return Observer(), False
-
-
-def _explain(e: OSError) -> str:
-    if e.errno == errno.ENOSPC:
-        return ("the system's limit on watched folders is reached (on Linux raise fs.inotify.max_user_watches, "
-                "e.g. `sysctl fs.inotify.max_user_watches=524288`)")
-    if e.errno == errno.EMFILE:
-        return ("the system's limit on file watchers is reached (on Linux raise fs.inotify.max_user_instances, "
-                "or close other programs that watch files)")
-    return f"native file events are not available here ({e.strerror or e.__class__.__name__})"
-
-
-def _count_dirs(path: str) -> int:
-    """Folders under `path` (itself included) that a recursive native watch needs, links not followed
-    (a list, not os.walk: os.walk recurses, and folders can be nested deeper than the recursion limit)."""
-    total, todo = 0, [path]
-    while todo:
-        folder = todo.pop()
-        total += 1
-        try:
-            with os.scandir(folder) as entries:
-                todo.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
-        except OSError:
-            continue
-    return total
-
-
-def _watched_dirs(observer: BaseObserver) -> int | None:
-    """How many folders the inotify emitters really watch (None when this watchdog does not say)."""
-    try:
-        return sum(len(e._inotify._active_callbacks_by_path) for e in observer.emitters)  # type: ignore[attr-defined]
-    except (AttributeError, TypeError):
-        return None
-
-
 # -- the watcher -------------------------------------------------------------------------------------
 
 
@@ -257,7 +136,7 @@ class Watcher:
                 raise RuntimeError("this watcher was stopped; a Watcher runs once, make a new one")
             return  # already running
         self._observer = self._open_observer()
-        _listen_for_overflow(self)
+        overflow.listen(self)
         self._running = True
         self.bank.watcher = self
         self._thread = threading.Thread(target=self._run, name="membank-watch", daemon=True)
@@ -284,7 +163,7 @@ class Watcher:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=60)
         self._running = False
-        _SPY.watchers.discard(self)
+        overflow.forget(self)
         if getattr(self.bank, "watcher", None) is self:
             self.bank.watcher = None
 
@@ -303,66 +182,42 @@ class Watcher:
         with self._cond:
             return self._batches > 0 and not self._pending and not self._busy
 
+    def alive(self) -> bool:
+        """True while the worker thread runs: from start() until stop() has let it finish."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    @property
+    def tracks_close(self) -> bool:
+        """True when the events say when a writer closes a file (inotify): a file written but not yet
+        closed is then left alone until it is closed (HOLD, HOLD_MAX at most), never indexed torn."""
+        return self._tracks_close
+
+    def reconcile(self) -> None:
+        """Ask for a full stat scan, applied like any event (debounced, one transaction). For an app that
+        knows files changed behind the watcher's back (a restore from a backup), and for tests."""
+        self._request_full()
+
+    @contextmanager
+    def holding_events(self) -> Iterator[bool]:
+        """A test seam: while held, the native observer reads no more events from the kernel, as on a
+        machine too busy to keep up, so the kernel queues them and past its limit drops the rest (an
+        overflow, answered by a full scan). Yields False, holding nothing, when there is no such reader
+        to hold (polling, or a watchdog without inotify's reader lock)."""
+        # watchdog 7's InotifyFD takes this lock between reads: its reader waits here, the kernel queues
+        reader_lock = getattr(getattr(self._observer, "_inotify_fd", None), "_lock", None)
+        with reader_lock if reader_lock is not None else nullcontext():
+            yield reader_lock is not None
+
     # -- observer --------------------------------------------------------------------------------
 
     def _open_observer(self) -> BaseObserver:
-        reason = "polling was asked for (MEMBANK_WATCH_POLLING or force_polling)" if self.force_polling else None
-        if reason is None:
-            for _, root in self._roots:
-                fs = network_filesystem(root.path)
-                if fs is not None:
-                    where = "the global bank" if root.bank == "global" else "the project's .writenow/ folder"
-                    reason = f"{where} is on a network or shared drive ({fs}), where change events may never arrive"
-                    break
-        if reason is None:
-            observer: BaseObserver | None = None
-            try:
-                observer, self._tracks_close = _native_observer()
-                self._schedule(observer)
-                observer.start()
-                self._check_watches(observer)
-                self._mode = "native"
-                return observer
-            except (OSError, RecursionError) as e:  # RecursionError: watchdog walks folders recursively
-                reason = _explain(e) if isinstance(e, OSError) else "the folders are nested too deeply for native events"
-                self._tracks_close = False
-                if observer is not None:
-                    try:
-                        observer.stop()
-                        if observer.is_alive():
-                            observer.join(timeout=5)
-                    except Exception:
-                        pass
-        polling = PollingObserver(timeout=self.poll_interval)
-        try:
-            self._schedule(polling)
-            polling.start()
-        except RecursionError:
-            raise OSError(errno.ELOOP, "the folders are nested too deeply to be watched (about 900 levels at most); "
-                          "run `membank index` after changes") from None
-        self._mode = "polling"
-        self._note = f"watching by polling every {self.poll_interval:g} s: {reason}"
-        log.warning("membank watch: %s", self._note)
-        return polling
-
-    def _schedule(self, observer: BaseObserver) -> None:
-        handler = _Handler(self)
-        for prefix, _ in self._roots:
-            if os.path.isdir(prefix):
-                observer.schedule(handler, prefix, recursive=True, event_filter=_EVENTS)
-
-    def _check_watches(self, observer: BaseObserver) -> None:
-        """watchdog silently skips sub-folders it cannot watch (the inotify limit): treat that as failure."""
-        if not self._tracks_close:
-            return
-        need = sum(_count_dirs(prefix) for prefix, _ in self._roots if os.path.isdir(prefix))
-        for attempt in range(3):
-            have = _watched_dirs(observer)
-            if have is None or have >= need:
-                return
-            time.sleep(0.1 * (attempt + 1))  # folders made meanwhile get their watches from the event thread
-            need = sum(_count_dirs(prefix) for prefix, _ in self._roots if os.path.isdir(prefix))
-        raise OSError(errno.ENOSPC, f"only {have} of {need} folders could be watched")
+        opened = open_observer([prefix for prefix, _ in self._roots], [root for _, root in self._roots], _Handler(self),
+                               _EVENTS, self.force_polling, self.poll_interval)
+        self._mode, self._note, self._tracks_close = opened.mode, opened.note, opened.tracks_close
+        if opened.note is not None:
+            log.warning("membank watch: %s", opened.note)
+        return opened.observer
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -433,7 +288,7 @@ class Watcher:
                 self._writing.pop(path, None)
         return True
 
-    def _overflowed(self) -> None:
+    def overflowed(self) -> None:
         """Events were lost (the kernel's queue overflowed): only a full stat scan can tell what changed."""
         self.overflows += 1
         log.warning("membank watch: file events were lost (queue overflow); reconciling with a full scan")
@@ -541,7 +396,7 @@ class Watcher:
             self._failures = 0
         if not changed:
             return
-        self._last_change = _iso_now()
+        self._last_change = clock.now_iso()
         if self.on_change is not None:
             try:
                 self.on_change(changed)
@@ -562,7 +417,7 @@ class Watcher:
         embedder = getattr(bank, "embedder", None)
         with bank.write_lock:
             if batch.settings:
-                bank._settings_cache = None  # re-read even where the file system's clock is coarse
+                bank.settings_files.forget()  # re-read even where the file system's clock is coarse
             index = bank.index
             with index.transaction():
                 if full:
@@ -597,73 +452,3 @@ def _plain_path(path: str, real_root: str, rel: str) -> bool:
         return os.path.realpath(path) == os.path.join(real_root, *rel.split("/"))
     except OSError:
         return False
-
-
-# -- measuring save-to-visible latency (the benchmark calls this) -----------------------------------
-
-
-def measure_latency(bank: Bank, samples: int = 50, *, debounce: float = 0.1, folder: str = "memories/_latency-probe",
-                    timeout: float = 5.0) -> dict[str, float]:
-    """Save memory files the way editors do (temporary file, then rename) and time until each is visible.
-
-    Uses the bank's running watcher, or starts one for the measurement. The probe files are written
-    under `folder` in the project bank and removed afterwards. Returns milliseconds.
-    """
-    from ..index.store import reading
-
-    own = getattr(bank, "watcher", None) is None
-    watcher = Watcher(bank, debounce=debounce) if own else bank.watcher
-    if own:
-        watcher.start()
-    base = bank.project.path / folder
-    base.mkdir(parents=True, exist_ok=True)
-    took: list[float] = []
-    try:
-        _wait(lambda: watcher.idle(), timeout)
-        for i in range(-1, samples):  # probe -1 warms up (its folder is new) and is not counted
-            memory_id = f"latency-probe-{i}"
-            text = f"Latency probe {i} at {time.time_ns()}."
-            data = (f"---\nid: {memory_id}\ntype: note\nupdated: 2026-01-01T00:00:00Z\n---\n{text}\n").encode()
-            tmp = base / f".probe-{i}.md.tmp"
-            tmp.write_bytes(data)
-            started = time.perf_counter()
-            os.replace(tmp, base / f"probe-{i}.md")
-
-            def visible() -> bool:
-                with reading():  # a snapshot of its own: never in the watcher's way
-                    found = bank.index.find("memory", memory_id)
-                return found is not None and found[1]["content"] == text
-            if not _wait(visible, timeout, step=0.001):
-                raise TimeoutError(f"probe {i} did not show up within {timeout} s")
-            if i >= 0:
-                took.append((time.perf_counter() - started) * 1000)
-    finally:
-        for path in sorted(base.glob("*"), reverse=True):
-            path.unlink(missing_ok=True)
-        try:
-            base.rmdir()
-        except OSError:
-            pass
-        def gone() -> bool:
-            with reading():
-                return not any(bank.index.find("memory", f"latency-probe-{i}") for i in range(-1, samples))
-        _wait(gone, timeout)
-        if own:
-            watcher.stop()
-    ordered = sorted(took)
-    return {
-        "samples": len(took),
-        "medianMs": round(statistics.median(ordered), 2),
-        "p95Ms": round(ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)], 2),  # nearest rank
-        "maxMs": round(ordered[-1], 2),
-    }
-
-
-def _wait(condition: Callable[[], bool], timeout: float, step: float = 0.01) -> bool:
-    deadline = time.monotonic() + timeout
-    while True:
-        if condition():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(step)

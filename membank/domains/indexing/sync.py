@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from ...files.parse import parse_card, parse_memory, parse_skill
-from ...files.reader import Unreadable, read_regular
+from ...files.reader import Unreadable, content_hash, read_regular
 from ...files.records import ERROR, Diagnostic, Parsed
 from ...files import journal
 from ...files.frontmatter import MAX_FILE_BYTES
 from ...files.scan import JOURNAL, SKIPPED, BankRoot, FileStat, examine, readable_name, scan, shown
-from ...index.embed import Embedder
-from ...index.store import FileState, Index, embed_text
+from ...index.embed import Embedder, mismatch
+from ...kernel.clock import now_iso
+from ...index import Index
+from ...index.entries import FileState
+from ..learning import events as event_table
 
 Progress = Callable[[int, int], None]
 EmbedderSource = Callable[[], Embedder | None]  # loads the model only when something needs embedding
@@ -52,14 +53,6 @@ def plan(disk: Iterable[FileStat], known: dict[str, FileState]) -> Plan:
     seen = {f.source for f in disk}
     removed = tuple(sorted(s for s in known if s not in seen))
     return Plan(to_read, removed, len(disk) - len(to_read))
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_file(root: BankRoot, stat: FileStat, data: bytes, mtime_ns: int) -> Parsed:
@@ -141,7 +134,7 @@ def _apply(index: Index, root: BankRoot, stat: FileStat, known: FileState | None
     report.changed.append(stat.source)
     if stat.section == JOURNAL:
         events, problems = journal.read(data, stat.source)
-        index.put_events(stat.source, journal.rows(events), tuple(problems))
+        event_table.put(index, stat.source, journal.rows(events), tuple(problems))
         return set()
     parsed = parse_file(root, stat, data, mtime_ns)
     return index.put(root.bank, parsed.record, stat.source, digest, parsed.diagnostics, parsed.id_line)
@@ -164,7 +157,7 @@ def _unreadable(index: Index, root: BankRoot, stat: FileStat, known: FileState |
         report.updated += 1
     problem = Diagnostic(stat.source, 1, ERROR, f"{why}; {SKIPPED}")
     if stat.section == JOURNAL:
-        index.put_events(stat.source, [], (problem,))
+        event_table.put(index, stat.source, [], (problem,))
         return set()
     return index.put(root.bank, None, stat.source, marker, (problem,))
 
@@ -210,8 +203,16 @@ def embed_pending(index: Index, embedder: EmbedderSource | None) -> None:
     recorded = index.vector_model()
     if recorded is None or not index.has_vectors():
         index.start_vectors(model.name, model.dim)
-    elif recorded != (model.name, model.dim):
+    elif mismatch(recorded, model) is not None:
         return
     while rows := index.pending_vectors(EMBED_BATCH):
         texts = [embed_text(kind, json.loads(record)) for _, kind, record in rows]
         index.put_vectors([rowid for rowid, _, _ in rows], model.encode(texts))
+
+
+def embed_text(kind: str, record: dict[str, Any]) -> str:
+    """What a memory or card is embedded as."""
+    if kind == "memory":
+        return str(record["content"])
+    parts = [record["name"], *record["aliases"], record["summary"], record.get("state") or "", record["content"]]
+    return "\n".join(p for p in parts if p)

@@ -1,12 +1,12 @@
-"""Choosing what goes into a prompt: the deterministic order, budgets, and the reasons given."""
+"""Ranking what goes into a prompt: score fusion, the semantic ranking, the items and reasons given."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
-from ...files.frontmatter import iso_to_micros
-from ...files.records import SCOPE_RANK, TYPE_RANK
+from ...kernel.budget import fit
+from .order import deterministic_detail
 
 # Degradation reason codes (api.md): the call still succeeds and says why it fell back.
 EMPTY_QUERY = "EMPTY_QUERY"
@@ -24,36 +24,6 @@ class Reason:
 
     def to_api(self) -> dict[str, str]:
         return {"code": self.code, "message": self.message}
-
-
-def deterministic_key(memory: dict[str, Any]) -> tuple[int, int, str, int, str]:
-    """scope (document > project > global), type (preference > fact > note > others by name),
-    newest `updatedAt` first, then `id` ascending: total, so every machine agrees."""
-    type_ = memory["type"]
-    return (SCOPE_RANK[memory["scope"]], TYPE_RANK.get(type_, 3), type_ if type_ not in TYPE_RANK else "",
-            -iso_to_micros(memory["updatedAt"]), memory["id"])
-
-
-def deterministic_detail(memory: dict[str, Any]) -> str:
-    return f"scope {memory['scope']} > type {memory['type']} > updated {memory['updatedAt'][:10]} > id {memory['id']}"
-
-
-def fit(candidates: Iterable[tuple[dict[str, Any], int]], max_items: int, token_budget: int) -> Iterator[tuple[dict[str, Any], int]]:
-    """The candidates, in order, that fit: at most `max_items`, within `token_budget` tokens.
-
-    An item too large for what is left is skipped and smaller later ones may still fit,
-    so one long memory never starves the rest."""
-    if max_items <= 0:
-        return
-    used = kept = 0
-    for memory, tokens in candidates:
-        if used + tokens > token_budget:
-            continue
-        yield memory, tokens
-        used += tokens
-        kept += 1
-        if kept == max_items:
-            return
 
 
 def item(memory: dict[str, Any], tokens: int, reason: dict[str, Any]) -> dict[str, Any]:

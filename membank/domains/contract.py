@@ -1,0 +1,69 @@
+"""What every domain shares: the view of an open project it works on, and how it declares a channel.
+
+A domain never imports the runtime (which sits above it); it is handed an object with this shape
+(`runtime.project.Project`) and declares its channels as a table of `Channel`s, which the runtime's
+catalog collects. The CLI, the Python API, the sidecar, the JSON Schemas and the channel list in the
+docs are all driven by those tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Literal, Protocol
+
+from ..files.lock import WriteLock
+from ..files.project import ProjectInfo
+from ..files.scan import BankRoot
+from ..files.settings import SettingsCache
+from ..index import Index
+from ..index.embed import Embedder, ModelHandle
+from ..kernel.payload import Id
+
+
+class Bank(Protocol):
+    """An open project as a domain sees it (runtime.project.Project)."""
+
+    info: ProjectInfo
+    root: Path  # the project folder
+    home: Path  # the global bank folder
+    project: BankRoot  # .writenow/
+    global_: BankRoot
+    index: Index
+    write_lock: WriteLock  # one writer per project, across threads and processes
+    settings_files: SettingsCache
+    model: ModelHandle  # the embedding model settings name, loaded once
+    memo: dict[str, Any]  # per-domain caches that live as long as the open project, by domain name
+    watcher: Any
+
+    @property
+    def roots(self) -> list[BankRoot]: ...
+
+    def embedder(self) -> Embedder | None: ...
+
+    def sync_one(self, root: BankRoot, rel: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class ProjectOnly:
+    """The payload of a channel that needs nothing but the project."""
+
+    projectId: Id | None = None
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One channel, declared once. `handler(bank, **fields)` receives the payload's fields (less
+    `projectId`) as snake_case keywords (`documentId` -> `document_id`, `type` -> `type_`, `id` ->
+    `memory_id`, other names stay as the catalog's parameter names); the same function, its arguments
+    checked against the payload type, is the Python method `method` on an open bank."""
+
+    name: str  # `memory:create`
+    payload: type  # a frozen dataclass: checked (payload.build) before the handler runs
+    data: Any  # the TypedDict of the envelope's `data`
+    handler: Callable[..., Any]
+    mode: Literal["read", "write"]  # reads run concurrently in a snapshot (sidecar); writes on a lane
+    cli: str  # the CLI command that calls it, e.g. `add` or `settings set`
+    summary: str  # one line: the CLI's help and the docs' channel list
+    method: str  # the Python method on an open bank (a function of `membank` for a "registry" channel)
+    embeds: bool = False  # loads the embedding model before it queues for the write lock
+    target: Literal["bank", "registry"] = "bank"  # "registry": about projects; the handler takes the registry

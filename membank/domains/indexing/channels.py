@@ -1,0 +1,88 @@
+"""The index channels: sync, status, diagnostics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypedDict
+
+from ...kernel.payload import Id
+from ..contract import Channel, ProjectOnly
+from ..recall.channels import ReasonInfo
+from .refresh import refresh
+from .report import diagnostics, status
+
+
+@dataclass(frozen=True)
+class IndexSync:
+    projectId: Id | None = None
+    rebuild: bool = False
+
+
+class IndexCounts(TypedDict):
+    memories: int
+    deleted: int
+    tombstones: int
+    characters: int
+    world: int
+    skills: int
+
+
+class ModelStatus(TypedDict):
+    name: str | None  # the model settings name, None when it cannot load
+    dim: int | None
+    indexModel: str | None  # what the index's vectors were made with
+    indexDim: int | None
+    semantic: bool  # semantic recall can run now
+    problem: ReasonInfo | None
+
+
+class DiagnosticCounts(TypedDict):
+    errors: int
+    warnings: int
+
+
+class WatchStatus(TypedDict):
+    mode: Literal["native", "polling"]
+    running: bool
+    note: str | None  # why it polls, when it does
+    lastChange: str | None
+
+
+class IndexStatus(TypedDict):
+    projectId: str
+    name: str
+    counts: IndexCounts
+    lastSync: str | None
+    model: ModelStatus
+    diagnostics: DiagnosticCounts
+    watch: WatchStatus | None  # None when no watcher runs (the CLI, or `serve --no-watch`)
+
+
+class SyncReport(TypedDict):
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    errors: int  # files with at least one error
+    tookMs: float
+
+
+class DiagnosticItem(TypedDict):
+    source: str
+    line: int
+    severity: Literal["error", "warning"]
+    message: str
+
+
+class DiagnosticList(TypedDict):
+    items: list[DiagnosticItem]
+
+
+CHANNELS = (
+    Channel("index:status", ProjectOnly, IndexStatus, status, "read", "status",
+            "The index's state: counts, last sync, model, problems.", "status"),
+    Channel("index:sync", IndexSync, SyncReport, refresh, "write", "index",
+            "Bring the index up to date with the files.", "sync", embeds=True),
+    Channel("index:diagnostics", ProjectOnly, DiagnosticList, diagnostics, "read", "doctor",
+            "Every file problem with source:line; exits 1 when there is an error.", "diagnostics"),
+)

@@ -1,0 +1,31 @@
+"""`index:sync`: bring the index level with the files (everything, or from scratch)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...files import write as write_files
+from ...kernel import clock
+from ..contract import Bank
+from .sync import Progress, sync
+
+
+def refresh(bank: Bank, rebuild: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+    """One sync of both banks under the write lock; `rebuild` starts the index from an empty file."""
+    with bank.write_lock:
+        _sweep(bank)
+        if rebuild:
+            bank.index.rebuild()
+        return sync(bank.index, bank.roots, progress, bank.embedder).to_api()
+
+
+def _sweep(bank: Bank) -> None:
+    """Temporary files a killed writer left (untouched for STALE_AFTER). Only a crash leaves one, so the
+    walk runs at most once per STALE_AFTER, not on every command's sync."""
+    now = clock.timestamp()
+    last = bank.index.get_meta("last_sweep")
+    if last is not None and 0 <= now - float(last) < write_files.STALE_AFTER:
+        return
+    for root in bank.roots:
+        write_files.sweep_temps(root.path)
+    bank.index.set_meta("last_sweep", repr(now))

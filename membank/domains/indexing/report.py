@@ -1,0 +1,46 @@
+"""`index:status` and `index:diagnostics`: what the index holds and every problem found in the files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...files.records import ERROR
+from ..contract import Bank
+from ..recall.preview import semantic_problem
+
+
+def diagnostics(bank: Bank) -> dict[str, Any]:
+    with bank.index.lock:
+        found = list(bank.index.diagnostics())
+    found.extend(bank.settings_files.diagnostics())
+    found.sort(key=lambda d: (d.source, d.line, d.message))
+    return {"items": [d.to_dict() for d in found]}
+
+
+def status(bank: Bank) -> dict[str, Any]:
+    items = diagnostics(bank)["items"]
+    model = bank.embedder()
+    problem = semantic_problem(bank)
+    with bank.index.lock:
+        recorded = bank.index.vector_model()
+        counts = bank.index.counts()
+        last_sync = bank.index.get_meta("last_sync")
+    return {
+        "projectId": bank.info.id,
+        "name": bank.info.name,
+        "counts": counts,
+        "lastSync": last_sync,
+        "model": {
+            "name": model.name if model else None,
+            "dim": model.dim if model else None,
+            "indexModel": recorded[0] if recorded else None,
+            "indexDim": recorded[1] if recorded else None,
+            "semantic": problem is None,
+            "problem": problem.to_api() if problem else None,
+        },
+        "diagnostics": {
+            "errors": sum(d["severity"] == ERROR for d in items),
+            "warnings": sum(d["severity"] != ERROR for d in items),
+        },
+        "watch": bank.watcher.status() if bank.watcher is not None else None,
+    }

@@ -1,0 +1,64 @@
+"""The journal's events in the index: learning's own table and its queries.
+
+Journal files are indexed like any other (re-read whole when their stat changes) into `events`, so
+signal counts are derived and survive a rebuild. The table is registered with the index's schema
+registry: a change to it drops only this table and re-reads only the journal files."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...files import journal
+from ...files.records import Diagnostic
+from ...files.scan import PROJECT_PREFIX
+from ...index import Index
+from ...index.schema import DomainSchema, register
+
+register(DomainSchema(
+    "learning.events", 1,
+    """CREATE TABLE events(              -- journal events that count: feedback, preferences-cleared, learned
+    source TEXT NOT NULL, line INTEGER NOT NULL, at TEXT NOT NULL, event TEXT NOT NULL,
+    key TEXT, weight REAL, run_id TEXT, evidence TEXT, tags TEXT
+);
+CREATE INDEX events_key ON events(key, at);""",
+    "DROP TABLE IF EXISTS events",
+    derived_from=(f"{PROJECT_PREFIX}{journal.FOLDER}/",),
+    forget="DELETE FROM events WHERE source = ?"))
+
+
+def put(index: Index, source: str, events: list[dict[str, Any]], diagnostics: tuple[Diagnostic, ...]) -> None:
+    """Replace what one journal file contributes (its events are re-read whole when it changes)."""
+    index.db.execute("DELETE FROM events WHERE source = ?", (source,))
+    index.db.execute("DELETE FROM diagnostics WHERE source = ? AND origin = 'parse'", (source,))
+    index.db.executemany(
+        "INSERT INTO events(source, line, at, event, key, weight, run_id, evidence, tags)"
+        " VALUES (:source, :line, :at, :event, :key, :weight, :run_id, :evidence, :tags)", events)
+    index.db.executemany(
+        "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'parse', ?, ?, ?)",
+        [(d.source, d.line, d.severity, d.message) for d in diagnostics])
+
+
+def last_event(index: Index, event: str, key: str | None = None) -> str | None:
+    """When the latest `event` (for `key`, if given) happened."""
+    sql = "SELECT max(at) FROM events WHERE event = ?" + (" AND key = ?" if key is not None else "")
+    return index.db.execute(sql, (event, key) if key is not None else (event,)).fetchall()[0][0]
+
+
+def signal(index: Index, key: str, since: str | None) -> tuple[float, list[str], list[str]]:
+    """(summed weight, run ids oldest first, tags) of the feedback for `key` after `since`."""
+    rows = index.db.execute(
+        "SELECT weight, run_id, tags FROM events WHERE event = 'feedback' AND key = ? AND at > ? ORDER BY at",
+        (key, since or "")).fetchall()
+    tags: list[str] = []
+    for _, _, raw in rows:
+        tags.extend(t for t in json.loads(raw or "[]") if t not in tags)
+    return sum(w for w, _, _ in rows), [r for _, r, _ in rows if r], tags
+
+
+def signal_phrases(index: Index, polarity: str, since: str | None) -> list[tuple[str, str]]:
+    """(key, first evidence) of every signal of one polarity since `since` that has readable evidence."""
+    rows = index.db.execute(
+        "SELECT key, evidence, min(at) FROM events WHERE event = 'feedback' AND key LIKE ? AND at > ?"
+        " AND evidence IS NOT NULL GROUP BY key ORDER BY key", (polarity + ":%", since or "")).fetchall()
+    return [(key, evidence) for key, evidence, _ in rows]

@@ -1,0 +1,71 @@
+"""Recall's channels: the injection preview."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, NotRequired, TypedDict
+
+from ...kernel.payload import DocPath, Id
+from ..contract import Channel
+from .preview import preview
+
+
+@dataclass(frozen=True)
+class InjectionPreview:
+    projectId: Id | None = None
+    queryText: str | None = None
+    documentId: DocPath | None = None
+
+
+class ReasonInfo(TypedDict):
+    """Why recall degraded (or injection is off): a stable code and a readable message."""
+
+    code: Literal["EMPTY_QUERY", "VEC_UNAVAILABLE", "MODEL_UNAVAILABLE", "EMBEDDING_DIM_MISMATCH",
+                  "QUERY_NOT_EMBEDDABLE", "INJECTION_DISABLED"]
+    message: str
+
+
+class PreviewScore(TypedDict):
+    fused: float
+    vector: float | None
+    vectorRank: int | None
+    lexical: float | None
+    lexicalRank: int | None
+
+
+class PreviewReason(TypedDict):
+    mode: Literal["deterministic", "semantic"]
+    rank: int
+    detail: str
+    score: NotRequired[PreviewScore]  # semantic mode only
+
+
+class PreviewItem(TypedDict):
+    id: str
+    type: str
+    scope: Literal["project", "document", "global"]
+    origin: Literal["manual", "learned"]
+    content: str
+    source: str
+    tokens: int
+    reason: PreviewReason
+
+
+class PreviewDiagnostics(TypedDict):
+    degraded: bool
+    reasons: list[ReasonInfo]
+    truncated: int
+    tokens: int
+    tookMs: float
+
+
+class Preview(TypedDict):
+    items: list[PreviewItem]
+    mode: Literal["deterministic", "semantic"]
+    diagnostics: PreviewDiagnostics
+
+
+CHANNELS = (
+    Channel("memory:injection:preview", InjectionPreview, Preview, preview, "read", "preview",
+            "What would go into the prompt, in order, with reasons.", "preview"),
+)

@@ -1,0 +1,92 @@
+"""`memory:injection:preview`: what would go into the prompt, in order, with the reasons given."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ...index.embed import mismatch
+from ...kernel.paths import document_path
+from ...kernel.text import fts_query
+from ..contract import Bank
+from . import queries
+from .rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
+                   VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
+
+# How many eligible neighbours each retriever proposes (at least; injectionMaxItems if larger)
+# before the budgets cut them down.
+CANDIDATES = 256
+
+
+def semantic_problem(bank: Bank) -> Reason | None:
+    """Why semantic recall cannot run now, or None when it can."""
+    if bank.index.vec_error is not None:
+        return Reason(VEC_UNAVAILABLE, bank.index.vec_error + "; memories are in deterministic order")
+    model = bank.embedder()
+    if model is None:
+        return Reason(MODEL_UNAVAILABLE, f"{bank.model.why() or 'no model'}; memories are in deterministic order")
+    why = mismatch(bank.index.vector_model(), model)
+    if why is not None:
+        return Reason(EMBEDDING_DIM_MISMATCH, f"{why}; run `membank index --rebuild`")
+    return None
+
+
+def preview(bank: Bank, query_text: str | None = None, document_id: str | None = None) -> dict[str, Any]:
+    started = time.perf_counter()
+    memory = bank.settings_files.memory()
+    document = document_path(document_id) if document_id is not None else None
+    reasons: list[Reason] = []
+    if not memory["injectionEnabled"]:
+        reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings (memory.injectionEnabled)"))
+        return _preview([], "deterministic", reasons, 0, started, degraded=False)
+    if query_text is not None and not query_text.strip():
+        reasons.append(Reason(EMPTY_QUERY, "the query is empty; memories are in deterministic order"))
+    elif query_text is not None:
+        problem = semantic_problem(bank)
+        if problem is None:
+            model = bank.embedder()
+            assert model is not None
+            vector = model.encode([query_text])[0]
+            if not vector.any():
+                problem = Reason(QUERY_NOT_EMBEDDABLE, "the query has no word the model knows; "
+                                 "memories are in deterministic order")
+            else:
+                return _semantic(bank, vector, query_text, document, memory, started)
+        reasons.append(problem)
+    with bank.index.lock:
+        eligible = queries.eligible_count(bank.index, document)
+        items = deterministic_items(queries.fitting(bank.index, document, memory["injectionMaxItems"],
+                                                       memory["injectionTokenBudget"]),
+                                    memory["injectionMaxItems"], memory["injectionTokenBudget"])
+    return _preview(items, "deterministic", reasons, eligible - len(items), started, degraded=bool(reasons))
+
+
+def _semantic(bank: Bank, vector: Any, query_text: str, document: str | None, memory: dict[str, Any],
+              started: float) -> dict[str, Any]:
+    """Vector neighbours fused with FTS5 matches, eligible memories only: each retriever proposes
+    its best eligible candidates (eligibility before the cut), at least as many as may be kept."""
+    match = fts_query(query_text)
+    want = max(CANDIDATES, memory["injectionMaxItems"])
+    index = bank.index
+    with index.lock:
+        nearest, lexical, keys = queries.candidates(index, vector if index.has_vectors() else None, match or None, want, document)
+        eligible = queries.eligible_count(index, document)
+        chosen = rank_semantic(fuse(nearest, lexical), keys, memory["injectionMaxItems"], memory["injectionTokenBudget"])
+        records = index.records([h.rowid for h, _ in chosen])  # only the kept ones are decoded
+    items = semantic_items_for(chosen, records)
+    return _preview(items, "semantic", [], eligible - len(items), started, degraded=False)
+
+
+def _preview(items: list[dict[str, Any]], mode: str, reasons: list[Reason], truncated: int, started: float,
+             degraded: bool) -> dict[str, Any]:
+    return {
+        "items": items,
+        "mode": mode,
+        "diagnostics": {
+            "degraded": degraded,
+            "reasons": [r.to_api() for r in reasons],
+            "truncated": truncated,
+            "tokens": sum(i["tokens"] for i in items),
+            "tookMs": round((time.perf_counter() - started) * 1000, 3),
+        },
+    }

@@ -1,0 +1,194 @@
+"""Recall's SQL: which entries a preview may inject (eligibility), and its candidates, budgets and order.
+
+Every query here reads the generic `entries` table through the index; the partial index
+`entries_eligible` that makes them fast is recall's own and is registered with the index's schema
+registry (a change to it rebuilds that index alone)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Iterator
+
+import numpy as np
+
+from ...index import Index
+from ...index.schema import DomainSchema, register
+from ...index.vecstore import VEC0_MAX_K
+from ...kernel.budget import fit
+from .order import KEY_COLUMNS, ORDER_SQL, key_of
+
+# Injectable: a live memory with text that no other file shadows; document scope only for its document.
+ELIGIBLE = """kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0
+    AND (scope != 'document' OR (document IS NOT NULL AND document = :doc))"""
+
+# the injectable memories in deterministic order with what fitting them needs: a preview reads this
+# index alone, and decodes only the records it keeps (see `fitting`)
+register(DomainSchema(
+    "recall.eligible", 1,
+    f"CREATE INDEX entries_eligible ON entries({ORDER_SQL}, tokens, scope, document)"
+    " WHERE kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0",
+    "DROP INDEX IF EXISTS entries_eligible"))
+
+
+def _counts(index: Index) -> dict[int, tuple[tuple[int, int, int], dict[str | None, int]]]:
+    """Per-thread eligible counts of one index (see `eligible_count`), dropped when it reconnects."""
+    return index.caches.setdefault("recall.eligible_counts", {})
+
+
+def eligible_count(index: Index, document: str | None) -> int:
+    """How many memories a preview for `document` could inject (what the budgets cut is this less the kept).
+
+    Counting scans the whole of `entries_eligible` (~10 ms at 100,000 memories), so each connection
+    keeps its counts until its view of the data moves: `PRAGMA data_version` (another connection
+    committed) or its own `total_changes` (it wrote, even if it rolled back)."""
+    db = index.db
+    key = None
+    if db.getautocommit() or index.in_snapshot():  # never mid-write
+        key = (id(db), db.execute("PRAGMA data_version").fetchall()[0][0], db.total_changes())
+        cached = _counts(index).get(threading.get_ident())
+        if cached is not None and cached[0] == key and document in cached[1]:
+            return cached[1][document]
+    n = db.execute(f"SELECT count(*) FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}",
+                   {"doc": document}).fetchall()[0][0]
+    if key is not None:
+        cached = _counts(index).get(threading.get_ident())
+        counts = cached[1] if cached is not None and cached[0] == key and len(cached[1]) < 64 else {}
+        counts[document] = n
+        _counts(index)[threading.get_ident()] = (key, counts)
+    return n
+
+
+def eligible_keys(index: Index, rowids: list[int], document: str | None) -> dict[int, tuple[int, tuple[Any, ...]]]:
+    """The injectable memories among `rowids`: (tokens, `recall.deterministic_key`) for each, from the
+    columns alone, so ranking needs no record decoded (`records` fetches the ones kept)."""
+    if not rowids:
+        return {}
+    # one JSON list, not one parameter each: a single statement, prepared once and cached, for any count
+    sql = (f"SELECT rowid, tokens, {KEY_COLUMNS} FROM entries NOT INDEXED"
+           f" WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND {ELIGIBLE}")  # by rowid
+    return {rowid: (tokens, key_of(scope_rank, type_rank, type_, updated_us, id_))
+            for rowid, tokens, scope_rank, type_rank, type_, updated_us, id_ in
+            index.db.execute(sql, {"doc": document, "rowids": json.dumps([int(r) for r in rowids])})}
+
+
+def eligible_rowids(index: Index, document: str | None) -> list[int]:
+    """Every memory a preview for `document` may inject (one scan of `entries_eligible`)."""
+    return [r for (r,) in index.db.execute(
+        f"SELECT rowid FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}", {"doc": document})]
+
+
+def eligible_by_rowid(index: Index, rowids: list[int], document: str | None) -> dict[int, tuple[dict[str, Any], int]]:
+    """The injectable memories among `rowids`, with their token estimates."""
+    if not rowids:
+        return {}
+    args: dict[str, Any] = {"doc": document, **{f"r{i}": r for i, r in enumerate(rowids)}}
+    marks = ",".join(f":r{i}" for i in range(len(rowids)))
+    # NOT INDEXED: by rowid, not by walking entries_order past every memory to test each against the list
+    sql = f"SELECT rowid, record, tokens FROM entries NOT INDEXED WHERE rowid IN ({marks}) AND {ELIGIBLE}"
+    return {rowid: (json.loads(record), tokens) for rowid, record, tokens in index.db.execute(sql, args)}
+
+
+def nearest_eligible(index: Index, vector: np.ndarray, k: int,
+                     document: str | None) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]]]:
+    """The k nearest memories a preview for `document` may inject (rowid, distance), nearest first,
+    with their `eligible_keys`: eligibility is applied before the cut, so a bank whose nearest
+    entries are another document's, deleted or shadowed still yields its k nearest eligible ones.
+
+    Neighbours are checked in growing rounds (2k, 8k, 32k ... by rowid, nearly always one round);
+    once a round would reach a quarter of the vectors, the eligible rowids are read whole from
+    `entries_eligible` and the KNN runs over those alone."""
+    if k <= 0:
+        return [], {}
+    copy = index.vector_copy()
+    found: list[tuple[int, float]] = []
+    keys: dict[int, tuple[int, tuple[Any, ...]]] = {}
+    want, seen = 2 * k, 0
+    while True:
+        ranked = index.nearest(vector, want)
+        fresh = eligible_keys(index, [r for r, _ in ranked[seen:]], document)
+        keys.update(fresh)
+        found.extend(hit for hit in ranked[seen:] if hit[0] in fresh)
+        seen = len(ranked)
+        if len(found) >= k or seen < want:  # enough, or every vector seen
+            return found[:k], keys
+        want *= 4
+        if copy is None and want > VEC0_MAX_K:  # sqlite-vec alone (no copy) answers at most VEC0_MAX_K
+            return found[:k], keys
+        if copy is not None and want * 4 >= len(copy):
+            allowed = np.array(eligible_rowids(index, document), np.int64)
+            ranked = copy.nearest(vector, k, allowed)
+            return ranked, eligible_keys(index, [r for r, _ in ranked], document)
+
+
+def lexical_eligible(index: Index, match: str, k: int,
+                     document: str | None) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]]]:
+    """`lexical` for the memories a preview for `document` may inject, eligibility applied before
+    the cut, with their `eligible_keys`: the best 4k matches are checked by rowid (a wider LIMIT
+    costs FTS5 little); when fewer than k of them are eligible, FTS5 ranks the eligible ones
+    alone (a join: every match is looked up, slower)."""
+    if k <= 0:
+        return [], {}
+    rows = index.lexical(match, 4 * k)
+    keys = eligible_keys(index, [r for r, _ in rows], document)
+    hits = [(r, score) for r, score in rows if r in keys]
+    if len(hits) >= k or len(rows) < 4 * k:
+        return hits[:k], keys
+    rows = index.db.execute(
+        "SELECT fts.rowid, bm25(fts, 1.0, 2.0) AS score FROM fts JOIN entries ON entries.rowid = fts.rowid"
+        f" WHERE fts MATCH :match AND {ELIGIBLE} ORDER BY score LIMIT :k",
+        {"match": match, "k": k, "doc": document}).fetchall()
+    return rows, eligible_keys(index, [r for r, _ in rows], document)
+
+
+def candidates(index: Index, vector: np.ndarray | None, match: str | None, k: int, document: str | None
+               ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]]]:
+    """The k best eligible vector neighbours and the k best eligible FTS5 matches for `document`,
+    best first, with `eligible_keys` for all of them (as `nearest_eligible`, `lexical_eligible`).
+
+    A first round takes more of each than needed (a quarter more neighbours, half more matches)
+    and checks them together, by rowid; on the benchmark corpus that is enough for nine queries
+    in ten. A retriever still short (its best are another document's, deleted, shadowed, or
+    cards: a character's name matches its card first) goes on alone in wider rounds."""
+    if k <= 0:
+        return [], [], {}
+    first_v, first_l = k + k // 4, k + k // 2
+    ranked_v = index.nearest(vector, first_v) if vector is not None else []
+    ranked_l = index.lexical(match, first_l) if match else []
+    keys = eligible_keys(index, sorted({r for r, _ in ranked_v} | {r for r, _ in ranked_l}), document)
+    nearest = [hit for hit in ranked_v if hit[0] in keys]
+    if vector is not None and len(nearest) < k and len(ranked_v) == first_v:
+        nearest, more = nearest_eligible(index, vector, k, document)
+        keys.update(more)
+    lexical = [hit for hit in ranked_l if hit[0] in keys]
+    if match and len(lexical) < k and len(ranked_l) == first_l:
+        lexical, more = lexical_eligible(index, match, k, document)
+        keys.update(more)
+    return nearest[:k], lexical[:k], keys
+
+
+def fitting(index: Index, document: str | None, max_items: int, token_budget: int) -> list[tuple[dict[str, Any], int]]:
+    """What `recall.fit` keeps of `ordered(document)`, with their token estimates, in order.
+
+    The same greedy rule, run on the token counts in `entries_eligible`: the head of the order
+    first, then only the later rows small enough for what is left (nothing larger can fit once
+    `left` tokens remain). Only the kept records are decoded."""
+    sql = f"SELECT rowid, tokens FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}"
+    head_size = 128 + 2 * max(0, max_items)
+    head = index.db.execute(f"{sql} ORDER BY {ORDER_SQL} LIMIT :n", {"doc": document, "n": head_size}).fetchall()
+    kept = list(fit(head, max_items, token_budget))
+    if len(head) == head_size and len(kept) < max_items:
+        left = token_budget - sum(t for _, t in kept)
+        seen = {rowid for rowid, _ in head}
+        later = ((r, t) for r, t in index.db.execute(f"{sql} AND tokens <= :left ORDER BY {ORDER_SQL}",
+                                                    {"doc": document, "left": left}) if r not in seen)
+        kept.extend(fit(later, max_items - len(kept), left))
+    records = index.records([r for r, _ in kept])
+    return [(records[r], t) for r, t in kept]
+
+
+def ordered(index: Index, document: str | None) -> Iterator[tuple[dict[str, Any], int]]:
+    """Injectable memories in deterministic order, with their token estimates, read lazily."""
+    sql = f"SELECT record, tokens FROM entries WHERE {ELIGIBLE} ORDER BY {ORDER_SQL}"
+    for record, tokens in index.db.execute(sql, {"doc": document}):
+        yield json.loads(record), tokens

@@ -1,0 +1,65 @@
+"""The settings channels: the `memory:` section for the app, the `embedding:` section for the writer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal, TypedDict
+
+from ...kernel.payload import Id, Most
+from ..contract import Channel, ProjectOnly
+from .update import memory_settings, update_embedding, update_memory
+
+
+@dataclass(frozen=True)
+class SettingsPatch:
+    injectionEnabled: bool | None = None
+    preferenceLearningEnabled: bool | None = None
+    privacyModeEnabled: bool | None = None
+    preferenceLearningThreshold: int | None = None
+    injectionMaxItems: int | None = None
+    injectionTokenBudget: int | None = None
+
+
+@dataclass(frozen=True)
+class SettingsUpdate:
+    patch: SettingsPatch
+    projectId: Id | None = None
+    scope: Literal["project", "global"] = "project"
+
+
+@dataclass(frozen=True)
+class EmbeddingPatch:
+    """`model`: a model2vec folder (relative to the project, or absolute); null is the bundled model."""
+
+    model: Annotated[str, Most(chars=4096)] | None = None
+
+
+@dataclass(frozen=True)
+class EmbeddingUpdate:
+    patch: EmbeddingPatch
+    projectId: Id | None = None
+    scope: Literal["project", "global"] = "project"
+
+
+class Settings(TypedDict):
+    injectionEnabled: bool
+    preferenceLearningEnabled: bool
+    privacyModeEnabled: bool
+    preferenceLearningThreshold: int
+    injectionMaxItems: int
+    injectionTokenBudget: int
+
+
+class EmbeddingSettings(TypedDict):
+    model: str | None  # as settings.yaml names it; null: the bundled model
+
+
+CHANNELS = (
+    Channel("memory:settings:get", ProjectOnly, Settings, memory_settings, "read", "settings get",
+            "The effective settings after merging global and project files.", "settings"),
+    Channel("memory:settings:update", SettingsUpdate, Settings, update_memory, "write", "settings set",
+            "Change `memory.*` settings in settings.yaml, keeping its comments.", "update_settings"),
+    Channel("embedding:settings:update", EmbeddingUpdate, EmbeddingSettings, update_embedding, "write", "settings set",
+            "Change `embedding.*` settings (the model folder) in settings.yaml, keeping its comments.",
+            "update_embedding_settings"),
+)
