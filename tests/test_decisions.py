@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import itertools
 
+import apsw
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from membank.domains.indexing.sync import plan
 from membank.domains.learning.decisions import confidence
+from membank.domains.recall import order
 from membank.domains.recall.rank import Hit, fuse, rank_semantic
+from membank.files.records import SCOPE_RANK, TYPE_RANK
 from membank.files.scan import FileStat
 from membank.index.entries import FileState
 from membank.kernel.budget import fit
@@ -187,3 +190,18 @@ def test_fit_is_an_ordered_greedy_choice(sizes: list[int], max_items: int, budge
     if 0 < max_items and len(kept) < max_items:  # not full: nothing left out would have fit in what is left
         room = budget - sum(t for _, t in kept)
         assert all(t > room for i, t in candidates if i not in positions)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["project", "document", "global"]),
+                          st.sampled_from(["preference", "fact", "note", "clue", "plot-thread", "Zed", "ü"]),
+                          st.integers(0, 2_000_000_000_000_000), st.text(min_size=1, max_size=5)),
+                min_size=1, max_size=20))
+def test_the_sql_key_and_order_are_the_python_key(memories: list[tuple[str, str, int, str]]) -> None:
+    """order.KEY_SQL and ORDER_SQL, run by SQLite, agree with order.key_of on the same columns."""
+    db = apsw.Connection(":memory:")
+    db.execute(f"CREATE TABLE entries({order.KEY_COLUMNS})")
+    rows = [(SCOPE_RANK[scope], TYPE_RANK.get(type_, order.OTHER_TYPES), type_, updated, id_)
+            for scope, type_, updated, id_ in memories]
+    db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?)", rows)
+    keys = db.execute(f"SELECT {order.KEY_SQL} FROM entries ORDER BY {order.ORDER_SQL}").fetchall()
+    assert keys == sorted(order.key_of(*row) for row in rows)

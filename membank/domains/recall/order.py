@@ -16,6 +16,8 @@ from ...files.records import SCOPE_RANK, TYPE_RANK
 OTHER_TYPES = 3  # the type rank of every type not in TYPE_RANK: they sort by name among themselves
 ORDER_SQL = "scope_rank, type_rank, type, updated_us DESC, id"
 KEY_COLUMNS = "scope_rank, type_rank, type, updated_us, id"  # what `key_of` takes, in this order
+# `key_of(KEY_COLUMNS)` computed by SQLite, for queries that rank many rows (a test holds them equal)
+KEY_SQL = f"scope_rank, type_rank, CASE WHEN type_rank = {OTHER_TYPES} THEN type ELSE '' END, -updated_us, id"
 
 Key = tuple[int, int, str, int, str]
 

@@ -16,7 +16,7 @@ from ...index import Index
 from ...index.schema import DomainSchema, register
 from ...index.vecstore import VEC0_MAX_K
 from ...kernel.budget import fit
-from .order import KEY_COLUMNS, ORDER_SQL, key_of
+from .order import KEY_SQL, ORDER_SQL
 
 # Injectable: a live memory with text that no other file shadows; document scope only for its document.
 ELIGIBLE = """kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0
@@ -65,11 +65,10 @@ def eligible_keys(index: Index, rowids: list[int], document: str | None) -> dict
     if not rowids:
         return {}
     # one JSON list, not one parameter each: a single statement, prepared once and cached, for any count
-    sql = (f"SELECT rowid, tokens, {KEY_COLUMNS} FROM entries NOT INDEXED"
+    sql = (f"SELECT rowid, tokens, {KEY_SQL} FROM entries NOT INDEXED"
            f" WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND {ELIGIBLE}")  # by rowid
-    return {rowid: (tokens, key_of(scope_rank, type_rank, type_, updated_us, id_))
-            for rowid, tokens, scope_rank, type_rank, type_, updated_us, id_ in
-            index.db.execute(sql, {"doc": document, "rowids": json.dumps([int(r) for r in rowids])})}
+    rows = index.db.execute(sql, {"doc": document, "rowids": json.dumps([int(r) for r in rowids])})
+    return {row[0]: (row[1], row[2:]) for row in rows}  # the key, made by SQLite as `key_of` makes it
 
 
 def eligible_rowids(index: Index, document: str | None) -> list[int]:
