@@ -75,6 +75,7 @@ def test_settings_set_and_get(sample: Path, home: Path) -> None:
     assert bad.returncode == 1 and json.loads(bad.stdout)["error"]["details"]["field"] == "patch.injectionMaxItems"
     glob = membank("settings", "set", "embedding.model=models/x", "--global", cwd=sample, home=home)
     assert glob.returncode == 0 and "model: models/x" in (home / "settings.yaml").read_text("utf-8")
+    assert "embedding.model = \"models/x\"" in glob.stdout and "memory.embedding" not in glob.stdout
 
 
 def test_preview_query_shows_scores(sample: Path, home: Path) -> None:

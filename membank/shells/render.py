@@ -67,5 +67,5 @@ def preview_view(d: dict[str, Any]) -> None:
 
 
 def settings_view(d: dict[str, Any]) -> None:
-    for key, value in d.items():
-        out.print(f"memory.{key} = {json.dumps(value)}")
+    for key, value in d.items():  # the memory section's keys are bare; others come dotted (embedding.model)
+        out.print(f"{key if '.' in key else 'memory.' + key} = {json.dumps(value)}")
