@@ -86,11 +86,11 @@ def test_preview_query_shows_scores(sample: Path, home: Path) -> None:
 
 def test_index_summary_and_status(sample: Path, home: Path) -> None:
     first = json.loads(membank("index", "--json", cwd=sample, home=home).stdout)["data"]
-    assert first["added"] == 24 and first["errors"] == 0
+    assert first["added"] == 26 and first["errors"] == 0
     again = json.loads(membank("index", "--json", cwd=sample, home=home).stdout)["data"]
-    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 24)
+    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 26)
     rebuilt = json.loads(membank("index", "--rebuild", "--json", cwd=sample, home=home).stdout)["data"]
-    assert rebuilt["added"] == 24
+    assert rebuilt["added"] == 26
     status = membank("status", cwd=sample, home=home)
     assert "memories: 13" in status.stdout and "128 dimensions" in status.stdout
 

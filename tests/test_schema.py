@@ -197,7 +197,8 @@ def test_check_reports_what_is_wrong() -> None:
     doc = _doc("memory:get")
     memory = {"id": "m", "type": "note", "scope": "project", "origin": "manual", "content": "c", "source": "s",
               "documentId": None, "tags": [], "confidence": 1.0, "evidence": [], "metadata": {}, "pinned": False,
-              "revision": 1, "createdAt": None, "updatedAt": "2026-01-01T00:00:00Z", "deletedAt": None}
+              "revision": 1, "createdAt": None, "updatedAt": "2026-01-01T00:00:00Z", "deletedAt": None,
+              "since": None, "until": None}
     data = doc["properties"]["data"]
     assert schema.check(memory, data, doc) == []
     assert schema.check({**memory, "revision": "1"}, data, doc) == ["$.revision: expected integer, got str"]

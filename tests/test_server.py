@@ -90,6 +90,10 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
         "memory:preferences:ingest": {"runId": "run-1", "skillId": "polish", "action": "accept",
                                       "evidenceRef": "omit needless words"},
         "memory:preferences:clear": {},
+        "skill:list": {},
+        "skill:get": {"skillId": "continue"},
+        "context:assemble": {"skillId": "continue", "documentId": "chapters/ch05.md",
+                             "selection": {"start": 10, "end": 40}, "instruction": "Go on."},
     }
 
 

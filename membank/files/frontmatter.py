@@ -271,6 +271,53 @@ class Document:
             return 1
         return 2 + self.fm_text.count("\n", 0, m.start())
 
+    def item_lines(self, key: str) -> tuple[int, ...]:
+        """The file line of each item of a top-level list (`relations:`, `progressions:`), so a value
+        can be cited where it is written; () when the key is absent or not a list. The front matter
+        was loaded already, so composing it again is within the same bounds."""
+        if not isinstance(self.meta.get(key), list):
+            return ()
+        try:
+            root = yaml.compose(self.fm_text, Loader=_Loader)  # noqa: S506 - nodes only, nothing built
+        except yaml.YAMLError:  # pragma: no cover - it loaded a moment ago
+            return ()
+        if not isinstance(root, yaml.MappingNode):
+            return ()
+        for key_node, value_node in root.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key and isinstance(value_node, yaml.SequenceNode):
+                return tuple(2 + item.start_mark.line for item in value_node.value)
+        return ()
+
+    def raw_scalars(self, key: str) -> dict[str, str]:
+        """The values of the top-level mapping `key:` as written (YAML 1.1 reads `yes` and `on` as true:
+        a caller that allows only true/false needs the words themselves)."""
+        if not isinstance(self.meta.get(key), dict):
+            return {}
+        try:
+            root = yaml.compose(self.fm_text, Loader=_Loader)  # noqa: S506 - nodes only, nothing built
+        except yaml.YAMLError:  # pragma: no cover - it loaded a moment ago
+            return {}
+        for key_node, value_node in root.value if isinstance(root, yaml.MappingNode) else ():
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key and isinstance(value_node, yaml.MappingNode):
+                return {str(k.value): v.value for k, v in value_node.value
+                        if isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode)}
+        return {}
+
+    def nested_key_line(self, key: str, inner: str) -> int:
+        """The file line of `inner:` inside the top-level mapping `key:` (its own line when not found)."""
+        start = self.key_line(key)
+        lines = self.fm_text.split("\n")
+        pattern = re.compile(rf"(^|[\s{{,])['\"]?{re.escape(inner)}['\"]?\s*:")
+        for i in range(start - 2, len(lines)):
+            if i < 0:
+                continue
+            if i > start - 2 and lines[i][:1] not in (" ", "\t", "") and not lines[i].startswith("#"):
+                break  # the next top-level key
+            text = lines[i] if i > start - 2 else lines[i].split(":", 1)[-1]
+            if pattern.search(text):
+                return i + 2
+        return start
+
 
 def decode(data: bytes) -> str:
     """Bytes to text; raises FrontMatterError with a writer's message."""

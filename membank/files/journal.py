@@ -25,7 +25,8 @@ class Event:
     data: dict[str, Any]
 
 
-def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PROJECT_PREFIX + rel) -> str:
+def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PROJECT_PREFIX + rel,
+           durable: bool = True) -> str:
     """Append one event as one line (a single write, then fsync); returns the journal file's path under the bank.
 
     Refused (a MembankError, nothing written) when a link leads the journal out of the bank or the
@@ -46,7 +47,8 @@ def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PR
         if os.fstat(fd).st_size and not _ends_with_newline(fd):
             line = b"\n" + line  # a torn last line stays alone on its line; it is skipped when read
         os.write(fd, line)
-        os.fsync(fd)
+        if durable:  # a trace (context:assemble's run) is not worth an fsync per prompt
+            os.fsync(fd)
     finally:
         os.close(fd)
     return rel

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from .frontmatter import Document, FrontMatterError, decode, iso, jsonable, split
 from .records import ERROR, WARNING, Card, Diagnostic, Memory, Parsed, Skill
+from .skillrules import check_rules
 
 ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,199}")
 TYPE_RE = re.compile(r"[a-z][a-z0-9_-]*")
@@ -16,11 +17,13 @@ FOLDER_TYPES = {"preference": "preference", "preferences": "preference", "fact":
                 "note": "note", "notes": "note"}
 WORLD_KINDS = ("place", "rule", "item", "faction", "lore", "style", "other")
 INCLUDE = ("always", "auto", "never")
+LOGIC = ("and_any", "and_all", "not_any", "not_all")
 
 MEMORY_KEYS = ("id", "type", "scope", "document", "origin", "confidence", "tags", "evidence", "created",
-               "updated", "revision", "deleted_at", "pinned")
+               "updated", "revision", "deleted_at", "pinned", "since", "until")
 CARD_KEYS = ("id", "name", "kind", "aliases", "keys", "include", "summary", "state", "state_at", "relations",
-             "progressions", "deleted_at", "updated", "created")
+             "progressions", "deleted_at", "updated", "created", "exclude_keys", "secondary_keys", "logic",
+             "introduced")
 SKIPPED = "membank skips this file until it is fixed"
 
 
@@ -260,8 +263,15 @@ def parse_memory(data: bytes, source: str, rel: str, bank: str, mtime_ns: int) -
         deleted_at=r.time("deleted_at", "it is ignored, so the memory is not deleted"),
         content=content,
         source=source,
+        since=_position(r, "since"),
+        until=_position(r, "until"),
     )
     return Parsed(memory, tuple(r.diagnostics), _id_line(doc))
+
+
+def _position(r: _Reader, key: str) -> str | None:
+    """A story position (story.md): a manuscript path inside the project."""
+    return r.get(key, _as_doc_path, None, "a path inside the project, like chapters/ch05.md", "it is ignored")
 
 
 def parse_card(data: bytes, source: str, section: str, rel: str, mtime_ns: int) -> Parsed:
@@ -287,6 +297,9 @@ def parse_card(data: bytes, source: str, section: str, rel: str, mtime_ns: int) 
             r.report("kind", f"`kind: {kind}` is not one of {', '.join(WORLD_KINDS)}; it is kept as written", WARNING)
     if card_id is None or name is None or not name.strip():
         return Parsed(None, tuple(r.diagnostics))
+    relations = r.mapping_list("relations", "{to: Maren Voss, type: ally}")
+    progressions = r.mapping_list("progressions", "{at: chapters/ch05.md, state: wounded}")
+    _check_story_items(r, relations, progressions)
     card = Card(
         id=card_id,
         section=section,
@@ -298,15 +311,39 @@ def parse_card(data: bytes, source: str, section: str, rel: str, mtime_ns: int) 
         summary=r.text("summary", "") or "",
         state=r.text("state"),
         state_at=r.text("state_at"),
-        relations=r.mapping_list("relations", "{to: Maren Voss, type: ally}"),
-        progressions=r.mapping_list("progressions", "{at: chapters/ch05.md, state: wounded}"),
+        relations=relations,
+        progressions=progressions,
         metadata=r.metadata(CARD_KEYS),
         deleted_at=r.time("deleted_at", "it is ignored, so the card is not deleted"),
         updated=r.time("updated") or r.time("created") or mtime_iso(mtime_ns),
         content=doc.body,
         source=source,
+        exclude_keys=r.words("exclude_keys"),
+        secondary_keys=r.words("secondary_keys"),
+        logic=r.get("logic", _choice(LOGIC), "and_any", "one of " + ", ".join(LOGIC)),
+        introduced=_position(r, "introduced"),
+        lines={"name": doc.key_line("name"), "summary": doc.key_line("summary"),
+               "state": doc.key_line("state"),
+               "introduced": doc.key_line("introduced"), "relations": list(doc.item_lines("relations")),
+               "progressions": list(doc.item_lines("progressions")), "body": doc.body_line},
     )
     return Parsed(card, tuple(r.diagnostics), _id_line(doc))
+
+
+def _check_story_items(r: _Reader, relations: tuple[dict[str, Any], ...],
+                       progressions: tuple[dict[str, Any], ...]) -> None:
+    """Story items membank cannot use are reported where they are written (they are left out)."""
+    for line, item in zip(r.doc.item_lines("progressions"), progressions):
+        if _as_doc_path(item.get("at")) is None:
+            r.diagnostics.append(Diagnostic(r.source, line, WARNING, "a progression needs `at:` with a manuscript "
+                                            "path, like {at: chapters/ch05.md, state: wounded}; it is ignored"))
+        elif item.get("set") is not None and not isinstance(item.get("set"), dict):
+            r.diagnostics.append(Diagnostic(r.source, line, WARNING, "a progression's `set:` should be `key: value` "
+                                            "pairs, like {location: the cliffs}; it is ignored"))
+    for line, item in zip(r.doc.item_lines("relations"), relations):
+        if not isinstance(item.get("to"), str) or not str(item.get("to")).strip():
+            r.diagnostics.append(Diagnostic(r.source, line, WARNING, "a relation needs `to:` naming a card, like "
+                                            "{to: Maren Voss, type: ally}; it is ignored"))
 
 
 def parse_skill(data: bytes, source: str, rel: str) -> Parsed:
@@ -316,10 +353,19 @@ def parse_skill(data: bytes, source: str, rel: str) -> Parsed:
     r = _Reader(doc, source)
     r.diagnostics.extend(diagnostics)
     skill_id = _check_id(r, rel[:-3] if rel.endswith(".md") else rel)
-    rules = r.get("context_rules", lambda v: jsonable(v) if isinstance(v, dict) else None, {},
-                  "`key: value` pairs, like {memories: auto, max_tokens: 800}", "no context rules are used")
+    raw = doc.meta.get("context_rules")
+    rules = jsonable(raw) if raw is not None else {}
+    if isinstance(rules, dict):  # `yes`, `on`, `no`: YAML 1.1 booleans, but a rule takes true or false only
+        written = doc.raw_scalars("context_rules")
+        rules = {k: written.get(k, str(v)) if isinstance(v, bool) and written.get(k, "").lower() not in ("true", "false")
+                 else v for k, v in rules.items()}
+    lines = {str(k): doc.nested_key_line("context_rules", str(k)) for k in rules} if isinstance(rules, dict) else {}
+    for problem in check_rules(rules)[1]:
+        line = lines.get(problem.key, doc.key_line("context_rules")) if problem.key else doc.key_line("context_rules")
+        r.diagnostics.append(Diagnostic(source, line, ERROR, problem.message + "; using this skill fails until it is fixed"))
     if skill_id is None:
         return Parsed(None, tuple(r.diagnostics))
     skill = Skill(id=skill_id, name=r.text("name", skill_id) or skill_id, context_rules=rules,
-                  content=doc.body, source=source)
+                  content=doc.body, source=source, description=r.text("description", "") or "",
+                  rule_lines=lines)
     return Parsed(skill, tuple(r.diagnostics), _id_line(doc))

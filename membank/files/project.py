@@ -70,6 +70,19 @@ def read_project(root: Path) -> ProjectInfo:
     return ProjectInfo(str(data["id"]), str(data.get("name") or root.name), root)
 
 
+def read_chapters(root: Path) -> tuple[str, ...] | None:
+    """`chapters:` of project.yaml (story.md): paths and glob patterns in reading order; None when the
+    project does not set one (or it is not a list of paths: natural order is used then)."""
+    try:
+        data = load_yaml(decode(read_regular(root / BANK_DIR / "project.yaml", MAX_FILE_BYTES + 1)[0])) or {}
+    except (OSError, Unreadable, FrontMatterError, yaml.YAMLError, ValueError, TypeError, RecursionError):
+        return None
+    chapters = data.get("chapters") if isinstance(data, dict) else None
+    if not isinstance(chapters, list) or not all(isinstance(c, str) and c.strip() for c in chapters):
+        return None
+    return tuple(c.strip().replace("\\", "/").removeprefix("./") for c in chapters)
+
+
 def init(root: Path, name: str | None = None) -> tuple[ProjectInfo, list[str]]:
     """Create `.writenow/` from the template, never overwriting; returns the project and the files created.
 

@@ -42,6 +42,8 @@ class Memory:
     deleted_at: str | None
     content: str
     source: str
+    since: str | None = None  # story positions (story.md): valid from here ...
+    until: str | None = None  # ... up to, not including, here
 
     def to_api(self) -> dict[str, Any]:
         return {
@@ -61,6 +63,8 @@ class Memory:
             "createdAt": self.created,
             "updatedAt": self.updated,
             "deletedAt": self.deleted_at,
+            "since": self.since,
+            "until": self.until,
         }
 
 
@@ -85,14 +89,27 @@ class Card:
     updated: str
     content: str
     source: str
+    exclude_keys: tuple[str, ...] = ()
+    secondary_keys: tuple[str, ...] = ()
+    logic: str = "and_any"  # and_any | and_all | not_any | not_all (story.md, Matching)
+    introduced: str | None = None
+    # where each value is written, so every answer can cite source and line:
+    # {"name", "summary", "state", "introduced": line, "relations", "progressions": [line per item]}
+    lines: dict[str, Any] = field(default_factory=dict)
 
     def to_api(self) -> dict[str, Any]:
         return {
             "id": self.id,
+            "section": self.section,
             "kind": self.kind,
             "name": self.name,
             "aliases": list(self.aliases),
             "keys": list(self.keys),
+            "excludeKeys": list(self.exclude_keys),
+            "secondaryKeys": list(self.secondary_keys),
+            "logic": self.logic,
+            "introduced": self.introduced,
+            "lines": self.lines,
             "include": self.include,
             "summary": self.summary,
             "state": self.state,
@@ -111,15 +128,19 @@ class Card:
 class Skill:
     id: str
     name: str
-    context_rules: dict[str, Any]
+    context_rules: dict[str, Any]  # as written: checked again at assembly (files/skillrules.py)
     content: str
     source: str
+    description: str = ""
+    rule_lines: dict[str, int] = field(default_factory=dict)  # the file line of each rule
 
     def to_api(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "name": self.name,
+            "description": self.description,
             "contextRules": self.context_rules,
+            "ruleLines": self.rule_lines,
             "content": self.content,
             "source": self.source,
         }

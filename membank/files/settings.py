@@ -21,6 +21,16 @@ MEMORY_DEFAULTS: dict[str, Any] = {
     "injectionTokenBudget": 1200,
 }
 EMBEDDING_DEFAULTS: dict[str, Any] = {"model": None}
+# context.md: the budget of Layers 2-5 when a skill does not set one, how deep activated cards pull
+# in the cards they mention, and each layer's own cap
+LAYER_NAMES = ("identity", "skill", "project", "preferences", "retrieved", "immediate")
+CONTEXT_DEFAULTS: dict[str, Any] = {
+    "maxTokens": 6000,
+    "recursion": 1,
+    "layerTokens": {"identity": 600, "skill": 2000, "project": 3000, "preferences": 1000, "retrieved": 3000,
+                    "immediate": 8000},
+}
+DEFAULTS = {"memory": MEMORY_DEFAULTS, "embedding": EMBEDDING_DEFAULTS, "context": CONTEXT_DEFAULTS}
 
 
 def _bool(v: Any) -> bool | None:
@@ -42,6 +52,19 @@ def _model(v: Any) -> str | None:
     return v if isinstance(v, str) and v.strip() else None
 
 
+MAX_LAYER_TOKENS = 200_000
+
+
+def _layer_tokens(v: Any) -> dict[str, int] | None:
+    """Some or all of the six layers' caps; the others keep theirs (merged key by key)."""
+    if not isinstance(v, dict) or not v:
+        return None
+    check = _int_in(0, MAX_LAYER_TOKENS)
+    if any(k not in LAYER_NAMES or check(n) is None for k, n in v.items()):
+        return None
+    return {str(k): int(n) for k, n in v.items()}
+
+
 # (section, key) -> (check returning None when the value is wrong, what was expected)
 CHECKS: dict[tuple[str, str], tuple[Callable[[Any], Any], str]] = {
     ("memory", "injectionEnabled"): (_bool, "true or false"),
@@ -51,6 +74,10 @@ CHECKS: dict[tuple[str, str], tuple[Callable[[Any], Any], str]] = {
     ("memory", "injectionMaxItems"): (_int_in(0, MAX_ITEMS), f"a whole number from 0 to {MAX_ITEMS:,}"),
     ("memory", "injectionTokenBudget"): (_int_in(0, MAX_TOKEN_BUDGET), f"a whole number from 0 to {MAX_TOKEN_BUDGET:,}"),
     ("embedding", "model"): (_model, "a folder path or null"),
+    ("context", "maxTokens"): (_int_in(100, 200_000), "a whole number from 100 to 200,000"),
+    ("context", "recursion"): (_int_in(0, 5), "a whole number from 0 to 5"),
+    ("context", "layerTokens"): (_layer_tokens, f"`layer: tokens` pairs for any of {', '.join(LAYER_NAMES)}, "
+                                 f"each a whole number from 0 to {MAX_LAYER_TOKENS:,}"),
 }
 
 
@@ -85,7 +112,7 @@ def read_file(path: Path, source: str) -> tuple[dict[str, dict[str, Any]], list[
 
 def read(data: bytes | None, source: str) -> tuple[dict[str, dict[str, Any]], list[Diagnostic]]:
     """The valid settings a file sets, by section; wrong values are reported and left out."""
-    found: dict[str, dict[str, Any]] = {"memory": {}, "embedding": {}}
+    found: dict[str, dict[str, Any]] = {section: {} for section in DEFAULTS}
     if data is None:
         return found, []
     try:
@@ -106,7 +133,7 @@ def read(data: bytes | None, source: str) -> tuple[dict[str, dict[str, Any]], li
     for section, values in loaded.items():
         if section not in found:
             problems.append(Diagnostic(source, _line(text, str(section)), WARNING,
-                                       f"`{section}` is not a settings section membank knows (memory, embedding); "
+                                       f"`{section}` is not a settings section membank knows ({', '.join(DEFAULTS)}); "
                                        "it is ignored"))
             continue
         if values is None:
@@ -120,7 +147,7 @@ def read(data: bytes | None, source: str) -> tuple[dict[str, dict[str, Any]], li
             if expected is None:
                 found[section][str(key)] = ok
             elif (section, str(key)) in CHECKS:
-                default = (MEMORY_DEFAULTS if section == "memory" else EMBEDDING_DEFAULTS)[str(key)]
+                default = DEFAULTS[section][str(key)]
                 problems.append(Diagnostic(source, _line(text, str(key)), ERROR,
                                            f"`{section}.{key}` should be {expected}, not {_show(value)}; "
                                            f"the default ({_show(default)}) is used"))
@@ -141,10 +168,15 @@ def _show(value: Any) -> str:
 
 def merge(*layers: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Defaults, then each layer key by key (global first, project last)."""
-    result = {"memory": dict(MEMORY_DEFAULTS), "embedding": dict(EMBEDDING_DEFAULTS)}
+    result = {section: {k: dict(v) if isinstance(v, dict) else v for k, v in values.items()}
+              for section, values in DEFAULTS.items()}
     for layer in layers:
         for section, values in layer.items():
-            result[section].update(values)
+            for key, value in values.items():
+                if isinstance(value, dict):  # layerTokens: key by key
+                    result[section][key].update(value)
+                else:
+                    result[section][key] = value
     return result
 
 
@@ -185,6 +217,10 @@ class SettingsCache:
 
     def embedding(self) -> dict[str, Any]:
         return dict(self.read()[0]["embedding"])
+
+    def context(self) -> dict[str, Any]:
+        found = self.read()[0]["context"]
+        return {**found, "layerTokens": dict(found["layerTokens"])}
 
     def diagnostics(self) -> list[Diagnostic]:
         return list(self.read()[1])

@@ -72,6 +72,7 @@ class EntryStore:
             touched.add((old[1], old[2], old[3]))
             self.db.execute("DELETE FROM fts WHERE rowid = ?", (old[0],))
             self._drop_vector(old[0])
+            _clear_derived(self.db, old[0])
         self.db.execute("DELETE FROM diagnostics WHERE source = ? AND origin = 'parse'", (source,))
         if diagnostics:
             self.db.executemany(
@@ -100,6 +101,10 @@ class EntryStore:
             rowid = self.db.last_insert_rowid()
         body, names = _fts_fields(record)
         self.db.execute("INSERT INTO fts(rowid, body, names) VALUES (?, ?, ?)", (rowid, fts_text(body), fts_text(names)))
+        for schema in SCHEMAS.values():
+            derived = schema.rows(record) if schema.rows is not None else ()
+            if derived:
+                self.db.executemany(schema.insert, [(rowid, *r) for r in derived])
         touched.add((row["grp"], bank, record.id))
         return touched
 
@@ -129,6 +134,7 @@ class EntryStore:
             return set()
         self.db.execute("DELETE FROM fts WHERE rowid = ?", (old[0],))
         self._drop_vector(old[0])
+        _clear_derived(self.db, old[0])
         if old[1] == "memory":
             self.db.execute("UPDATE entries SET removed_at = ?, shadowed = 0 WHERE rowid = ?", (at, old[0]))
         else:
@@ -191,6 +197,12 @@ class EntryStore:
         self.db.executemany(
             "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'scan', ?, ?, ?)",
             [(d.source, d.line, d.severity, d.message) for d in diagnostics])
+
+
+def _clear_derived(db: apsw.Connection, rowid: int) -> None:
+    for schema in SCHEMAS.values():
+        if schema.clear:
+            db.execute(schema.clear, (rowid,))
 
 
 def _fts_fields(record: Record) -> tuple[str, str]:

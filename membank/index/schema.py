@@ -22,6 +22,12 @@ class DomainSchema:
     drop: str  # undoes `create` (IF EXISTS: it also runs on an index that never had it)
     derived_from: tuple[str, ...] = ()  # citation prefixes of the files its rows come from
     forget: str = ""  # deletes its rows of one file (`?` is the file's citation) when the file is gone
+    # rows a domain derives from each record as it is stored (a relation, a story position ...):
+    # `rows(record)` gives them, `insert` stores one (the entry's rowid first, then the row), and
+    # `clear` deletes an entry's rows (`?` is its rowid) before the entry is rewritten or removed
+    rows: Callable[[Any], list[tuple[Any, ...]]] | None = None
+    insert: str = ""
+    clear: str = ""
 
 
 SCHEMAS: dict[str, DomainSchema] = {}

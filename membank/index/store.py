@@ -195,6 +195,15 @@ class Index(EntryStore, VectorStore):
     def lock(self, value: Any) -> None:
         self._lock = value
 
+    def view_key(self) -> tuple[int, int, int] | None:
+        """A key that moves whenever what this thread's connection sees may have changed: another
+        connection committed (`PRAGMA data_version`) or this one wrote (`total_changes`, even a write
+        rolled back). None in the middle of a write, where nothing read may be cached."""
+        db = self.db
+        if not (db.getautocommit() or self.in_snapshot()):
+            return None
+        return id(db), db.execute("PRAGMA data_version").fetchall()[0][0], db.total_changes()
+
     def in_snapshot(self) -> bool:
         """Whether this thread reads inside `reading()`: its own connection, one snapshot."""
         return bool(_reading.depth and self.path is not None)

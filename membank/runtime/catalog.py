@@ -9,12 +9,14 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from ..domains.context import channels as context
 from ..domains.contract import Channel
 from ..domains.indexing import channels as indexing
 from ..domains.learning import channels as learning
 from ..domains.memories import channels as memories
 from ..domains.recall import channels as recall
 from ..domains.settings import channels as settings
+from ..domains.skills import channels as skills
 from . import registry
 
 TABLES: tuple[tuple[Channel, ...], ...] = (
@@ -24,6 +26,8 @@ TABLES: tuple[tuple[Channel, ...], ...] = (
     settings.CHANNELS,
     recall.CHANNELS,
     learning.CHANNELS,
+    skills.CHANNELS,
+    context.CHANNELS,
 )
 
 CATALOG: dict[str, Channel] = {c.name: c for table in TABLES for c in table}

@@ -76,6 +76,8 @@ class Memory(TypedDict):
     createdAt: str | None
     updatedAt: str
     deletedAt: str | None
+    since: str | None  # story positions (story.md), from the file: valid from `since` up to `until`
+    until: str | None
 
 
 class MemoryItems(TypedDict):

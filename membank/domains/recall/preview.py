@@ -9,6 +9,7 @@ from ...index.embed import mismatch
 from ...kernel.paths import document_path
 from ...kernel.text import fts_query
 from ..contract import Bank
+from ..story import positions
 from . import queries
 from .rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
                    VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
@@ -32,9 +33,18 @@ def semantic_problem(bank: Bank) -> Reason | None:
 
 
 def preview(bank: Bank, query_text: str | None = None, document_id: str | None = None) -> dict[str, Any]:
+    """The preview at the document's story position: memories the story has not reached there (or
+    that no longer hold) are left out, as in `context:assemble`; without a document, only timeless ones."""
     started = time.perf_counter()
-    memory = bank.settings_files.memory()
     document = document_path(document_id) if document_id is not None else None
+    with bank.index.lock:
+        hidden = positions.hidden_memories(bank.index, positions.story_order(bank), document)
+    with queries.hiding(hidden):
+        return _preview_at(bank, query_text, document, started)
+
+
+def _preview_at(bank: Bank, query_text: str | None, document: str | None, started: float) -> dict[str, Any]:
+    memory = bank.settings_files.memory()
     reasons: list[Reason] = []
     if not memory["injectionEnabled"]:
         reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings (memory.injectionEnabled)"))

@@ -6,9 +6,11 @@ registry (a change to it rebuilds that index alone)."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import threading
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -20,7 +22,26 @@ from .order import KEY_SQL, ORDER_SQL
 
 # Injectable: a live memory with text that no other file shadows; document scope only for its document.
 ELIGIBLE = """kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0
-    AND (scope != 'document' OR (document IS NOT NULL AND document = :doc))"""
+    AND (scope != 'document' OR (document IS NOT NULL AND document = :doc))
+    AND rowid NOT IN (SELECT value FROM json_each(:hidden))"""
+
+# Memories the story has not reached at this position (or no longer holds): story.md. A preview or
+# an assembly at a position sets them for the queries it runs (`hiding`); every query here leaves
+# them out, before any cut, as it leaves out deleted ones.
+_hidden: contextvars.ContextVar[str] = contextvars.ContextVar("recall_hidden", default="[]")
+
+
+@contextlib.contextmanager
+def hiding(rowids: Iterable[int]) -> Iterator[None]:
+    token = _hidden.set(json.dumps(sorted(int(r) for r in rowids)))
+    try:
+        yield
+    finally:
+        _hidden.reset(token)
+
+
+def eligible_args(document: str | None, **more: Any) -> dict[str, Any]:
+    return {"doc": document, "hidden": _hidden.get(), **more}
 
 # the injectable memories in deterministic order with what fitting them needs: a preview reads this
 # index alone, and decodes only the records it keeps (see `fitting`)
@@ -47,14 +68,14 @@ def eligible_count(index: Index, document: str | None) -> int:
     if db.getautocommit() or index.in_snapshot():  # never mid-write
         key = (id(db), db.execute("PRAGMA data_version").fetchall()[0][0], db.total_changes())
         cached = _counts(index).get(threading.get_ident())
-        if cached is not None and cached[0] == key and document in cached[1]:
-            return cached[1][document]
+        if cached is not None and cached[0] == key and (document, _hidden.get()) in cached[1]:
+            return cached[1][(document, _hidden.get())]
     n = db.execute(f"SELECT count(*) FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}",
-                   {"doc": document}).fetchall()[0][0]
+                   eligible_args(document)).fetchall()[0][0]
     if key is not None:
         cached = _counts(index).get(threading.get_ident())
         counts = cached[1] if cached is not None and cached[0] == key and len(cached[1]) < 64 else {}
-        counts[document] = n
+        counts[(document, _hidden.get())] = n
         _counts(index)[threading.get_ident()] = (key, counts)
     return n
 
@@ -67,21 +88,21 @@ def eligible_keys(index: Index, rowids: list[int], document: str | None) -> dict
     # one JSON list, not one parameter each: a single statement, prepared once and cached, for any count
     sql = (f"SELECT rowid, tokens, {KEY_SQL} FROM entries NOT INDEXED"
            f" WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND {ELIGIBLE}")  # by rowid
-    rows = index.db.execute(sql, {"doc": document, "rowids": json.dumps([int(r) for r in rowids])})
+    rows = index.db.execute(sql, eligible_args(document, rowids=json.dumps([int(r) for r in rowids])))
     return {row[0]: (row[1], row[2:]) for row in rows}  # the key, made by SQLite as `key_of` makes it
 
 
 def eligible_rowids(index: Index, document: str | None) -> list[int]:
     """Every memory a preview for `document` may inject (one scan of `entries_eligible`)."""
     return [r for (r,) in index.db.execute(
-        f"SELECT rowid FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}", {"doc": document})]
+        f"SELECT rowid FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}", eligible_args(document))]
 
 
 def eligible_by_rowid(index: Index, rowids: list[int], document: str | None) -> dict[int, tuple[dict[str, Any], int]]:
     """The injectable memories among `rowids`, with their token estimates."""
     if not rowids:
         return {}
-    args: dict[str, Any] = {"doc": document, **{f"r{i}": r for i, r in enumerate(rowids)}}
+    args: dict[str, Any] = eligible_args(document, **{f"r{i}": r for i, r in enumerate(rowids)})
     marks = ",".join(f":r{i}" for i in range(len(rowids)))
     # NOT INDEXED: by rowid, not by walking entries_order past every memory to test each against the list
     sql = f"SELECT rowid, record, tokens FROM entries NOT INDEXED WHERE rowid IN ({marks}) AND {ELIGIBLE}"
@@ -136,7 +157,7 @@ def lexical_eligible(index: Index, match: str, k: int,
     rows = index.db.execute(
         "SELECT fts.rowid, bm25(fts, 1.0, 2.0) AS score FROM fts JOIN entries ON entries.rowid = fts.rowid"
         f" WHERE fts MATCH :match AND {ELIGIBLE} ORDER BY score LIMIT :k",
-        {"match": match, "k": k, "doc": document}).fetchall()
+        eligible_args(document, match=match, k=k)).fetchall()
     return rows, eligible_keys(index, [r for r, _ in rows], document)
 
 
@@ -174,13 +195,13 @@ def fitting(index: Index, document: str | None, max_items: int, token_budget: in
     `left` tokens remain). Only the kept records are decoded."""
     sql = f"SELECT rowid, tokens FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}"
     head_size = 128 + 2 * max(0, max_items)
-    head = index.db.execute(f"{sql} ORDER BY {ORDER_SQL} LIMIT :n", {"doc": document, "n": head_size}).fetchall()
+    head = index.db.execute(f"{sql} ORDER BY {ORDER_SQL} LIMIT :n", eligible_args(document, n=head_size)).fetchall()
     kept = list(fit(head, max_items, token_budget))
     if len(head) == head_size and len(kept) < max_items:
         left = token_budget - sum(t for _, t in kept)
         seen = {rowid for rowid, _ in head}
         later = ((r, t) for r, t in index.db.execute(f"{sql} AND tokens <= :left ORDER BY {ORDER_SQL}",
-                                                    {"doc": document, "left": left}) if r not in seen)
+                                                    eligible_args(document, left=left)) if r not in seen)
         kept.extend(fit(later, max_items - len(kept), left))
     records = index.records([r for r, _ in kept])
     return [(records[r], t) for r, t in kept]
@@ -189,5 +210,5 @@ def fitting(index: Index, document: str | None, max_items: int, token_budget: in
 def ordered(index: Index, document: str | None) -> Iterator[tuple[dict[str, Any], int]]:
     """Injectable memories in deterministic order, with their token estimates, read lazily."""
     sql = f"SELECT record, tokens FROM entries WHERE {ELIGIBLE} ORDER BY {ORDER_SQL}"
-    for record, tokens in index.db.execute(sql, {"doc": document}):
+    for record, tokens in index.db.execute(sql, eligible_args(document)):
         yield json.loads(record), tokens

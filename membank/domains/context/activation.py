@@ -1,0 +1,86 @@
+"""Activation (context.md): which cards Layer 4 gets, in what order, and why. Pure over the story
+catalog: the scanned text is the selection, the instruction and the surrounding text; the text of
+activated cards is scanned again to `recursion` depth, never twice the same card."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..story.cards import Catalog
+from ..story.matching import Skipped
+
+# where a card was first found, best first: the selection, the writer's instruction, the text
+# around the selection (nearest first), then through another card
+TIERS = {"selection": 0, "instruction": 1, "before": 2, "after": 2}
+
+
+@dataclass(frozen=True)
+class Found:
+    id: str
+    name: str
+    word: str
+    where: str  # selection | instruction | before | after | card:<id>
+    offset: int
+    depth: int  # 0: in the scanned text; n: through n cards
+    distance: int  # code points from the selection (0 inside it)
+
+    def key(self) -> tuple[Any, ...]:
+        tier = TIERS.get(self.where, 3)
+        return (tier, self.depth, self.distance if tier in (0, 2) else 0, self.name, self.id)
+
+    def reason(self) -> dict[str, Any]:
+        return {"match": self.word, "where": self.where, "offset": self.offset, "depth": self.depth}
+
+
+def _distance(where: str, offset: int, length: int, text: str) -> int:
+    if where == "before":
+        return len(text) - (offset + length)
+    return offset
+
+
+def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
+             recursion: int) -> tuple[list[Found], list[Skipped]]:
+    """The activated cards of the sections in `allowed` ("characters", "world"), in Layer 4's order."""
+    best: dict[str, Found] = {}
+    skipped: list[Skipped] = []
+
+    def consider(found: Found) -> None:
+        card = catalog.cards.get(found.id)
+        if card is None or card.get("section") not in allowed or card.get("include") == "never":
+            return
+        if found.id not in best or found.key() < best[found.id].key():
+            best[found.id] = found
+
+    for where in ("selection", "instruction", "before", "after"):
+        text = texts.get(where) or ""
+        if not text:
+            continue
+        hits, problems = catalog.matcher.activated(text)
+        skipped.extend(problems)
+        for card_id, matches in hits.items():
+            for m in matches:
+                consider(Found(card_id, catalog.cards[card_id]["name"] if card_id in catalog.cards else card_id,
+                               m.word, where, m.offset, 0, _distance(where, m.offset, m.length, text)))
+    frontier = sorted(best)
+    for depth in range(1, recursion + 1):
+        fresh: dict[str, Found] = {}
+        for card_id in frontier:
+            card = catalog.cards[card_id]
+            text = "\n".join(filter(None, (card.get("summary"), card.get("content"))))
+            hits, problems = catalog.matcher.activated(text)
+            skipped.extend(problems)
+            for other, matches in hits.items():
+                if other in best or other in fresh or other not in catalog.cards:
+                    continue
+                found = Found(other, catalog.cards[other]["name"], matches[0].word, f"card:{card_id}",
+                              matches[0].offset, depth, 0)
+                card_other = catalog.cards[other]
+                if card_other.get("section") in allowed and card_other.get("include") != "never":
+                    fresh[other] = found
+        best.update(fresh)
+        frontier = sorted(fresh)
+        if not frontier:
+            break
+    unique = {(s.id, s.key, s.reason): s for s in skipped}
+    return sorted(best.values(), key=Found.key), sorted(unique.values(), key=lambda s: (s.id, s.key))

@@ -1,0 +1,197 @@
+"""`context:assemble` (context.md): the prompt for a skill, here, now — a byte-stable systemPrompt
+(Layers 0-3) and a userContent (Layers 4-5), every piece cited, nothing from later in the story."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ...files import journal
+from ...files.write import new_id
+from ...kernel.errors import MembankError
+from ...kernel.paths import document_path
+from ..contract import Bank
+from ..recall.queries import hiding
+from ..recall.rank import INJECTION_DISABLED, Reason
+from ..skills import read as skills
+from ..story import positions
+from ..story.cards import catalog as story_catalog
+from . import budget, cardtext, memories
+from .activation import activate
+from .layers import Piece, serialise
+from .passage import Passage, read_document, take
+
+STORY_POSITION_UNKNOWN = "STORY_POSITION_UNKNOWN"
+OVER_BUDGET = "OVER_BUDGET"
+KEY_SKIPPED = "KEY_SKIPPED"
+SECTION_RULE = {"characters": "characters", "world": "project-settings"}
+
+
+@dataclass(frozen=True)
+class Request:
+    skill_id: str
+    document_id: str | None = None
+    document_text: str | None = None
+    start: int | None = None
+    end: int | None = None
+    selected: str | None = None
+    instruction: str | None = None
+    query_text: str | None = None
+    run_id: str | None = None
+
+
+def _memory_text(memory: dict[str, Any]) -> str:
+    body = memory["content"].replace("\n", "\n  ")
+    return f"- [{memory['type']}] {body}\n  ({memory['source']})"
+
+
+def _preference_text(memory: dict[str, Any]) -> str:
+    body = memory["content"].replace("\n", "\n  ")
+    return f"- {body}\n  ({memory['source']})"
+
+
+def _memory_piece(layer: int, section: str, found: memories.Found, text: str) -> Piece:
+    m = found.memory
+    return Piece(layer, section, "preference" if m["type"] == "preference" else "memory", text, m["id"],
+                 m["source"], None, found.reason, found.score)
+
+
+def _passage_pieces(p: Passage, source: str | None) -> list[Piece]:
+    return [Piece(5, "instruction", "instruction", p.instruction, reason="the instruction"),
+            Piece(5, "before", "before", p.before.text, source=source, reason={"cut": p.before.cut}),
+            Piece(5, "selection", "selection", p.selection, source=source, reason="the selection"),
+            Piece(5, "after", "after", p.after.text, source=source, reason={"cut": p.after.cut})]
+
+
+def _standing_cards(cards: dict[str, dict[str, Any]], allowed: set[str]) -> list[Piece]:
+    """Layer 2's always-on cards of the sections the rules allow: by kind, then name."""
+    chosen = sorted((c for c in cards.values() if c.get("include") == "always" and c.get("section") in allowed),
+                    key=lambda c: (c["kind"], c["name"], c["id"]))
+    return [Piece(2, c["section"], "card", cardtext.standing(c), c["id"], c["source"],
+                  (c.get("lines") or {}).get("name"), {"include": "always"}) for c in chosen]
+
+
+def _memory_pieces(bank: Bank, req: Request, passage: Passage, rules: dict[str, Any], document: str | None,
+                   hidden: set[int], timed: set[int], reasons: list[Reason]) -> list[Piece]:
+    """Layer 4's memories: the `memories` most relevant ones, then this document's own."""
+    query = req.query_text if req.query_text is not None else \
+        "\n".join(filter(None, (passage.instruction, passage.selection)))
+    chosen, problems = memories.relevant(bank, query, rules["memories"], document, hidden)
+    reasons += problems
+    return [_memory_piece(4, "memories", f, _memory_text(f.memory)) for f in chosen] + \
+        [_memory_piece(4, "document", f, _memory_text(f.memory))
+         for f in memories.document_memories(bank, document, hidden, timed, rules["preferences"],
+                                             rules["memories"] > 0)]
+
+
+def assemble(bank: Bank, req: Request) -> dict[str, Any]:
+    started = time.perf_counter()
+    skill, rules = skills.usable(bank, req.skill_id)
+    ctx = bank.settings_files.context()
+    injection = bank.settings_files.memory()["injectionEnabled"]
+    document = document_path(req.document_id) if req.document_id is not None else None
+    reasons: list[Reason] = []
+    hidden = {"progressions": 0, "relations": 0, "memories": 0}
+
+    identity, identity_source = skills.identity(bank)
+    pieces = [Piece(0, "", "identity", identity, None, identity_source, reason="standing rules"),
+              Piece(1, "", "skill", skill["content"], skill["id"], skill["source"], reason="the skill")]
+
+    text = req.document_text if req.document_text is not None else (
+        read_document(bank.root, document) if document is not None else None)
+    passage = take(text, req.start, req.end, req.selected, req.instruction or "", rules["surrounding"])
+    doc_source = document if document is not None else None
+    pieces += _passage_pieces(passage, doc_source)
+
+    with bank.index.lock:
+        order = positions.story_order(bank)
+        position = document if document is not None and order.knows(document) else None
+        if position is None:
+            reasons.append(Reason(STORY_POSITION_UNKNOWN, "no story position (no documentId, or one outside the "
+                                  "story order): only timeless material is used"))
+        timed = positions.timed_memories(bank.index)
+        hidden_rows = {r for r, (since, until) in timed.items() if not order.holds(since, until, position)}
+        hidden["memories"] = len(hidden_rows)
+        cards = story_catalog(bank.index)
+
+        allowed = {section for section, rule in SECTION_RULE.items() if rules[rule]}
+        pieces.append(Piece(2, "project", "project", f"Title: {bank.info.name}", bank.info.id,
+                            ".writenow/project.yaml", reason="the project"))
+        pieces += _standing_cards(cards.cards, allowed)
+
+        if injection and rules["preferences"]:
+            pieces += [_memory_piece(3, "preferences", f, _preference_text(f.memory))
+                       for f in memories.preferences(bank, set(timed))]
+
+        scanned = {"selection": passage.selection, "instruction": passage.instruction,
+                   "before": passage.before.text, "after": passage.after.text}
+        found, skipped = activate(cards, scanned, allowed, ctx["recursion"]) if allowed else ([], [])
+        for f in found:
+            card = cards.cards[f.id]
+            body, hid_p, hid_r = cardtext.at_position(card, cards.relations.get(f.id, ()), order, position,
+                                                      whole=card.get("include") != "always")
+            hidden["progressions"] += hid_p
+            hidden["relations"] += hid_r
+            pieces.append(Piece(4, "cards", "card" if card.get("include") != "always" else "state", body, f.id,
+                                card["source"], (card.get("lines") or {}).get("name"), f.reason()))
+        if skipped:
+            reasons.append(Reason(KEY_SKIPPED, "; ".join(s.message for s in skipped[:5])))
+
+        if injection:
+            with hiding(hidden_rows):
+                pieces += _memory_pieces(bank, req, passage, rules, document, hidden_rows, set(timed), reasons)
+        else:
+            reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings "
+                                  "(memory.injectionEnabled): no preferences, memories, episodes or history"))
+
+    fitted = budget.fit(pieces, ctx["layerTokens"], rules["max_tokens"])
+    if fitted.over_budget:
+        reasons.append(Reason(OVER_BUDGET, "what is never cut (identity, skill, instruction, selection, or a "
+                              "layer over its cap) is over the budget on its own; nothing else was added"))
+    out = serialise(fitted.pieces)
+    run_id = req.run_id or new_id("r")
+    recall_codes = {"EMPTY_QUERY", "VEC_UNAVAILABLE", "MODEL_UNAVAILABLE", "EMBEDDING_DIM_MISMATCH",
+                    "QUERY_NOT_EMBEDDABLE"}
+    data = {
+        "runId": run_id,
+        "skillId": skill["id"],
+        "systemPrompt": out.system_prompt,
+        "userContent": out.user_content,
+        "stablePrefixHash": out.prefix_hash,
+        "blocks": list(out.blocks),
+        "cacheBreakpoints": list(out.breakpoints),
+        "items": [p.item() for p in fitted.pieces if p.text],
+        "diagnostics": {
+            "degraded": any(r.code in recall_codes for r in reasons),
+            "reasons": [r.to_api() for r in reasons],
+            "dropped": [d.to_api() for d in fitted.dropped],
+            "hidden": sum(hidden.values()),
+            "hiddenDetail": hidden,
+            "truncated": len(fitted.dropped),
+            "prefixTokens": out.prefix_tokens,
+            "prefixCacheable": out.prefix_tokens >= 1024,
+            "hardCut": [side for side, s in (("before", passage.before), ("after", passage.after)) if s.cut == "hard"],
+            "memoryDegraded": False,
+            "tookMs": 0.0,
+        },
+    }
+    _journal_run(bank, data, document)
+    data["diagnostics"]["tookMs"] = round((time.perf_counter() - started) * 1000, 3)
+    return data
+
+
+def _journal_run(bank: Bank, data: dict[str, Any], document: str | None) -> None:
+    """The generation trace (episodes.md): ids, sources, tokens, scores and the prefix hash; never
+    manuscript text. Not fsynced: a trace lost to a crash costs one run's history, while an fsync per
+    prompt would cost every prompt (feedback and memories are still fsynced)."""
+    event = {"event": "run", "runId": data["runId"], "skillId": data["skillId"], "documentId": document,
+             "stablePrefixHash": data["stablePrefixHash"],
+             "pieces": [{"layer": i["layer"], "kind": i["kind"], "id": i["id"], "source": i["source"],
+                         "tokens": i["tokens"], "score": i.get("score")} for i in data["items"]
+                        if i["kind"] not in ("instruction", "before", "selection", "after")]}
+    try:
+        journal.append(bank.project.path, event, durable=False)
+    except (OSError, MembankError) as e:
+        data["diagnostics"]["reasons"].append({"code": "TRACE_NOT_WRITTEN", "message": "the run could not be "
+                                               f"journaled ({getattr(e, 'message', e.__class__.__name__)})"})

@@ -1,0 +1,116 @@
+"""The context channel: `context:assemble`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+from ...kernel.payload import DocPath, Id, Most
+from ..contract import Channel
+from .assemble import Request, assemble
+
+MAX_DOCUMENT_CHARS = 4_000_000
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Either `start`/`end` (code-point offsets into the document text) or `text` (the selected text)."""
+
+    start: int | None = None
+    end: int | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class ContextAssemble:
+    skillId: Id
+    projectId: Id | None = None
+    documentId: DocPath | None = None
+    documentText: Annotated[str, Most(chars=MAX_DOCUMENT_CHARS)] | None = None
+    selection: Selection | None = None
+    instruction: str | None = None
+    queryText: str | None = None
+    sessionId: Id | None = None
+    runId: Id | None = None
+    deadlineMs: int | None = None
+
+
+class Block(TypedDict):
+    layer: int
+    name: Literal["identity", "skill", "project", "preferences", "retrieved", "immediate"]
+    text: str
+    tokens: int
+    hash: str
+
+
+class Item(TypedDict):
+    layer: int
+    kind: str
+    id: str | None
+    source: str | None
+    line: NotRequired[int]
+    tokens: int
+    reason: Any
+    score: NotRequired[float]
+
+
+class Reason(TypedDict):
+    code: str
+    message: str
+
+
+class Dropped(TypedDict):
+    layer: int
+    kind: str
+    id: str | None
+    source: str | None
+    tokens: int
+    reason: str
+
+
+class Hidden(TypedDict):
+    progressions: int
+    relations: int
+    memories: int
+
+
+class Diagnostics(TypedDict):
+    degraded: bool
+    reasons: list[Reason]
+    dropped: list[Dropped]
+    hidden: int
+    hiddenDetail: Hidden
+    truncated: int
+    prefixTokens: int
+    prefixCacheable: bool
+    hardCut: list[Literal["before", "after"]]
+    memoryDegraded: bool
+    tookMs: float
+
+
+class Assembled(TypedDict):
+    runId: str
+    skillId: str
+    systemPrompt: str
+    userContent: str
+    stablePrefixHash: str
+    blocks: list[Block]
+    cacheBreakpoints: list[int]
+    items: list[Item]
+    diagnostics: Diagnostics
+
+
+def context_assemble(bank: Any, skill_id: str, document_id: str | None = None, document_text: str | None = None,
+                     selection: dict[str, Any] | None = None, instruction: str | None = None,
+                     query_text: str | None = None, session_id: str | None = None, run_id: str | None = None,
+                     deadline_ms: int | None = None) -> dict[str, Any]:
+    sel = selection or {}  # the checked payload's nested fields arrive as a mapping
+    return assemble(bank, Request(skill_id, document_id, document_text, sel.get("start"), sel.get("end"),
+                                  sel.get("text"), instruction, query_text, run_id))
+
+
+CHANNELS = (
+    Channel("context:assemble", ContextAssemble, Assembled, context_assemble, "read", "context",
+            "The prompt for a skill here: six layers, a byte-stable prefix, every piece cited.",
+            "assemble_context", embeds=True),
+)

@@ -1,0 +1,138 @@
+"""The memories of a prompt (context.md): Layer 3's preferences in append-friendly order, Layer 4's
+most relevant other memories through the existing recall (with a relevance floor), and this
+document's own memories. Memories valid for part of the story (`since`/`until`) only where they hold."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ...kernel.text import fts_query
+from ..contract import Bank
+from ..recall.order import ORDER_SQL, deterministic_detail
+from ..recall.preview import semantic_problem
+from ..recall.queries import ELIGIBLE, candidates, eligible_args
+from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, Reason, fuse
+
+# The least fused score (recall.rank.fuse: half cosine, half relative BM25) a memory needs to enter
+# Layer 4 by relevance: below it, the memory is left out even when the budget has room. Chosen on
+# the labelled set in fixtures/retrieval (benchmarks/relevance_floor.py; docs/context.md).
+RELEVANCE_FLOOR = 0.40
+CANDIDATES = 64  # at least this many neighbours are ranked before the floor and the filters cut
+
+
+@dataclass(frozen=True)
+class Found:
+    rowid: int
+    memory: dict[str, Any]
+    tokens: int
+    score: float | None
+    reason: dict[str, Any]
+
+
+def preferences(bank: Bank, timed: set[int]) -> list[Found]:
+    """Every live project and global preference not tied to a document or to part of the story,
+    oldest first (createdAt, then id): a new one lands at the end of the prefix. Cached until the
+    index changes."""
+    index = bank.index
+    memo = index.caches.setdefault("context.preferences", {})
+    key = index.view_key()
+    if key is None or memo.get("key") != key:
+        rows = index.db.execute(
+            f"SELECT rowid, record, tokens FROM entries WHERE {ELIGIBLE} AND type = 'preference'"
+            " AND scope != 'document'", eligible_args(None)).fetchall()
+        found = [(rowid, json.loads(record), tokens) for rowid, record, tokens in rows]
+        found.sort(key=lambda f: (f[1].get("createdAt") or "", f[1]["id"]))
+        memo["key"], memo["rows"] = key, found
+    return [Found(r, m, t, None, {"order": "createdAt, id"}) for r, m, t in memo["rows"] if r not in timed]
+
+
+def document_memories(bank: Bank, document: str | None, hidden: set[int], timed: set[int],
+                      preferences: bool, others: bool) -> list[Found]:
+    """This document's memories (scope document; its preferences with the `preferences` rule, the
+    others with `memories`), then preferences valid at this point of the story only, in
+    deterministic order."""
+    out: list[Found] = []
+    if document is not None:
+        rows = bank.index.db.execute(f"SELECT rowid, record, tokens FROM entries WHERE {ELIGIBLE}"
+                                     f" AND scope = 'document' ORDER BY {ORDER_SQL}", eligible_args(document))
+        out = [Found(r, m, t, None, {"scope": "document"}) for r, m, t in
+               ((r, json.loads(rec), t) for r, rec, t in rows if r not in hidden)
+               if (preferences if m["type"] == "preference" else others)]
+    if not preferences:
+        return out
+    shown = {f.rowid for f in out}
+    for rowid in sorted(timed - hidden - shown):
+        for r, rec, t in bank.index.db.execute(
+                f"SELECT rowid, record, tokens FROM entries WHERE rowid = :r AND {ELIGIBLE} AND type = 'preference'",
+                eligible_args(document, r=rowid)):
+            out.append(Found(r, json.loads(rec), t, None, {"scope": "story", "holds": "at this point of the story"}))
+    return out
+
+
+def _wanted(memory: dict[str, Any]) -> bool:
+    return memory["type"] != "preference" and memory["scope"] != "document"
+
+
+def relevant(bank: Bank, query: str, k: int, document: str | None, hidden: set[int]
+             ) -> tuple[list[Found], list[Reason]]:
+    """The k memories (not preferences, not this document's own) most relevant to `query`, above the
+    relevance floor; in deterministic order with the reason when semantic recall cannot run."""
+    if k <= 0:
+        return [], []
+    if not query.strip():
+        problem: Reason | None = Reason(EMPTY_QUERY, "nothing to search with (no instruction, selection or "
+                                        "queryText); memories are in deterministic order")
+    else:
+        problem = semantic_problem(bank)
+        if problem is None:
+            model = bank.embedder()
+            assert model is not None
+            vector = model.encode([query])[0]
+            if vector.any():
+                return _semantic(bank, vector, query, k, document, hidden), []
+            problem = Reason(QUERY_NOT_EMBEDDABLE, "the query has no word the model knows; memories are in "
+                             "deterministic order")
+    return _deterministic(bank, k, document, hidden), [problem]
+
+
+def _semantic(bank: Bank, vector: Any, query: str, k: int, document: str | None, hidden: set[int]) -> list[Found]:
+    index = bank.index
+    match = fts_query(query)
+    nearest, lexical, keys = candidates(index, vector if index.has_vectors() else None, match or None,
+                                        max(CANDIDATES, 4 * k), document)
+    hits = sorted((h for h in fuse(nearest, lexical) if h.rowid in keys and h.rowid not in hidden
+                   and round(h.fused, 9) >= RELEVANCE_FLOOR),
+                  key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))
+    out: list[Found] = []
+    for start in range(0, len(hits), 4 * k):  # decode a few at a time: most are kept
+        part = hits[start:start + 4 * k]
+        records = index.records([h.rowid for h in part])
+        for h in part:
+            memory = records[h.rowid]
+            if not _wanted(memory):
+                continue
+            out.append(Found(h.rowid, memory, keys[h.rowid][0], round(h.fused, 6),
+                             {"mode": "semantic", "score": round(h.fused, 6),
+                              "vector": None if h.similarity is None else round(h.similarity, 6),
+                              "lexicalRank": h.lexical_rank}))
+            if len(out) == k:
+                return out
+    return out
+
+
+def _deterministic(bank: Bank, k: int, document: str | None, hidden: set[int]) -> list[Found]:
+    out = []
+    rows = bank.index.db.execute(f"SELECT rowid, record, tokens FROM entries WHERE {ELIGIBLE}"
+                                 f" AND type != 'preference' AND scope != 'document' ORDER BY {ORDER_SQL}",
+                                 eligible_args(document))
+    for rowid, record, tokens in rows:
+        if rowid in hidden:
+            continue
+        memory = json.loads(record)
+        out.append(Found(rowid, memory, tokens, None, {"mode": "deterministic", "rank": len(out) + 1,
+                                                       "detail": deterministic_detail(memory)}))
+        if len(out) == k:
+            break
+    return out

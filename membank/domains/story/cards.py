@@ -1,0 +1,85 @@
+"""The cards as the story sees them: every live card, the matcher over their trigger words, names
+resolved to cards and relations seen from both ends — built once per change of the cards."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ...index import Index
+from .matching import Keyed, Matcher, normalize
+from .state import Relation, incoming, outgoing
+
+REGEX_TIMEOUT = 0.02  # seconds a writer's /regex/ key may run on one text before it is skipped
+
+
+@dataclass(frozen=True)
+class Catalog:
+    cards: dict[str, dict[str, Any]]  # id -> the card's API record
+    matcher: Matcher
+    names: dict[str, tuple[str, ...]]  # a normalized name, alias or id -> the cards it names
+    relations: dict[str, tuple[Relation, ...]]  # id -> relations written on it and written about it
+
+    def resolve(self, name: str) -> tuple[str, ...]:
+        return self.names.get(normalize(name.strip()), ())
+
+
+def _live_cards(index: Index) -> list[dict[str, Any]]:
+    rows = index.db.execute(
+        "SELECT record FROM entries WHERE grp = 'card' AND removed_at IS NULL AND shadowed = 0 AND deleted = 0"
+        " ORDER BY bank = 'global', id")
+    out: dict[str, dict[str, Any]] = {}
+    for (record,) in rows:
+        card = json.loads(record)
+        out.setdefault(card["id"], card)  # a project card hides a global card with its id
+    return list(out.values())
+
+
+def _signature(index: Index) -> str:
+    joined = index.db.execute(
+        "SELECT group_concat(bank || hash || shadowed || deleted, ',') FROM"
+        " (SELECT bank, hash, shadowed, deleted FROM entries WHERE grp = 'card' AND removed_at IS NULL ORDER BY rowid)"
+    ).fetchall()[0][0] or ""
+    return hashlib.blake2b(joined.encode(), digest_size=16).hexdigest()
+
+
+def build(cards: list[dict[str, Any]]) -> Catalog:
+    by_id = {c["id"]: c for c in cards}
+    keyed = [Keyed(c["id"], c["name"], tuple(c.get("aliases") or ()), tuple(c.get("keys") or ()),
+                   tuple(c.get("excludeKeys") or ()), tuple(c.get("secondaryKeys") or ()), c.get("logic") or "and_any")
+             for c in cards if c.get("include") != "never"]
+    names: dict[str, list[str]] = {}
+    for c in cards:
+        for name in {c["name"], c["id"], *(c.get("aliases") or ())}:
+            ids = names.setdefault(normalize(str(name).strip()), [])
+            if c["id"] not in ids:
+                ids.append(c["id"])
+    resolved = {k: tuple(sorted(v)) for k, v in names.items()}
+    relations: dict[str, list[Relation]] = {c["id"]: [] for c in cards}
+    for c in cards:
+        for rel in outgoing(c):
+            relations[c["id"]].append(rel)
+            for other in resolved.get(normalize(rel.other), ()):
+                if other != c["id"]:
+                    relations[other].append(incoming(rel, c))
+    # written on the card first (as written), then those other cards write about it (by source, line)
+    ordered = {k: tuple(sorted(v, key=lambda r: (r.direction != "out", r.source if r.direction == "in" else "",
+                                                 r.line))) for k, v in relations.items()}
+    return Catalog(by_id, Matcher.build(keyed, regex_timeout=REGEX_TIMEOUT), resolved, ordered)
+
+
+def catalog(index: Index) -> Catalog:
+    """The catalog of this index's cards; re-made only when a card changed (its matcher is built
+    once per generation of the cards, not per call)."""
+    memo = index.caches.setdefault("story.catalog", {})
+    key = index.view_key()
+    if key is not None and memo.get("key") == key:
+        return memo["catalog"]  # type: ignore[no-any-return]
+    signature = _signature(index)
+    if memo.get("signature") != signature:
+        memo["catalog"] = build(_live_cards(index))
+        memo["signature"] = signature
+    memo["key"] = key
+    return memo["catalog"]  # type: ignore[no-any-return]

@@ -1,0 +1,147 @@
+"""Where the story stands: the story order of a project, kept fresh cheaply, and the positions cards
+and memories name (a table the story domain derives from every record as it is indexed)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...files.project import BANK_DIR, read_chapters
+from ...files.records import Card, Memory
+from ...files.scan import GLOBAL_PREFIX, PROJECT_PREFIX
+from ...index import Index
+from ...index.schema import DomainSchema, register
+from ..contract import Bank
+from .order import StoryOrder
+
+
+def _named(record: Any) -> list[tuple[str, str]]:
+    """(role, position) for every story position a record names."""
+    if isinstance(record, Memory):
+        return [(role, p) for role, p in (("since", record.since), ("until", record.until)) if p]
+    if not isinstance(record, Card):
+        return []
+    out = [("introduced", record.introduced)] if record.introduced else []
+    if record.state_at:
+        out.append(("state_at", record.state_at))
+    for item in record.progressions:
+        if isinstance(item.get("at"), str):
+            out.append(("at", item["at"].strip()))
+    for item in record.relations:
+        for role in ("since", "until"):
+            if isinstance(item.get(role), str):
+                out.append((role, item[role].strip()))
+    return out
+
+
+register(DomainSchema(
+    "story.positions", 1,
+    "CREATE TABLE story_positions(entry INTEGER NOT NULL, role TEXT NOT NULL, position TEXT NOT NULL);"
+    " CREATE INDEX story_positions_entry ON story_positions(entry)",
+    "DROP TABLE IF EXISTS story_positions",
+    derived_from=tuple(f"{prefix}{section}/" for prefix in (PROJECT_PREFIX, GLOBAL_PREFIX)
+                       for section in ("memories", "characters", "world")),
+    rows=_named,
+    insert="INSERT INTO story_positions(entry, role, position) VALUES (?, ?, ?)",
+    clear="DELETE FROM story_positions WHERE entry = ?"))
+
+MANUSCRIPT_SUFFIXES = (".md", ".txt")
+MAX_MANUSCRIPT_FILES = 20_000  # a walk stops there: a project folder is not a disk
+_SKIP = {"node_modules", "__pycache__"}
+
+
+@dataclass(frozen=True)
+class Walk:
+    files: tuple[str, ...]  # project-relative POSIX paths of the manuscript
+    stamps: tuple[tuple[str, int], ...]  # every folder walked and its mtime: the walk is fresh while they hold
+
+
+def walk_manuscript(root: Path) -> Walk:
+    """Every `*.md` and `*.txt` outside `.writenow/` and hidden folders (`.git`), in no order."""
+    files: list[str] = []
+    stamps: list[tuple[str, int]] = []
+    stack = [""]
+    while stack and len(files) < MAX_MANUSCRIPT_FILES:
+        rel = stack.pop()
+        folder = root / rel if rel else root
+        try:
+            stamps.append((rel, folder.stat().st_mtime_ns))
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or name in _SKIP:  # .writenow, .git, editors' folders
+                continue
+            path = f"{rel}/{name}" if rel else name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(path)
+                elif name.lower().endswith(MANUSCRIPT_SUFFIXES) and entry.is_file(follow_symlinks=False):
+                    files.append(path)
+            except OSError:
+                continue
+    return Walk(tuple(files), tuple(stamps))
+
+
+def _fresh(root: Path, walk: Walk) -> bool:
+    for rel, mtime in walk.stamps:
+        try:
+            if (root / rel if rel else root).stat().st_mtime_ns != mtime:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _project_stamp(root: Path) -> tuple[int, int] | None:
+    try:
+        st = (root / BANK_DIR / "project.yaml").stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def named_positions(index: Index) -> list[str]:
+    return [p for (p,) in index.db.execute("SELECT DISTINCT position FROM story_positions")]
+
+
+def story_order(bank: Bank) -> StoryOrder:
+    """The project's story order: `project.yaml` `chapters:`, else natural order of the manuscript and
+    of every position a card or memory names. Re-made only when project.yaml, a manuscript folder or
+    the index moved."""
+    memo = bank.memo.setdefault("story.order", {})
+    walk = memo.get("walk")
+    if walk is None or not _fresh(bank.root, walk):
+        walk = memo["walk"] = walk_manuscript(bank.root)
+        memo.pop("order", None)
+    stamp = _project_stamp(bank.root)
+    if memo.get("project") != stamp:
+        memo["project"], memo["chapters"] = stamp, read_chapters(bank.root)
+        memo.pop("order", None)
+    chapters = memo["chapters"]
+    key = None if chapters is not None else bank.index.view_key()
+    cached = memo.get("order")
+    if cached is not None and (chapters is not None or (key is not None and cached[0] == key)):
+        return cached[1]  # type: ignore[no-any-return]
+    order = StoryOrder.of(chapters, walk.files, named_positions(bank.index) if chapters is None else ())
+    memo["order"] = (key, order)
+    return order
+
+
+def timed_memories(index: Index) -> dict[int, tuple[str | None, str | None]]:
+    """Memories valid only for part of the story: rowid -> (since, until)."""
+    out: dict[int, list[str | None]] = {}
+    for entry, role, position in index.db.execute(
+            "SELECT p.entry, p.role, p.position FROM story_positions AS p JOIN entries AS e ON e.rowid = p.entry"
+            " WHERE e.kind = 'memory' AND p.role IN ('since', 'until')"):
+        span = out.setdefault(entry, [None, None])
+        span[0 if role == "since" else 1] = position
+    return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+def hidden_memories(index: Index, order: StoryOrder, position: str | None) -> list[int]:
+    """The rowids of memories whose span does not hold at `position` (all timed ones without one)."""
+    return sorted(r for r, (since, until) in timed_memories(index).items() if not order.holds(since, until, position))

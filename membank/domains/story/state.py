@@ -1,0 +1,110 @@
+"""State at a story position (story.md): a card's one-line state, its facets and its relations as
+the story stands at P — never anything from later. Pure: a card's API record and the story order in,
+cited values out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .order import StoryOrder
+
+
+@dataclass(frozen=True)
+class Cited:
+    value: Any
+    source: str
+    line: int
+    at: str | None = None  # the position it comes from (None: timeless)
+
+    def to_api(self) -> dict[str, Any]:
+        return {"value": self.value, "source": self.source, "line": self.line, "at": self.at}
+
+
+@dataclass(frozen=True)
+class Relation:
+    other: str  # the `to` as written (on an incoming relation: the other card's name)
+    type: str
+    direction: str  # "out": written on this card; "in": written on the other card about this one
+    since: str | None
+    until: str | None
+    note: str | None
+    source: str
+    line: int
+
+    def to_api(self) -> dict[str, Any]:
+        return {"other": self.other, "type": self.type, "direction": self.direction, "since": self.since,
+                "until": self.until, "note": self.note, "source": self.source, "line": self.line}
+
+
+@dataclass(frozen=True)
+class CardState:
+    state: Cited | None
+    facets: dict[str, Cited] = field(default_factory=dict)
+    hidden: int = 0  # progressions not reached yet at the position
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or isinstance(value, (dict, list)) else str(value)
+
+
+def progressions(card: dict[str, Any]) -> list[tuple[str, dict[str, Any], int]]:
+    """(at, progression, line) in the card's list order, then the top-level `state` + `state_at`
+    (a progression at `state_at`); items without a usable `at` are left out (indexing warned)."""
+    lines = card.get("lines", {}).get("progressions", [])
+    out = []
+    for i, item in enumerate(card.get("progressions") or []):
+        at = _text(item.get("at"))
+        if at:
+            out.append((at.strip(), item, lines[i] if i < len(lines) else 1))
+    if card.get("state") is not None and card.get("stateAt"):
+        out.append((str(card["stateAt"]), {"state": card["state"]}, card.get("lines", {}).get("state", 1)))
+    return out
+
+
+def state_at(card: dict[str, Any], order: StoryOrder, position: str | None) -> CardState:
+    """The last state reached at `position` and the facets merged from every progression reached
+    (story order; the list order breaks ties). Without a known position, only a timeless `state`."""
+    source = card["source"]
+    base = None
+    if card.get("state") is not None and not card.get("stateAt"):
+        base = Cited(str(card["state"]), source, card.get("lines", {}).get("state", 1))
+    known = position is not None and order.knows(position)
+    items = progressions(card)
+    reached = [(i, p) for i, p in enumerate(items) if known and order.reached(p[0], position)]  # type: ignore[arg-type]
+    reached.sort(key=lambda ip: (order.rank(ip[1][0]), ip[0]))
+    state, facets = base, {}
+    for _, (at, item, line) in reached:
+        if item.get("state") is not None:
+            state = Cited(str(item["state"]), source, line, at)
+        for key, value in (item.get("set") or {}).items() if isinstance(item.get("set"), dict) else ():
+            facets[str(key)] = Cited(value, source, line, at)
+    return CardState(state, dict(sorted(facets.items())), len(items) - len(reached))
+
+
+def relation_holds(relation: dict[str, Any], order: StoryOrder, position: str | None) -> bool:
+    return order.holds(_text(relation.get("since")), _text(relation.get("until")), position)
+
+
+def outgoing(card: dict[str, Any]) -> list[Relation]:
+    """The relations written on a card, with their lines (items without `to` are left out)."""
+    lines = card.get("lines", {}).get("relations", [])
+    out = []
+    for i, item in enumerate(card.get("relations") or []):
+        to = _text(item.get("to"))
+        if not to or not to.strip():
+            continue
+        out.append(Relation(to.strip(), _text(item.get("type")) or "related", "out", _text(item.get("since")),
+                            _text(item.get("until")), _text(item.get("note")), card["source"],
+                            lines[i] if i < len(lines) else 1))
+    return out
+
+
+def incoming(relation: Relation, writer: dict[str, Any]) -> Relation:
+    """A relation `writer`'s card holds about another card, as that other card sees it."""
+    return Relation(writer["name"], relation.type, "in", relation.since, relation.until, relation.note,
+                    relation.source, relation.line)
+
+
+def holds(relation: Relation, order: StoryOrder, position: str | None) -> bool:
+    return order.holds(relation.since, relation.until, position)

@@ -1,0 +1,67 @@
+"""Matching (story.md): whole words in Latin script, substrings in CJK, NFKC + case folding, regex keys
+with a time limit, exclude keys and secondary logic — one automaton over every card."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings, strategies as st
+
+from membank.domains.story.matching import Keyed, Matcher
+
+CARDS = [Keyed("maren", "Maren Voss", ("Maren",)), Keyed("lin", "林默", ("阿默", "Lin Mo")), Keyed("mo", "Mo"),
+         Keyed("gull", "gull", ("box",)), Keyed("street", "STRASSE")]
+
+
+def _found(text: str, cards: list[Keyed] = CARDS) -> list[tuple[str, str, int, int]]:
+    matches, _ = Matcher.build(cards).mentions(text)
+    return [(m.id, m.word, m.offset, m.length) for m in matches]
+
+
+def test_whole_words_plural_endings_and_cjk_substrings() -> None:
+    assert _found("Maren's lamp") == [("maren", "Maren's", 0, 7)]
+    assert _found("a Moment, Lin Mo") == [("lin", "Lin Mo", 10, 6), ("mo", "Mo", 14, 2)]
+    assert _found("gulls and boxes, not gullible") == [("gull", "gulls", 0, 5), ("gull", "boxes", 10, 5)]
+    assert _found("林默说：阿默来了") == [("lin", "林默", 0, 2), ("lin", "阿默", 4, 2)]
+
+
+def test_nfkc_and_case_folding_with_offsets_in_the_original_text() -> None:
+    assert _found("ＭＡＲＥＮ and MAREN") == [("maren", "ＭＡＲＥＮ", 0, 5), ("maren", "MAREN", 10, 5)]
+    assert _found("ﬁ straße") == [("street", "straße", 2, 6)]  # ﬁ folds to two letters before it
+
+
+def test_exclude_keys_and_the_four_logics() -> None:
+    base = dict(id="w", name="wreck", secondary_keys=("alma", "schooner"))
+    for logic, expect in (("and_any", [False, True, True]), ("and_all", [False, False, True]),
+                          ("not_any", [True, False, False]), ("not_all", [True, True, False])):
+        m = Matcher.build([Keyed(**base, logic=logic)])
+        got = ["w" in m.activated(t)[0] for t in ("a wreck", "a wreck of the alma", "wreck, alma, schooner")]
+        assert got == expect, logic
+    ex = Matcher.build([Keyed("s", "storm", exclude_keys=("calm",))])
+    assert "s" in ex.activated("the storm")[0] and "s" not in ex.activated("storm, then calm")[0]
+
+
+def test_regex_keys_time_limit_and_invalid_ones_are_skipped() -> None:
+    m = Matcher.build([Keyed("g", "x", keys=("/gale[s]?/i",)), Keyed("bad", "y", keys=("/(/",)),
+                       Keyed("slow", "z", keys=("/(a|aa)+$/",)), Keyed("maren", "Maren")],
+                      regex_timeout=0.005)
+    hits, skipped = m.activated("GALES hit Maren " + "a" * 40 + "b")  # ~2^40 ways to fail: only the limit ends it
+    assert set(hits) == {"g", "maren"}
+    reasons = {s.id: s.reason for s in skipped}
+    assert reasons["bad"] == "invalid" and reasons["slow"] == "timeout"
+    assert all("/" in s.message and s.message.endswith("skipped") for s in skipped)
+
+
+def test_thousands_of_cards_in_one_pass() -> None:
+    rng = random.Random(7)
+    cards = [Keyed(f"c{i}", f"name{i}", keys=tuple(f"key{i}x{j}" for j in range(4))) for i in range(2000)]
+    words = [f"key{rng.randrange(2000)}x{rng.randrange(4)}" for _ in range(300)]
+    text = " filler ".join(words)
+    hits, _ = Matcher.build(cards).activated(text)
+    assert set(hits) == {f"c{w[3:].split('x')[0]}" for w in words}
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.permutations(CARDS), st.sampled_from(["Maren's Lin Mo gulls", "林默 and ＭＡＲＥＮ", "boxes of Mo"]))
+def test_the_order_of_cards_changes_nothing(cards: list[Keyed], text: str) -> None:
+    assert _found(text, list(cards)) == _found(text)
