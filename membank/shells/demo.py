@@ -59,4 +59,20 @@ def run_demo(folder: Path, out: Console) -> None:
 
     out.rule("6. A query the app sends while the writer works")
     preview_view(call("memory:injection:preview", {"queryText": "is the hero injured?"}))
+
+    out.rule("7. The prompt for `continue` in chapter five: six layers, a prefix that does not move")
+    first = call("context:assemble", {"skillId": "continue", "documentId": "chapters/ch05.md",
+                                      "selection": {"text": "He drew. Steel rang."}, "instruction": "Continue the fight."})
+    for block in first["blocks"]:
+        part = "systemPrompt" if block["layer"] <= 3 else "userContent"
+        out.print(f"  layer {block['layer']} {block['name']:<12} {block['tokens']:>5} tokens  ({part})")
+    cards = [i["source"] for i in first["items"] if i["layer"] == 4 and i["kind"] in ("card", "state")]
+    out.print("  mentioned cards with their state at chapter five: " + ", ".join(cards), markup=False)
+    second = call("context:assemble", {"skillId": "continue", "documentId": "chapters/ch01.md",
+                                       "selection": {"text": "Maren"}, "instruction": "Describe the lamp room."})
+    same = "the same" if second["stablePrefixHash"] == first["stablePrefixHash"] else "DIFFERENT"
+    out.print(f"  another chapter, another selection: the prefix hash is {same} ({first['stablePrefixHash'][:23]}…); "
+              f"{second['diagnostics']['hidden']} later-story items hidden in chapter one", markup=False)
+    out.print("  see it whole: membank context continue --document chapters/ch05.md --selection \"He drew.\"",
+              markup=False)
     registry.close()

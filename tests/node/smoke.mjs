@@ -140,6 +140,19 @@ async function main() {
     const got = await sidecar.call("memory:get", { projectId: opened.projectId, id: memory.id });
     check(got.content === item.content, "memory:get agrees with the preview");
 
+    // the app asks for a prompt twice, with different selections: the cached prefix does not move
+    const first = await sidecar.call("context:assemble", { projectId: opened.projectId, skillId: "continue",
+      documentId: "chapters/ch05.md", selection: { start: 0, end: 40 }, instruction: "Continue." });
+    const second = await sidecar.call("context:assemble", { projectId: opened.projectId, skillId: "continue",
+      documentId: "chapters/ch05.md", selection: { text: "He drew. Steel rang." } });
+    check(first.blocks.length === 6 && first.systemPrompt === first.blocks.slice(0, 4).map((b) => b.text).join(""),
+      "context:assemble returns six blocks, the first four making the systemPrompt");
+    check(first.stablePrefixHash === second.stablePrefixHash && first.userContent !== second.userContent,
+      "the prefix hash holds while the selection moves");
+    check(first.systemPrompt.includes("Let the tide speak first in every chapter."), "the edited preference is in Layer 3");
+    check(second.items.some((i) => i.kind === "card" && i.source === ".writenow/characters/lin-mo.md"),
+      "a card mentioned in the text is in Layer 4, cited");
+
     const unknown = await sidecar.request("memory:nothing", {});
     check(unknown.error && unknown.error.code === -32601, "an unknown method is a JSON-RPC error -32601");
     const wrong = await sidecar.request("memory:create", { type: "note", scope: "project" });

@@ -4,6 +4,7 @@ activated cards is scanned again to `recursion` depth, never twice the same card
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,33 @@ def _distance(where: str, offset: int, length: int, text: str) -> int:
     return offset
 
 
+_JOIN = "\n\n"
+
+
+def _through_cards(catalog: Catalog, frontier: list[str], depth: int, allowed: set[str], best: dict[str, Found],
+                   skipped: list[Skipped]) -> dict[str, Found]:
+    """Cards named in the text of the `frontier` cards, not found before: one scan over their texts
+    joined (a card mentioned by several is credited to the first, in id order)."""
+    texts = ["\n".join(filter(None, (catalog.cards[c].get("summary"), catalog.cards[c].get("content"))))
+             for c in frontier]
+    starts, at = [], 0
+    for text in texts:
+        starts.append(at)
+        at += len(text) + len(_JOIN)
+    hits, problems = catalog.matcher.activated(_JOIN.join(texts), first_only=True)
+    skipped.extend(problems)
+    fresh: dict[str, Found] = {}
+    for other, matches in hits.items():
+        card = catalog.cards.get(other)
+        if other in best or card is None or card.get("section") not in allowed or card.get("include") == "never":
+            continue
+        m = matches[0]
+        source = bisect.bisect_right(starts, m.offset) - 1
+        fresh[other] = Found(other, card["name"], m.word, f"card:{frontier[source]}", m.offset - starts[source],
+                             depth, 0)
+    return fresh
+
+
 def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
              recursion: int) -> tuple[list[Found], list[Skipped]]:
     """The activated cards of the sections in `allowed` ("characters", "world"), in Layer 4's order."""
@@ -64,20 +92,7 @@ def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
                                m.word, where, m.offset, 0, _distance(where, m.offset, m.length, text)))
     frontier = sorted(best)
     for depth in range(1, recursion + 1):
-        fresh: dict[str, Found] = {}
-        for card_id in frontier:
-            card = catalog.cards[card_id]
-            text = "\n".join(filter(None, (card.get("summary"), card.get("content"))))
-            hits, problems = catalog.matcher.activated(text)
-            skipped.extend(problems)
-            for other, matches in hits.items():
-                if other in best or other in fresh or other not in catalog.cards:
-                    continue
-                found = Found(other, catalog.cards[other]["name"], matches[0].word, f"card:{card_id}",
-                              matches[0].offset, depth, 0)
-                card_other = catalog.cards[other]
-                if card_other.get("section") in allowed and card_other.get("include") != "never":
-                    fresh[other] = found
+        fresh = _through_cards(catalog, frontier, depth, allowed, best, skipped)
         best.update(fresh)
         frontier = sorted(fresh)
         if not frontier:

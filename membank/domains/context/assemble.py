@@ -18,7 +18,9 @@ from ..skills import read as skills
 from ..story import positions
 from ..story.cards import catalog as story_catalog
 from . import budget, cardtext, memories
+from ...kernel.text import estimate_tokens
 from .activation import activate
+from .budget import Dropped
 from .layers import Piece, serialise
 from .passage import Passage, read_document, take
 
@@ -93,6 +95,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     document = document_path(req.document_id) if req.document_id is not None else None
     reasons: list[Reason] = []
     hidden = {"progressions": 0, "relations": 0, "memories": 0}
+    late: list[Dropped] = []  # cards found after Layer 4 was already full: listed, never rendered
 
     identity, identity_source = skills.identity(bank)
     pieces = [Piece(0, "", "identity", identity, None, identity_source, reason="standing rules"),
@@ -127,14 +130,22 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         scanned = {"selection": passage.selection, "instruction": passage.instruction,
                    "before": passage.before.text, "after": passage.after.text}
         found, skipped = activate(cards, scanned, allowed, ctx["recursion"]) if allowed else ([], [])
+        room = min(ctx["layerTokens"]["retrieved"], rules["max_tokens"])
+        used = 0
         for f in found:
             card = cards.cards[f.id]
+            if used > room:  # the budget drops Layer 4 from its end: what follows could never be kept
+                late.append(Dropped(4, "card", f.id, card["source"], estimate_tokens(card.get("content") or ""),
+                                    "over the retrieved layer's room: found after it was full"))
+                continue
             body, hid_p, hid_r = cardtext.at_position(card, cards.relations.get(f.id, ()), order, position,
                                                       whole=card.get("include") != "always")
             hidden["progressions"] += hid_p
             hidden["relations"] += hid_r
-            pieces.append(Piece(4, "cards", "card" if card.get("include") != "always" else "state", body, f.id,
-                                card["source"], (card.get("lines") or {}).get("name"), f.reason()))
+            piece = Piece(4, "cards", "card" if card.get("include") != "always" else "state", body, f.id,
+                          card["source"], (card.get("lines") or {}).get("name"), f.reason())
+            used += piece.tokens
+            pieces.append(piece)
         if skipped:
             reasons.append(Reason(KEY_SKIPPED, "; ".join(s.message for s in skipped[:5])))
 
@@ -165,10 +176,10 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         "diagnostics": {
             "degraded": any(r.code in recall_codes for r in reasons),
             "reasons": [r.to_api() for r in reasons],
-            "dropped": [d.to_api() for d in fitted.dropped],
+            "dropped": [d.to_api() for d in [*fitted.dropped, *late]],
             "hidden": sum(hidden.values()),
             "hiddenDetail": hidden,
-            "truncated": len(fitted.dropped),
+            "truncated": len(fitted.dropped) + len(late),
             "prefixTokens": out.prefix_tokens,
             "prefixCacheable": out.prefix_tokens >= 1024,
             "hardCut": [side for side, s in (("before", passage.before), ("after", passage.after)) if s.cut == "hard"],

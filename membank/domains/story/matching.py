@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import ahocorasick
 import regex
@@ -38,8 +38,7 @@ class Keyed:
     logic: str = "and_any"
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):  # a tuple: a scan may make thousands
     id: str
     key: str  # as the card writes it
     word: str  # as found in the text (with its ending)
@@ -115,8 +114,8 @@ class Matcher:
             automaton.make_automaton()
         return cls(by_id, automaton, regexes, regex_timeout)
 
-    def _scan(self, text: str) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
-        """Every occurrence of every key, by (card, role)."""
+    def _scan(self, text: str, first_only: bool = False) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
+        """Every occurrence of every key (or only the first, `first_only`), by (card, role)."""
         found: dict[tuple[str, str], list[Match]] = {}
         if self._automaton is not None and text:
             folded, where = _folded(text)
@@ -124,6 +123,8 @@ class Matcher:
                 start = end - len(word) + 1
                 stop = end + 1
                 for card_id, role, key, cjk in payload:
+                    if first_only and (card_id, role) in found:
+                        continue
                     hit = stop if cjk else _whole_word(folded, start, stop)
                     if hit is None:
                         continue
@@ -151,10 +152,11 @@ class Matcher:
         out = [m for (_, role), ms in found.items() if role == "primary" for m in ms]
         return sorted(set(out), key=lambda m: (m.offset, -m.length, m.id, m.key)), skipped
 
-    def activated(self, text: str) -> tuple[dict[str, list[Match]], list[Skipped]]:
+    def activated(self, text: str, first_only: bool = False) -> tuple[dict[str, list[Match]], list[Skipped]]:
         """Cards a primary word activates, unless an exclude key occurs, when their secondary keys
-        agree (SillyTavern's logic): each with its primary matches in offset order."""
-        found, skipped = self._scan(text)
+        agree (SillyTavern's logic): each with its primary matches in offset order (only the first
+        one with `first_only`, which a long text scanned only to know which cards it names wants)."""
+        found, skipped = self._scan(text, first_only)
         out: dict[str, list[Match]] = {}
         for (card_id, role), matches in sorted(found.items()):
             if role != "primary" or (card_id, "exclude") in found:

@@ -16,6 +16,8 @@ from .corpus import SEED, generate
 from .measure import cold_index, creates, large_cold_index, model_load, noop_sync, one_file, previews, \
     semantic_after_write
 from .options import Options, options
+from ..demo import sample_project_dir
+from .prompt import assemble_rows, prefix_reuse
 from .report import Result, corpus_json, machine, table
 from .rows import Row, say
 from .watcher import watcher_row
@@ -23,6 +25,7 @@ from .watcher import watcher_row
 # quality.md's table first, in its order; then figures that explain them
 ORDER = ["cold_index", "noop_sync", "one_file_sync", "watcher", "preview_deterministic", "preview_semantic",
          "preview_semantic_large", "memory_create", "sidecar_rtt", "sidecar_rss",
+         "context_assemble", "activation_scan", "prefix_reuse",
          "one_file_full_sync", "preview_semantic_after_write", "preview_deterministic_large", "cold_index_large", "model_load"]
 
 
@@ -55,6 +58,8 @@ def _main_corpus(opts: Options, tmp: Path, corpus_info: dict[str, Any]) -> list[
         rows.append(creates(bank, corpus.files, opts.creates, _rng(opts.seed, "create")))
         say(opts.quiet, "watcher")
         rows.append(watcher_row(bank, corpus.files, opts.watcher))
+        say(opts.quiet, "context:assemble (cards grown to 2,000, a 50,000-character chapter)")
+        rows.extend(assemble_rows(bank, corpus, opts.previews, _rng(opts.seed, "assemble")))
     finally:
         bank.close()
     say(opts.quiet, "sidecar")
@@ -97,6 +102,8 @@ def run(opts: Options) -> Result:
     try:
         rows.append(model_load())
         rows.extend(_main_corpus(opts, tmp, corpus_info))
+        say(opts.quiet, "prefix reuse over a scripted session")
+        rows.append(prefix_reuse(sample_project_dir(), tmp))
         if opts.large:
             rows.extend(_large_corpus(opts, tmp, corpus_info))
     finally:

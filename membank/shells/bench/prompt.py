@@ -1,0 +1,136 @@
+"""The bench's rows for context assembly (quality.md): `context:assemble` at 10,000 files + 2,000
+cards on a 50,000-character chapter with every rule on, the activation scan, and the prefix reuse of
+a scripted writing session."""
+
+from __future__ import annotations
+
+import gc
+import random
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from ...domains.story.cards import catalog
+from .corpus import Corpus, _card_file, english
+from .measure import caller
+from .rows import Row
+
+ALL_RULES = """---
+id: bench-all
+name: Every rule on
+context_rules: {surrounding: 20000, characters: true, project-settings: true, preferences: true, memories: 50,
+                episodes: 5, history: true, max_tokens: 12000}
+---
+Continue the story.
+"""
+
+
+def _cards_to(bank: Any, corpus: Corpus, total: int, rng: random.Random) -> list[str]:
+    """Cards added until the project holds `total`, each with a name, an alias and four keys of its own
+    (five trigger words); the added cards' names, to sprinkle in the chapter."""
+    have = corpus.characters + corpus.world
+    folder = corpus.root / ".writenow" / "characters" / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    names = []
+    for i in range(max(0, total - have)):
+        rel, text = _card_file(rng, 900_000 + i, "characters", rng.random() < 0.1)
+        name = f"Wanderer{i}"
+        lines = [f"name: {name}" if line.startswith("name: ") else f"aliases: [Rover{i}]"
+                 if line.startswith("aliases: ") else line for line in text.split("\n")]
+        text = "\n".join(lines).replace("keys: []", "keys: [" + ", ".join(f"k{i}w{j}" for j in range(3)) + "]", 1)
+        (folder / Path(rel).name).write_text(text, "utf-8")
+        names.append(name)
+    bank.sync()
+    return names or [c["name"] for c in catalog(bank.index).cards.values()]
+
+
+def _chapter(rng: random.Random, names: list[str], chars: int) -> str:
+    parts, size = [], 0
+    while size < chars:
+        para = english(rng, "sea", rng.randint(300, 700)) + " " + rng.choice(names) + "."
+        parts.append(para)
+        size += len(para) + 2
+    return "\n\n".join(parts)[:chars]
+
+
+def assemble_rows(bank: Any, corpus: Corpus, reps: int, rng: random.Random) -> list[Row]:
+    """context:assemble p95 and the activation scan, on the main corpus grown to 2,000 cards."""
+    call = caller(bank)
+    names = _cards_to(bank, corpus, 2000, rng)
+    (corpus.root / ".writenow" / "skills" / "bench-all.md").write_text(ALL_RULES, "utf-8")
+    chapter = corpus.root / "chapters" / "ch20.md"
+    chapter.parent.mkdir(parents=True, exist_ok=True)
+    text = _chapter(rng, names, 50_000)
+    chapter.write_text(text, "utf-8")
+    bank.sync()
+    cards = len(catalog(bank.index).cards)
+    row = Row("context_assemble", f"context:assemble, {cards:,} cards, 50,000-character chapter, every rule on", "ms",
+              corpus.files, target=10, target_text="p95 ≤ 10 ms", note="semantic recall and activation included")
+    payloads = []
+    for _ in range(reps):
+        start = rng.randrange(0, len(text) - 400)
+        payloads.append({"skillId": "bench-all", "documentId": "chapters/ch20.md",
+                         "selection": {"start": start, "end": start + rng.randint(20, 300)},
+                         "instruction": "Continue the scene."})
+    for p in payloads[:5]:
+        call("context:assemble", p)
+    gc.collect()
+    for p in payloads:
+        started = time.perf_counter()
+        call("context:assemble", p)
+        row.samples.append((time.perf_counter() - started) * 1000)
+    scan = Row("activation_scan", f"card activation scan, {cards:,} cards over 20,000 characters", "ms", corpus.files,
+               target=2, target_text="p95 ≤ 2 ms", note="the matcher built once per generation of the cards")
+    matcher = catalog(bank.index).matcher
+    for _ in range(reps):
+        start = rng.randrange(0, len(text) - 20_000)
+        window = text[start:start + 20_000]
+        started = time.perf_counter()
+        matcher.activated(window)
+        scan.samples.append((time.perf_counter() - started) * 1000)
+    return [row, scan]
+
+
+def _common(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return len(a[:i].encode("utf-8"))
+
+
+def prefix_reuse(sample: Path, tmp: Path, runs: int = 100) -> Row:
+    """quality.md's scripted session on the sample project: one skill, three chapters, 3 preferences
+    added and 1 card edited on the way; bytes of each systemPrompt shared with the one before."""
+    import membank
+
+    project = tmp / "prefix-session"
+    shutil.copytree(sample, project, ignore=shutil.ignore_patterns(".index"))
+    (project / "chapters" / "ch03.md").write_text("# Chapter Three\n\nThe lamp, the oil, Maren and Lin Mo.\n", "utf-8")
+    bank = membank.open(project)
+    row = Row("prefix_reuse", "prefix reuse over a scripted session (100 runs, 3 chapters, 3 preferences added, "
+              "1 card edited)", "ratio", 100, target=0.97, higher_is_better=True, target_text="≥ 0.97")
+    try:
+        chapters = ["chapters/ch01.md", "chapters/ch03.md", "chapters/ch05.md"]
+        shared = total = 0
+        before = None
+        for i in range(runs):
+            if i in (20, 45, 80):
+                bank.create_memory(type_="preference", scope="project", content=f"Bench preference number {i}.")
+            if i == 60:
+                card = project / ".writenow" / "characters" / "maren-voss.md"
+                card.write_text(card.read_text("utf-8").replace("stubborn", "stubborn and proud"), "utf-8")
+                bank.sync()
+            data = bank.call("context:assemble", {"skillId": "continue", "documentId": chapters[i % 3],
+                                                  "selection": {"start": 0, "end": 10 + i % 20}})["data"]
+            prompt = data["systemPrompt"]
+            if before is not None:
+                shared += _common(before, prompt)
+                total += len(prompt.encode("utf-8"))
+            before = prompt
+        row.samples.append(shared / total)
+    finally:
+        bank.close()
+        shutil.rmtree(project, ignore_errors=True)
+    return row
