@@ -66,7 +66,9 @@ def is_regex_key(key: str) -> bool:
 
 def _folded(text: str) -> tuple[str, list[int]]:
     """`text` normalized character by character, and for each normalized position the original one
-    (NFKC and case folding can change lengths: ß → ss, ﬁ → fi)."""
+    (NFKC and case folding can change lengths: ß → ss, ﬁ → fi). ASCII text maps one to one."""
+    if text.isascii():
+        return text.lower(), range(len(text) + 1)  # type: ignore[return-value]
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
