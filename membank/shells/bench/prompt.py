@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...domains.story.cards import catalog
+from ...runtime.api import open_project
 from .corpus import Corpus, _card_file, english
 from .measure import caller
 from .rows import Row
@@ -103,12 +104,10 @@ def _common(a: str, b: str) -> int:
 def prefix_reuse(sample: Path, tmp: Path, runs: int = 100) -> Row:
     """quality.md's scripted session on the sample project: one skill, three chapters, 3 preferences
     added and 1 card edited on the way; bytes of each systemPrompt shared with the one before."""
-    import membank
-
     project = tmp / "prefix-session"
     shutil.copytree(sample, project, ignore=shutil.ignore_patterns(".index"))
     (project / "chapters" / "ch03.md").write_text("# Chapter Three\n\nThe lamp, the oil, Maren and Lin Mo.\n", "utf-8")
-    bank = membank.open(project)
+    bank = open_project(project)
     row = Row("prefix_reuse", "prefix reuse over a scripted session (100 runs, 3 chapters, 3 preferences added, "
               "1 card edited)", "ratio", 100, target=0.97, higher_is_better=True, target_text="≥ 0.97")
     try:
