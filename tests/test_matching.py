@@ -7,7 +7,7 @@ import random
 
 from hypothesis import given, settings, strategies as st
 
-from membank.domains.story.matching import Keyed, Matcher
+from membank.domains.story.matching import Keyed, Match, Matcher
 
 CARDS = [Keyed("maren", "Maren Voss", ("Maren",)), Keyed("lin", "林默", ("阿默", "Lin Mo")), Keyed("mo", "Mo"),
          Keyed("gull", "gull", ("box",)), Keyed("street", "STRASSE")]
@@ -28,6 +28,23 @@ def test_whole_words_plural_endings_and_cjk_substrings() -> None:
 def test_nfkc_and_case_folding_with_offsets_in_the_original_text() -> None:
     assert _found("ＭＡＲＥＮ and MAREN") == [("maren", "ＭＡＲＥＮ", 0, 5), ("maren", "MAREN", 10, 5)]
     assert _found("ﬁ straße") == [("street", "straße", 2, 6)]  # ﬁ folds to two letters before it
+    greek = [Keyed("o", "Οδυσσευς")]  # a final Σ folds to σ, as a key's ς does
+    assert _found("ΟΔΥΣΣΕΥΣ 林默", greek) == [("o", "ΟΔΥΣΣΕΥΣ", 0, 8)]
+    assert _found("林默 οδυσσευς", greek) == [("o", "οδυσσευς", 3, 8)]
+    assert _found("他说：林默，阿默。", [Keyed("pair", "林默,阿默")]) == [("pair", "林默，阿默", 3, 5)]
+
+
+WORDS = ["Maren", "MAREN", "ＭＡＲＥＮ，", "林默。", "ΟΔΥΣΣΕΥΣ", "ﬁ", "straße", "gulls", "x", "Ꭰ", "İ"]
+
+
+@given(st.lists(st.sampled_from(WORDS), max_size=6), st.lists(st.sampled_from(WORDS), max_size=6))
+def test_what_is_found_in_one_part_does_not_depend_on_the_other(a: list[str], b: list[str]) -> None:
+    cards = [*CARDS, Keyed("o", "Οδυσσευς"), Keyed("ch", "Ꭰ")]
+    left, right = " ".join(a), " ".join(b)
+    shift = len(left) + 1
+    assert _found(f"{left} {right}", cards) == sorted(
+        _found(left, cards) + [(i, w, o + shift, n) for i, w, o, n in _found(right, cards)],
+        key=lambda m: (m[2], -m[3]))
 
 
 def test_exclude_keys_and_the_four_logics() -> None:
@@ -39,6 +56,40 @@ def test_exclude_keys_and_the_four_logics() -> None:
         assert got == expect, logic
     ex = Matcher.build([Keyed("s", "storm", exclude_keys=("calm",))])
     assert "s" in ex.activated("the storm")[0] and "s" not in ex.activated("storm, then calm")[0]
+
+
+LOGIC_CARDS = [Keyed("ship", "red", keys=("big red ship", "/sh[io]p/")), Keyed("maren", "Maren", ("Maren Voss",)),
+               Keyed("w", "wreck", secondary_keys=("alma", "storm"), logic="and_all"),
+               Keyed("n", "net", secondary_keys=("alma", "storm"), logic="not_all"),
+               Keyed("x", "gull", exclude_keys=("calm",)), Keyed("m", "Voss")]
+LOGIC_WORDS = ["big", "red", "ship", "shop", "Maren", "Voss", "wreck", "alma", "storm", "net", "gull", "calm", "the"]
+
+
+def _ends(m: Match) -> tuple[int, int]:
+    return m.offset + m.length, -m.offset
+
+
+@given(st.lists(st.sampled_from(LOGIC_WORDS), max_size=14))
+def test_first_and_last_keep_one_match_of_the_same_cards(words: list[str]) -> None:
+    m = Matcher.build(LOGIC_CARDS)
+    text = " ".join(words)
+    every = m.activated(text)[0]
+    for keep in ("first", "last"):
+        one = m.activated(text, keep=keep)[0]
+        assert one.keys() == every.keys()  # secondary logics and exclude keys decide alike
+        for card, matches in one.items():
+            best = min(every[card], key=lambda x: (x.offset, -x.length)) if keep == "first" else \
+                max(every[card], key=_ends)
+            assert len(matches) == 1 and (matches[0].offset, matches[0].length) == (best.offset, best.length)
+
+
+def test_first_keeps_the_match_that_starts_first_last_the_one_that_ends_last() -> None:
+    m = Matcher.build([Keyed("ship", "red", keys=("big red ship",))])
+    text = "a big red ship, a red one"
+    assert [(x.word, x.offset) for x in m.activated(text, keep="first")[0]["ship"]] == [("big red ship", 2)]
+    assert [(x.word, x.offset) for x in m.activated(text, keep="last")[0]["ship"]] == [("red", 18)]
+    both = Matcher.build([Keyed("w", "wreck", secondary_keys=("alma", "storm"), logic="and_all")])
+    assert "w" in both.activated("storm, wreck, alma, wreck", keep="first")[0]
 
 
 def test_regex_keys_time_limit_and_invalid_ones_are_skipped() -> None:

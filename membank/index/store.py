@@ -7,7 +7,7 @@ import json
 import threading
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import apsw
 
@@ -18,7 +18,9 @@ from .vecstore import VectorStore
 
 SCHEMA_VERSION = 5  # 5: entries.id_line
 
-_SCHEMA = """
+TOKENIZER = ("porter", "unicode61", "remove_diacritics", "2")  # FTS5's, for the index and for queries
+
+_SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE files(
     source TEXT PRIMARY KEY, bank TEXT NOT NULL, size INTEGER NOT NULL,
@@ -47,7 +49,7 @@ CREATE INDEX entries_pending ON entries(rowid) WHERE embedded = 0 AND kind != 's
 CREATE TABLE diagnostics(source TEXT NOT NULL, origin TEXT NOT NULL, line INTEGER, severity TEXT, message TEXT);
 CREATE INDEX diagnostics_source ON diagnostics(source);
 CREATE VIRTUAL TABLE fts USING fts5(body, names, contentless_delete=1, content='',
-                                    tokenize='porter unicode61 remove_diacritics 2');
+                                    tokenize='{" ".join(TOKENIZER)}');
 """
 
 
@@ -126,6 +128,7 @@ class Index(EntryStore, VectorStore):
         db = apsw.Connection(str(path))
         db.set_busy_timeout(5000)
         db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF")
+        db.execute("CREATE VIRTUAL TABLE temp.fts_vocab USING fts5vocab(main, fts, 'row')")  # per connection
         self.vec_error = _load_vec(db)
         self.caches.clear()  # keyed by connection: a new one may reuse an old one's id()
         return db
@@ -279,6 +282,29 @@ class Index(EntryStore, VectorStore):
     # -- files ------------------------------------------------------------------------------
 
     # -- entries ----------------------------------------------------------------------------
+
+    def fts_tokens(self, text: str) -> list[str]:
+        """The tokens FTS5 makes of `text` in a query (folded, stemmed): what `term_documents` counts."""
+        tokenizer = self.db.fts5_tokenizer(TOKENIZER[0], list(TOKENIZER[1:]))
+        return [t[2] for t in tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None) if len(t) > 2]
+
+    def term_documents(self, tokens: Iterable[str]) -> tuple[dict[str, int], int]:
+        """How many entries hold each token (FTS5's vocabulary; 0 for none), and how many entries
+        are searchable. Kept until the index changes: a session asks about the same words often."""
+        memo = self.caches.setdefault("index.term_documents", {})
+        key = self.view_key()
+        if key is None or memo.get("key") != key:
+            memo.clear()
+            memo["key"], memo["counts"] = key, {}
+            memo["total"] = self.db.execute("SELECT count(*) FROM fts_docsize").fetchall()[0][0]
+        counts: dict[str, int] = memo["counts"]
+        tokens = list(tokens)
+        missing = sorted({t for t in tokens if t not in counts})
+        if missing:
+            found = dict(self.db.execute("SELECT term, doc FROM temp.fts_vocab WHERE term IN"
+                                         " (SELECT value FROM json_each(?))", (json.dumps(missing),)).fetchall())
+            counts.update({t: found.get(t, 0) for t in missing})
+        return {t: counts[t] for t in tokens}, memo["total"]
 
     def lexical(self, match: str, k: int) -> list[tuple[int, float]]:
         """(rowid, bm25) of the k best FTS5 matches; names weigh double."""

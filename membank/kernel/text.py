@@ -42,12 +42,13 @@ them themselves then there these they this those through to too under until up v
 which while who whom why will with would you your yours yourself yourselves""".split())
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression for free text: any word, any pair of adjacent CJK characters.
+def fts_terms(text: str) -> list[str]:
+    """The terms of an FTS5 MATCH expression for free text, in order: any word, any pair of adjacent
+    CJK characters, each once (FTS5 folds case, so Storm and storm are one term).
 
     Every term is quoted, so punctuation or FTS5 operators in the writer's text cannot break the
     query; a lone CJK character stands for itself. English stopwords are left out unless the
-    query has nothing else. None when nothing is searchable."""
+    text has nothing else."""
     words: list[str] = []
     phrases: list[str] = []
     for word in _WORD.findall(unicodedata.normalize("NFKC", text)):
@@ -63,5 +64,13 @@ def fts_query(text: str) -> str | None:
     kept = [w for w in words if w.casefold() not in STOPWORDS]
     if not kept and not phrases:
         kept = words
-    unique = list(dict.fromkeys([f'"{w}"' for w in kept] + phrases))
-    return " OR ".join(unique) if unique else None
+    unique: dict[str, str] = {}
+    for term in [f'"{w}"' for w in kept] + phrases:
+        unique.setdefault(term.casefold(), term)  # the first spelling stands for the others
+    return list(unique.values())
+
+
+def fts_query(text: str) -> str | None:
+    """`fts_terms` as one MATCH expression (any of them); None when nothing is searchable."""
+    terms = fts_terms(text)
+    return " OR ".join(terms) if terms else None

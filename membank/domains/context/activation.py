@@ -4,7 +4,6 @@ activated cards is scanned again to `recursion` depth, never twice the same card
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,30 +39,23 @@ def _distance(where: str, offset: int, length: int, text: str) -> int:
     return offset
 
 
-_JOIN = "\n\n"
-
-
 def _through_cards(catalog: Catalog, frontier: list[str], depth: int, allowed: set[str], best: dict[str, Found],
                    skipped: list[Skipped]) -> dict[str, Found]:
-    """Cards named in the text of the `frontier` cards, not found before: one scan over their texts
-    joined (a card mentioned by several is credited to the first, in id order)."""
-    texts = ["\n".join(filter(None, (catalog.cards[c].get("summary"), catalog.cards[c].get("content"))))
-             for c in frontier]
-    starts, at = [], 0
-    for text in texts:
-        starts.append(at)
-        at += len(text) + len(_JOIN)
-    hits, problems = catalog.matcher.activated(_JOIN.join(texts), first_only=True)
-    skipped.extend(problems)
+    """Cards named in the text of the `frontier` cards, not found before; each card's text decides
+    alone (its exclude and secondary keys too), so what a card names is known once per generation
+    of the cards. A card named by several is credited to the first, in id order."""
     fresh: dict[str, Found] = {}
-    for other, matches in hits.items():
-        card = catalog.cards.get(other)
-        if other in best or card is None or card.get("section") not in allowed or card.get("include") == "never":
-            continue
-        m = matches[0]
-        source = bisect.bisect_right(starts, m.offset) - 1
-        fresh[other] = Found(other, card["name"], m.word, f"card:{frontier[source]}", m.offset - starts[source],
-                             depth, 0)
+    seen = set(best)
+    for source in frontier:
+        named = catalog.named_in(source)
+        skipped.extend(named.skipped)
+        for other in named.ids - seen:  # most were found before: set arithmetic skips them
+            seen.add(other)
+            card = catalog.cards.get(other)
+            if card is None or card.get("section") not in allowed or card.get("include") == "never":
+                continue
+            m = named.first[other]
+            fresh[other] = Found(other, card["name"], m.word, f"card:{source}", m.offset, depth, 0)
     return fresh
 
 
@@ -71,25 +63,24 @@ def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
              recursion: int) -> tuple[list[Found], list[Skipped]]:
     """The activated cards of the sections in `allowed` ("characters", "world"), in Layer 4's order."""
     best: dict[str, Found] = {}
+    keys: dict[str, tuple[Any, ...]] = {}
     skipped: list[Skipped] = []
-
-    def consider(found: Found) -> None:
-        card = catalog.cards.get(found.id)
-        if card is None or card.get("section") not in allowed or card.get("include") == "never":
-            return
-        if found.id not in best or found.key() < best[found.id].key():
-            best[found.id] = found
-
     for where in ("selection", "instruction", "before", "after"):
         text = texts.get(where) or ""
         if not text:
             continue
-        hits, problems = catalog.matcher.activated(text)
+        # the match nearest to the selection: the last one before it, the first one elsewhere
+        hits, problems = catalog.matcher.activated(text, keep="last" if where == "before" else "first")
         skipped.extend(problems)
         for card_id, matches in hits.items():
-            for m in matches:
-                consider(Found(card_id, catalog.cards[card_id]["name"] if card_id in catalog.cards else card_id,
-                               m.word, where, m.offset, 0, _distance(where, m.offset, m.length, text)))
+            card = catalog.cards.get(card_id)
+            if card is None or card.get("section") not in allowed or card.get("include") == "never":
+                continue
+            m = matches[0]
+            found = Found(card_id, card["name"], m.word, where, m.offset, 0, _distance(where, m.offset, m.length, text))
+            key = found.key()
+            if card_id not in keys or key < keys[card_id]:
+                best[card_id], keys[card_id] = found, key
     frontier = sorted(best)
     for depth in range(1, recursion + 1):
         fresh = _through_cards(catalog, frontier, depth, allowed, best, skipped)

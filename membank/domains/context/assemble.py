@@ -16,9 +16,8 @@ from ..recall.queries import hiding
 from ..recall.rank import INJECTION_DISABLED, Reason
 from ..skills import read as skills
 from ..story import positions
-from ..story.cards import catalog as story_catalog
+from ..story.cards import Catalog, catalog as story_catalog
 from . import budget, cardtext, memories
-from ...kernel.text import estimate_tokens
 from .activation import activate
 from .budget import Dropped
 from .layers import Piece, serialise
@@ -59,6 +58,19 @@ def _memory_piece(layer: int, section: str, found: memories.Found, text: str) ->
                  m["source"], None, found.reason, found.score)
 
 
+def _preferences(bank: Bank, timed: set[int], cap: int | None) -> tuple[list[Piece], list[dict[str, Any]]]:
+    """Layer 3 under its cap, and what the cap left out (as the API lists it): made once per view of
+    the index, as a bank may hold hundreds of preferences; Layer 3 gives way to nothing else."""
+    memo = bank.index.caches.setdefault("context.preferences.layer", {})
+    key = (bank.index.view_key(), frozenset(timed), cap)
+    if key[0] is None or memo.get("key") != key:
+        pieces = [_memory_piece(3, "preferences", f, _preference_text(f.memory))
+                  for f in memories.preferences(bank, timed)]
+        kept, dropped = budget.capped(pieces, "preferences", cap)
+        memo["key"], memo["kept"], memo["dropped"] = key, kept, [d.to_api() for d in dropped]
+    return list(memo["kept"]), [dict(d) for d in memo["dropped"]]
+
+
 def _passage_pieces(p: Passage, source: str | None) -> list[Piece]:
     return [Piece(5, "instruction", "instruction", p.instruction, reason="the instruction"),
             Piece(5, "before", "before", p.before.text, source=source, reason={"cut": p.before.cut}),
@@ -66,10 +78,9 @@ def _passage_pieces(p: Passage, source: str | None) -> list[Piece]:
             Piece(5, "after", "after", p.after.text, source=source, reason={"cut": p.after.cut})]
 
 
-def _standing_cards(cards: dict[str, dict[str, Any]], allowed: set[str]) -> list[Piece]:
+def _standing_cards(cards: Catalog, allowed: set[str]) -> list[Piece]:
     """Layer 2's always-on cards of the sections the rules allow: by kind, then name."""
-    chosen = sorted((c for c in cards.values() if c.get("include") == "always" and c.get("section") in allowed),
-                    key=lambda c: (c["kind"], c["name"], c["id"]))
+    chosen = [cards.cards[i] for i in cards.always if cards.cards[i].get("section") in allowed]
     return [Piece(2, c["section"], "card", cardtext.standing(c), c["id"], c["source"],
                   (c.get("lines") or {}).get("name"), {"include": "always"}) for c in chosen]
 
@@ -96,6 +107,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     reasons: list[Reason] = []
     hidden = {"progressions": 0, "relations": 0, "memories": 0}
     late: list[Dropped] = []  # cards found after Layer 4 was already full: listed, never rendered
+    capped: list[dict[str, Any]] = []  # preferences over Layer 3's cap
 
     identity, identity_source = skills.identity(bank)
     pieces = [Piece(0, "", "identity", identity, None, identity_source, reason="standing rules"),
@@ -121,11 +133,11 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         allowed = {section for section, rule in SECTION_RULE.items() if rules[rule]}
         pieces.append(Piece(2, "project", "project", f"Title: {bank.info.name}", bank.info.id,
                             ".writenow/project.yaml", reason="the project"))
-        pieces += _standing_cards(cards.cards, allowed)
+        pieces += _standing_cards(cards, allowed)
 
         if injection and rules["preferences"]:
-            pieces += [_memory_piece(3, "preferences", f, _preference_text(f.memory))
-                       for f in memories.preferences(bank, set(timed))]
+            kept, capped = _preferences(bank, set(timed), ctx["layerTokens"].get("preferences"))
+            pieces += kept
 
         scanned = {"selection": passage.selection, "instruction": passage.instruction,
                    "before": passage.before.text, "after": passage.after.text}
@@ -135,7 +147,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         for f in found:
             card = cards.cards[f.id]
             if used > room:  # the budget drops Layer 4 from its end: what follows could never be kept
-                late.append(Dropped(4, "card", f.id, card["source"], estimate_tokens(card.get("content") or ""),
+                late.append(Dropped(4, "card", f.id, card["source"], cards.tokens[f.id],
                                     "over the retrieved layer's room: found after it was full"))
                 continue
             body, hid_p, hid_r = cardtext.at_position(card, cards.relations.get(f.id, ()), order, position,
@@ -176,10 +188,10 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         "diagnostics": {
             "degraded": any(r.code in recall_codes for r in reasons),
             "reasons": [r.to_api() for r in reasons],
-            "dropped": [d.to_api() for d in [*fitted.dropped, *late]],
+            "dropped": _dropped(fitted.dropped, capped, late),
             "hidden": sum(hidden.values()),
             "hiddenDetail": hidden,
-            "truncated": len(fitted.dropped) + len(late),
+            "truncated": len(fitted.dropped) + len(capped) + len(late),
             "prefixTokens": out.prefix_tokens,
             "prefixCacheable": out.prefix_tokens >= 1024,
             "hardCut": [side for side, s in (("before", passage.before), ("after", passage.after)) if s.cut == "hard"],
@@ -190,6 +202,12 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     _journal_run(bank, data, document)
     data["diagnostics"]["tookMs"] = round((time.perf_counter() - started) * 1000, 3)
     return data
+
+
+def _dropped(fitted: list[Dropped], capped: list[dict[str, Any]], late: list[Dropped]) -> list[dict[str, Any]]:
+    """Every piece left out, by layer, in the order each was left out."""
+    out = [d.to_api() for d in fitted] + capped + [d.to_api() for d in late]
+    return sorted(out, key=lambda d: d["layer"])  # stable: within a layer, the order of leaving out
 
 
 def _journal_run(bank: Bank, data: dict[str, Any], document: str | None) -> None:

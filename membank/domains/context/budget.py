@@ -51,9 +51,25 @@ def _total(pieces: list[Piece]) -> int:
 def _drop_last(pieces: list[Piece], cap: int, reason: str, dropped: list[Dropped]) -> list[Piece]:
     """Drop from the end until the pieces hold at most `cap` tokens (the order is the priority)."""
     kept = list(pieces)
-    while kept and _total(kept) > cap:
-        dropped.append(_drop(kept.pop(), reason))
+    total = _total(kept)
+    while kept and total > cap:
+        last = kept.pop()
+        total -= last.tokens
+        dropped.append(_drop(last, reason))
     return kept
+
+
+def _cap_reason(layer: str, cap: int) -> str:
+    return f"over the {layer} layer's cap of {cap} tokens (settings context.layerTokens)"
+
+
+def capped(pieces: list[Piece], layer: str, cap: int | None) -> tuple[list[Piece], list[Dropped]]:
+    """One of Layers 2-4 under its own cap, its last pieces dropped: what `fit` does to it first.
+    Layer 3 gives way to nothing else, so a caller may cap it ahead (and keep the result)."""
+    dropped: list[Dropped] = []
+    if cap is None:
+        return list(pieces), dropped
+    return _drop_last(pieces, cap, _cap_reason(layer, cap), dropped), dropped
 
 
 def _trim_surrounding(pieces: list[Piece], room: int, reason: str, dropped: list[Dropped]) -> list[Piece]:
@@ -94,7 +110,7 @@ def fit(pieces: list[Piece], layer_caps: dict[str, int], max_tokens: int) -> Fit
         mine = by_layer[layer.number]
         if cap is None or _total(mine) <= cap:
             continue
-        reason = f"over the {layer.name} layer's cap of {cap} tokens (settings context.layerTokens)"
+        reason = _cap_reason(layer.name, cap)
         if layer.number in (0, 1):
             over = True  # never cut
         elif layer.number == 5:

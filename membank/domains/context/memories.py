@@ -8,11 +8,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ...kernel.text import fts_query
+from ...index.schema import DomainSchema, register
 from ..contract import Bank
+from ..recall import terms
 from ..recall.order import ORDER_SQL, deterministic_detail
 from ..recall.preview import semantic_problem
-from ..recall.queries import ELIGIBLE, candidates, eligible_args
+from ..recall.queries import ELIGIBLE, eligible_args, hiding, lexical_joined, nearest_eligible
 from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, Reason, fuse
 
 # The least fused score (recall.rank.fuse: half cosine, half relative BM25) a memory needs to enter
@@ -20,6 +21,11 @@ from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, Reason, fuse
 # the labelled set in fixtures/retrieval (benchmarks/relevance_floor.py; docs/context.md).
 RELEVANCE_FLOOR = 0.40
 CANDIDATES = 64  # at least this many neighbours are ranked before the floor and the filters cut
+
+
+# this document's own memories, found without walking every eligible one
+register(DomainSchema("context.document", 1, "CREATE INDEX entries_document ON entries(document)"
+                      " WHERE kind = 'memory' AND scope = 'document'", "DROP INDEX IF EXISTS entries_document"))
 
 
 @dataclass(frozen=True)
@@ -31,10 +37,9 @@ class Found:
     reason: dict[str, Any]
 
 
-def preferences(bank: Bank, timed: set[int]) -> list[Found]:
-    """Every live project and global preference not tied to a document or to part of the story,
-    oldest first (createdAt, then id): a new one lands at the end of the prefix. Cached until the
-    index changes."""
+def _preference_rows(bank: Bank) -> list[tuple[int, dict[str, Any], int]]:
+    """Every live project and global preference not tied to a document, oldest first (createdAt,
+    then id). Cached until the index changes."""
     index = bank.index
     memo = index.caches.setdefault("context.preferences", {})
     key = index.view_key()
@@ -45,7 +50,13 @@ def preferences(bank: Bank, timed: set[int]) -> list[Found]:
         found = [(rowid, json.loads(record), tokens) for rowid, record, tokens in rows]
         found.sort(key=lambda f: (f[1].get("createdAt") or "", f[1]["id"]))
         memo["key"], memo["rows"] = key, found
-    return [Found(r, m, t, None, {"order": "createdAt, id"}) for r, m, t in memo["rows"] if r not in timed]
+    return memo["rows"]  # type: ignore[no-any-return]
+
+
+def preferences(bank: Bank, timed: set[int]) -> list[Found]:
+    """Layer 3: every live project and global preference not tied to a document or to part of the
+    story, oldest first (createdAt, then id): a new one lands at the end of the prefix."""
+    return [Found(r, m, t, None, {"order": "createdAt, id"}) for r, m, t in _preference_rows(bank) if r not in timed]
 
 
 def document_memories(bank: Bank, document: str | None, hidden: set[int], timed: set[int],
@@ -55,8 +66,9 @@ def document_memories(bank: Bank, document: str | None, hidden: set[int], timed:
     deterministic order."""
     out: list[Found] = []
     if document is not None:
-        rows = bank.index.db.execute(f"SELECT rowid, record, tokens FROM entries WHERE {ELIGIBLE}"
-                                     f" AND scope = 'document' ORDER BY {ORDER_SQL}", eligible_args(document))
+        rows = bank.index.db.execute(f"SELECT rowid, record, tokens FROM entries INDEXED BY entries_document WHERE {ELIGIBLE} AND kind = 'memory'"
+                                     f" AND scope = 'document' AND document = :doc ORDER BY {ORDER_SQL}",
+                                     eligible_args(document))  # a few rows, then sorted
         out = [Found(r, m, t, None, {"scope": "document"}) for r, m, t in
                ((r, json.loads(rec), t) for r, rec, t in rows if r not in hidden)
                if (preferences if m["type"] == "preference" else others)]
@@ -69,10 +81,6 @@ def document_memories(bank: Bank, document: str | None, hidden: set[int], timed:
                 eligible_args(document, r=rowid)):
             out.append(Found(r, json.loads(rec), t, None, {"scope": "story", "holds": "at this point of the story"}))
     return out
-
-
-def _wanted(memory: dict[str, Any]) -> bool:
-    return memory["type"] != "preference" and memory["scope"] != "document"
 
 
 def relevant(bank: Bank, query: str, k: int, document: str | None, hidden: set[int]
@@ -91,35 +99,30 @@ def relevant(bank: Bank, query: str, k: int, document: str | None, hidden: set[i
             assert model is not None
             vector = model.encode([query])[0]
             if vector.any():
-                return _semantic(bank, vector, query, k, document, hidden), []
+                return _semantic(bank, vector, query, k, hidden), []
             problem = Reason(QUERY_NOT_EMBEDDABLE, "the query has no word the model knows; memories are in "
                              "deterministic order")
     return _deterministic(bank, k, document, hidden), [problem]
 
 
-def _semantic(bank: Bank, vector: Any, query: str, k: int, document: str | None, hidden: set[int]) -> list[Found]:
+def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int]) -> list[Found]:
+    """Preferences (Layer 3's) and document-scoped memories (`document_memories`') are left out in
+    SQL, so both retrievers look for wanted memories alone: one BM25 pass joined with `entries`,
+    one vector scan masked by eligibility."""
     index = bank.index
-    match = fts_query(query)
-    nearest, lexical, keys = candidates(index, vector if index.has_vectors() else None, match or None,
-                                        max(CANDIDATES, 4 * k), document)
-    hits = sorted((h for h in fuse(nearest, lexical) if h.rowid in keys and h.rowid not in hidden
-                   and round(h.fused, 9) >= RELEVANCE_FLOOR),
-                  key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))
-    out: list[Found] = []
-    for start in range(0, len(hits), 4 * k):  # decode a few at a time: most are kept
-        part = hits[start:start + 4 * k]
-        records = index.records([h.rowid for h in part])
-        for h in part:
-            memory = records[h.rowid]
-            if not _wanted(memory):
-                continue
-            out.append(Found(h.rowid, memory, keys[h.rowid][0], round(h.fused, 6),
-                             {"mode": "semantic", "score": round(h.fused, 6),
-                              "vector": None if h.similarity is None else round(h.similarity, 6),
-                              "lexicalRank": h.lexical_rank}))
-            if len(out) == k:
-                return out
-    return out
+    match = terms.match(index, query)
+    want = max(CANDIDATES, k)
+    with hiding(hidden, types=("preference",)):
+        nearest, keys = nearest_eligible(index, vector, want, None) if index.has_vectors() else ([], {})
+        lexical, more = lexical_joined(index, match, want, None) if match else ([], {})
+    keys.update(more)
+    hits = sorted((h for h in fuse(nearest, lexical) if round(h.fused, 9) >= RELEVANCE_FLOOR),
+                  key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))[:k]
+    records = index.records([h.rowid for h in hits])
+    return [Found(h.rowid, records[h.rowid], keys[h.rowid][0], round(h.fused, 6),
+                  {"mode": "semantic", "score": round(h.fused, 6),
+                   "vector": None if h.similarity is None else round(h.similarity, 6),
+                   "lexicalRank": h.lexical_rank}) for h in hits]
 
 
 def _deterministic(bank: Bank, k: int, document: str | None, hidden: set[int]) -> list[Found]:

@@ -7,10 +7,9 @@ from typing import Any
 
 from ...index.embed import mismatch
 from ...kernel.paths import document_path
-from ...kernel.text import fts_query
 from ..contract import Bank
 from ..story import positions
-from . import queries
+from . import queries, terms
 from .rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
                    VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
 
@@ -75,10 +74,10 @@ def _semantic(bank: Bank, vector: Any, query_text: str, document: str | None, me
               started: float) -> dict[str, Any]:
     """Vector neighbours fused with FTS5 matches, eligible memories only: each retriever proposes
     its best eligible candidates (eligibility before the cut), at least as many as may be kept."""
-    match = fts_query(query_text)
     want = max(CANDIDATES, memory["injectionMaxItems"])
     index = bank.index
     with index.lock:
+        match = terms.match(index, query_text)
         nearest, lexical, keys = queries.candidates(index, vector if index.has_vectors() else None, match or None, want, document)
         eligible = queries.eligible_count(index, document)
         chosen = rank_semantic(fuse(nearest, lexical), keys, memory["injectionMaxItems"], memory["injectionTokenBudget"])

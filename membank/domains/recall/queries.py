@@ -23,17 +23,19 @@ from .order import KEY_SQL, ORDER_SQL
 # Injectable: a live memory with text that no other file shadows; document scope only for its document.
 ELIGIBLE = """kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0
     AND (scope != 'document' OR (document IS NOT NULL AND document = :doc))
-    AND rowid NOT IN (SELECT value FROM json_each(:hidden))"""
+    AND rowid NOT IN (SELECT value FROM json_each(:hidden))
+    AND type NOT IN (SELECT value FROM json_each(:hidden_types))"""
 
 # Memories the story has not reached at this position (or no longer holds): story.md. A preview or
 # an assembly at a position sets them for the queries it runs (`hiding`); every query here leaves
-# them out, before any cut, as it leaves out deleted ones.
-_hidden: contextvars.ContextVar[str] = contextvars.ContextVar("recall_hidden", default="[]")
+# them out, before any cut, as it leaves out deleted ones. An assembly also leaves out whole types
+# (preferences, which have a layer of their own).
+_hidden: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar("recall_hidden", default=("[]", "[]"))
 
 
 @contextlib.contextmanager
-def hiding(rowids: Iterable[int]) -> Iterator[None]:
-    token = _hidden.set(json.dumps(sorted(int(r) for r in rowids)))
+def hiding(rowids: Iterable[int], types: Iterable[str] = ()) -> Iterator[None]:
+    token = _hidden.set((json.dumps(sorted(int(r) for r in rowids)), json.dumps(sorted(types))))
     try:
         yield
     finally:
@@ -41,7 +43,8 @@ def hiding(rowids: Iterable[int]) -> Iterator[None]:
 
 
 def eligible_args(document: str | None, **more: Any) -> dict[str, Any]:
-    return {"doc": document, "hidden": _hidden.get(), **more}
+    rowids, types = _hidden.get()
+    return {"doc": document, "hidden": rowids, "hidden_types": types, **more}
 
 # the injectable memories in deterministic order with what fitting them needs: a preview reads this
 # index alone, and decodes only the records it keeps (see `fitting`)
@@ -154,6 +157,16 @@ def lexical_eligible(index: Index, match: str, k: int,
     hits = [(r, score) for r, score in rows if r in keys]
     if len(hits) >= k or len(rows) < 4 * k:
         return hits[:k], keys
+    return lexical_joined(index, match, k, document)
+
+
+def lexical_joined(index: Index, match: str, k: int,
+                   document: str | None) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]]]:
+    """The k best FTS5 matches among the eligible memories alone, in one statement joined with
+    `entries` (every match is looked up): one BM25 pass where most matches are not injectable, as
+    for a prompt's long query, where the cards it names match first."""
+    if k <= 0:
+        return [], {}
     rows = index.db.execute(
         "SELECT fts.rowid, bm25(fts, 1.0, 2.0) AS score FROM fts JOIN entries ON entries.rowid = fts.rowid"
         f" WHERE fts MATCH :match AND {ELIGIBLE} ORDER BY score LIMIT :k",

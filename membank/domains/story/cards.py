@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from ...index import Index
-from .matching import Keyed, Matcher, normalize
+from ...kernel.text import estimate_tokens
+from .matching import Keyed, Match, Matcher, Skipped, normalize
 from .state import Relation, incoming, outgoing
 
 REGEX_TIMEOUT = 0.02  # seconds a writer's /regex/ key may run on one text before it is skipped
+
+
+class Named(NamedTuple):
+    first: dict[str, Match]  # card id -> its first match
+    ids: frozenset[str]
+    skipped: tuple[Skipped, ...]
 
 
 @dataclass(frozen=True)
@@ -21,9 +28,24 @@ class Catalog:
     matcher: Matcher
     names: dict[str, tuple[str, ...]]  # a normalized name, alias or id -> the cards it names
     relations: dict[str, tuple[Relation, ...]]  # id -> relations written on it and written about it
+    always: tuple[str, ...]  # the `include: always` cards, by kind, then name, then id
+    tokens: dict[str, int]  # id -> the estimated tokens of the card's body
+    _named: dict[str, Named] = field(default_factory=dict, repr=False, compare=False)
 
     def resolve(self, name: str) -> tuple[str, ...]:
         return self.names.get(normalize(name.strip()), ())
+
+    def named_in(self, card_id: str) -> Named:
+        """The cards the text of `card_id` (summary, then body) activates, each with its first match:
+        scanned once per generation of the cards, however many prompts recurse through it."""
+        done = self._named.get(card_id)
+        if done is None:
+            card = self.cards[card_id]
+            text = "\n".join(filter(None, (card.get("summary"), card.get("content"))))
+            hits, skipped = self.matcher.activated(text, keep="first")
+            done = Named({other: matches[0] for other, matches in hits.items()}, frozenset(hits), tuple(skipped))
+            self._named[card_id] = done
+        return done
 
 
 def _live_cards(index: Index) -> list[dict[str, Any]]:
@@ -67,7 +89,10 @@ def build(cards: list[dict[str, Any]]) -> Catalog:
     # written on the card first (as written), then those other cards write about it (by source, line)
     ordered = {k: tuple(sorted(v, key=lambda r: (r.direction != "out", r.source if r.direction == "in" else "",
                                                  r.line))) for k, v in relations.items()}
-    return Catalog(by_id, Matcher.build(keyed, regex_timeout=REGEX_TIMEOUT), resolved, ordered)
+    always = tuple(c["id"] for c in sorted((c for c in cards if c.get("include") == "always"),
+                                          key=lambda c: (c["kind"], c["name"], c["id"])))
+    tokens = {c["id"]: estimate_tokens(c.get("content") or "") for c in cards}
+    return Catalog(by_id, Matcher.build(keyed, regex_timeout=REGEX_TIMEOUT), resolved, ordered, always, tokens)
 
 
 def catalog(index: Index) -> Catalog:

@@ -9,6 +9,7 @@ many cards there are."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -64,15 +65,39 @@ def is_regex_key(key: str) -> bool:
     return bool(_REGEX_KEY.match(key.strip()))
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _fold_char(ch: str) -> str:
+    return normalize(ch) if not ch.isascii() else ch.lower()
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _lowers_one_to_one(ch: str) -> bool:
+    """Whether `ch` folds to one character, which folding `ch.lower()` also gives, and stays."""
+    low, folded = ch.lower(), _fold_char(ch)
+    return len(low) == 1 and len(folded) == 1 and _fold_char(low) == folded and _fold_char(folded) == folded
+
+
 def _folded(text: str) -> tuple[str, list[int]]:
     """`text` normalized character by character, and for each normalized position the original one
-    (NFKC and case folding can change lengths: ß → ss, ﬁ → fi). ASCII text maps one to one."""
+    (NFKC and case folding can change lengths: ß → ss, ﬁ → fi). When every character folds to one,
+    as in Chinese and ASCII, positions map one to one and the text is folded by C calls: `str.lower`,
+    then a replace per distinct character that folds further (full-width ，, a final ς)."""
     if text.isascii():
         return text.lower(), range(len(text) + 1)  # type: ignore[return-value]
+    odd = set("".join(_NON_ASCII.findall(text)))
+    if all(_lowers_one_to_one(ch) for ch in odd):
+        lowered = text.lower()
+        for ch in {c.lower() for c in odd} | ({"ς"} if "Σ" in odd else set()):  # lower() ends a word's Σ as ς
+            if _fold_char(ch) != ch:
+                lowered = lowered.replace(ch, _fold_char(ch))
+        return lowered, range(len(text) + 1)  # type: ignore[return-value]
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
-        folded = normalize(ch) if not ch.isascii() else ch.lower()
+        folded = _fold_char(ch)
         out.append(folded)
         where.extend([i] * len(folded))
     where.append(len(text))
@@ -106,32 +131,44 @@ class Matcher:
                     if is_regex_key(key):
                         regexes.append((card.id, role, key, *_compile(key)))
                         continue
-                    folded = normalize(key.strip())
-                    words.setdefault(folded, []).append((card.id, role, key, bool(_CJK.search(folded))))
+                    words.setdefault(normalize(key.strip()), []).append((card.id, role, key))
         automaton = None
         if words:
             automaton = ahocorasick.Automaton()
             for folded, payload in words.items():
-                automaton.add_word(folded, (folded, tuple(payload)))
+                automaton.add_word(folded, (folded, bool(_CJK.search(folded)), tuple(payload)))
             automaton.make_automaton()
         return cls(by_id, automaton, regexes, regex_timeout)
 
-    def _scan(self, text: str, first_only: bool = False) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
-        """Every occurrence of every key (or only the first, `first_only`), by (card, role)."""
+    def _scan(self, text: str, keep: str = "all") -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
+        """The occurrences of the keys by (card, role): every one (`keep="all"`), or of the literal
+        keys only the one that starts first (`"first"`) or ends last (`"last"`), the longest on a
+        tie, and every secondary key that occurs once (the logics count them)."""
         found: dict[tuple[str, str], list[Match]] = {}
         if self._automaton is not None and text:
             folded, where = _folded(text)
-            for end, (word, payload) in self._automaton.iter(folded):
+            spans: dict[str, tuple[int, int, tuple[tuple[str, str, str], ...]]] = {}
+            for end, (word, cjk, payload) in self._automaton.iter(folded):  # by end: a later one may start earlier
                 start = end - len(word) + 1
-                stop = end + 1
-                for card_id, role, key, cjk in payload:
-                    if first_only and (card_id, role) in found:
-                        continue
-                    hit = stop if cjk else _whole_word(folded, start, stop)
-                    if hit is None:
-                        continue
-                    a, b = where[start], where[hit]
-                    found.setdefault((card_id, role), []).append(Match(card_id, key, text[a:b], a, b - a))
+                hit = end + 1 if cjk else _whole_word(folded, start, end + 1)
+                if hit is None:
+                    continue
+                a, b = where[start], where[hit]
+                if keep == "all":
+                    for card_id, role, key in payload:
+                        found.setdefault((card_id, role), []).append(Match(card_id, key, text[a:b], a, b - a))
+                    continue
+                # first / last: one span per word, then per card (a word may stand for many cards)
+                prev = spans.get(word)
+                if prev is None or _better(keep, a, b, prev[0], prev[1]):
+                    spans[word] = (a, b, payload)
+            for a, b, payload in spans.values():
+                for card_id, role, key in payload:
+                    slot = found.get((card_id, role))
+                    if role == "secondary" or slot is None:
+                        found.setdefault((card_id, role), []).append(Match(card_id, key, text[a:b], a, b - a))
+                    elif _better(keep, a, b, slot[0].offset, slot[0].offset + slot[0].length):
+                        slot[0] = Match(card_id, key, text[a:b], a, b - a)
         skipped: list[Skipped] = []
         for card_id, role, key, compiled, problem in self._regexes:
             if compiled is None:
@@ -154,11 +191,12 @@ class Matcher:
         out = [m for (_, role), ms in found.items() if role == "primary" for m in ms]
         return sorted(set(out), key=lambda m: (m.offset, -m.length, m.id, m.key)), skipped
 
-    def activated(self, text: str, first_only: bool = False) -> tuple[dict[str, list[Match]], list[Skipped]]:
+    def activated(self, text: str, keep: str = "all") -> tuple[dict[str, list[Match]], list[Skipped]]:
         """Cards a primary word activates, unless an exclude key occurs, when their secondary keys
-        agree (SillyTavern's logic): each with its primary matches in offset order (only the first
-        one with `first_only`, which a long text scanned only to know which cards it names wants)."""
-        found, skipped = self._scan(text, first_only)
+        agree (SillyTavern's logic): each with its primary matches in offset order, or only the
+        one that starts first (`keep="first"`) or ends last (`"last"`): what a long text scanned
+        to know which cards it names, and where nearest to a point, wants."""
+        found, skipped = self._scan(text, keep)
         out: dict[str, list[Match]] = {}
         for (card_id, role), matches in sorted(found.items()):
             if role != "primary" or (card_id, "exclude") in found:
@@ -166,8 +204,24 @@ class Matcher:
             card = self.cards[card_id]
             if card.secondary_keys and not _secondary_ok(card, found.get((card_id, "secondary"), [])):
                 continue
-            out[card_id] = sorted(set(matches), key=lambda m: (m.offset, -m.length, m.key))
+            if len(matches) > 1:
+                matches = sorted(set(matches), key=lambda m: (m.offset, -m.length, m.key))
+                if keep != "all":  # a regex key's matches compete with the literal keys' one
+                    best = matches[0]
+                    for m in matches[1:]:
+                        if _better(keep, m.offset, m.offset + m.length, best.offset, best.offset + best.length):
+                            best = m
+                    matches = [best]
+            out[card_id] = matches
         return out, skipped
+
+
+def _better(keep: str, a: int, b: int, a0: int, b0: int) -> bool:
+    """Whether the span a..b beats a0..b0: it starts first (`first`) or ends last (`last`), or it
+    is longer where they tie."""
+    if keep == "first":
+        return a < a0 or a == a0 and b > b0
+    return b > b0 or b == b0 and a < a0
 
 
 def _compile(key: str) -> tuple[regex.Pattern[str] | None, str]:

@@ -132,14 +132,21 @@ def story_order(bank: Bank) -> StoryOrder:
 
 
 def timed_memories(index: Index) -> dict[int, tuple[str | None, str | None]]:
-    """Memories valid only for part of the story: rowid -> (since, until)."""
+    """Memories valid only for part of the story: rowid -> (since, until). Kept until the index
+    changes (every prompt asks)."""
+    memo = index.caches.setdefault("story.timed", {})
+    key = index.view_key()
+    if key is not None and memo.get("key") == key:
+        return dict(memo["timed"])
     out: dict[int, list[str | None]] = {}
     for entry, role, position in index.db.execute(
             "SELECT p.entry, p.role, p.position FROM story_positions AS p JOIN entries AS e ON e.rowid = p.entry"
             " WHERE e.kind = 'memory' AND p.role IN ('since', 'until')"):
         span = out.setdefault(entry, [None, None])
         span[0 if role == "since" else 1] = position
-    return {k: (v[0], v[1]) for k, v in out.items()}
+    timed = {k: (v[0], v[1]) for k, v in out.items()}
+    memo["key"], memo["timed"] = key, timed
+    return dict(timed)
 
 
 def hidden_memories(index: Index, order: StoryOrder, position: str | None) -> list[int]:
