@@ -20,9 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import membank  # noqa: E402
-from membank.domains.recall import queries  # noqa: E402
-from membank.domains.recall.rank import fuse  # noqa: E402
-from membank.kernel.text import fts_query  # noqa: E402
+from membank.domains.context import memories  # noqa: E402
 
 # questions a writer might ask that nothing in the fixture's bank answers
 UNRELATED = ["what is the recipe for sourdough bread", "how do I configure a wifi router",
@@ -34,9 +32,9 @@ def fused_scores(bank: membank.Bank, query: str) -> list[tuple[str, float]]:
     model = bank.embedder()
     assert model is not None
     vector = model.encode([query])[0]
-    nearest, lexical, keys = queries.candidates(bank.index, vector, fts_query(query) or None, 64, None)
-    hits = sorted(fuse(nearest, lexical), key=lambda h: -h.fused)[:10]
-    records = bank.index.records([h.rowid for h in hits])
+    with bank.index.lock:
+        hits = [h for h, _ in memories.ranked(bank, vector, query, 10, set())]  # as context:assemble ranks
+        records = bank.index.records([h.rowid for h in hits])
     return [(records[h.rowid]["id"], h.fused) for h in hits]
 
 

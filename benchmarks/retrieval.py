@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 import membank  # noqa: E402
 from membank import Bank  # noqa: E402
 from membank.domains.recall.preview import CANDIDATES  # noqa: E402
-from membank.kernel.text import fts_query  # noqa: E402
+from membank.domains.recall import terms  # noqa: E402
 from membank.domains.recall import queries  # noqa: E402
 
 K = 5
@@ -39,7 +39,7 @@ def rankers(bank: Bank) -> dict[str, Callable[[str], list[str]]]:
     deterministic = [m["id"] for m, _ in queries.ordered(bank.index, None)]
 
     def lexical(query: str) -> list[str]:
-        match = fts_query(query)
+        match = terms.match(bank.index, query)
         return _eligible_ids(bank, bank.index.lexical(match, CANDIDATES)) if match else []
 
     def vector(query: str) -> list[str]:

@@ -288,15 +288,14 @@ class Index(EntryStore, VectorStore):
         tokenizer = self.db.fts5_tokenizer(TOKENIZER[0], list(TOKENIZER[1:]))
         return [t[2] for t in tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None) if len(t) > 2]
 
-    def term_documents(self, tokens: Iterable[str]) -> tuple[dict[str, int], int]:
-        """How many entries hold each token (FTS5's vocabulary; 0 for none), and how many entries
-        are searchable. Kept until the index changes: a session asks about the same words often."""
+    def term_documents(self, tokens: Iterable[str]) -> dict[str, int]:
+        """How many entries hold each token (FTS5's vocabulary; 0 for none). Kept until the index
+        changes: a session asks about the same words often."""
         memo = self.caches.setdefault("index.term_documents", {})
         key = self.view_key()
         if key is None or memo.get("key") != key:
             memo.clear()
             memo["key"], memo["counts"] = key, {}
-            memo["total"] = self.db.execute("SELECT count(*) FROM fts_docsize").fetchall()[0][0]
         counts: dict[str, int] = memo["counts"]
         tokens = list(tokens)
         missing = sorted({t for t in tokens if t not in counts})
@@ -304,7 +303,7 @@ class Index(EntryStore, VectorStore):
             found = dict(self.db.execute("SELECT term, doc FROM temp.fts_vocab WHERE term IN"
                                          " (SELECT value FROM json_each(?))", (json.dumps(missing),)).fetchall())
             counts.update({t: found.get(t, 0) for t in missing})
-        return {t: counts[t] for t in tokens}, memo["total"]
+        return {t: counts[t] for t in tokens}
 
     def lexical(self, match: str, k: int) -> list[tuple[int, float]]:
         """(rowid, bm25) of the k best FTS5 matches; names weigh double."""

@@ -70,9 +70,13 @@ class Vectors:
     def __len__(self) -> int:
         return len(self.rowids)
 
+    def mask(self, allowed: np.ndarray) -> np.ndarray:
+        """Which rows are among the `allowed` rowids, for `nearest` (in this copy's row order)."""
+        return np.isin(self.rowids, allowed)
+
     def nearest(self, vector: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """sqlite-vec's cosine distance, 1 - a.b / (|a| |b|); ties by rowid. With `allowed` (rowids),
-        only those rows compete."""
+        """sqlite-vec's cosine distance, 1 - a.b / (|a| |b|); ties by rowid. With `allowed` (rowids,
+        or a `mask`), only those rows compete."""
         if k <= 0 or not len(self.rowids):
             return []
         q = np.asarray(vector, np.float32)
@@ -80,7 +84,8 @@ class Vectors:
         # einsum, not BLAS: one thread, so a busy machine's other cores never hold the answer up
         distance = 1.0 - np.einsum("ij,j->i", self.matrix, q) / (self.norms * qn)
         if allowed is not None:
-            distance = np.where(np.isin(self.rowids, allowed), distance, np.inf)  # the others sort last
+            keep = allowed if allowed.dtype == np.bool_ else self.mask(allowed)
+            distance = np.where(keep, distance, np.inf)  # the others sort last
             k = min(k, int(np.isfinite(distance).sum()))
             if k <= 0:
                 return []

@@ -13,13 +13,13 @@ from ..contract import Bank
 from ..recall import terms
 from ..recall.order import ORDER_SQL, deterministic_detail
 from ..recall.preview import semantic_problem
-from ..recall.queries import ELIGIBLE, eligible_args, hiding, lexical_joined, nearest_eligible
+from ..recall.queries import ELIGIBLE, eligible_args, hiding, lexical_eligible, nearest_eligible
 from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, Reason, fuse
 
 # The least fused score (recall.rank.fuse: half cosine, half relative BM25) a memory needs to enter
 # Layer 4 by relevance: below it, the memory is left out even when the budget has room. Chosen on
 # the labelled set in fixtures/retrieval (benchmarks/relevance_floor.py; docs/context.md).
-RELEVANCE_FLOOR = 0.40
+RELEVANCE_FLOOR = 0.35
 CANDIDATES = 64  # at least this many neighbours are ranked before the floor and the filters cut
 
 
@@ -105,24 +105,29 @@ def relevant(bank: Bank, query: str, k: int, document: str | None, hidden: set[i
     return _deterministic(bank, k, document, hidden), [problem]
 
 
-def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int]) -> list[Found]:
-    """Preferences (Layer 3's) and document-scoped memories (`document_memories`') are left out in
-    SQL, so both retrievers look for wanted memories alone: one BM25 pass joined with `entries`,
-    one vector scan masked by eligibility."""
+def ranked(bank: Bank, vector: Any, query: str, k: int, hidden: set[int]) -> list[tuple[Any, int]]:
+    """The k best memories for the query by fused score, before the floor: (the fused hit, its
+    tokens), best first. Preferences (Layer 3's) and document-scoped memories (`document_memories`')
+    are left out in SQL, so both retrievers look for wanted memories alone, before the cut."""
     index = bank.index
     match = terms.match(index, query)
     want = max(CANDIDATES, k)
     with hiding(hidden, types=("preference",)):
         nearest, keys = nearest_eligible(index, vector, want, None) if index.has_vectors() else ([], {})
-        lexical, more = lexical_joined(index, match, want, None) if match else ([], {})
+        lexical, more = lexical_eligible(index, match, want, None) if match else ([], {})
     keys.update(more)
-    hits = sorted((h for h in fuse(nearest, lexical) if round(h.fused, 9) >= RELEVANCE_FLOOR),
-                  key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))[:k]
-    records = index.records([h.rowid for h in hits])
-    return [Found(h.rowid, records[h.rowid], keys[h.rowid][0], round(h.fused, 6),
+    hits = sorted(fuse(nearest, lexical), key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))[:k]
+    return [(h, keys[h.rowid][0]) for h in hits]
+
+
+def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int]) -> list[Found]:
+    hits = [(h, tokens) for h, tokens in ranked(bank, vector, query, k, hidden)
+            if round(h.fused, 9) >= RELEVANCE_FLOOR]
+    records = bank.index.records([h.rowid for h, _ in hits])
+    return [Found(h.rowid, records[h.rowid], tokens, round(h.fused, 6),
                   {"mode": "semantic", "score": round(h.fused, 6),
                    "vector": None if h.similarity is None else round(h.similarity, 6),
-                   "lexicalRank": h.lexical_rank}) for h in hits]
+                   "lexicalRank": h.lexical_rank}) for h, tokens in hits]
 
 
 def _deterministic(bank: Bank, k: int, document: str | None, hidden: set[int]) -> list[Found]:

@@ -120,10 +120,16 @@ def nearest_eligible(index: Index, vector: np.ndarray, k: int,
 
     Neighbours are checked in growing rounds (2k, 8k, 32k ... by rowid, nearly always one round);
     once a round would reach a quarter of the vectors, the eligible rowids are read whole from
-    `entries_eligible` and the KNN runs over those alone."""
+    `entries_eligible` and the KNN runs over those alone; that mask is kept for this view of the
+    index, document and hidden set, so the next query goes straight to it."""
     if k <= 0:
         return [], {}
     copy = index.vector_copy()
+    masks = index.caches.setdefault("recall.eligible_mask", {})
+    mask_key = (index.view_key(), copy.tag if copy is not None else None, document, _hidden.get())
+    if copy is not None and mask_key[0] is not None and masks.get("key") == mask_key:
+        ranked = copy.nearest(vector, k, masks["mask"])  # the eligible rows were masked for this view before
+        return ranked, eligible_keys(index, [r for r, _ in ranked], document)
     found: list[tuple[int, float]] = []
     keys: dict[int, tuple[int, tuple[Any, ...]]] = {}
     want, seen = 2 * k, 0
@@ -139,8 +145,10 @@ def nearest_eligible(index: Index, vector: np.ndarray, k: int,
         if copy is None and want > VEC0_MAX_K:  # sqlite-vec alone (no copy) answers at most VEC0_MAX_K
             return found[:k], keys
         if copy is not None and want * 4 >= len(copy):
-            allowed = np.array(eligible_rowids(index, document), np.int64)
-            ranked = copy.nearest(vector, k, allowed)
+            mask = copy.mask(np.array(eligible_rowids(index, document), np.int64))
+            if mask_key[0] is not None:  # kept for this view: the next query skips the rounds
+                masks["key"], masks["mask"] = mask_key, mask
+            ranked = copy.nearest(vector, k, mask)
             return ranked, eligible_keys(index, [r for r, _ in ranked], document)
 
 
@@ -157,14 +165,13 @@ def lexical_eligible(index: Index, match: str, k: int,
     hits = [(r, score) for r, score in rows if r in keys]
     if len(hits) >= k or len(rows) < 4 * k:
         return hits[:k], keys
-    return lexical_joined(index, match, k, document)
+    return _lexical_joined(index, match, k, document)
 
 
-def lexical_joined(index: Index, match: str, k: int,
-                   document: str | None) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]]]:
+def _lexical_joined(index: Index, match: str, k: int,
+                    document: str | None) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]]]:
     """The k best FTS5 matches among the eligible memories alone, in one statement joined with
-    `entries` (every match is looked up): one BM25 pass where most matches are not injectable, as
-    for a prompt's long query, where the cards it names match first."""
+    `entries` (every match is looked up)."""
     if k <= 0:
         return [], {}
     rows = index.db.execute(

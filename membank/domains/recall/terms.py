@@ -1,10 +1,11 @@
 """The lexical half of a query: which words FTS5 is asked for.
 
-A short query is asked as it is. A long one (a selection of a few hundred characters: a prompt's
-default query) is focused on its rarest words. BM25 weighs a word by its rarity, and FTS5 reads
-and scores every entry that holds any query word: twenty ordinary words make it score most of the
-bank to rank it by the two or three rare ones. So a long query keeps at most `FOCUS` words, and
-of those only the ones in at most `COMMON` of the entries (always its rarest `FLOOR`).
+FTS5 reads every entry that holds any query word and scores each of them (BM25): a query of
+twenty ordinary words, such as a prompt's default query (the instruction and a selection of a
+few hundred characters), makes it score most of the bank, and BM25 ranks by the rare words
+anyway, since it weighs each word by its rarity. So a query whose words are held by more than
+`POSTINGS` entries between them is focused: its rarest words are kept while they stay within
+that (always the rarest one, at most `FOCUS`). A query of specific words is asked as it is.
 docs/recall.md gives the measured effect."""
 
 from __future__ import annotations
@@ -12,29 +13,31 @@ from __future__ import annotations
 from ...index import Index
 from ...kernel.text import fts_terms
 
-FOCUS = 8  # a query with more words than this is focused, to this many at most
-COMMON = 0.05  # a share of the entries past which a word of a long query carries little
-FLOOR = 2  # a long query keeps at least its rarest words, however common
+POSTINGS = 1_000  # entries a query's words may be held by, between them, before it is focused
+FOCUS = 8  # the most words a focused query keeps
 
 
-def focus(terms: list[str], documents: list[int], total: int) -> list[str]:
-    """The terms a query keeps, in their order, given how many entries hold each (0: none, which
-    match nothing and are left out of a long query)."""
-    if len(terms) <= FOCUS:
+def focus(terms: list[str], documents: list[int]) -> list[str]:
+    """The terms a query keeps, in their order, given how many entries hold each (0: none; such
+    a term matches nothing and a focused query leaves it out)."""
+    if sum(documents) <= POSTINGS:
         return terms
-    rarest = sorted((n, i) for i, n in enumerate(documents) if n > 0)[:FOCUS]
-    kept = [i for n, i in rarest if n <= COMMON * total]
-    if len(kept) < FLOOR:
-        kept = [i for _, i in rarest[:FLOOR]]
+    kept: list[int] = []
+    held = 0
+    for n, i in sorted((n, i) for i, n in enumerate(documents) if n > 0)[:FOCUS]:
+        if kept and held + n > POSTINGS:
+            break
+        kept.append(i)
+        held += n
     return [terms[i] for i in sorted(kept)]
 
 
 def match(index: Index, text: str) -> str | None:
     """The FTS5 MATCH expression for `text` (any of its terms); None when nothing is searchable."""
     terms = fts_terms(text)
-    if len(terms) > FOCUS:
+    if len(terms) > 1:
         tokens = [index.fts_tokens(t.strip('"')) for t in terms]
-        counts, total = index.term_documents(t for ts in tokens for t in ts)
+        counts = index.term_documents(t for ts in tokens for t in ts)
         # a phrase is in no more entries than its rarest word; a term FTS5 makes nothing of, in none
-        terms = focus(terms, [min((counts[t] for t in ts), default=0) for ts in tokens], total)
+        terms = focus(terms, [min((counts[t] for t in ts), default=0) for ts in tokens])
     return " OR ".join(terms) if terms else None
