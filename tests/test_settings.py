@@ -69,3 +69,19 @@ def test_settings_file_created_from_the_commented_template(bank: Bank, sample: P
     bank.update_settings({"injectionEnabled": False})
     text = path.read_text("utf-8")
     assert "injectionEnabled: false" in text and "#" in text
+
+
+def test_context_settings_change_key_by_key_and_the_prompt_follows(bank: Bank, sample: Path) -> None:
+    path = sample / ".writenow/settings.yaml"
+    path.write_text("# mine\ncontext:\n  layerTokens: {project: 2500, retrieved: 2000}  # tuned\n", "utf-8")
+    data = bank.update_context_settings({"layerTokens": {"retrieved": 400}, "maxTokens": 5000})
+    assert data["maxTokens"] == 5000 and data["recursion"] == 1
+    assert data["layerTokens"]["retrieved"] == 400 and data["layerTokens"]["project"] == 2500  # the file's other key
+    assert data["layerTokens"]["identity"] == 600  # the default
+    assert path.read_text("utf-8").startswith("# mine\n")
+    prompt = bank.call("context:assemble", {"skillId": "continue", "documentId": "chapters/ch05.md",
+                                            "selection": {"text": "Lin Mo and Maren"}})["data"]
+    assert sum(b["tokens"] for b in prompt["blocks"] if b["layer"] == 4) <= 400 + 20  # the layer's headings
+    assert prompt["diagnostics"]["dropped"]
+    bad = bank.call("context:settings:update", {"patch": {"layerTokens": {"retrieved": -1}}})
+    assert bad["error"]["code"] == "INVALID_ARGUMENT" and bad["error"]["details"]["field"] == "patch.layerTokens"

@@ -20,67 +20,12 @@ import typer
 from rich.text import Text
 
 from ..kernel import clock
-from ..kernel.errors import MembankError
-from ..runtime.catalog import CATALOG
 from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
+from .clikit import JsonOpt, PathArg, ProjectOpt, app, command, finish, open_registry, call
 from .demo import run_demo
-from .promptview import prompt_view, skill_view, skills_view
-from .render import err, memory_table, memory_view, out, preview_view, settings_view
+from .render import err, memory_table, memory_view, out, preview_view
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  help="membank: a file-first memory bank for an AI writing assistant.")
-settings_app = typer.Typer(help="Read or change settings.", invoke_without_command=True)
-app.add_typer(settings_app, name="settings")
-
-
-JsonOpt = typer.Option(False, "--json", help="Print the envelope as JSON and nothing else.")
-PathArg = typer.Argument(None, help="A folder in the project (default: the current folder).", show_default=False)
-ProjectOpt = typer.Option(None, "--project", "-C", help="A folder in the project (default: the current folder).")
-
-
-def _finish(envelope: dict[str, Any], as_json: bool, show: Any = None) -> NoReturn:
-    """Print the envelope (JSON) or the human view; exit 0 when ok, 1 when not."""
-    if as_json:
-        sys.stdout.write(json.dumps(envelope, ensure_ascii=False, indent=2) + "\n")
-    elif not envelope["ok"]:
-        e = envelope["error"]
-        err.print(f"error [{e['code']}]: {e['message']}")
-    elif show is not None:
-        show(envelope["data"])
-    raise typer.Exit(0 if envelope["ok"] else 1)
-
-
-def command(channel: str, *, group: Any = None) -> Any:
-    """Register a command for `channel` under the name and help the catalog gives it."""
-    entry = CATALOG[channel]
-    name = entry.cli.split(" ")[-1]
-    return (group or app).command(name, help=entry.summary)
-
-
-def _open(path: Optional[Path], as_json: bool, sync: bool = True) -> Registry:
-    """A registry with the project at or above `path` open: `project:open` (which syncs), or, for the
-    commands that sync themselves (`index`, `watch`), the project opened as it is."""
-    registry = Registry()
-    where = str(path or Path.cwd())
-    if sync:
-        envelope = dispatch(registry, "project:open", {"path": where})
-        if not envelope["ok"]:
-            _finish(envelope, as_json)
-        return registry
-    try:
-        registry.open(where, sync=False)
-    except MembankError as e:
-        _finish(e.envelope(), as_json)
-    return registry
-
-
-def _run(path: Optional[Path], channel: str, payload: dict[str, Any], as_json: bool, show: Any = None) -> NoReturn:
-    registry = _open(path, as_json)
-    try:
-        _finish(dispatch(registry, channel, payload), as_json, show)
-    finally:
-        registry.close()
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -96,7 +41,7 @@ def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None
     def show(d: dict[str, Any]) -> None:
         out.print(Text.assemble("project ", (d["name"], "bold"), f" ({d['projectId']}): "
                                 + (f"{len(d['created'])} files created" if d["created"] else "already set up, nothing changed")))
-    _finish(dispatch(Registry(), "project:init", payload), as_json, show)
+    finish(dispatch(Registry(), "project:init", payload), as_json, show)
 
 
 @command("project:open")
@@ -106,13 +51,13 @@ def open_(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
         envelope = dispatch(registry, "project:open", {"path": str(path) if path is not None else str(Path.cwd())})
     finally:
         registry.close()
-    _finish(envelope, as_json, lambda d: out.print(Text.assemble((d["name"], "bold"), f" ({d['projectId']}) in {d['root']}")))
+    finish(envelope, as_json, lambda d: out.print(Text.assemble((d["name"], "bold"), f" ({d['projectId']}) in {d['root']}")))
 
 
 @command("index:sync")
 def index(path: Optional[Path] = PathArg, rebuild: bool = typer.Option(False, "--rebuild", help="Start from scratch."),
           as_json: bool = JsonOpt) -> None:
-    registry = _open(path, as_json, sync=False)
+    registry = open_registry(path, as_json, sync=False)
     try:
         if not as_json and err.is_terminal:
             from rich.progress import Progress
@@ -128,7 +73,7 @@ def index(path: Optional[Path] = PathArg, rebuild: bool = typer.Option(False, "-
     def show(d: dict[str, Any]) -> None:
         out.print(f"added {d['added']}, updated {d['updated']}, removed {d['removed']}, unchanged {d['unchanged']}, "
                   f"errors {d['errors']} in {d['tookMs']:.0f} ms" + (" (run `membank doctor`)" if d["errors"] else ""))
-    _finish(envelope, as_json, show)
+    finish(envelope, as_json, show)
 
 
 @command("index:status")
@@ -142,12 +87,12 @@ def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
         out.print(f"  model: {model.get('name', 'none')}" + (f" ({model['dim']} dimensions)" if model.get("dim") else ""))
         diag = d["diagnostics"]
         out.print(f"  problems: {diag['errors']} errors, {diag['warnings']} warnings")
-    _run(path, "index:status", {}, as_json, show)
+    call(path, "index:status", {}, as_json, show)
 
 
 @command("index:diagnostics")
 def doctor(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
-    registry = _open(path, as_json)
+    registry = open_registry(path, as_json)
     envelope = dispatch(registry, "index:diagnostics", {})
     registry.close()
     if as_json:
@@ -159,7 +104,7 @@ def doctor(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
             out.print(Text.assemble((d["severity"], style), f" {d['source']}:{d['line']}: {d['message']}"))
         out.print("no problems found" if not items else f"{len(items)} problem(s)")
     else:
-        _finish(envelope, as_json)
+        finish(envelope, as_json)
     has_error = envelope["ok"] and any(d["severity"] == "error" for d in envelope["data"]["items"])
     raise typer.Exit(1 if has_error or not envelope["ok"] else 0)
 
@@ -173,13 +118,13 @@ def list_(path: Optional[Path] = PathArg, type_: Optional[str] = typer.Option(No
     for key, value in (("type", type_), ("scope", scope), ("origin", origin)):
         if value is not None:
             payload[key] = value
-    _run(path, "memory:list", payload, as_json, lambda d: memory_table(d["items"]))
+    call(path, "memory:list", payload, as_json, lambda d: memory_table(d["items"]))
 
 
 @command("memory:get")
 def show(memory_id: str = typer.Argument(..., metavar="ID"), project: Optional[Path] = ProjectOpt,
          as_json: bool = JsonOpt) -> None:
-    _run(project, "memory:get", {"id": memory_id}, as_json, memory_view)
+    call(project, "memory:get", {"id": memory_id}, as_json, memory_view)
 
 
 @command("memory:create")
@@ -198,7 +143,7 @@ def add(content: str = typer.Argument(..., help="The memory's text; - reads it f
         payload["documentId"] = document
     if confidence is not None:
         payload["confidence"] = confidence
-    _run(project, "memory:create", payload, as_json, lambda m: out.print(f"created {m['id']} in {m['source']}"))
+    call(project, "memory:create", payload, as_json, lambda m: out.print(f"created {m['id']} in {m['source']}"))
 
 
 @command("memory:update")
@@ -229,7 +174,7 @@ def edit(memory_id: str = typer.Argument(..., metavar="ID"),
     payload: dict[str, Any] = {"id": memory_id, "patch": patch}
     if expected is not None:
         payload["expectedRevision"] = expected
-    _run(project, "memory:update", payload, as_json, lambda m: out.print(f"updated {m['id']} (revision {m['revision']})"))
+    call(project, "memory:update", payload, as_json, lambda m: out.print(f"updated {m['id']} (revision {m['revision']})"))
 
 
 def _edit_in_editor(memory_id: str, project: Optional[Path], as_json: bool) -> NoReturn:
@@ -239,11 +184,11 @@ def _edit_in_editor(memory_id: str, project: Optional[Path], as_json: bool) -> N
         err.print("nothing to change: give --content, --type, --tag, --confidence, --pin/--unpin or --document "
                   "(or, on a terminal, set $VISUAL or $EDITOR to edit the file)")
         raise typer.Exit(2)
-    registry = _open(project, as_json)
+    registry = open_registry(project, as_json)
     try:
         envelope = dispatch(registry, "memory:get", {"id": memory_id})
         if not envelope["ok"]:
-            _finish(envelope, as_json)
+            finish(envelope, as_json)
         path = registry.get(None).file_of(envelope["data"]["source"])
         try:  # shlex: an editor path with spaces may be quoted, as a shell would take it
             subprocess.call([*shlex.split(editor, posix=os.name != "nt"), str(path)])
@@ -252,7 +197,7 @@ def _edit_in_editor(memory_id: str, project: Optional[Path], as_json: bool) -> N
             raise typer.Exit(1) from None
         synced = dispatch(registry, "index:sync", {})
         if not synced["ok"]:
-            _finish(synced, as_json)
+            finish(synced, as_json)
     finally:
         registry.close()
     raise typer.Exit(0)
@@ -260,13 +205,13 @@ def _edit_in_editor(memory_id: str, project: Optional[Path], as_json: bool) -> N
 
 @command("memory:delete")
 def rm(memory_id: str = typer.Argument(..., metavar="ID"), project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    _run(project, "memory:delete", {"id": memory_id}, as_json, lambda d: out.print(f"deleted {d['id']} at {d['deletedAt']}"))
+    call(project, "memory:delete", {"id": memory_id}, as_json, lambda d: out.print(f"deleted {d['id']} at {d['deletedAt']}"))
 
 
 @command("memory:restore")
 def restore(memory_id: str = typer.Argument(..., metavar="ID"), project: Optional[Path] = ProjectOpt,
             as_json: bool = JsonOpt) -> None:
-    _run(project, "memory:restore", {"id": memory_id}, as_json, lambda m: out.print(f"restored {m['id']}"))
+    call(project, "memory:restore", {"id": memory_id}, as_json, lambda m: out.print(f"restored {m['id']}"))
 
 
 @command("memory:injection:preview")
@@ -277,105 +222,7 @@ def preview(path: Optional[Path] = PathArg, query: Optional[str] = typer.Option(
         payload["queryText"] = query
     if document is not None:
         payload["documentId"] = document
-    _run(path, "memory:injection:preview", payload, as_json, preview_view)
-
-
-@command("skill:list")
-def skills(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    _run(project, "skill:list", {}, as_json, skills_view)
-
-
-@command("skill:get")
-def skill(skill_id: str = typer.Argument(..., metavar="SKILL"), project: Optional[Path] = ProjectOpt,
-          as_json: bool = JsonOpt) -> None:
-    _run(project, "skill:get", {"skillId": skill_id}, as_json, skill_view)
-
-
-def _selection(select: Optional[str], selection: Optional[str]) -> dict[str, Any] | None:
-    if select is not None and selection is not None:
-        raise typer.BadParameter("give --select START:END or --selection TEXT, not both")
-    if selection is not None:
-        return {"text": selection}
-    if select is None:
-        return None
-    start, sep, end = select.partition(":")
-    if not sep or not start.strip().isdigit() or not end.strip().isdigit():
-        raise typer.BadParameter("--select takes START:END, two character offsets like 1200:1450")
-    return {"start": int(start), "end": int(end)}
-
-
-@command("context:assemble")
-def context(skill_id: str = typer.Argument(..., metavar="SKILL"),
-            document: Optional[str] = typer.Option(None, "--document", "-d", help="The chapter, e.g. chapters/ch05.md."),
-            select: Optional[str] = typer.Option(None, "--select", help="START:END character offsets in the document."),
-            selection: Optional[str] = typer.Option(None, "--selection", help="The selected text itself."),
-            instruction: Optional[str] = typer.Option(None, "--instruction", "-i"),
-            query: Optional[str] = typer.Option(None, "--query", "-q", help="Search memories with this instead."),
-            project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    payload: dict[str, Any] = {"skillId": skill_id}
-    chosen = _selection(select, selection)
-    for key, value in (("documentId", document), ("selection", chosen), ("instruction", instruction),
-                       ("queryText", query)):
-        if value is not None:
-            payload[key] = value
-    _run(project, "context:assemble", payload, as_json, prompt_view)
-
-
-@settings_app.callback()
-def settings_main(ctx: typer.Context, project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    """Show the effective settings (or use `get` / `set KEY=VALUE`)."""
-    if ctx.invoked_subcommand is None:
-        _run(project, "memory:settings:get", {}, as_json, settings_view)
-
-
-@command("memory:settings:get", group=settings_app)
-def settings_get(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    _run(project, "memory:settings:get", {}, as_json, settings_view)
-
-
-# `settings set` runs memory:settings:update for `memory.*` keys and embedding:settings:update for
-# `embedding.*` keys (both channels name this command)
-@command("memory:settings:update", group=settings_app)
-def settings_set(pairs: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
-                                                   help="Dotted keys: memory.injectionEnabled=false, embedding.model=PATH"),
-                 global_: bool = typer.Option(False, "--global", help="Change the global bank's settings."),
-                 project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    import yaml
-
-    by_section: dict[str, dict[str, Any]] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        section, dot, name = key.partition(".")
-        if not sep or not dot or section not in _SETTINGS_CHANNELS:
-            err.print(f"`{pair}` is not KEY=VALUE with KEY like memory.injectionEnabled or embedding.model")
-            raise typer.Exit(2)
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError:
-            value = raw  # not a YAML value: taken as the text typed, which the setting's check then refuses
-        by_section.setdefault(section, {})[name] = value
-    scope = "global" if global_ else "project"
-    if set(by_section) == {"memory"}:
-        _run(project, "memory:settings:update", {"patch": by_section["memory"], "scope": scope}, as_json, settings_view)
-    registry = _open(project, as_json)
-    try:
-        embedding: dict[str, Any] = {}
-        for section, patch in by_section.items():  # in the order typed; the first refusal stops
-            envelope = dispatch(registry, _SETTINGS_CHANNELS[section], {"patch": patch, "scope": scope})
-            if not envelope["ok"]:
-                _finish(envelope, as_json)
-            if section == "embedding":
-                embedding = envelope["data"]
-        memory = dispatch(registry, "memory:settings:get", {})
-        if not memory["ok"]:
-            _finish(memory, as_json)
-        data = {**memory["data"], **{f"embedding.{k}": v for k, v in embedding.items()}}
-    finally:
-        registry.close()
-    _finish({"ok": True, "data": data}, as_json, settings_view)
-
-
-_SETTINGS_CHANNELS = {"memory": "memory:settings:update", "embedding": "embedding:settings:update"}
+    call(path, "memory:injection:preview", payload, as_json, preview_view)
 
 
 @app.command()
@@ -386,9 +233,9 @@ def serve(projects: list[Path] = typer.Option([], "--project", "-C", metavar="PA
                                         help="debug, info, warning or error (logs go to stderr).")
           ) -> None:
     """The sidecar: every channel over JSON-RPC 2.0 on stdin/stdout, one JSON object per line (docs/sidecar.md)."""
-    from .server import run
+    from .server import run as serve_forever
 
-    raise typer.Exit(run(projects, watch=not no_watch, log_level=log_level))
+    raise typer.Exit(serve_forever(projects, watch=not no_watch, log_level=log_level))
 
 
 @app.command()
@@ -403,7 +250,7 @@ def watch(path: Optional[Path] = PathArg,
 
     from .watch import Watcher
 
-    registry = _open(path, as_json, sync=False)
+    registry = open_registry(path, as_json, sync=False)
     bank = next(iter(registry.banks.values()))
     stop = threading.Event()
 
@@ -451,12 +298,12 @@ def feedback(action: str = typer.Option(..., "--action", "-a", help="accept, rej
         if d.get("learned"):
             out.print(f"learned preference {d['learned']['id']} in {d['learned']['source']}: ", end="")
             out.print(d["learned"]["content"])
-    _run(project, "memory:preferences:ingest", payload, as_json, show)
+    call(project, "memory:preferences:ingest", payload, as_json, show)
 
 
 @command("memory:preferences:clear")
 def clear_preferences(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    _run(project, "memory:preferences:clear", {}, as_json, lambda d: out.print(f"cleared {d['cleared']} learned preference(s)"))
+    call(project, "memory:preferences:clear", {}, as_json, lambda d: out.print(f"cleared {d['cleared']} learned preference(s)"))
 
 
 @app.command()
@@ -486,6 +333,13 @@ def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder a
             out.print(f"\nthe demo project is in {folder}")
         else:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+# the prompt and settings commands live in modules of their own; importing them registers them,
+# after the commands above (the order `membank --help` lists)
+from . import promptcli, settingscli  # noqa: E402
+
+COMMAND_MODULES = (promptcli, settingscli)
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""The settings channels: the `memory:` section for the app, the `embedding:` section for the writer."""
+"""The settings channels: the `memory:` section for the app, the `embedding:` and `context:` sections
+for the writer (the CLI's `settings set`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Annotated, Literal, TypedDict
 
 from ...kernel.payload import Id, Most
 from ..contract import Channel, ProjectOnly
-from .update import memory_settings, update_embedding, update_memory
+from .update import memory_settings, update_context, update_embedding, update_memory
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,48 @@ class EmbeddingUpdate:
     scope: Literal["project", "global"] = "project"
 
 
+@dataclass(frozen=True)
+class LayerTokensPatch:
+    identity: int | None = None
+    skill: int | None = None
+    project: int | None = None
+    preferences: int | None = None
+    retrieved: int | None = None
+    immediate: int | None = None
+
+
+@dataclass(frozen=True)
+class ContextPatch:
+    """context.md: `maxTokens` for Layers 2-5 when a skill sets none, `recursion` depth, and each
+    layer's cap (`layerTokens`, key by key: the others stay as they are)."""
+
+    maxTokens: int | None = None
+    recursion: int | None = None
+    layerTokens: LayerTokensPatch | None = None
+
+
+@dataclass(frozen=True)
+class ContextUpdate:
+    patch: ContextPatch
+    projectId: Id | None = None
+    scope: Literal["project", "global"] = "project"
+
+
+class LayerTokens(TypedDict):
+    identity: int
+    skill: int
+    project: int
+    preferences: int
+    retrieved: int
+    immediate: int
+
+
+class ContextSettings(TypedDict):
+    maxTokens: int
+    recursion: int
+    layerTokens: LayerTokens
+
+
 class Settings(TypedDict):
     injectionEnabled: bool
     preferenceLearningEnabled: bool
@@ -62,4 +105,7 @@ CHANNELS = (
     Channel("embedding:settings:update", EmbeddingUpdate, EmbeddingSettings, update_embedding, "write", "settings set",
             "Change `embedding.*` settings (the model folder) in settings.yaml, keeping its comments.",
             "update_embedding_settings"),
+    Channel("context:settings:update", ContextUpdate, ContextSettings, update_context, "write", "settings set",
+            "Change `context.*` settings (the prompt budgets, recursion) in settings.yaml, keeping its comments.",
+            "update_context_settings"),
 )

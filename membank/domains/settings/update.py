@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+import yaml
+
 from ...files import settings as settings_file
+from ...files.frontmatter import load_yaml
 from ...files.lock import LOCK_FILE, WriteLock
 from ...files.project import template_dir
 from ...files.rewrite import RewriteError, rewrite_yaml
@@ -34,6 +37,30 @@ def update_embedding(bank: Bank, patch: dict[str, Any], scope: str = "project") 
     return bank.settings_files.embedding()
 
 
+def update_context(bank: Bank, patch: dict[str, Any], scope: str = "project") -> dict[str, Any]:
+    """`context:settings:update`: set keys of the `context:` section (layerTokens key by key); the
+    effective ones after."""
+    change(bank, "context", patch, scope)
+    return bank.settings_files.context()
+
+
+def _key_by_key(original: str, updates: dict[tuple[str, ...], Any]) -> dict[tuple[str, ...], Any]:
+    """A mapping setting (`context.layerTokens`) changes key by key: the file's other keys stay."""
+    if not any(isinstance(v, dict) for v in updates.values()):
+        return updates
+    try:
+        current = load_yaml(original) if original.strip() else {}
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
+        return updates  # rewrite_yaml reports it
+    out = dict(updates)
+    for (section, key), value in updates.items():
+        values = current.get(section) if isinstance(current, dict) else None
+        old = values.get(key) if isinstance(values, dict) else None
+        if isinstance(value, dict) and isinstance(old, dict):
+            out[(section, key)] = {**old, **value}
+    return out
+
+
 def change(bank: Bank, section: str, patch: dict[str, Any], scope: str) -> None:
     """Set keys in one settings file, keeping its comments; validate first, write second."""
     updates: dict[tuple[str, ...], Any] = {}
@@ -48,7 +75,7 @@ def change(bank: Bank, section: str, patch: dict[str, Any], scope: str) -> None:
 
     def rewritten(old: bytes | None) -> bytes:
         original = old.decode("utf-8") if old is not None else (template_dir() / "settings.yaml").read_text("utf-8")
-        return rewrite_yaml(original, updates).encode("utf-8")
+        return rewrite_yaml(original, _key_by_key(original, updates)).encode("utf-8")
 
     # the global settings are shared by every project: their own lock too, always taken second
     shared: Any = contextlib.nullcontext()

@@ -1,0 +1,71 @@
+"""What every `membank` command is made of: the app, its shared options, `@command(channel)` (name
+and help from the catalog), and opening a project, calling a channel and printing the envelope."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, Optional
+
+import typer
+
+from ..kernel.errors import MembankError
+from ..runtime.catalog import CATALOG
+from ..runtime.dispatch import dispatch
+from ..runtime.registry import Registry
+from .render import err
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="membank: a file-first memory bank for an AI writing assistant.")
+settings_app = typer.Typer(help="Read or change settings.", invoke_without_command=True)
+app.add_typer(settings_app, name="settings")
+
+
+JsonOpt = typer.Option(False, "--json", help="Print the envelope as JSON and nothing else.")
+PathArg = typer.Argument(None, help="A folder in the project (default: the current folder).", show_default=False)
+ProjectOpt = typer.Option(None, "--project", "-C", help="A folder in the project (default: the current folder).")
+
+
+def finish(envelope: dict[str, Any], as_json: bool, show: Any = None) -> NoReturn:
+    """Print the envelope (JSON) or the human view; exit 0 when ok, 1 when not."""
+    if as_json:
+        sys.stdout.write(json.dumps(envelope, ensure_ascii=False, indent=2) + "\n")
+    elif not envelope["ok"]:
+        e = envelope["error"]
+        err.print(f"error [{e['code']}]: {e['message']}")
+    elif show is not None:
+        show(envelope["data"])
+    raise typer.Exit(0 if envelope["ok"] else 1)
+
+
+def command(channel: str, *, group: Any = None) -> Any:
+    """Register a command for `channel` under the name and help the catalog gives it."""
+    entry = CATALOG[channel]
+    name = entry.cli.split(" ")[-1]
+    return (group or app).command(name, help=entry.summary)
+
+
+def open_registry(path: Optional[Path], as_json: bool, sync: bool = True) -> Registry:
+    """A registry with the project at or above `path` open: `project:open` (which syncs), or, for the
+    commands that sync themselves (`index`, `watch`), the project opened as it is."""
+    registry = Registry()
+    where = str(path or Path.cwd())
+    if sync:
+        envelope = dispatch(registry, "project:open", {"path": where})
+        if not envelope["ok"]:
+            finish(envelope, as_json)
+        return registry
+    try:
+        registry.open(where, sync=False)
+    except MembankError as e:
+        finish(e.envelope(), as_json)
+    return registry
+
+
+def call(path: Optional[Path], channel: str, payload: dict[str, Any], as_json: bool, show: Any = None) -> NoReturn:
+    registry = open_registry(path, as_json)
+    try:
+        finish(dispatch(registry, channel, payload), as_json, show)
+    finally:
+        registry.close()
