@@ -32,17 +32,23 @@ def test_nfkc_and_case_folding_with_offsets_in_the_original_text() -> None:
     assert _found("ΟΔΥΣΣΕΥΣ 林默", greek) == [("o", "ΟΔΥΣΣΕΥΣ", 0, 8)]
     assert _found("林默 οδυσσευς", greek) == [("o", "οδυσσευς", 3, 8)]
     assert _found("他说：林默，阿默。", [Keyed("pair", "林默,阿默")]) == [("pair", "林默，阿默", 3, 5)]
+    m = Matcher.build(CARDS)
+    text = "Maren and\nLin Mo\nLin\nMo, MAREN"  # a key never spans a line break
+    assert m.mentions(text) == m.mentions(text)  # the second time from the lines kept
+    assert [(x.word, x.offset) for x in m.mentions(text)[0]] == [("Maren", 0), ("Lin Mo", 10), ("Mo", 14),
+                                                                 ("Mo", 21), ("MAREN", 25)]
 
 
 WORDS = ["Maren", "MAREN", "ＭＡＲＥＮ，", "林默。", "ΟΔΥΣΣΕΥΣ", "ﬁ", "straße", "gulls", "x", "Ꭰ", "İ"]
 
 
-@given(st.lists(st.sampled_from(WORDS), max_size=6), st.lists(st.sampled_from(WORDS), max_size=6))
-def test_what_is_found_in_one_part_does_not_depend_on_the_other(a: list[str], b: list[str]) -> None:
+@given(st.lists(st.sampled_from(WORDS), max_size=6), st.lists(st.sampled_from(WORDS), max_size=6),
+       st.sampled_from([" ", "\n", "\n\n"]))
+def test_what_is_found_in_one_part_does_not_depend_on_the_other(a: list[str], b: list[str], gap: str) -> None:
     cards = [*CARDS, Keyed("o", "Οδυσσευς"), Keyed("ch", "Ꭰ")]
     left, right = " ".join(a), " ".join(b)
-    shift = len(left) + 1
-    assert _found(f"{left} {right}", cards) == sorted(
+    shift = len(left) + len(gap)
+    assert _found(f"{left}{gap}{right}", cards) == sorted(
         _found(left, cards) + [(i, w, o + shift, n) for i, w, o, n in _found(right, cards)],
         key=lambda m: (m[2], -m[3]))
 

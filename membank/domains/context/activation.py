@@ -63,7 +63,7 @@ def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
              recursion: int) -> tuple[list[Found], list[Skipped]]:
     """The activated cards of the sections in `allowed` ("characters", "world"), in Layer 4's order."""
     best: dict[str, Found] = {}
-    keys: dict[str, tuple[Any, ...]] = {}
+    chosen: dict[str, tuple[tuple[Any, ...], str, Any, int]] = {}  # id -> (its key, where, match, distance)
     skipped: list[Skipped] = []
     for where in ("selection", "instruction", "before", "after"):
         text = texts.get(where) or ""
@@ -72,15 +72,18 @@ def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
         # the match nearest to the selection: the last one before it, the first one elsewhere
         hits, problems = catalog.matcher.activated(text, keep="last" if where == "before" else "first")
         skipped.extend(problems)
+        tier = TIERS[where]
         for card_id, matches in hits.items():
             card = catalog.cards.get(card_id)
             if card is None or card.get("section") not in allowed or card.get("include") == "never":
                 continue
             m = matches[0]
-            found = Found(card_id, card["name"], m.word, where, m.offset, 0, _distance(where, m.offset, m.length, text))
-            key = found.key()
-            if card_id not in keys or key < keys[card_id]:
-                best[card_id], keys[card_id] = found, key
+            distance = _distance(where, m.offset, m.length, text)
+            key = (tier, 0, distance if tier != 1 else 0, card["name"], card_id)  # Found.key, before a Found
+            if card_id not in chosen or key < chosen[card_id][0]:
+                chosen[card_id] = (key, where, m, distance)
+    for card_id, (_, where, m, distance) in chosen.items():
+        best[card_id] = Found(card_id, catalog.cards[card_id]["name"], m.word, where, m.offset, 0, distance)
     frontier = sorted(best)
     for depth in range(1, recursion + 1):
         fresh = _through_cards(catalog, frontier, depth, allowed, best, skipped)

@@ -109,6 +109,9 @@ def _word_char(ch: str) -> bool:
 
 
 ROLES = ("primary", "exclude", "secondary")
+LINES_KEPT = 8192  # lines whose key words a matcher keeps (a long chapter's worth several times)
+Payload = tuple[tuple[str, str, str], ...]  # (card, role, key as written) for one folded key word
+Occurrence = tuple[int, int, str, Payload]  # start, end, the folded word, who it stands for
 
 
 class Matcher:
@@ -118,6 +121,7 @@ class Matcher:
         self._automaton = automaton
         self._regexes = regexes  # (card, role, key as written, compiled or None, problem)
         self._timeout = timeout
+        self._by_line: dict[str, list[Occurrence]] = {}
 
     @classmethod
     def build(cls, cards: Iterable[Keyed], regex_timeout: float = 0.02) -> Matcher:
@@ -140,20 +144,46 @@ class Matcher:
             automaton.make_automaton()
         return cls(by_id, automaton, regexes, regex_timeout)
 
+    def _occurrences(self, text: str) -> list[Occurrence]:
+        """Where each literal key word occurs in `text` (code points), line by line: a line's are
+        kept, since a prompt's surrounding text is mostly lines the prompt before it scanned. No key
+        spans a line break (a key is one line; the whole text would not match one across it either)."""
+        out: list[Occurrence] = []
+        at = 0
+        for line in text.split("\n"):
+            found = self._by_line.get(line)
+            if found is None:
+                found = self._line(line)
+                if len(self._by_line) >= LINES_KEPT:
+                    self._by_line.clear()
+                self._by_line[line] = found
+            if found and at:
+                out.extend((a + at, b + at, word, payload) for a, b, word, payload in found)
+            elif found:
+                out.extend(found)
+            at += len(line) + 1
+        return out
+
+    def _line(self, line: str) -> list[Occurrence]:
+        out: list[Occurrence] = []
+        if not line or self._automaton is None:
+            return out
+        folded, where = _folded(line)
+        for end, (word, cjk, payload) in self._automaton.iter(folded):  # by end: a later one may start earlier
+            start = end - len(word) + 1
+            hit = end + 1 if cjk else _whole_word(folded, start, end + 1)
+            if hit is not None:
+                out.append((where[start], where[hit], word, payload))
+        return out
+
     def _scan(self, text: str, keep: str = "all") -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
         """The occurrences of the keys by (card, role): every one (`keep="all"`), or of the literal
         keys only the one that starts first (`"first"`) or ends last (`"last"`), the longest on a
         tie, and every secondary key that occurs once (the logics count them)."""
         found: dict[tuple[str, str], list[Match]] = {}
         if self._automaton is not None and text:
-            folded, where = _folded(text)
-            spans: dict[str, tuple[int, int, tuple[tuple[str, str, str], ...]]] = {}
-            for end, (word, cjk, payload) in self._automaton.iter(folded):  # by end: a later one may start earlier
-                start = end - len(word) + 1
-                hit = end + 1 if cjk else _whole_word(folded, start, end + 1)
-                if hit is None:
-                    continue
-                a, b = where[start], where[hit]
+            spans: dict[str, tuple[int, int, Payload]] = {}
+            for a, b, word, payload in self._occurrences(text):
                 if keep == "all":
                     for card_id, role, key in payload:
                         found.setdefault((card_id, role), []).append(Match(card_id, key, text[a:b], a, b - a))
