@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +49,11 @@ def waiting_on(pid: int, lock: Path) -> bool:
         return any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(lock) for fd in os.listdir(f"/proc/{pid}/fd"))
     except OSError:
         return False
+
+
+def membank(*args: str, cwd: Path, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`membank ARGS` as a writer runs it: a process of its own, piped output, a wide terminal."""
+    env = {**os.environ, "WRITENOW_HOME": str(home), "COLUMNS": "200"}
+    env.pop("FORCE_COLOR", None)
+    return subprocess.run([sys.executable, "-m", "membank.shells.cli", *args], cwd=cwd, env=env, input=stdin,
+                          capture_output=True, text=True, timeout=120)

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from .helpers import membank
 
-def membank(*args: str, cwd: Path, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "WRITENOW_HOME": str(home), "COLUMNS": "200"}
-    env.pop("FORCE_COLOR", None)
-    return subprocess.run([sys.executable, "-m", "membank.shells.cli", *args], cwd=cwd, env=env, input=stdin,
-                          capture_output=True, text=True, timeout=120)
+
 
 
 def test_json_prints_exactly_the_envelope(sample: Path, home: Path) -> None:

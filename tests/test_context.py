@@ -214,9 +214,9 @@ def test_nothing_from_later_in_the_story(bank: Bank, sample: Path) -> None:
     (wb / "project.yaml").write_text(project + "chapters: [chapters/ch01.md, chapters/ch03.md, chapters/ch05.md, "
                                      "chapters/ch09.md]\n", "utf-8")
     card = (wb / "characters" / "lin-mo.md").read_text("utf-8")
-    card = card.replace("  - {at: chapters/ch05.md, state: 受伤}",
-                        "  - {at: chapters/ch05.md, state: 受伤}\n  - {at: chapters/ch09.md, state: 被背叛, "
-                        "set: {alive: false, knows: [王叔是叛徒]}}")
+    ch05 = "  - {at: chapters/ch05.md, state: 受伤, set: {location: 北方森林, wounded: true}}"
+    assert ch05 in card
+    card = card.replace(ch05, ch05 + "\n  - {at: chapters/ch09.md, state: 被背叛, set: {alive: false, knows: [王叔是叛徒]}}")
     (wb / "characters" / "lin-mo.md").write_text(card, "utf-8")
     (wb / "memories" / "facts" / "traitor.md").write_text(
         "---\ntype: fact\nsince: chapters/ch09.md\n---\nLin Mo learns that Uncle Wang is the traitor.\n", "utf-8")

@@ -95,6 +95,13 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
         "skill:get": {"skillId": "continue"},
         "context:assemble": {"skillId": "continue", "documentId": "chapters/ch05.md",
                              "selection": {"start": 10, "end": 40}, "instruction": "Go on."},
+        "kg:entity:list": {"at": "chapters/ch05.md"},
+        "kg:entity:get": {"name": "Lin Mo"},
+        "kg:relations": {"name": "Maren", "at": "chapters/ch05.md", "depth": 2},
+        "kg:state": {"id": "characters/lin-mo", "at": "chapters/ch05.md"},
+        "kg:state:update": {"name": "Edric Thorne", "at": "chapters/ch05.md", "set": {"limp": True}},
+        "kg:mentions": {"text": "Maren and 林默 at the light"},
+        "kg:consistency:check": {"documentId": "chapters/ch05.md"},
     }
 
 

@@ -375,7 +375,9 @@ def split(text: str) -> Document:
     fm_start, fm_end, close_end = found
     fm_text = text[fm_start:fm_end]
     body_start = close_end + 1
-    body_line = text.count("\n", 0, min(body_start, len(text))) + 1
+    rest = text[body_start:]
+    lead = len(rest) - len(rest.lstrip())  # the body is stripped: its first line is its first written one
+    body_line = text.count("\n", 0, min(body_start, len(text))) + 1 + rest.count("\n", 0, lead)
     meta = _load_yaml(fm_text) if fm_text.strip() else {}
     if meta is None:
         meta = {}

@@ -61,6 +61,14 @@ _Dumper.add_representer(tuple, _represent_list)
 _Dumper.add_representer(dict, lambda d, v: d.represent_mapping("tag:yaml.org,2002:map", v, flow_style=False))
 
 
+class _FlowDumper(_Dumper):
+    """Everything on one line: a progression or a relation as `{at: …, state: …}`."""
+
+
+_FlowDumper.add_representer(dict, lambda d, v: d.represent_mapping("tag:yaml.org,2002:map", v, flow_style=True))
+_FlowDumper.add_representer(list, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
+
+
 def _render(mapping: dict[Any, Any], indent: int = 0) -> str:
     """`key: value` lines for each item, every line moved right by `indent` spaces."""
     if not mapping:
@@ -256,6 +264,50 @@ def rewrite(original: str, updates: dict[str, Any], body: str | None = None) -> 
     except FrontMatterError as e:  # e.g. a removed anchor that another key's alias (*name) still uses
         raise RewriteError(f"the change would leave front matter membank cannot read ({e.message})") from None
     _same(after, _applied(before, updates), "the file", updates)
+    if crlf:
+        result = result.replace("\n", "\r\n")
+    return (BOM if bom else "") + result
+
+
+def flow(value: dict[str, Any]) -> str:
+    """A mapping as one YAML flow line, like `{at: chapters/ch05.md, state: wounded}`."""
+    try:
+        text = yaml.dump(value, Dumper=_FlowDumper, allow_unicode=True, sort_keys=False, width=_BIG,
+                         default_flow_style=True).strip()
+    except (yaml.YAMLError, ValueError) as e:
+        raise RewriteError(f"a value cannot be written as YAML ({e})", of_value=True) from None
+    if "\n" in text:
+        raise RewriteError("a value would need more than one line", of_value=True)
+    return text
+
+
+def append_item(original: str, key: str, item: dict[str, Any], updates: dict[str, Any]) -> str:
+    """`original` with `item` added at the end of the top-level list `key`, then `updates` made as
+    `rewrite` makes them. A block list gains one line, `- {…}` in its items' column, just after its
+    last item (a comment below it stays below); a flow list, or none, is written whole as a block.
+    Every other byte stays; RewriteError rather than anything else."""
+    bom = original.startswith(BOM)
+    text = original[1:] if bom else original
+    crlf = "\r\n" in text
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    before = _read_meta(text)
+    current = before.get(key)
+    if current is not None and not isinstance(current, list):
+        raise _by_hand("the front matter", f"`{key}` is not a list")
+    found = bounds(text)
+    entries = _entries(_outline(text[found[0]:found[1]], "the front matter", 1), "the front matter") if found else []
+    entry = next((e for e in entries if e.key == key), None)
+    if entry is not None and entry.value.kind == "seq" and not entry.value.flow and not entry.value.empty:
+        fm_start = found[0] if found else 0
+        start = fm_start + entry.value.start
+        column = start - (text.rfind("\n", 0, start) + 1)
+        at = fm_start + entry.end
+        text = text[:at] + " " * column + "- " + flow(item) + "\n" + text[at:]
+    else:
+        updates = {key: [*(current or []), item], **updates}
+    result = rewrite(text, updates)
+    after = _read_meta(result[1:] if result.startswith(BOM) else result)
+    _same(after.get(key), [*(current or []), item], f"`{key}`")
     if crlf:
         result = result.replace("\n", "\r\n")
     return (BOM if bom else "") + result

@@ -16,7 +16,7 @@ from .schema import SCHEMAS
 from .entries import EntryStore
 from .vecstore import VectorStore
 
-SCHEMA_VERSION = 5  # 5: entries.id_line
+SCHEMA_VERSION = 6  # 5: entries.id_line; 6: card records carry the lines of their story values
 
 TOKENIZER = ("porter", "unicode61", "remove_diacritics", "2")  # FTS5's, for the index and for queries
 

@@ -17,6 +17,7 @@ from ..domains.memories import channels as memories
 from ..domains.recall import channels as recall
 from ..domains.settings import channels as settings
 from ..domains.skills import channels as skills
+from ..domains.story import channels as story
 from . import registry
 
 TABLES: tuple[tuple[Channel, ...], ...] = (
@@ -28,6 +29,7 @@ TABLES: tuple[tuple[Channel, ...], ...] = (
     learning.CHANNELS,
     skills.CHANNELS,
     context.CHANNELS,
+    story.CHANNELS,
 )
 
 CATALOG: dict[str, Channel] = {c.name: c for table in TABLES for c in table}

@@ -337,9 +337,9 @@ def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder a
 
 # the prompt and settings commands live in modules of their own; importing them registers them,
 # after the commands above (the order `membank --help` lists)
-from . import promptcli, settingscli  # noqa: E402
+from . import promptcli, settingscli, storycli  # noqa: E402
 
-COMMAND_MODULES = (promptcli, settingscli)
+COMMAND_MODULES = (promptcli, settingscli, storycli)
 
 
 def main() -> None:

@@ -6,9 +6,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
+from . import render
 from .render import err, out
 
 _boxes = Console(highlight=False, markup=False)  # wraps long lines inside the boxes (`out` does not wrap)
@@ -30,9 +30,7 @@ def skills_view(d: dict[str, Any]) -> None:
     if not d["items"]:
         out.print("no skills (membank init adds the built-in ones)")
         return
-    table = Table(title="skills")
-    for col in ("id", "name", "rules in effect", "source"):
-        table.add_column(col, overflow="fold")
+    table = render.table("skills", ("id", "name", "rules in effect", "source"))
     for s in d["items"]:
         rules = _rules(s["rules"]) if s["valid"] else Text(f"{len(s['problems'])} problem(s): membank doctor", "red")
         table.add_row(s["id"], s["name"], rules, s["source"])

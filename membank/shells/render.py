@@ -14,6 +14,14 @@ out = Console(highlight=False, soft_wrap=True, markup=False)
 err = Console(stderr=True, highlight=False, markup=False)
 
 
+def table(title: str, columns: tuple[str, ...]) -> Table:
+    """A table with these columns, long values folded rather than cut."""
+    made = Table(title=title)
+    for col in columns:
+        made.add_column(col, overflow="fold")
+    return made
+
+
 def memory_table(items: list[dict[str, Any]], title: str | None = None) -> None:
     if not items:
         out.print("no memories")

@@ -17,11 +17,12 @@ from ..recall.rank import INJECTION_DISABLED, Reason
 from ..skills import read as skills
 from ..story import positions
 from ..story.cards import Catalog, catalog as story_catalog
+from ..story.manuscript import read_document
 from . import budget, cardtext, memories
 from .activation import activate
 from .budget import Dropped
 from .layers import Piece, serialise
-from .passage import Passage, read_document, take
+from .passage import Passage, take
 
 STORY_POSITION_UNKNOWN = "STORY_POSITION_UNKNOWN"
 OVER_BUDGET = "OVER_BUDGET"

@@ -7,12 +7,14 @@ from typing import Any
 from ...files.records import ERROR
 from ..contract import Bank
 from ..recall.preview import semantic_problem
+from ..story.problems import diagnostics as story_problems
 
 
 def diagnostics(bank: Bank) -> dict[str, Any]:
     with bank.index.lock:
         found = list(bank.index.diagnostics())
     found.extend(bank.settings_files.diagnostics())
+    found.extend(story_problems(bank))  # relations naming no card, positions outside `chapters:`
     found.sort(key=lambda d: (d.source, d.line, d.message))
     return {"items": [d.to_dict() for d in found]}
 

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from ...index import Index
 from ...kernel.text import estimate_tokens
 from .matching import Keyed, Match, Matcher, Skipped, normalize
-from .state import Relation, incoming, outgoing
+from .state import Relation, incoming, links, outgoing
 
 REGEX_TIMEOUT = 0.02  # seconds a writer's /regex/ key may run on one text before it is skipped
 
@@ -30,6 +30,7 @@ class Catalog:
     relations: dict[str, tuple[Relation, ...]]  # id -> relations written on it and written about it
     always: tuple[str, ...]  # the `include: always` cards, by kind, then name, then id
     tokens: dict[str, int]  # id -> the estimated tokens of the card's body
+    by_source: dict[str, str]  # a card's file (citation) -> its id
     _named: dict[str, Named] = field(default_factory=dict, repr=False, compare=False)
 
     def resolve(self, name: str) -> tuple[str, ...]:
@@ -71,7 +72,7 @@ def build(cards: list[dict[str, Any]]) -> Catalog:
     by_id = {c["id"]: c for c in cards}
     keyed = [Keyed(c["id"], c["name"], tuple(c.get("aliases") or ()), tuple(c.get("keys") or ()),
                    tuple(c.get("excludeKeys") or ()), tuple(c.get("secondaryKeys") or ()), c.get("logic") or "and_any")
-             for c in cards if c.get("include") != "never"]
+             for c in cards]  # `include: never` cards too: never injected (activation skips them), still named
     names: dict[str, list[str]] = {}
     for c in cards:
         for name in {c["name"], c["id"], *(c.get("aliases") or ())}:
@@ -81,18 +82,19 @@ def build(cards: list[dict[str, Any]]) -> Catalog:
     resolved = {k: tuple(sorted(v)) for k, v in names.items()}
     relations: dict[str, list[Relation]] = {c["id"]: [] for c in cards}
     for c in cards:
-        for rel in outgoing(c):
+        for rel in [*outgoing(c), *links(c)]:
             relations[c["id"]].append(rel)
-            for other in resolved.get(normalize(rel.other), ()):
-                if other != c["id"]:
-                    relations[other].append(incoming(rel, c))
+            others = resolved.get(normalize(rel.other), ())
+            if len(others) == 1 and others[0] != c["id"]:  # a name several cards share leads nowhere (doctor says)
+                relations[others[0]].append(incoming(rel, c))
     # written on the card first (as written), then those other cards write about it (by source, line)
     ordered = {k: tuple(sorted(v, key=lambda r: (r.direction != "out", r.source if r.direction == "in" else "",
                                                  r.line))) for k, v in relations.items()}
     always = tuple(c["id"] for c in sorted((c for c in cards if c.get("include") == "always"),
                                           key=lambda c: (c["kind"], c["name"], c["id"])))
     tokens = {c["id"]: estimate_tokens(c.get("content") or "") for c in cards}
-    return Catalog(by_id, Matcher.build(keyed, regex_timeout=REGEX_TIMEOUT), resolved, ordered, always, tokens)
+    return Catalog(by_id, Matcher.build(keyed, regex_timeout=REGEX_TIMEOUT), resolved, ordered, always, tokens,
+                   {c["source"]: c["id"] for c in cards})
 
 
 def catalog(index: Index) -> Catalog:

@@ -4,10 +4,13 @@ cited values out."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .order import StoryOrder
+
+LINK = re.compile(r"\[\[([^\[\]\n|]+)(?:\|[^\[\]\n]*)?\]\]")  # [[Name]], or [[Name|the text shown]]
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,19 @@ def outgoing(card: dict[str, Any]) -> list[Relation]:
                             _text(item.get("until")), _text(item.get("note")), card["source"],
                             lines[i] if i < len(lines) else 1))
     return out
+
+
+def links(card: dict[str, Any]) -> list[Relation]:
+    """`[[Name]]` in a card's body: relations of type `mentions`, one per name (its first link)."""
+    body = card.get("content") or ""
+    first = (card.get("lines") or {}).get("body", 1)
+    out: dict[str, Relation] = {}
+    for m in LINK.finditer(body):
+        name = m.group(1).strip()
+        if name and name.casefold() not in out:
+            out[name.casefold()] = Relation(name, "mentions", "out", None, None, None, card["source"],
+                                            first + body.count("\n", 0, m.start()))
+    return list(out.values())
 
 
 def incoming(relation: Relation, writer: dict[str, Any]) -> Relation:

@@ -25,7 +25,7 @@ from .watcher import watcher_row
 # quality.md's table first, in its order; then figures that explain them
 ORDER = ["cold_index", "noop_sync", "one_file_sync", "watcher", "preview_deterministic", "preview_semantic",
          "preview_semantic_large", "memory_create", "sidecar_rtt", "sidecar_rss",
-         "context_assemble", "activation_scan", "prefix_reuse",
+         "context_assemble", "activation_scan", "consistency_check", "prefix_reuse",
          "one_file_full_sync", "preview_semantic_after_write", "preview_deterministic_large", "cold_index_large", "model_load"]
 
 

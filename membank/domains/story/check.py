@@ -1,0 +1,92 @@
+"""The consistency check (story.md): the evidence an app's "consistency check" skill needs to judge a
+passage at its story position, and what membank can flag without a model. Pure: the card catalog,
+the story order, the passage and the facts in; never anything from a later position."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .graph import edges, entity
+from .order import StoryOrder
+from .state import progressions
+
+NOT_YET_INTRODUCED = "NOT_YET_INTRODUCED"
+NOT_ALIVE = "NOT_ALIVE"
+_FALSE = {"false", "no", "dead", "0"}  # `alive: false` as writers write it
+
+
+@dataclass(frozen=True)
+class Flag:
+    code: str
+    entity: str
+    message: str
+    evidence: tuple[tuple[str, int], ...]  # (source, line)
+
+    def to_api(self) -> dict[str, Any]:
+        return {"code": self.code, "entity": self.entity, "message": self.message,
+                "evidence": [{"source": s, "line": n} for s, n in self.evidence]}
+
+
+def first_appearance(card: dict[str, Any], order: StoryOrder) -> tuple[str, int] | None:
+    """Where a card enters the story: `introduced`, else its earliest progression (position, line)."""
+    lines = card.get("lines") or {}
+    if card.get("introduced"):
+        return card["introduced"], lines.get("introduced", 1)
+    items = progressions(card)
+    if not items:
+        return None
+    at, _, line = min(items, key=lambda p: order.rank(p[0]))
+    return at, line
+
+
+def _dead(value: Any) -> bool:
+    return value is False or (isinstance(value, str) and value.strip().casefold() in _FALSE)
+
+
+def flags(card: dict[str, Any], facets: dict[str, Any], order: StoryOrder, position: str | None) -> list[Flag]:
+    """What a mention of `card` at `position` contradicts in the card itself."""
+    out = []
+    name = card["name"]
+    first = first_appearance(card, order)
+    if position is not None and order.knows(position) and first is not None and not order.reached(first[0], position):
+        out.append(Flag(NOT_YET_INTRODUCED, card["id"], f"{name} is mentioned in {position}, before entering the "
+                        f"story at {first[0]}", ((card["source"], first[1]),)))
+    alive = facets.get("alive")
+    if alive is not None and _dead(alive["value"]):
+        out.append(Flag(NOT_ALIVE, card["id"], f"{name} is mentioned in {position or 'this text'}, but is not alive "
+                        f"there (alive: {alive['value']} since {alive['at']})", ((alive["source"], alive["line"]),)))
+    return out
+
+
+def check(catalog: Any, order: StoryOrder, position: str | None, text: str,
+          facts: list[tuple[dict[str, Any], frozenset[str]]]) -> dict[str, Any]:
+    """`kg:consistency:check`'s data: every entity mentioned in `text` (its mentions, its state, facets
+    and relations at `position`), the facts valid there that name one, and the flags."""
+    matches, skipped = catalog.matcher.mentions(text)
+    by_card: dict[str, list[dict[str, Any]]] = {}
+    for m in matches:
+        by_card.setdefault(m.id, []).append({"match": m.word, "offset": m.offset, "length": m.length})
+    entities, found_flags = [], []
+    for card_id in sorted(by_card, key=lambda c: (by_card[c][0]["offset"], c)):
+        card = catalog.cards[card_id]
+        view = entity(card, catalog, order, position) if position is not None else _timeless(card, catalog, order)
+        view["mentions"] = by_card[card_id]
+        view["relations"] = [e.to_api() for e in edges(catalog, card_id, order, position)] if position is not None \
+            else [e.to_api() for e in edges(catalog, card_id, order, None) if _timeless_relation(e)]
+        entities.append(view)
+        found_flags += flags(card, view["facets"], order, position)
+    mentioned = set(by_card)
+    named = [{**memory, "entities": sorted(ids & mentioned)} for memory, ids in facts if ids & mentioned]
+    return {"documentId": position, "entities": entities, "facts": named,
+            "flags": [f.to_api() for f in found_flags],
+            "skipped": [{"id": s.id, "key": s.key, "reason": s.reason, "message": s.message} for s in skipped]}
+
+
+def _timeless(card: dict[str, Any], catalog: Any, order: StoryOrder) -> dict[str, Any]:
+    """An entity with no story position: its timeless state alone (nothing that happens at a position)."""
+    return entity(card, catalog, StoryOrder((), False), "")
+
+
+def _timeless_relation(edge: Any) -> bool:
+    return edge.relation.since is None and edge.relation.until is None

@@ -1,0 +1,34 @@
+"""The manuscript as membank reads it: one document's text, from inside the project only."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ...files.reader import Unreadable, read_regular
+from ...kernel import errors
+from ...kernel.errors import MembankError
+
+MAX_MANUSCRIPT_BYTES = 8 * 1024 * 1024  # a chapter file membank reads (the surrounding text, a check)
+
+
+def read_document(root: Path, document: str) -> str | None:
+    """The document's text, or None when there is no such file. A link leading out of the project,
+    or anything but an ordinary file, is refused like any path outside it."""
+    path = root / document
+    try:
+        real = Path(os.path.realpath(path))
+        real.relative_to(Path(os.path.realpath(root)))
+    except ValueError:
+        raise errors.invalid("documentId", "`documentId` must be a file inside the project") from None
+    try:
+        data, _ = read_regular(real, MAX_MANUSCRIPT_BYTES + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, Unreadable) as e:
+        raise MembankError(errors.INVALID_ARGUMENT, f"the document {document} cannot be read "
+                           f"({getattr(e, 'message', e.__class__.__name__)})", {"field": "documentId"}) from None
+    if len(data) > MAX_MANUSCRIPT_BYTES:
+        raise errors.invalid("documentId", f"the document {document} is larger than 8 MiB; send the text around "
+                             "the selection as `documentText`")
+    return data.decode("utf-8", "replace").lstrip("\ufeff")

@@ -1,0 +1,66 @@
+"""What `membank doctor` says about the story (story.md): a relation or `[[link]]` naming no card (or
+several), and, with a `chapters:` list in project.yaml, a position a card or memory names that the
+list does not hold (it counts as after every chapter, so it never leaks into an earlier one)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...files.reader import read_regular
+from ...files.records import WARNING, Diagnostic
+from ..contract import Bank
+from . import graph, positions
+from .cards import catalog
+from .state import outgoing, progressions
+
+
+def _card_positions(card: dict[str, Any]) -> list[tuple[str, int, str]]:
+    """(position, line, key) for every position a card names."""
+    lines = card.get("lines") or {}
+    out = [(card["introduced"], lines.get("introduced", 1), "introduced")] if card.get("introduced") else []
+    out += [(at, line, "at") for at, _, line in progressions(card)]
+    for rel in outgoing(card):
+        out += [(p, rel.line, key) for p, key in ((rel.since, "since"), (rel.until, "until")) if p]
+    return out
+
+
+def _memory_line(bank: Bank, source: str, key: str) -> int:
+    """The line of `key:` in a memory's file (memory records do not keep their keys' lines)."""
+    for root in (bank.project, bank.global_):
+        rel = root.rel(source)
+        if rel is None:
+            continue
+        try:
+            text = read_regular(root.file(rel), 1 << 20)[0].decode("utf-8", "replace")
+        except OSError:
+            return 1
+        for i, line in enumerate(text.splitlines(), start=1):
+            if re.match(rf"\s*{key}\s*:", line):
+                return i
+    return 1
+
+
+def _outside(position: str) -> str:
+    return (f"`{position}` is not in project.yaml `chapters:`; it counts as after every chapter (add it to the "
+            "list to place it)")
+
+
+def diagnostics(bank: Bank) -> list[Diagnostic]:
+    with bank.index.lock:
+        cat = catalog(bank.index)
+        order = positions.story_order(bank)
+        memories = bank.index.db.execute(
+            "SELECT e.source, p.role, p.position FROM story_positions AS p JOIN entries AS e ON e.rowid = p.entry"
+            " WHERE e.kind = 'memory' AND e.removed_at IS NULL AND p.role IN ('since', 'until')").fetchall() \
+            if order.explicit else []
+    out = [Diagnostic(source, line, WARNING, message) for source, line, message in graph.unresolved(cat)]
+    if order.explicit:
+        for card in cat.cards.values():
+            for position, line, _ in _card_positions(card):
+                if not order.knows(position):
+                    out.append(Diagnostic(card["source"], line, WARNING, _outside(position)))
+        for source, role, position in memories:
+            if not order.knows(position):
+                out.append(Diagnostic(source, _memory_line(bank, source, role), WARNING, _outside(position)))
+    return sorted(set(out), key=lambda d: (d.source, d.line, d.message))

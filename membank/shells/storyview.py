@@ -1,0 +1,115 @@
+"""Human views of the story graph: `membank story` (a table of entities, or one entity's timeline),
+`relations`, `state`, `mentions` and `check` (flags with their evidence)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from . import render
+from .render import out
+
+
+def _cite(v: dict[str, Any] | None) -> str:
+    return f"{v['source']}:{v['line']}" if v else ""
+
+
+def _facets(facets: dict[str, Any]) -> str:
+    return ", ".join(f"{k}: {_value(v['value'] if isinstance(v, dict) and 'value' in v else v)}"
+                     for k, v in facets.items())
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    return str(value)
+
+
+def _edge(e: dict[str, Any]) -> str:
+    arrow = "→" if e["direction"] == "out" else "←"
+    span = "".join(part for part in (f" from {e['since']}" if e["since"] else "",
+                                     f" until {e['until']}" if e["until"] else ""))
+    return f"{e['type']} {arrow} {e['name']}{'' if e['to'] else ' (no such card)'}{span}"
+
+
+def entities_view(d: dict[str, Any]) -> None:
+    if not d["items"]:
+        out.print("no characters or world entries")
+        return
+    table = render.table("characters and world", ("name", "kind", "state", "facets", "source:line"))
+    for e in d["items"]:
+        table.add_row(e["name"], e["kind"], e["state"]["value"] if e["state"] else "", _facets(e["facets"]),
+                      _cite(e["state"]) or f"{e['source']}:{e['line']}")
+    out.print(table)
+
+
+def entity_view(e: dict[str, Any]) -> None:
+    """One entity: a timeline of every position where something about it happens (or its state at
+    one position, with --at)."""
+    out.print(Text.assemble((e["name"], "bold"), f"  ({e['kind']}, {e['id']}, {e['source']})"))
+    if e["summary"]:
+        out.print(e["summary"])
+    if e["introduced"]:
+        out.print(f"introduced: {e['introduced']['value']} ({_cite(e['introduced'])})")
+    table = render.table("timeline", ("position", "state", "facets", "relations", "source:line"))
+    steps: dict[str, list[dict[str, Any]]] = {}
+    for p in e["progressions"]:
+        steps.setdefault(p["at"], []).append(p)
+    timeless = [r for r in e["relations"] if not r["since"]]
+    if timeless:
+        table.add_row("(throughout)", "", "", "\n".join(_edge(r) for r in timeless),
+                      "\n".join(_cite(r) for r in timeless))
+    for position in e["timeline"]:
+        rels = [r for r in e["relations"] if r["since"] == position or r["until"] == position]
+        here = steps.get(position, [])
+        state = "; ".join(p["state"] for p in here if p["state"])
+        facets = ", ".join(f"{k}: {_value(v)}" for p in here for k, v in p["set"].items())
+        cites = [_cite(p) for p in here] + [_cite(r) for r in rels]
+        table.add_row(position, state, facets, "\n".join(_edge(r) for r in rels), "\n".join(dict.fromkeys(cites)))
+    out.print(table)
+    if e["state"] or e["facets"]:
+        out.print(Text.assemble(("now: ", "bold"), e["state"]["value"] if e["state"] else "",
+                                f"  {_facets(e['facets'])}" if e["facets"] else ""))
+    if e["hidden"]:
+        out.print(f"{e['hidden']} later progression(s) or relation(s) not shown")
+
+
+def edges_view(d: dict[str, Any]) -> None:
+    if not d["edges"]:
+        out.print("no relations hold there")
+        return
+    table = render.table("relations", ("depth", "from", "relation", "source:line"))
+    for e in d["edges"]:
+        table.add_row(str(e["depth"]), e["from"], _edge(e), _cite(e))
+    out.print(table)
+
+
+def state_view(d: dict[str, Any]) -> None:
+    out.print(Text.assemble(("state: ", "bold"), d["state"] or "(none)",
+                            f"  (since {d['since']}, {d['source']}:{d['line']})" if d["state"] else ""))
+    for key, v in d["facets"].items():
+        out.print(f"{key}: {_value(v['value'])}  ({v['source']}:{v['line']}, since {v['at']})")
+
+
+def mentions_view(d: dict[str, Any]) -> None:
+    if not d["items"]:
+        out.print("no character or world entry is named")
+        return
+    for m in d["items"]:
+        out.print(f"{m['offset']:>7}  {m['match']}  → {m['name']} ({m['id']})")
+
+
+def check_view(d: dict[str, Any]) -> None:
+    where = d["documentId"] + ("" if d["positionKnown"] else " (not a story position: timeless values only)")
+    out.print(Text.assemble(("check ", "bold"), where, f": {len(d['entities'])} entities, "
+                            f"{len(d['facts'])} facts, {len(d['flags'])} flag(s)"))
+    for f in d["flags"]:
+        out.print(Text.assemble((f["code"], "red bold"), f"  {f['message']}"))
+        for ev in f["evidence"]:
+            out.print(f"    {ev['source']}:{ev['line']}")
+    for e in d["entities"]:
+        out.print(Text.assemble(("  " + e["name"], "bold"), f"  ×{len(e['mentions'])}  ",
+                                e["state"]["value"] if e["state"] else "", f"  {_facets(e['facets'])}"))
