@@ -118,6 +118,7 @@ def test_demo_runs(home: Path, tmp_path: Path) -> None:
     result = membank("demo", cwd=tmp_path, home=home)
     assert result.returncode == 0, result.stderr
     assert "m-fact-linmo-wounded" in result.stdout and "created m-" in result.stdout
+    assert "wounded: true" in result.stdout and "NOT_YET_INTRODUCED" in result.stdout  # step 8, the story
 
 
 def test_feedback_learns_through_the_cli(sample: Path, home: Path) -> None:

@@ -75,4 +75,18 @@ def run_demo(folder: Path, out: Console) -> None:
               f"{second['diagnostics']['hidden']} later-story items hidden in chapter one", markup=False)
     out.print("  see it whole: membank context continue --document chapters/ch05.md --selection \"He drew.\"",
               markup=False)
+
+    out.rule("8. The story graph: what is true at a chapter, and a consistency check")
+    for at in ("chapters/ch03.md", "chapters/ch05.md"):
+        state = call("kg:state", {"name": "Lin Mo", "at": at})
+        facets = ", ".join(f"{k}: {str(v['value']).lower() if isinstance(v['value'], bool) else v['value']}"
+                           for k, v in state["facets"].items())
+        out.print(f"  林默 at {at}: {state['state']}  [{facets}]  ({state['source']}:{state['line']})", markup=False)
+    checked = call("kg:consistency:check", {"documentId": "chapters/ch05.md",
+                                            "text": "Su Yao watched from the cliff as Maren lit the lamp."})
+    for flag in checked["flags"]:
+        where = ", ".join(f"{e['source']}:{e['line']}" for e in flag["evidence"])
+        out.print(f"  {flag['code']}: {flag['message']} ({where})", markup=False)
+    out.print("  see a timeline: membank story \"Lin Mo\"; check a chapter: membank check chapters/ch05.md",
+              markup=False)
     registry.close()
