@@ -4,23 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...files.records import ERROR
+from ...files.records import ERROR, Diagnostic
 from ..contract import Bank
 from ..recall.preview import semantic_problem
 from ..story.problems import diagnostics as story_problems
 
 
-def diagnostics(bank: Bank) -> dict[str, Any]:
+def _found(bank: Bank) -> list[Diagnostic]:
     with bank.index.lock:
         found = list(bank.index.diagnostics())
     found.extend(bank.settings_files.diagnostics())
     found.extend(story_problems(bank))  # relations naming no card, positions outside `chapters:`
+    return found
+
+
+def diagnostics(bank: Bank) -> dict[str, Any]:
+    found = _found(bank)
     found.sort(key=lambda d: (d.source, d.line, d.message))
     return {"items": [d.to_dict() for d in found]}
 
 
 def status(bank: Bank) -> dict[str, Any]:
-    items = diagnostics(bank)["items"]
+    items = _found(bank)  # counted, not listed
     model = bank.embedder()
     problem = semantic_problem(bank)
     with bank.index.lock:
@@ -41,8 +46,8 @@ def status(bank: Bank) -> dict[str, Any]:
             "problem": problem.to_api() if problem else None,
         },
         "diagnostics": {
-            "errors": sum(d["severity"] == ERROR for d in items),
-            "warnings": sum(d["severity"] != ERROR for d in items),
+            "errors": sum(d.severity == ERROR for d in items),
+            "warnings": sum(d.severity != ERROR for d in items),
         },
         "watch": bank.watcher.status() if bank.watcher is not None else None,
     }

@@ -101,12 +101,16 @@ def catalog(index: Index) -> Catalog:
     """The catalog of this index's cards; re-made only when a card changed (its matcher is built
     once per generation of the cards, not per call)."""
     memo = index.caches.setdefault("story.catalog", {})
+    views: dict[Any, Catalog] = memo.setdefault("views", {})  # per connection's view: read threads each have one
     key = index.view_key()
-    if key is not None and memo.get("key") == key:
-        return memo["catalog"]  # type: ignore[no-any-return]
+    if key is not None and key in views:
+        return views[key]
     signature = _signature(index)
     if memo.get("signature") != signature:
         memo["catalog"] = build(_live_cards(index))
         memo["signature"] = signature
-    memo["key"] = key
+    if key is not None:
+        if len(views) >= 16:
+            views.clear()
+        views[key] = memo["catalog"]
     return memo["catalog"]  # type: ignore[no-any-return]

@@ -117,17 +117,28 @@ def story_order(bank: Bank) -> StoryOrder:
     if walk is None or not _fresh(bank.root, walk):
         walk = memo["walk"] = walk_manuscript(bank.root)
         memo.pop("order", None)
+        memo.pop("views", None)
     stamp = _project_stamp(bank.root)
     if memo.get("project") != stamp:
         memo["project"], memo["chapters"] = stamp, read_chapters(bank.root)
         memo.pop("order", None)
+        memo.pop("views", None)
     chapters = memo["chapters"]
     key = None if chapters is not None else bank.index.view_key()
     cached = memo.get("order")
-    if cached is not None and (chapters is not None or (key is not None and cached[0] == key)):
-        return cached[1]  # type: ignore[no-any-return]
+    views = memo.setdefault("views", {})  # per connection's view of the index: read threads each have one
+    if cached is not None and chapters is not None:
+        return cached  # type: ignore[no-any-return]
+    if key is not None and key in views:
+        return views[key]  # type: ignore[no-any-return]
     order = StoryOrder.of(chapters, walk.files, named_positions(bank.index) if chapters is None else ())
-    memo["order"] = (key, order)
+    if cached is not None and cached == order:
+        order = cached  # the same order, the same object: what is kept per order stays valid
+    memo["order"] = order
+    if key is not None:
+        if len(views) >= 16:
+            views.clear()
+        views[key] = order
     return order
 
 

@@ -47,9 +47,25 @@ def _outside(position: str) -> str:
 
 
 def diagnostics(bank: Bank) -> list[Diagnostic]:
+    """Kept until the cards, the story order or the index change (`index:status` asks every time)."""
     with bank.index.lock:
         cat = catalog(bank.index)
         order = positions.story_order(bank)
+        key = bank.index.view_key()
+    memo = bank.index.caches.setdefault("story.problems", {})  # per connection's view, as the catalog
+    kept = memo.get(key) if key is not None else None
+    if kept is not None and kept[0] is cat and kept[1] is order:
+        return list(kept[2])
+    found = _diagnostics(bank, cat, order)
+    if key is not None:
+        if len(memo) >= 16:
+            memo.clear()
+        memo[key] = (cat, order, found)
+    return list(found)
+
+
+def _diagnostics(bank: Bank, cat: Any, order: Any) -> list[Diagnostic]:
+    with bank.index.lock:
         memories = bank.index.db.execute(
             "SELECT e.source, p.role, p.position FROM story_positions AS p JOIN entries AS e ON e.rowid = p.entry"
             " WHERE e.kind = 'memory' AND e.removed_at IS NULL AND p.role IN ('since', 'until')").fetchall() \
