@@ -39,6 +39,10 @@ def answers(bank: Bank) -> dict[str, Any]:
         "previews": previews,
         "diagnostics": bank.diagnostics(),
         "settings": bank.settings(),
+        "story": [bank.call(channel, payload) for channel, payload in (
+            ("kg:entity:list", {"at": "chapters/ch05.md"}), ("kg:entity:get", {"name": "Lin Mo"}),
+            ("kg:relations", {"name": "Maren", "depth": 3}),
+            ("kg:consistency:check", {"documentId": "chapters/ch05.md"}))],
     }
 
 

@@ -113,7 +113,7 @@ def ranked(bank: Bank, vector: Any, query: str, k: int, hidden: set[int]) -> lis
     match = terms.match(index, query)
     want = max(CANDIDATES, k)
     with hiding(hidden, types=("preference",)):
-        nearest, keys = nearest_eligible(index, vector, want, None) if index.has_vectors() else ([], {})
+        nearest, keys = nearest_eligible(index, vector, want, None, masked=True) if index.has_vectors() else ([], {})
         lexical, more = lexical_eligible(index, match, want, None) if match else ([], {})
     keys.update(more)
     hits = sorted(fuse(nearest, lexical), key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))[:k]

@@ -112,8 +112,8 @@ def eligible_by_rowid(index: Index, rowids: list[int], document: str | None) -> 
     return {rowid: (json.loads(record), tokens) for rowid, record, tokens in index.db.execute(sql, args)}
 
 
-def nearest_eligible(index: Index, vector: np.ndarray, k: int,
-                     document: str | None) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]]]:
+def nearest_eligible(index: Index, vector: np.ndarray, k: int, document: str | None, masked: bool = False
+                     ) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]]]:
     """The k nearest memories a preview for `document` may inject (rowid, distance), nearest first,
     with their `eligible_keys`: eligibility is applied before the cut, so a bank whose nearest
     entries are another document's, deleted or shadowed still yields its k nearest eligible ones.
@@ -121,7 +121,8 @@ def nearest_eligible(index: Index, vector: np.ndarray, k: int,
     Neighbours are checked in growing rounds (2k, 8k, 32k ... by rowid, nearly always one round);
     once a round would reach a quarter of the vectors, the eligible rowids are read whole from
     `entries_eligible` and the KNN runs over those alone; that mask is kept for this view of the
-    index, document and hidden set, so the next query goes straight to it."""
+    index, document and hidden set, so the next query goes straight to it. `masked`: go to the mask
+    at once (a caller that hides whole types, where most neighbours are not eligible)."""
     if k <= 0:
         return [], {}
     copy = index.vector_copy()
@@ -132,8 +133,10 @@ def nearest_eligible(index: Index, vector: np.ndarray, k: int,
         return ranked, eligible_keys(index, [r for r, _ in ranked], document)
     found: list[tuple[int, float]] = []
     keys: dict[int, tuple[int, tuple[Any, ...]]] = {}
-    want, seen = 2 * k, 0
+    want, seen = (len(copy), 0) if masked and copy is not None else (2 * k, 0)
     while True:
+        if copy is not None and want * 4 >= len(copy):
+            break
         ranked = index.nearest(vector, want)
         fresh = eligible_keys(index, [r for r, _ in ranked[seen:]], document)
         keys.update(fresh)
@@ -144,12 +147,12 @@ def nearest_eligible(index: Index, vector: np.ndarray, k: int,
         want *= 4
         if copy is None and want > VEC0_MAX_K:  # sqlite-vec alone (no copy) answers at most VEC0_MAX_K
             return found[:k], keys
-        if copy is not None and want * 4 >= len(copy):
-            mask = copy.mask(np.array(eligible_rowids(index, document), np.int64))
-            if mask_key[0] is not None:  # kept for this view: the next query skips the rounds
-                masks["key"], masks["mask"] = mask_key, mask
-            ranked = copy.nearest(vector, k, mask)
-            return ranked, eligible_keys(index, [r for r, _ in ranked], document)
+    assert copy is not None
+    mask = copy.mask(np.array(eligible_rowids(index, document), np.int64))
+    if mask_key[0] is not None:  # kept for this view: the next query skips the rounds
+        masks["key"], masks["mask"] = mask_key, mask
+    ranked = copy.nearest(vector, k, mask)
+    return ranked, eligible_keys(index, [r for r, _ in ranked], document)
 
 
 def lexical_eligible(index: Index, match: str, k: int,
