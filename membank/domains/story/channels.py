@@ -157,11 +157,23 @@ class Flag(TypedDict):
     evidence: list[dict[str, Any]]
 
 
+class Fact(TypedDict):
+    id: str
+    content: str
+    source: str
+    scope: str
+    documentId: str | None
+    since: str | None
+    until: str | None
+    updatedAt: str
+    entities: list[str]  # the mentioned entities it names
+
+
 class Checked(TypedDict):
     documentId: str
     positionKnown: bool
     entities: list[Entity]
-    facts: list[dict[str, Any]]
+    facts: list[Fact]
     flags: list[Flag]
     skipped: list[dict[str, Any]]
 
@@ -232,6 +244,8 @@ def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> 
     return {**data, "documentId": document, "positionKnown": known}
 
 
+FACT_KEYS = ("id", "content", "source", "scope", "documentId", "since", "until", "updatedAt")
+
 # live facts a prompt for this document could use (another document's own facts are not)
 _FACTS = ("SELECT rowid, hash FROM entries WHERE kind = 'memory' AND type = 'fact' AND removed_at IS NULL"
           " AND deleted = 0 AND shadowed = 0 AND (scope != 'document' OR document = :doc) ORDER BY rowid")
@@ -255,7 +269,8 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
                 "SELECT rowid, hash, record FROM entries WHERE rowid IN (SELECT value FROM json_each(?))",
                 (json.dumps(missing),)):
             memory = json.loads(record)
-            memo[(rowid, digest)] = (memory, frozenset(m.id for m in cat.matcher.mentions(memory["content"])[0]))
+            fact = {k: memory.get(k) for k in FACT_KEYS}  # the evidence; memory:get has the rest
+            memo[(rowid, digest)] = (fact, frozenset(m.id for m in cat.matcher.mentions(memory["content"])[0]))
     return [memo[key] for key in rows if key in memo]
 
 
