@@ -246,32 +246,49 @@ def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> 
 
 FACT_KEYS = ("id", "content", "source", "scope", "documentId", "since", "until", "updatedAt")
 
-# live facts a prompt for this document could use (another document's own facts are not)
+# every live fact (a document's own ones are filtered per call)
 _FACTS = ("SELECT rowid, hash FROM entries WHERE kind = 'memory' AND type = 'fact' AND removed_at IS NULL"
-          " AND deleted = 0 AND shadowed = 0 AND (scope != 'document' OR document = :doc) ORDER BY rowid")
+          " AND deleted = 0 AND shadowed = 0 ORDER BY rowid")
 
 
 def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bool
-           ) -> list[tuple[dict[str, Any], frozenset[str]]]:
-    """The fact memories valid at the document's position, each with the entities its text names
-    (found once per fact and generation of the cards)."""
+           ) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+    """The fact memories valid at the document's position (another document's own are not), each
+    with the entities its text names, in id order: read and scanned once per fact and generation of
+    the cards, listed once per view of the index."""
     index = bank.index
     timed = positions.timed_memories(index)
     hidden = {r for r, (since, until) in timed.items() if not order.holds(since, until, document if known else None)}
-    memo = index.caches.setdefault("story.fact_names", {})
+    memo = index.caches.setdefault("story.facts", {})
     if memo.get("catalog") is not cat:
         memo.clear()
-        memo["catalog"] = cat
-    rows = [(r, h) for r, h in index.db.execute(_FACTS, {"doc": document}) if r not in hidden]
-    missing = [r for r, h in rows if (r, h) not in memo]
-    if missing:  # decoded and scanned once per fact (and generation of the cards)
-        for rowid, digest, record in index.db.execute(
-                "SELECT rowid, hash, record FROM entries WHERE rowid IN (SELECT value FROM json_each(?))",
-                (json.dumps(missing),)):
-            memory = json.loads(record)
-            fact = {k: memory.get(k) for k in FACT_KEYS}  # the evidence; memory:get has the rest
-            memo[(rowid, digest)] = (fact, frozenset(m.id for m in cat.matcher.mentions(memory["content"])[0]))
-    return [memo[key] for key in rows if key in memo]
+        memo.update(catalog=cat, facts={}, views={})
+    facts: dict[tuple[int, str], tuple[dict[str, Any], tuple[str, ...]]] = memo["facts"]
+    key = index.view_key()
+    rows = memo["views"].get(key) if key is not None else None
+    if rows is None:
+        rows = index.db.execute(_FACTS).fetchall()
+        missing = [r for r, h in rows if (r, h) not in facts]
+        if missing:
+            for rowid, digest, record in index.db.execute(
+                    "SELECT rowid, hash, record FROM entries WHERE rowid IN (SELECT value FROM json_each(?))",
+                    (json.dumps(missing),)):
+                memory = json.loads(record)
+                named = tuple(sorted({m.id for m in cat.matcher.mentions(memory["content"])[0]}))
+                facts[(rowid, digest)] = ({k: memory.get(k) for k in FACT_KEYS}, named)  # memory:get has the rest
+        if key is not None:
+            if len(memo["views"]) >= 16:
+                memo["views"].clear()
+            memo["views"][key] = rows
+    out = []
+    for rowid, digest in rows:
+        found = facts.get((rowid, digest))
+        if found is None or rowid in hidden:
+            continue
+        if found[0]["scope"] == "document" and found[0]["documentId"] != document:
+            continue
+        out.append(found)
+    return out
 
 
 CHANNELS = (

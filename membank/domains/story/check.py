@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .graph import edges, entity
+from .graph import entity
 from .order import StoryOrder
 from .state import progressions
 
@@ -60,7 +60,7 @@ def flags(card: dict[str, Any], facets: dict[str, Any], order: StoryOrder, posit
 
 
 def check(catalog: Any, order: StoryOrder, position: str | None, text: str,
-          facts: list[tuple[dict[str, Any], frozenset[str]]]) -> dict[str, Any]:
+          facts: list[tuple[dict[str, Any], tuple[str, ...]]]) -> dict[str, Any]:
     """`kg:consistency:check`'s data: every entity mentioned in `text` (its mentions, its state, facets
     and relations at `position`), the facts valid there that name one, and the flags."""
     matches, skipped = catalog.matcher.mentions(text)
@@ -70,23 +70,15 @@ def check(catalog: Any, order: StoryOrder, position: str | None, text: str,
     entities, found_flags = [], []
     for card_id in sorted(by_card, key=lambda c: (by_card[c][0]["offset"], c)):
         card = catalog.cards[card_id]
-        view = entity(card, catalog, order, position) if position is not None else _timeless(card, catalog, order)
+        # no position: an empty story order, where only what is timeless holds
+        view = entity(card, catalog, order, position, relations=True) if position is not None else \
+            entity(card, catalog, StoryOrder((), False), "", relations=True)
         view["mentions"] = by_card[card_id]
-        view["relations"] = [e.to_api() for e in edges(catalog, card_id, order, position)] if position is not None \
-            else [e.to_api() for e in edges(catalog, card_id, order, None) if _timeless_relation(e)]
         entities.append(view)
         found_flags += flags(card, view["facets"], order, position)
     mentioned = set(by_card)
-    named = [{**memory, "entities": sorted(ids & mentioned)} for memory, ids in facts if ids & mentioned]
+    named = [{**memory, "entities": [i for i in ids if i in mentioned]} for memory, ids in facts
+             if not mentioned.isdisjoint(ids)]
     return {"documentId": position, "entities": entities, "facts": named,
             "flags": [f.to_api() for f in found_flags],
             "skipped": [{"id": s.id, "key": s.key, "reason": s.reason, "message": s.message} for s in skipped]}
-
-
-def _timeless(card: dict[str, Any], catalog: Any, order: StoryOrder) -> dict[str, Any]:
-    """An entity with no story position: its timeless state alone (nothing that happens at a position)."""
-    return entity(card, catalog, StoryOrder((), False), "")
-
-
-def _timeless_relation(edge: Any) -> bool:
-    return edge.relation.since is None and edge.relation.until is None

@@ -107,13 +107,14 @@ def unresolved(catalog: Any) -> list[tuple[str, int, str]]:
     return out
 
 
-def entity(card: dict[str, Any], catalog: Any, order: StoryOrder, at: str | None, whole: bool = False
-           ) -> dict[str, Any]:
-    """An entity as the graph answers it at `at`: its state and facets there, the relations that hold,
-    and (`whole`) the progressions reached; without `at`, as the story stands at its end."""
+def entity(card: dict[str, Any], catalog: Any, order: StoryOrder, at: str | None, whole: bool = False,
+           relations: bool = False) -> dict[str, Any]:
+    """An entity as the graph answers it at `at`: its state and facets there, (`relations`) the
+    relations that hold, and (`whole`) those and the progressions reached and its timeline; without
+    `at`, as the story stands at its end."""
     end = at if at is not None else (order.positions[-1] if order.positions else None)
-    current = state_at(card, order, end)
     items = progressions(card)
+    current = state_at(card, order, end, items)
     if at is None:  # the end of the story: every progression, in story order
         reached = items
     else:
@@ -133,11 +134,12 @@ def entity(card: dict[str, Any], catalog: Any, order: StoryOrder, at: str | None
     shown = edges(catalog, card["id"], order, at)
     if at is not None:
         out["hidden"] = len(items) - len(reached) + len(catalog.relations.get(card["id"], ())) - len(shown)
+    if whole or relations:
+        out["relations"] = [e.to_api() for e in shown]
     if whole:
         out["progressions"] = [{"at": p, "state": None if item.get("state") is None else str(item["state"]),
                                 "set": item.get("set") if isinstance(item.get("set"), dict) else {},
                                 "source": card["source"], "line": line} for p, item, line in reached]
-        out["relations"] = [e.to_api() for e in shown]
         out["timeline"] = timeline(card, catalog, order, at)
     return out
 

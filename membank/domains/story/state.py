@@ -65,7 +65,8 @@ def progressions(card: dict[str, Any]) -> list[tuple[str, dict[str, Any], int]]:
     return out
 
 
-def state_at(card: dict[str, Any], order: StoryOrder, position: str | None) -> CardState:
+def state_at(card: dict[str, Any], order: StoryOrder, position: str | None,
+             items: list[tuple[str, dict[str, Any], int]] | None = None) -> CardState:
     """The last state reached at `position` and the facets merged from every progression reached
     (story order; the list order breaks ties). Without a known position, only a timeless `state`."""
     source = card["source"]
@@ -73,7 +74,7 @@ def state_at(card: dict[str, Any], order: StoryOrder, position: str | None) -> C
     if card.get("state") is not None and not card.get("stateAt"):
         base = Cited(str(card["state"]), source, card.get("lines", {}).get("state", 1))
     known = position is not None and order.knows(position)
-    items = progressions(card)
+    items = progressions(card) if items is None else items  # a caller that has them already
     reached = [(i, p) for i, p in enumerate(items) if known and order.reached(p[0], position)]  # type: ignore[arg-type]
     reached.sort(key=lambda ip: (order.rank(ip[1][0]), ip[0]))
     state, facets = base, {}
