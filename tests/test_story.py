@@ -208,6 +208,12 @@ def test_story_and_check_on_the_command_line(sample: Path, home: Path) -> None:
     assert flagged.returncode == 1 and "NOT_YET_INTRODUCED" in flagged.stdout and "su-yao.md:7" in flagged.stdout
     clean = membank("check", "chapters/ch01.md", "--json", cwd=sample, home=home)
     assert clean.returncode == 0 and json.loads(clean.stdout)["data"]["flags"] == []
+    moved = membank("progress", "Lin Mo", "--at", "chapters/ch05.md", "--set", "wounded=false", "--set",
+                    "knows=[the cove, Thorne]", "--json", cwd=sample, home=home)
+    facets = json.loads(moved.stdout)["data"]["facets"]
+    assert facets["wounded"]["value"] is False and facets["knows"]["value"] == ["the cove", "Thorne"]
+    assert "set: {wounded: false, knows: [the cove, Thorne]}}" in \
+        (sample / ".writenow" / "characters" / "lin-mo.md").read_text("utf-8")
 
 
 def test_a_position_outside_the_chapter_list_is_a_warning_where_it_is_written(bank: Bank, sample: Path) -> None:
