@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hypothesis import given, strategies as st
+
 from membank import Bank
 from membank.kernel.text import estimate_tokens, fts_query
 
@@ -23,3 +25,9 @@ def test_token_estimate() -> None:
     assert estimate_tokens("") == 0
     assert estimate_tokens("abcd" * 10) == 10
     assert estimate_tokens("林默受伤") == 4
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab .\n") + ["林", "默", "が", "한", "é", "😀", "𠀀"]), max_size=60))
+def test_token_estimate_is_a_token_per_cjk_character_and_per_four_others(text: str) -> None:
+    cjk = sum(1 for ch in text if ch in "林默が한𠀀")
+    assert estimate_tokens(text) == (0 if not text else max(1, cjk + -(-(len(text) - cjk) // 4)))
