@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .cards import Catalog
 from .graph import entity
 from .order import StoryOrder
 from .state import progressions
@@ -59,7 +60,7 @@ def flags(card: dict[str, Any], facets: dict[str, Any], order: StoryOrder, posit
     return out
 
 
-def check(catalog: Any, order: StoryOrder, position: str | None, text: str,
+def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
           facts: list[tuple[dict[str, Any], tuple[str, ...]]]) -> dict[str, Any]:
     """`kg:consistency:check`'s data: every entity mentioned in `text` (its mentions, its state, facets
     and relations at `position`), the facts valid there that name one, and the flags."""

@@ -9,6 +9,7 @@ from typing import Any
 
 from ...kernel import errors
 from ...kernel.errors import MembankError
+from .cards import Catalog
 from .order import StoryOrder
 from .state import Relation, holds, progressions, state_at
 
@@ -32,7 +33,7 @@ class Edge:
                 "source": r.source, "line": r.line, "depth": self.depth}
 
 
-def find(catalog: Any, id_: str | None = None, name: str | None = None) -> dict[str, Any]:
+def find(catalog: Catalog, id_: str | None = None, name: str | None = None) -> dict[str, Any]:
     """The card with this id, or with this name or alias; NOT_FOUND, or CONFLICT with the candidates."""
     if id_ is not None:
         card = catalog.cards.get(id_)
@@ -52,7 +53,7 @@ def find(catalog: Any, id_: str | None = None, name: str | None = None) -> dict[
     return catalog.cards[found[0]]  # type: ignore[no-any-return]
 
 
-def edges(catalog: Any, card_id: str, order: StoryOrder, at: str | None) -> list[Edge]:
+def edges(catalog: Catalog, card_id: str, order: StoryOrder, at: str | None) -> list[Edge]:
     """The relations of an entity that hold at `at` (every one without `at`), both directions."""
     out = []
     for rel in catalog.relations.get(card_id, ()):
@@ -67,7 +68,7 @@ def edges(catalog: Any, card_id: str, order: StoryOrder, at: str | None) -> list
     return out
 
 
-def walk(catalog: Any, card_id: str, order: StoryOrder, at: str | None, depth: int) -> list[Edge]:
+def walk(catalog: Catalog, card_id: str, order: StoryOrder, at: str | None, depth: int) -> list[Edge]:
     """Relations out from an entity to `depth` (1-3), breadth first. No loops: each entity's relations
     are followed once, and each relation (seen from both ends) is listed once, at its nearest depth."""
     listed: set[tuple[str, int]] = set()
@@ -90,7 +91,7 @@ def walk(catalog: Any, card_id: str, order: StoryOrder, at: str | None, depth: i
     return out
 
 
-def unresolved(catalog: Any) -> list[tuple[str, int, str]]:
+def unresolved(catalog: Catalog) -> list[tuple[str, int, str]]:
     """(source, line, message) for every relation whose `to` names no card, or several."""
     out = []
     for cid in sorted(catalog.cards):
@@ -107,7 +108,7 @@ def unresolved(catalog: Any) -> list[tuple[str, int, str]]:
     return out
 
 
-def entity(card: dict[str, Any], catalog: Any, order: StoryOrder, at: str | None, whole: bool = False,
+def entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, at: str | None, whole: bool = False,
            relations: bool = False) -> dict[str, Any]:
     """An entity as the graph answers it at `at`: its state and facets there, (`relations`) the
     relations that hold, and (`whole`) those and the progressions reached and its timeline; without
@@ -144,7 +145,7 @@ def entity(card: dict[str, Any], catalog: Any, order: StoryOrder, at: str | None
     return out
 
 
-def timeline(card: dict[str, Any], catalog: Any, order: StoryOrder, at: str | None) -> list[str]:
+def timeline(card: dict[str, Any], catalog: Catalog, order: StoryOrder, at: str | None) -> list[str]:
     """The positions where something about the card happens (its entrance, a progression, a relation
     beginning or ending), in story order, up to `at`."""
     found = {p for p, _, _ in progressions(card)}
