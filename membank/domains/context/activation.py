@@ -4,8 +4,7 @@ activated cards is scanned again to `recursion` depth, never twice the same card
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..story.cards import Catalog
 from ..story.matching import Skipped
@@ -15,8 +14,7 @@ from ..story.matching import Skipped
 TIERS = {"selection": 0, "instruction": 1, "before": 2, "after": 2}
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(NamedTuple):  # a tuple: a prompt may activate hundreds
     id: str
     name: str
     word: str

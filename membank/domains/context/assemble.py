@@ -28,6 +28,7 @@ STORY_POSITION_UNKNOWN = "STORY_POSITION_UNKNOWN"
 OVER_BUDGET = "OVER_BUDGET"
 KEY_SKIPPED = "KEY_SKIPPED"
 SECTION_RULE = {"characters": "characters", "world": "project-settings"}
+LATE = "over the retrieved layer's room: found after it was full"
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     document = document_path(req.document_id) if req.document_id is not None else None
     reasons: list[Reason] = []
     hidden = {"progressions": 0, "relations": 0, "memories": 0}
-    late: list[Dropped] = []  # cards found after Layer 4 was already full: listed, never rendered
+    late: list[dict[str, Any]] = []  # cards found after Layer 4 was already full: listed, never rendered
     capped: list[dict[str, Any]] = []  # preferences over Layer 3's cap
 
     identity, identity_source = skills.identity(bank)
@@ -148,8 +149,8 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         for f in found:
             card = cards.cards[f.id]
             if used > room:  # the budget drops Layer 4 from its end: what follows could never be kept
-                late.append(Dropped(4, "card", f.id, card["source"], cards.tokens[f.id],
-                                    "over the retrieved layer's room: found after it was full"))
+                late.append({"layer": 4, "kind": "card", "id": f.id, "source": card["source"],
+                             "tokens": cards.tokens[f.id], "reason": LATE})  # as Dropped.to_api, hundreds a call
                 continue
             body, hid_p, hid_r = cardtext.at_position(card, cards.relations.get(f.id, ()), order, position,
                                                       whole=card.get("include") != "always")
@@ -205,10 +206,15 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     return data
 
 
-def _dropped(fitted: list[Dropped], capped: list[dict[str, Any]], late: list[Dropped]) -> list[dict[str, Any]]:
+def _dropped(fitted: list[Dropped], capped: list[dict[str, Any]], late: list[dict[str, Any]]
+             ) -> list[dict[str, Any]]:
     """Every piece left out, by layer, in the order each was left out."""
-    out = [d.to_api() for d in fitted] + capped + [d.to_api() for d in late]
-    return sorted(out, key=lambda d: d["layer"])  # stable: within a layer, the order of leaving out
+    by_layer: dict[int, list[dict[str, Any]]] = {}
+    for d in fitted:
+        by_layer.setdefault(d.layer, []).append(d.to_api())
+    by_layer.setdefault(3, []).extend(capped)  # Layer 3 is capped before the rest is fitted
+    by_layer.setdefault(4, []).extend(late)
+    return [d for layer in sorted(by_layer) for d in by_layer[layer]]
 
 
 def _journal_run(bank: Bank, data: dict[str, Any], document: str | None) -> None:

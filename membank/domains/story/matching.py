@@ -228,7 +228,7 @@ class Matcher:
         to know which cards it names, and where nearest to a point, wants."""
         found, skipped = self._scan(text, keep)
         out: dict[str, list[Match]] = {}
-        for (card_id, role), matches in sorted(found.items()):
+        for (card_id, role), matches in found.items():  # in the text's order; callers rank them
             if role != "primary" or (card_id, "exclude") in found:
                 continue
             card = self.cards[card_id]
