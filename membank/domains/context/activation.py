@@ -49,11 +49,10 @@ def _through_cards(catalog: Catalog, frontier: list[str], depth: int, allowed: s
         skipped.extend(named.skipped)
         for other in named.ids - seen:  # most were found before: set arithmetic skips them
             seen.add(other)
-            card = catalog.cards.get(other)
-            if card is None or card.get("section") not in allowed or card.get("include") == "never":
+            if catalog.sections.get(other) not in allowed:
                 continue
             m = named.first[other]
-            fresh[other] = Found(other, card["name"], m.word, f"card:{source}", m.offset, depth, 0)
+            fresh[other] = Found(other, catalog.cards[other]["name"], m.word, f"card:{source}", m.offset, depth, 0)
     return fresh
 
 
@@ -72,22 +71,23 @@ def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
         skipped.extend(problems)
         tier = TIERS[where]
         for card_id, matches in hits.items():
-            card = catalog.cards.get(card_id)
-            if card is None or card.get("section") not in allowed or card.get("include") == "never":
+            if catalog.sections.get(card_id) not in allowed:
                 continue
             m = matches[0]
             distance = _distance(where, m.offset, m.length, text)
-            key = (tier, 0, distance if tier != 1 else 0, card["name"], card_id)  # Found.key, before a Found
+            key = (tier, 0, distance if tier != 1 else 0, catalog.cards[card_id]["name"], card_id)  # Found.key
             if card_id not in chosen or key < chosen[card_id][0]:
                 chosen[card_id] = (key, where, m, distance)
+    keys = {card_id: found[0] for card_id, found in chosen.items()}
     for card_id, (_, where, m, distance) in chosen.items():
         best[card_id] = Found(card_id, catalog.cards[card_id]["name"], m.word, where, m.offset, 0, distance)
     frontier = sorted(best)
     for depth in range(1, recursion + 1):
         fresh = _through_cards(catalog, frontier, depth, allowed, best, skipped)
         best.update(fresh)
+        keys.update((f.id, f.key()) for f in fresh.values())
         frontier = sorted(fresh)
         if not frontier:
             break
     unique = {(s.id, s.key, s.reason): s for s in skipped}
-    return sorted(best.values(), key=Found.key), sorted(unique.values(), key=lambda s: (s.id, s.key))
+    return sorted(best.values(), key=lambda f: keys[f.id]), sorted(unique.values(), key=lambda s: (s.id, s.key))

@@ -31,6 +31,7 @@ class Catalog:
     always: tuple[str, ...]  # the `include: always` cards, by kind, then name, then id
     tokens: dict[str, int]  # id -> the estimated tokens of the card's body
     by_source: dict[str, str]  # a card's file (citation) -> its id
+    sections: dict[str, str]  # id -> "characters" | "world", for the cards a prompt may show (not `never`)
     _named: dict[str, Named] = field(default_factory=dict, repr=False, compare=False)
 
     def resolve(self, name: str) -> tuple[str, ...]:
@@ -94,7 +95,8 @@ def build(cards: list[dict[str, Any]]) -> Catalog:
                                           key=lambda c: (c["kind"], c["name"], c["id"])))
     tokens = {c["id"]: estimate_tokens(c.get("content") or "") for c in cards}
     return Catalog(by_id, Matcher.build(keyed, regex_timeout=REGEX_TIMEOUT), resolved, ordered, always, tokens,
-                   {c["source"]: c["id"] for c in cards})
+                   {c["source"]: c["id"] for c in cards},
+                   {c["id"]: c["section"] for c in cards if c.get("include") != "never"})
 
 
 def catalog(index: Index) -> Catalog:

@@ -192,13 +192,17 @@ class Matcher:
                 prev = spans.get(word)
                 if prev is None or _better(keep, a, b, prev[0], prev[1]):
                     spans[word] = (a, b, payload)
+            best: dict[tuple[str, str], tuple[int, int, str]] = {}  # a Match made once per card, at the end
             for a, b, payload in spans.values():
                 for card_id, role, key in payload:
-                    slot = found.get((card_id, role))
-                    if role == "secondary" or slot is None:
+                    if role == "secondary":
                         found.setdefault((card_id, role), []).append(Match(card_id, key, text[a:b], a, b - a))
-                    elif _better(keep, a, b, slot[0].offset, slot[0].offset + slot[0].length):
-                        slot[0] = Match(card_id, key, text[a:b], a, b - a)
+                        continue
+                    prev = best.get((card_id, role))
+                    if prev is None or _better(keep, a, b, prev[0], prev[1]):
+                        best[card_id, role] = (a, b, key)
+            for (card_id, role), (a, b, key) in best.items():
+                found[card_id, role] = [Match(card_id, key, text[a:b], a, b - a)]
         skipped: list[Skipped] = []
         for card_id, role, key, compiled, problem in self._regexes:
             if compiled is None:
