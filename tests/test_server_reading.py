@@ -199,3 +199,26 @@ def test_status_reads_during_a_held_rebuild_answer_from_the_last_commit(sample: 
         if rebuild is not None:
             rebuild.join(30)
         wire.close()
+
+
+def test_each_read_thread_keeps_its_own_memo_until_the_data_moves(bank: Bank) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def other() -> None:
+        with reading():
+            memo = bank.index.view_memo("probe")
+            assert memo is not None and "mine" not in memo  # another connection, another view
+            memo["theirs"] = 2
+
+    with ThreadPoolExecutor(1) as pool:  # a read thread warmed as the sidecar warms them
+        pool.submit(bank.index.prepare_reader).result(30)
+        with reading():
+            bank.index.view_memo("probe")["mine"] = 1  # type: ignore[index]
+        pool.submit(other).result(30)
+        with reading():
+            assert bank.index.view_memo("probe") == {"mine": 1}  # not thrown away by the other thread's read
+    bank.create_memory("note", "project", "A commit moves every view on.")
+    with reading():
+        assert bank.index.view_memo("probe") == {}
+    with bank.index.transaction():
+        assert bank.index.view_memo("probe") is None  # mid-write: nothing read may be kept

@@ -18,6 +18,7 @@ from .vecstore import VectorStore
 
 SCHEMA_VERSION = 6  # 5: entries.id_line; 6: card records carry the lines of their story values
 
+VIEWS_KEPT = 16  # views (read threads × data versions) a memo keeps before starting afresh
 TOKENIZER = ("porter", "unicode61", "remove_diacritics", "2")  # FTS5's, for the index and for queries
 
 _SCHEMA = f"""
@@ -207,6 +208,22 @@ class Index(EntryStore, VectorStore):
             return None
         return id(db), db.execute("PRAGMA data_version").fetchall()[0][0], db.total_changes()
 
+    def view_memo(self, name: str) -> dict[Any, Any] | None:
+        """A dict for the memo `name`, kept while this thread's view of the index holds (`view_key`);
+        None in the middle of a write, where nothing read may be kept. Each read thread has a view of
+        its own, so each gets a dict of its own: a memo of one slot would be thrown away every time
+        another read thread asked (measured in the sidecar: every prompt re-read Layer 3)."""
+        key = self.view_key()
+        if key is None:
+            return None
+        views = self.caches.setdefault(name, {})
+        memo = views.get(key)
+        if memo is None:
+            if len(views) >= VIEWS_KEPT:
+                views.clear()  # views of data since changed, or of connections since closed
+            memo = views[key] = {}
+        return memo  # type: ignore[no-any-return]
+
     def in_snapshot(self) -> bool:
         """Whether this thread reads inside `reading()`: its own connection, one snapshot."""
         return bool(_reading.depth and self.path is not None)
@@ -291,12 +308,8 @@ class Index(EntryStore, VectorStore):
     def term_documents(self, tokens: Iterable[str]) -> dict[str, int]:
         """How many entries hold each token (FTS5's vocabulary; 0 for none). Kept until the index
         changes: a session asks about the same words often."""
-        memo = self.caches.setdefault("index.term_documents", {})
-        key = self.view_key()
-        if key is None or memo.get("key") != key:
-            memo.clear()
-            memo["key"], memo["counts"] = key, {}
-        counts: dict[str, int] = memo["counts"]
+        memo = self.view_memo("index.term_documents")
+        counts: dict[str, int] = memo.setdefault("counts", {}) if memo is not None else {}
         tokens = list(tokens)
         missing = sorted({t for t in tokens if t not in counts})
         if missing:

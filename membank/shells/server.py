@@ -32,6 +32,7 @@ from ..runtime.registry import Registry
 from ..kernel.errors import MembankError
 from ..index.store import reading
 from .requestid import ID_SCAN, no_constants, request_id, valid_id
+from .settler import Settler
 
 log = logging.getLogger("membank.shells.server")
 
@@ -90,6 +91,7 @@ class Server:
         self._closing = False
         self._eof = threading.Event()
         self._stop_reason: str | None = None  # set from a signal handler: a plain assignment, nothing that locks
+        self.settler = Settler(self._idle, lambda: self._inflight > 0)
 
     # -- output ---------------------------------------------------------------------------------
 
@@ -274,6 +276,8 @@ class Server:
                 envelope = dispatch(self.registry, method, params)
                 if method == "project:open" and envelope.get("ok"):
                     self.opened(envelope["data"]["projectId"])
+                elif envelope.get("ok"):
+                    self.settler.changed()
         except BaseException:  # dispatch returns envelopes; this is a bug in the server itself
             log.exception("internal error serving %s", method)
             envelope = MembankError(errors.INTERNAL, f"internal error in {method}; this is a bug in membank, "
@@ -304,6 +308,7 @@ class Server:
             if bank is None:
                 return
             self._warm_readers(bank)
+            self.settler.changed()
             if self.watch:
                 self._start_watcher(project_id, bank)
 
@@ -340,6 +345,7 @@ class Server:
     def _changed(self, project_id: str, sources: Iterable[str]) -> None:
         sources = sorted(sources)
         if sources:
+            self.settler.changed()
             self.notify("index:changed", {"projectId": project_id, "sources": sources})
 
     # -- running --------------------------------------------------------------------------------
@@ -356,6 +362,7 @@ class Server:
         process at once (`run`). Abandoning is safe: file writes are atomic, the index a transaction."""
         reader = threading.Thread(target=self.read_lines, args=(in_fd,), name="membank-stdin", daemon=True)
         reader.start()
+        self.settler.start()
         while not self._eof.wait(0.05):
             if self._stop_reason is not None:
                 break
@@ -383,6 +390,7 @@ class Server:
             self._closing = True
             while self._inflight:
                 self._idle.wait()
+        self.settler.stop()
         with self._watch_lock:
             watchers, self._watchers = list(self._watchers.values()), {}
         for watcher in watchers:

@@ -63,14 +63,19 @@ def _memory_piece(layer: int, section: str, found: memories.Found, text: str) ->
 def _preferences(bank: Bank, timed: set[int], cap: int | None) -> tuple[list[Piece], list[dict[str, Any]]]:
     """Layer 3 under its cap, and what the cap left out (as the API lists it): made once per view of
     the index, as a bank may hold hundreds of preferences; Layer 3 gives way to nothing else."""
-    memo = bank.index.caches.setdefault("context.preferences.layer", {})
-    key = (bank.index.view_key(), frozenset(timed), cap)
-    if key[0] is None or memo.get("key") != key:
+    memo = bank.index.view_memo("context.preferences.layer")
+    key = (frozenset(timed), cap)
+    made = memo.get(key) if memo is not None else None
+    if made is None:
         pieces = [_memory_piece(3, "preferences", f, _preference_text(f.memory))
                   for f in memories.preferences(bank, timed)]
         kept, dropped = budget.capped(pieces, "preferences", cap)
-        memo["key"], memo["kept"], memo["dropped"] = key, kept, [d.to_api() for d in dropped]
-    return list(memo["kept"]), [dict(d) for d in memo["dropped"]]
+        made = (kept, [d.to_api() for d in dropped])
+        if memo is not None:
+            if len(memo) >= 8:
+                memo.clear()  # a session moves through a few story positions and caps, not many
+            memo[key] = made
+    return list(made[0]), [dict(d) for d in made[1]]
 
 
 def _passage_pieces(p: Passage, source: str | None) -> list[Piece]:

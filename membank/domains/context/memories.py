@@ -41,15 +41,16 @@ def _preference_rows(bank: Bank) -> list[tuple[int, dict[str, Any], int]]:
     """Every live project and global preference not tied to a document, oldest first (createdAt,
     then id). Cached until the index changes."""
     index = bank.index
-    memo = index.caches.setdefault("context.preferences", {})
-    key = index.view_key()
-    if key is None or memo.get("key") != key:
+    memo = index.view_memo("context.preferences")
+    if memo is None or "rows" not in memo:
         rows = index.db.execute(
             f"SELECT rowid, record, tokens FROM entries WHERE {ELIGIBLE} AND type = 'preference'"
             " AND scope != 'document'", eligible_args(None)).fetchall()
         found = [(rowid, json.loads(record), tokens) for rowid, record, tokens in rows]
         found.sort(key=lambda f: (f[1].get("createdAt") or "", f[1]["id"]))
-        memo["key"], memo["rows"] = key, found
+        if memo is None:
+            return found
+        memo["rows"] = found
     return memo["rows"]  # type: ignore[no-any-return]
 
 

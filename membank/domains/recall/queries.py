@@ -126,10 +126,10 @@ def nearest_eligible(index: Index, vector: np.ndarray, k: int, document: str | N
     if k <= 0:
         return [], {}
     copy = index.vector_copy()
-    masks = index.caches.setdefault("recall.eligible_mask", {})
-    mask_key = (index.view_key(), copy.tag if copy is not None else None, document, _hidden.get())
-    if copy is not None and mask_key[0] is not None and masks.get("key") == mask_key:
-        ranked = copy.nearest(vector, k, masks["mask"])  # the eligible rows were masked for this view before
+    masks = index.view_memo("recall.eligible_mask")
+    mask_key = (copy.tag if copy is not None else None, document, _hidden.get())
+    if copy is not None and masks is not None and mask_key in masks:
+        ranked = copy.nearest(vector, k, masks[mask_key])  # the eligible rows were masked for this view before
         return ranked, eligible_keys(index, [r for r, _ in ranked], document)
     found: list[tuple[int, float]] = []
     keys: dict[int, tuple[int, tuple[Any, ...]]] = {}
@@ -149,8 +149,10 @@ def nearest_eligible(index: Index, vector: np.ndarray, k: int, document: str | N
             return found[:k], keys
     assert copy is not None
     mask = copy.mask(np.array(eligible_rowids(index, document), np.int64))
-    if mask_key[0] is not None:  # kept for this view: the next query skips the rounds
-        masks["key"], masks["mask"] = mask_key, mask
+    if masks is not None:  # kept for this view: the next query skips the rounds
+        if len(masks) >= 4:
+            masks.clear()  # one mask per document and hidden set: a session works in a few
+        masks[mask_key] = mask
     ranked = copy.nearest(vector, k, mask)
     return ranked, eligible_keys(index, [r for r, _ in ranked], document)
 

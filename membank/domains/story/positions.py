@@ -145,9 +145,8 @@ def story_order(bank: Bank) -> StoryOrder:
 def timed_memories(index: Index) -> dict[int, tuple[str | None, str | None]]:
     """Memories valid only for part of the story: rowid -> (since, until). Kept until the index
     changes (every prompt asks)."""
-    memo = index.caches.setdefault("story.timed", {})
-    key = index.view_key()
-    if key is not None and memo.get("key") == key:
+    memo = index.view_memo("story.timed")
+    if memo is not None and "timed" in memo:
         return dict(memo["timed"])
     out: dict[int, list[str | None]] = {}
     for entry, role, position in index.db.execute(
@@ -156,7 +155,8 @@ def timed_memories(index: Index) -> dict[int, tuple[str | None, str | None]]:
         span = out.setdefault(entry, [None, None])
         span[0 if role == "since" else 1] = position
     timed = {k: (v[0], v[1]) for k, v in out.items()}
-    memo["key"], memo["timed"] = key, timed
+    if memo is not None:
+        memo["timed"] = timed
     return dict(timed)
 
 
