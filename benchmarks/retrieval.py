@@ -1,7 +1,10 @@
-"""Retrieval quality on the labelled set in fixtures/retrieval: recall@5 and MRR per ranking.
+"""Retrieval quality on the labelled set in fixtures/retrieval: recall@5 and MRR per ranking and group.
 
-Run: python benchmarks/retrieval.py [--json]. Compares the deterministic order, words only
-(FTS5 BM25), vectors only (sqlite-vec cosine) and the fused ranking the preview uses."""
+Run: python benchmarks/retrieval.py [--json] [--model PATH ...]. Compares the deterministic order,
+words only (FTS5 BM25), vectors only (sqlite-vec cosine) and the fused ranking the preview uses, for
+each model (by default the bundled multilingual model and the earlier English-only one, side by
+side), over the groups: English and Chinese queries about memories in their own language, and
+cross-language queries (every relevant memory in the other language: `cross_all` in queries.yaml)."""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from membank import Bank  # noqa: E402
 from membank.domains.recall.preview import CANDIDATES  # noqa: E402
 from membank.domains.recall import terms  # noqa: E402
 from membank.domains.recall import queries  # noqa: E402
+from membank.index.embed import BUNDLED, EARLIER  # noqa: E402
 
 K = 5
 
@@ -58,14 +62,23 @@ def score(ranking: list[str], relevant: set[str]) -> tuple[float, float]:
     return recall, rr
 
 
-def evaluate(fixture: Path = ROOT / "fixtures" / "retrieval") -> dict[str, dict[str, dict[str, float]]]:
-    """{ranking: {subset: {recall@5, mrr, queries}}} for subsets all, en, zh, cross."""
+def group(query: dict) -> str:
+    """en or zh (a question about memories in its own language, or some of them), or cross."""
+    return "cross" if query.get("cross_all") else query.get("lang", "en")
+
+
+def evaluate(fixture: Path = ROOT / "fixtures" / "retrieval", model: Path | None = None
+             ) -> dict[str, dict[str, dict[str, float]]]:
+    """{ranking: {subset: {recall@5, mrr, queries}}} for subsets all, en, zh, cross; `model`: a model
+    folder to use instead of the bundled one."""
     queries = yaml.safe_load((fixture / "queries.yaml").read_text("utf-8"))
     queries = queries["queries"] if isinstance(queries, dict) else queries
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["WRITENOW_HOME"] = str(Path(tmp) / "home")
         project = Path(tmp) / "project"
         shutil.copytree(fixture / "project", project, ignore=shutil.ignore_patterns(".index"))
+        if model is not None:
+            (project / ".writenow" / "settings.yaml").write_text(f"embedding:\n  model: {json.dumps(str(model))}\n")
         bank = membank.open(project)
         try:
             bank.update_settings({"injectionMaxItems": 1_000, "injectionTokenBudget": 1_000_000})  # the maxima: no cut
@@ -75,9 +88,7 @@ def evaluate(fixture: Path = ROOT / "fixtures" / "retrieval") -> dict[str, dict[
                 for q in queries:
                     s = score(rank(q["query"]), set(q["relevant"]))
                     per["all"].append(s)
-                    per[q.get("lang", "en")].append(s)
-                    if q.get("cross"):
-                        per["cross"].append(s)
+                    per[group(q)].append(s)
                 results[name] = {subset: {"recall@5": sum(r for r, _ in v) / len(v), "mrr": sum(m for _, m in v) / len(v),
                                           "queries": len(v)} for subset, v in per.items() if v}
             return results
@@ -88,16 +99,23 @@ def evaluate(fixture: Path = ROOT / "fixtures" / "retrieval") -> dict[str, dict[
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--model", type=Path, action="append",
+                        help="a model folder (repeatable); default: the bundled model and the earlier one")
     args = parser.parse_args(argv)
-    results = evaluate()
+    models = [m.resolve() for m in args.model] if args.model else [BUNDLED, EARLIER]
+    results = {m.name: evaluate(model=m) for m in models}
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    subsets = list(next(iter(results.values())))
-    print(f"{'ranking':<14}" + "".join(f"{s + ' R@5':>12}{s + ' MRR':>11}" for s in subsets))
-    for name, per in results.items():
-        print(f"{name:<14}" + "".join(f"{per[s]['recall@5']:>12.3f}{per[s]['mrr']:>11.3f}" for s in subsets))
-    print("queries: " + ", ".join(f"{s} {results['fused'][s]['queries']}" for s in subsets))
+    first = next(iter(results.values()))
+    subsets = list(first["fused"])
+    print("| ranking | model | " + " | ".join(f"{s} R@5 | {s} MRR" for s in subsets) + " |")
+    print("| --- | --- | " + " | ".join("---: | ---:" for _ in subsets) + " |")
+    for ranking in first:
+        for name, per in results.items():
+            cells = " | ".join(f"{per[ranking][s]['recall@5']:.2f} | {per[ranking][s]['mrr']:.2f}" for s in subsets)
+            print(f"| {ranking} | {name} | {cells} |")
+    print("\nqueries: " + ", ".join(f"{s} {first['fused'][s]['queries']}" for s in subsets))
 
 
 if __name__ == "__main__":

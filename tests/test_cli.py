@@ -86,7 +86,7 @@ def test_index_summary_and_status(sample: Path, home: Path) -> None:
     rebuilt = json.loads(membank("index", "--rebuild", "--json", cwd=sample, home=home).stdout)["data"]
     assert rebuilt["added"] == 26
     status = membank("status", cwd=sample, home=home)
-    assert "memories: 13" in status.stdout and "128 dimensions" in status.stdout
+    assert "memories: 13" in status.stdout and "model: use-multilingual-256-int8 (256 dimensions, 45,905 tokens)" in status.stdout
 
 
 @pytest.mark.parametrize("command", [["status"], ["doctor"], ["preview"], ["settings", "get"], ["index"]])

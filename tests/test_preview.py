@@ -148,13 +148,13 @@ def _small_model(folder: Path, dims: int) -> Path:
 
 
 def test_index_built_with_another_dimension_degrades_until_rebuilt(bank: Bank, tmp_path: Path) -> None:
-    assert bank.preview(query_text="is the hero injured?")["mode"] == "semantic"  # built with 128 dims
+    assert bank.preview(query_text="is the hero injured?")["mode"] == "semantic"  # built with the bundled model's 256
     small = _small_model(tmp_path / "small-model", 64)
     bank.update_embedding_settings({"model": str(small)})
     preview = bank.preview(query_text="is the hero injured?")
     assert preview["mode"] == "deterministic" and _codes(preview) == ["EMBEDDING_DIM_MISMATCH"]
     assert "membank index --rebuild" in preview["diagnostics"]["reasons"][0]["message"]
-    assert bank.status()["model"]["indexDim"] == 128 and bank.status()["model"]["dim"] == 64
+    assert bank.status()["model"]["indexDim"] == 256 and bank.status()["model"]["dim"] == 64
     bank.sync(rebuild=True)
     rebuilt = bank.preview(query_text="is the hero injured?")
     assert rebuilt["mode"] == "semantic"

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-BUNDLED = Path(__file__).resolve().parents[1] / "model" / "minilm-l6-128-int8"
+BUNDLED = Path(__file__).resolve().parents[1] / "model" / "use-multilingual-256-int8"
+EARLIER = Path(__file__).resolve().parents[1] / "model" / "minilm-l6-128-int8"  # English only; kept for comparison
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 # Above this many tokens model2vec averages a very long text into mush; the start carries the topic.
 MAX_CHARS = 4000
@@ -28,6 +29,7 @@ class Embedder:
     name: str  # identity recorded in the index: folder name, weights size, dimension
     dim: int
     model: Any  # model2vec.StaticModel
+    vocabulary: int = 0  # token vectors the model holds
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 rows; text with no known token gives a zero row (never NaN)."""
@@ -68,7 +70,7 @@ def load(folder: Path) -> Embedder:
             dim = int(model.dim)
         except Exception as e:  # a broken model folder must not take the bank down
             raise ModelUnavailable(f"the embedding model `{folder.name}` could not be loaded ({e.__class__.__name__})") from None
-        embedder = Embedder(f"{folder.name}:{weights}:{dim}", dim, model)
+        embedder = Embedder(f"{folder.name}:{weights}:{dim}", dim, model, int(model.embedding.shape[0]))
         _cache[key] = embedder
         return embedder
 

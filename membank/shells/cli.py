@@ -84,7 +84,11 @@ def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
             out.print(f"  {key}: {value}")
         out.print(f"  last sync: {d['lastSync']}")
         model = d.get("model") or {}
-        out.print(f"  model: {model.get('name', 'none')}" + (f" ({model['dim']} dimensions)" if model.get("dim") else ""))
+        name = (model.get("name") or "none").split(":")[0]  # the folder; the rest of the identity is for the index
+        out.print(f"  model: {name}" + (f" ({model['dim']} dimensions, {model['vocabulary']:,} tokens)"
+                                        if model.get("dim") else ""))
+        if model.get("problem"):
+            out.print(f"  semantic recall off: {model['problem']['message']}")
         diag = d["diagnostics"]
         out.print(f"  problems: {diag['errors']} errors, {diag['warnings']} warnings")
     call(path, "index:status", {}, as_json, show)

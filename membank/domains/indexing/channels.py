@@ -28,8 +28,9 @@ class IndexCounts(TypedDict):
 
 
 class ModelStatus(TypedDict):
-    name: str | None  # the model settings name, None when it cannot load
+    name: str | None  # the model settings name (folder:weights bytes:dimension), None when it cannot load
     dim: int | None
+    vocabulary: int | None  # how many token vectors the model holds
     indexModel: str | None  # what the index's vectors were made with
     indexDim: int | None
     semantic: bool  # semantic recall can run now

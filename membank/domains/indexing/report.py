@@ -40,6 +40,7 @@ def status(bank: Bank) -> dict[str, Any]:
         "model": {
             "name": model.name if model else None,
             "dim": model.dim if model else None,
+            "vocabulary": model.vocabulary if model else None,
             "indexModel": recorded[0] if recorded else None,
             "indexDim": recorded[1] if recorded else None,
             "semantic": problem is None,
