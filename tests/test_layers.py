@@ -3,7 +3,7 @@
 Layers, lowest first: kernel < files < index < domains < runtime < shells; `membank/__init__.py` is the
 facade on top and imports only runtime and kernel. Every import counts: top-level, inside functions,
 under TYPE_CHECKING, and `importlib.import_module("...")` with a written name. Module cycles are
-counted as `/work/shared/tools/imports.py` counts them (a `from P import m` is an edge to P and to
+counted as the shared tools' `imports.py` (`python3 ../shared/tools/imports.py membank`) counts them (a `from P import m` is an edge to P and to
 P.m; a module importing its own package is no edge), so the two agree.
 """
 
