@@ -94,7 +94,8 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
         "skill:list": {},
         "skill:get": {"skillId": "continue"},
         "context:assemble": {"skillId": "continue", "documentId": "chapters/ch05.md",
-                             "selection": {"start": 10, "end": 40}, "instruction": "Go on."},
+                             "selection": {"start": 10, "end": 40}, "instruction": "Go on.", "runId": "r-sidecar-1",
+                             "sceneType": "dialogue"},
         "kg:entity:list": {"at": "chapters/ch05.md"},
         "kg:entity:get": {"name": "Lin Mo"},
         "kg:relations": {"name": "Maren", "at": "chapters/ch05.md", "depth": 2},
@@ -102,6 +103,12 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
         "kg:state:update": {"name": "Edric Thorne", "at": "chapters/ch05.md", "set": {"limp": True}},
         "kg:mentions": {"text": "Maren and 林默 at the light"},
         "kg:consistency:check": {"documentId": "chapters/ch05.md"},
+        "memory:trace:get": {"runId": "r-sidecar-1"},
+        "memory:trace:feedback": {"runId": "r-sidecar-1", "verdict": "correct", "reason": "the right cards"},
+        "ai:skill:feedback": {"runId": "r-sidecar-1", "action": "accept", "editDistance": 0.15, "sceneType": "dialogue",
+                              "evidenceRef": "keep the sea close", "summary": "Lin and Maren argue at the light"},
+        "memory:episode:record": {"sceneType": "dialogue", "skillUsed": "continue", "summary": "a quarrel", "wait": True},
+        "memory:episode:query": {"sceneType": "dialogue", "queryText": "an argument at the lighthouse"},
     }
 
 

@@ -17,6 +17,7 @@ from ..files.scan import BankRoot
 from ..files.settings import SettingsCache
 from ..index import Index
 from ..index.embed import Embedder, ModelHandle
+from ..kernel.background import Worker
 from ..kernel.payload import Id
 
 
@@ -34,6 +35,7 @@ class Bank(Protocol):
     model: ModelHandle  # the embedding model settings name, loaded once
     memo: dict[str, Any]  # per-domain caches that live as long as the open project, by domain name
     watcher: Any
+    background: Worker  # one thread per project for writes done off the caller's path
 
     @property
     def roots(self) -> list[BankRoot]: ...
@@ -41,6 +43,8 @@ class Bank(Protocol):
     def embedder(self) -> Embedder | None: ...
 
     def sync_one(self, root: BankRoot, rel: str) -> None: ...
+
+    def notify(self, method: str, params: dict[str, Any]) -> None: ...
 
 
 @dataclass(frozen=True)

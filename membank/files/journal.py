@@ -23,6 +23,12 @@ class Event:
     source: str
     line: int
     data: dict[str, Any]
+    offset: int = 0  # the line's first byte in the file: a trace reads its lines back by offset
+
+    @property
+    def cite(self) -> str:
+        """The event's citation, `.writenow/journal/2026-11.jsonl#L120`."""
+        return f"{self.source}#L{self.line}"
 
 
 def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PROJECT_PREFIX + rel,
@@ -83,16 +89,22 @@ def _ends_with_newline(fd: int) -> bool:
     return os.pread(fd, 1, size - 1) == b"\n"
 
 
-def read(data: bytes, source: str) -> tuple[list[Event], list[Diagnostic]]:
-    """Events of one journal file. A torn line (a crash mid-write) or any other unreadable line is
+def read(data: bytes, source: str, start: int = 0, first_line: int = 1,
+         end: int | None = None) -> tuple[list[Event], list[Diagnostic]]:
+    """Events of one journal file, from byte `start` (the start of line `first_line`: what was read
+    before is not read again) to `end`. A torn line (a crash mid-write) or any other unreadable line is
     skipped with a warning."""
     events: list[Event] = []
     problems: list[Diagnostic] = []
-    lines = data.split(b"\n")
-    for number, raw in enumerate(lines, start=1):
+    number, at, end = first_line - 1, start, len(data) if end is None else end
+    while at < end:
+        stop = data.find(b"\n", at, end)
+        last = stop < 0 and end == len(data)  # no newline after it: it was never finished
+        stop = end if stop < 0 else stop
+        offset, raw, at = at, data[at:stop], stop + 1
+        number += 1
         if not raw.strip():
             continue
-        last = number == len(lines)  # no newline after it: it was never finished
         try:
             value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
             if not _well_formed(value):
@@ -103,7 +115,7 @@ def read(data: bytes, source: str) -> tuple[list[Event], list[Diagnostic]]:
             what = "was cut off (membank stopped while writing it)" if last else "is cut off or damaged"
             problems.append(Diagnostic(source, number, WARNING, f"this journal line {what}; it is skipped"))
             continue
-        events.append(Event(source, number, value))
+        events.append(Event(source, number, value, offset))
     return events, problems
 
 
@@ -142,14 +154,24 @@ def _text(value: Any) -> bool:
 
 
 COUNTED = ("feedback", "preferences-cleared", "learned")
+RETRACTED = "episode-updated"  # an undo within the window takes its accept's feedback back
 
 
 def rows(events: list[Event]) -> list[dict[str, Any]]:
-    """The events that count for learning, as index rows (ignored feedback stays for audit only)."""
+    """The events that count for learning, as index rows (ignored feedback stays for audit only). An
+    undo that takes back an accept's feedback counts as that feedback's weight, negative."""
     out = []
     for e in events:
         d = e.data
-        if d["event"] not in COUNTED or (d["event"] == "feedback" and d.get("ignored")) or not isinstance(d.get("at"), str):
+        if not isinstance(d.get("at"), str):
+            continue
+        if d["event"] == RETRACTED:
+            taken = _retracted(d.get("retracts"))
+            if taken is not None:
+                out.append({"source": e.source, "line": e.line, "at": d["at"], "event": "feedback", "key": taken[0],
+                            "weight": -taken[1], "run_id": d.get("runId"), "evidence": None, "tags": "[]"})
+            continue
+        if d["event"] not in COUNTED or (d["event"] == "feedback" and d.get("ignored")):
             continue
         tags = d.get("tags")
         out.append({
@@ -158,3 +180,13 @@ def rows(events: list[Event]) -> list[dict[str, Any]]:
             "evidence": d.get("evidence"), "tags": json.dumps(tags if isinstance(tags, list) else [], ensure_ascii=False),
         })
     return out
+
+
+def _retracted(value: Any) -> tuple[str, float] | None:
+    """(signal key, weight) of the feedback an undo takes back, when the event names one membank could write."""
+    if not isinstance(value, dict) or not _text(value.get("signalKey")):
+        return None
+    weight = value.get("weight")
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 1:
+        return None
+    return value["signalKey"], float(weight)

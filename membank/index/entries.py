@@ -127,7 +127,9 @@ class EntryStore:
         self.db.execute("DELETE FROM files WHERE source = ?", (source,))
         self.db.execute("DELETE FROM diagnostics WHERE source = ?", (source,))
         for schema in SCHEMAS.values():  # what a domain derived from the file goes with it
-            if schema.forget:
+            if callable(schema.forget):
+                schema.forget(self, source)
+            elif schema.forget:
                 self.db.execute(schema.forget, (source,))
         old = self._old(source)
         if old is None:

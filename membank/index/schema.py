@@ -21,7 +21,9 @@ class DomainSchema:
     create: str  # the DDL (one or more statements)
     drop: str  # undoes `create` (IF EXISTS: it also runs on an index that never had it)
     derived_from: tuple[str, ...] = ()  # citation prefixes of the files its rows come from
-    forget: str = ""  # deletes its rows of one file (`?` is the file's citation) when the file is gone
+    # deletes its rows of one file when the file is gone: SQL (`?` is the file's citation), or a
+    # function of (index, citation) when what is left must be worked out again
+    forget: str | Callable[[Any, str], None] = ""
     # rows a domain derives from each record as it is stored (a relation, a story position ...):
     # `rows(record)` gives them, `insert` stores one (the entry's rowid first, then the row), and
     # `clear` deletes an entry's rows (`?` is its rowid) before the entry is rewritten or removed

@@ -3,7 +3,8 @@
 Every value that reaches a handler is of its declared type, every string is text UTF-8 can carry
 (JSON's `\\ud800` escapes can smuggle in a lone surrogate), and every size is bounded: a string's
 length (`Most(chars)` on the field, else `MAX_CHARS`), a list's length (`Most(items)`, else
-`MAX_ITEMS`), and free-form values (`metadata`, `evidence` items) by nesting depth and node count.
+`MAX_ITEMS`), a number's range where a field has one (`Within(low, high)`), and free-form values
+(`metadata`, `evidence` items) by nesting depth and node count.
 A value outside them is INVALID_ARGUMENT naming the field, never a failure further in.
 """
 
@@ -15,13 +16,14 @@ from typing import Annotated, Any
 from . import errors, shapes
 from .errors import MembankError
 from .limits import MAX_FILE_BYTES
-from .shapes import Most  # defined with the walker that reads it; channel types import it from here
+from .shapes import Most, Within  # defined with the walker that reads them; channel types import them from here
 
 MAX_CHARS = 100_000  # a string field without its own bound (a query, a label, a metadata value)
 MAX_ITEMS = 1_000  # a list without its own bound
 MAX_DEPTH = 32  # nesting of free-form values: metadata, evidence items
 MAX_NODES = 10_000  # values inside one free-form field, all levels together
 MAX_INT = 2 ** 63 - 1  # what SQLite and every JSON reader that matters can hold
+MAX_DEADLINE_MS = 10 * 60 * 1000  # a call's `deadlineMs` (kernel/cancel.py): at most ten minutes
 
 
 # Bounded field types. A string or list field without a bound of its own gets MAX_CHARS or MAX_ITEMS.
@@ -32,6 +34,7 @@ Tag = Annotated[str, Most(chars=128)]
 Tags = Annotated[list[Tag], Most(items=100)]
 Content = Annotated[str, Most(chars=MAX_FILE_BYTES)]  # a memory file holds at most 1 MiB
 Evidence = list[Any]
+DeadlineMs = Annotated[int, Within(1, MAX_DEADLINE_MS)]  # the field that bounds a long call (kernel/cancel.py)
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -183,6 +186,8 @@ def _scalar(shape: shapes.Scalar, value: Any, where: str) -> Any:
         raise errors.invalid(where, f"`{where}` must be a finite number")  # an int past 2**63 has no float
     if kind == "int" and abs(value) > MAX_INT:
         raise errors.invalid(where, f"`{where}` is too large")
+    if shape.within is not None and not shape.within.low <= value <= shape.within.high:
+        raise errors.invalid(where, f"`{where}` must be from {shape.within.low:,} to {shape.within.high:,}")
     return value
 
 

@@ -5,7 +5,8 @@ payload check (every call) and the JSON Schema generator (docs/schema/), and eac
 `typing` on its own. `shape_of` walks it here, once per type, into a small tree of frozen records:
 `Scalar`, `Enum`, `Union`, `ListOf`, `MapOf`, `Record` (a dataclass or a TypedDict), `Free` (Any)
 and `Opaque` (a type neither consumer can express; each refuses it in its own words). The `Most`
-bounds of `Annotated` ride on the `Scalar` strings and the `ListOf` lists they bound.
+bounds of `Annotated` ride on the `Scalar` strings and the `ListOf` lists they bound, the `Within`
+bounds on the `Scalar` numbers.
 """
 
 from __future__ import annotations
@@ -26,16 +27,26 @@ class Most:
     items: int | None = None
 
 
+@dataclass(frozen=True)
+class Within:
+    """The bound of a number field: from `low` to `high`, both included."""
+
+    low: int | float
+    high: int | float
+
+
 Kind = Literal["str", "int", "float", "bool", "null"]
 _KINDS: dict[Any, Kind] = {str: "str", int: "int", float: "float", bool: "bool", type(None): "null", None: "null"}
 
 
 @dataclass(frozen=True)
 class Scalar:
-    """str, int, float, bool or None; `chars` is a string's own bound (None: the consumer's default)."""
+    """str, int, float, bool or None; `chars` is a string's own bound (None: the consumer's default),
+    `within` a number's (None: any the consumer accepts)."""
 
     kind: Kind
     chars: int | None = None
+    within: Within | None = None
 
 
 @dataclass(frozen=True)
@@ -155,12 +166,12 @@ def _is_null(shape: Shape) -> bool:
     return isinstance(shape, Scalar) and shape.kind == "null"
 
 
-def _walk(tp: Any, most: Most | None) -> Shape:
+def _walk(tp: Any, most: Most | Within | None) -> Shape:
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
         inner, *extras = typing.get_args(tp)
-        # an Annotated without a Most clears an outer bound: the nearest annotation decides
-        return _walk(inner, next((e for e in extras if isinstance(e, Most)), None))
+        # an Annotated without a bound clears an outer bound: the nearest annotation decides
+        return _walk(inner, next((e for e in extras if isinstance(e, (Most, Within))), None))
     if tp is Any:
         return Free()
     if origin is Literal:
@@ -170,7 +181,7 @@ def _walk(tp: Any, most: Most | None) -> Shape:
         return Union(tuple(_walk(a, most) for a in typing.get_args(tp)))
     if origin is list and len(typing.get_args(tp)) == 1:
         (item,) = typing.get_args(tp)
-        return ListOf(_walk(item, None), most.items if most is not None else None)
+        return ListOf(_walk(item, None), most.items if isinstance(most, Most) else None)
     if origin is dict and len(typing.get_args(tp)) == 2:
         key, value = typing.get_args(tp)
         return MapOf(_walk(value, None), key is str)
@@ -182,7 +193,8 @@ def _walk(tp: Any, most: Most | None) -> Shape:
         kind = None
     if kind is None:
         return Opaque(tp)
-    return Scalar(kind, most.chars if kind == "str" and most is not None else None)
+    within = most if kind in ("int", "float") and isinstance(most, Within) else None
+    return Scalar(kind, most.chars if kind == "str" and isinstance(most, Most) else None, within)
 
 
 def _record(cls: type) -> Record:

@@ -2,7 +2,9 @@
 
 Each method takes the handler's own parameters (`bank.create_memory("note", "project", "text")`),
 checks them against the channel's payload type exactly as the sidecar does (INVALID_ARGUMENT naming
-the field), runs the handler, and lets nothing but a MembankError out (boundary.py)."""
+the field), runs the handler, and lets nothing but a MembankError out (boundary.py). A channel whose
+payload has `deadlineMs` takes it as the keyword `deadline_ms` (the handler never sees it: dispatch's
+cancellation scope does)."""
 
 from __future__ import annotations
 
@@ -16,14 +18,17 @@ from ..kernel import errors
 from ..kernel.errors import MembankError
 from ..kernel.payload import build
 from .boundary import converting, locate
-from .catalog import CATALOG, field_name, fields
-from .dispatch import dispatch, run
+from .catalog import CATALOG, cancellable, field_name, fields
+from .dispatch import dispatch, run, scope
 from .project import Project
 from .registry import Registry, init_project
 
 
 def _method(channel: Channel) -> Callable[..., Any]:
     signature = inspect.signature(channel.handler)
+    if cancellable(channel):  # `deadlineMs` is dispatch's, not the handler's: the method takes it too
+        signature = signature.replace(parameters=[*signature.parameters.values(), inspect.Parameter(
+            "deadline_ms", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="int | None")])
     payload_fields = set(fields(channel))
 
     @functools.wraps(channel.handler)
@@ -38,8 +43,11 @@ def _method(channel: Channel) -> Callable[..., Any]:
                 sent[field_name(name)] = value
             else:
                 extras[name] = value
-        return run(channel, self, build(channel.payload, sent), extras)
+        checked = build(channel.payload, sent)
+        with scope(channel, checked):
+            return run(channel, self, checked, extras)
 
+    method.__signature__ = signature  # type: ignore[attr-defined]
     method.__name__ = method.__qualname__ = channel.method
     method.__doc__ = f"`{channel.name}`: {channel.summary}"
     return converting(channel.method)(method)

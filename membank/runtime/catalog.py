@@ -7,10 +7,12 @@ all read this catalog; tests/test_catalog.py fails when a channel lacks any of t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 from ..domains.context import channels as context
 from ..domains.contract import Channel
+from ..domains.episodes import channels as episodes
 from ..domains.indexing import channels as indexing
 from ..domains.learning import channels as learning
 from ..domains.memories import channels as memories
@@ -18,6 +20,7 @@ from ..domains.recall import channels as recall
 from ..domains.settings import channels as settings
 from ..domains.skills import channels as skills
 from ..domains.story import channels as story
+from ..kernel.cancel import DEADLINE_FIELD
 from . import registry
 
 TABLES: tuple[tuple[Channel, ...], ...] = (
@@ -30,6 +33,7 @@ TABLES: tuple[tuple[Channel, ...], ...] = (
     skills.CHANNELS,
     context.CHANNELS,
     story.CHANNELS,
+    episodes.CHANNELS,
 )
 
 CATALOG: dict[str, Channel] = {c.name: c for table in TABLES for c in table}
@@ -50,3 +54,11 @@ def field_name(param: str) -> str:
 def fields(channel: Channel) -> tuple[str, ...]:
     """The payload's fields, in declaration order."""
     return tuple(f.name for f in dataclasses.fields(channel.payload))
+
+
+@functools.lru_cache(maxsize=None)
+def cancellable(channel: Channel) -> bool:
+    """Whether a call can stop halfway: its payload has `deadlineMs` (kernel/payload.py `DeadlineMs`). Such a
+    channel honours the deadline and `$/cancelRequest` at its checkpoints (kernel/cancel.py); any other
+    channel can be canceled only while it waits to run, and once running runs to its end."""
+    return DEADLINE_FIELD in fields(channel)

@@ -2,7 +2,8 @@
 
 The CLI, the sidecar and `Bank.call` come through `dispatch`; the Python methods through `run`
 after checking their arguments against the same payload type, so a channel behaves the same way
-whichever way it is called."""
+whichever way it is called. Either way a call runs in a cancellation scope (kernel/cancel.py): a
+payload's `deadlineMs` bounds it, and a call canceled or late before it starts never runs."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from typing import Any
 from ..domains.contract import Channel
 from ..index import IndexError_, StorageError
 from ..index.failures import storage_error
-from ..kernel import errors
+from ..kernel import cancel, errors
 from ..kernel.errors import MembankError
 from ..kernel.payload import build
-from .catalog import CATALOG, field_name, fields
+from .catalog import CATALOG, cancellable, field_name, fields
 from .project import Project
 from .registry import Registry
 
@@ -34,6 +35,13 @@ def _params(channel: Channel) -> tuple[tuple[str, str], ...]:
 def arguments(channel: Channel, checked: Any) -> dict[str, Any]:
     """The handler's keyword arguments from a checked payload (its `projectId` chose the project)."""
     return {param: getattr(checked, f) for f, param in _params(channel)}
+
+
+def scope(channel: Channel, checked: Any) -> Any:
+    """The cancellation scope a channel runs in: bounded by the payload's `deadlineMs`, with checkpoints
+    that fire only when the channel is `cancellable` (catalog.py); refuses at once a call already
+    canceled (the sidecar's `$/cancelRequest`) or past its deadline."""
+    return cancel.scope(getattr(checked, cancel.DEADLINE_FIELD, None), cancellable(channel))
 
 
 def run(channel: Channel, bank: Project, checked: Any, extras: dict[str, Any] | None = None) -> Any:
@@ -55,14 +63,15 @@ def dispatch(registry: Registry, name: str, payload: Any, **extras: Any) -> dict
         return MembankError(errors.NOT_FOUND, f"no channel named `{name}`", {"channel": name}).envelope()
     try:
         checked = build(channel.payload, payload)
-        if channel.target == "registry":
-            return {"ok": True, "data": channel.handler(registry, **arguments(channel, checked))}
-        bank = registry.get(getattr(checked, "projectId", None))
-        if channel.embeds:
-            # loaded outside the write lock: loading takes ~0.4 s, the write ~10 ms, and writers
-            # from other processes queue for the lock (lock.py); a loaded model costs nothing here
-            bank.embedder()
-        return {"ok": True, "data": run(channel, bank, checked, extras)}
+        with scope(channel, checked):
+            if channel.target == "registry":
+                return {"ok": True, "data": channel.handler(registry, **arguments(channel, checked))}
+            bank = registry.get(getattr(checked, "projectId", None))
+            if channel.embeds:
+                # loaded outside the write lock: loading takes ~0.4 s, the write ~10 ms, and writers
+                # from other processes queue for the lock (lock.py); a loaded model costs nothing here
+                bank.embedder()
+            return {"ok": True, "data": run(channel, bank, checked, extras)}
     except MembankError as e:
         return e.envelope()
     except (StorageError, IndexError_, OSError) as e:  # SQLite or the disk failed (disk full, damaged file)

@@ -6,7 +6,7 @@ attached from the catalog by `runtime/api.py`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..domains.indexing.sync import sync_paths
 from ..files.lock import LOCK_FILE, WriteLock
@@ -18,6 +18,7 @@ from ..index import Index, IndexError_, StorageError
 from ..index.embed import Embedder, ModelHandle, resolve as resolve_model
 from ..index.failures import storage_error
 from ..kernel import errors
+from ..kernel.background import Worker
 from ..kernel.errors import MembankError
 
 INDEX_FILE = "index.db"
@@ -52,15 +53,27 @@ class Project:
         self.model = ModelHandle()
         self.memo: dict[str, Any] = {}  # per-domain caches for as long as the project is open
         self.watcher: Any = None  # the running membank.shells.watch.Watcher, if one is attached
+        self.background = Worker(f"membank-later-{self.info.id}")  # writes done off the caller's path
+        self.listeners: list[Callable[[str, dict[str, Any]], None]] = []  # the sidecar's notifications
 
     @property
     def roots(self) -> list[BankRoot]:
         return [self.project, self.global_]
 
     def close(self) -> None:
+        self.background.close()  # the writes accepted off the caller's path are finished first
         if self.watcher is not None:
             self.watcher.stop()
         self.index.close()
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait for the writes accepted off the caller's path (`memory:episode:record`) to finish."""
+        return self.background.drain(timeout)
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Tell whoever listens (the sidecar sends it as a notification): `episode:failed`, …"""
+        for listener in list(self.listeners):
+            listener(method, {"projectId": self.info.id, **params})
 
     def embedder(self) -> Embedder | None:
         """The embedding model settings name (the bundled one by default), loaded once; None if it cannot load."""

@@ -341,9 +341,9 @@ def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder a
 
 # the prompt and settings commands live in modules of their own; importing them registers them,
 # after the commands above (the order `membank --help` lists)
-from . import promptcli, settingscli, storycli  # noqa: E402
+from . import episodecli, promptcli, settingscli, storycli  # noqa: E402
 
-COMMAND_MODULES = (promptcli, settingscli, storycli)
+COMMAND_MODULES = (promptcli, settingscli, storycli, episodecli)
 
 
 def main() -> None:

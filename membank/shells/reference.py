@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..runtime.catalog import CATALOG
+from ..runtime.catalog import CATALOG, cancellable
 from .schema import file_name
 
 DEFAULT = Path(__file__).resolve().parents[2] / "docs" / "channels.md"
@@ -28,14 +28,16 @@ def render() -> str:
         "the method is the channel name), Python (the method on an open bank, or the function of `membank`",
         "for the channels about projects) and the CLI command. Reads run concurrently in the sidecar, each",
         "in a snapshot of the index; writes run in order, one lane per project. The payload and data of each",
-        "are in `docs/schema/` (the file named in the last column).",
+        "are in `docs/schema/` (the file named in the last column). A *cancellable* channel takes `deadlineMs`",
+        "and stops halfway at `$/cancelRequest` (docs/sidecar.md, \"Cancel and deadlines\").",
         "",
         "| channel | mode | CLI | Python | what it does | schema |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for name, channel in CATALOG.items():
         python = f"`membank.{channel.method}()`" if channel.target == "registry" else f"`bank.{channel.method}()`"
-        lines.append(f"| `{name}` | {channel.mode} | `membank {channel.cli}` | {python} | {channel.summary} "
+        mode = f"{channel.mode}, cancellable" if cancellable(channel) else channel.mode
+        lines.append(f"| `{name}` | {mode} | `membank {channel.cli}` | {python} | {channel.summary} "
                      f"| [{file_name(name)}](schema/{file_name(name)}) |")
     return "\n".join(lines) + "\n"
 

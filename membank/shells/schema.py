@@ -145,9 +145,13 @@ def channel_schema(channel: Any) -> dict[str, Any]:
         "required": ["method", "payload", "data"],
         "additionalProperties": False,
     }
+    from ..runtime.catalog import cancellable
+
+    stops = " Cancellable: `deadlineMs` bounds the call, and `$/cancelRequest` stops it halfway (CANCELED, " \
+        "TIMEOUT; nothing is left half-done)." if cancellable(channel) else ""
     return _document(f"{channel.name} channel",
                      f"The channel `{channel.name}`: `payload` is what the caller sends (the JSON-RPC params), "
-                     "`data` what a successful envelope carries.", root, builder)
+                     f"`data` what a successful envelope carries.{stops}", root, builder)
 
 
 def envelope_schema() -> dict[str, Any]:

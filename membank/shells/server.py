@@ -9,7 +9,8 @@ Concurrency: reads run on a small pool, each in a read-only snapshot of the inde
 of their own (`index.store.reading`), so they never queue behind a long sync. Writes run on one
 lane per project (a single thread each), so writes to one project keep their order and a slow
 write to one project never holds up another. Replies go out as each call finishes, stdout lines
-written whole under a lock; the id ties a reply to its request.
+written whole under a lock; the id ties a reply to its request. `$/cancelRequest {id}` cancels a call
+queued or running (cancels.py), and a payload's `deadlineMs` counts from the request's arrival.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..kernel import env, errors
+from ..kernel import cancel, env, errors
 from ..runtime.catalog import CATALOG, READS
 from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
 from ..kernel.errors import MembankError
 from ..index.store import reading
+from . import cancels
 from .requestid import ID_SCAN, no_constants, request_id, valid_id
 from .settler import Settler
 
@@ -87,6 +89,7 @@ class Server:
         self._opened: set[str] = set()
         self._watch_lock = threading.Lock()
         self._inflight = 0
+        self._pending = cancels.Pending()  # the calls in flight by id, for $/cancelRequest
         self._idle = threading.Condition()
         self._closing = False
         self._eof = threading.Event()
@@ -219,6 +222,9 @@ class Server:
         if not isinstance(method, str):
             self.error(id_, INVALID_REQUEST, "the request has no `method` (a string)")
             return
+        if method == cancels.METHOD:
+            self.cancel(has_id, id_, msg.get("params"))
+            return
         if method not in CATALOG:
             if has_id:  # a notification gets no reply, not even an error
                 self.error(id_, METHOD_NOT_FOUND, f"no method named `{_short(method)}`", {"method": _short(method)})
@@ -237,13 +243,24 @@ class Server:
             if has_id:
                 self.error(id_, SHUTTING_DOWN, "the server is shutting down")
             return
+        call = self._pending.add(has_id, id_)
         try:
             executor = self._reads if read else self._lane(method, params)
-            executor.submit(self._call, method, params, has_id, id_, read)
+            executor.submit(self._call, method, params, call, read)
         except Exception:  # an executor already shut down: the call never started
+            self._pending.end(call)
             self._done()
             if has_id:
                 self.error(id_, SHUTTING_DOWN, "the server is shutting down")
+
+    def cancel(self, has_id: bool, id_: Any, params: Any) -> None:
+        """`$/cancelRequest` (cancels.py): a call still queued is answered CANCELED now and never runs."""
+        if has_id:
+            self.error(id_, INVALID_REQUEST, f"`{cancels.METHOD}` is a notification: send it without an `id`")
+            return
+        for call in self._pending.cancel(params):
+            self.respond(call.id, cancels.canceled_before_running())
+            self._done()  # its worker skips it (Pending.begin): counted done here
 
     def _lane(self, method: str, params: Any) -> ThreadPoolExecutor:
         """The single-thread lane a write runs on: one per open project (the catalog's target says which
@@ -265,15 +282,19 @@ class Server:
                 lane = self._lanes[key] = ThreadPoolExecutor(1, thread_name_prefix="membank-write")
             return lane
 
-    def _call(self, method: str, params: Any, has_id: bool, id_: Any, read: bool) -> None:
+    def _call(self, method: str, params: Any, call: cancels.Call, read: bool) -> None:
+        if not self._pending.begin(call):
+            return  # canceled while queued: answered already, and counted done, by `cancel`
+        has_id, id_ = call.has_id, call.id
         started = time.perf_counter()
         log.debug("start %s (id %r)", method, id_)
         try:
             if read:
-                with reading():
+                with reading(), cancel.installed(call.token):
                     envelope = dispatch(self.registry, method, params)
             else:
-                envelope = dispatch(self.registry, method, params)
+                with cancel.installed(call.token):
+                    envelope = dispatch(self.registry, method, params)
                 if method == "project:open" and envelope.get("ok"):
                     self.opened(envelope["data"]["projectId"])
                 elif envelope.get("ok"):
@@ -282,6 +303,7 @@ class Server:
             log.exception("internal error serving %s", method)
             envelope = MembankError(errors.INTERNAL, f"internal error in {method}; this is a bug in membank, "
                                     "see its log").envelope()
+        self._pending.end(call)  # answered from here on: a cancel for its id does nothing
         try:
             if has_id:
                 self.respond(id_, envelope)
@@ -308,6 +330,7 @@ class Server:
             if bank is None:
                 return
             self._warm_readers(bank)
+            bank.listeners.append(self.notify)  # `episode:failed` and the like, as notifications
             self.settler.changed()
             if self.watch:
                 self._start_watcher(project_id, bank)

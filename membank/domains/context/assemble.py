@@ -9,9 +9,12 @@ from typing import Any
 
 from ...files import journal
 from ...files.write import new_id
+from ...kernel import cancel
 from ...kernel.errors import MembankError
 from ...kernel.paths import document_path
 from ..contract import Bank
+from ..episodes import flows as episodes
+from ..episodes.episode import prompt_line
 from ..recall.queries import hiding
 from ..recall.rank import INJECTION_DISABLED, Reason
 from ..skills import read as skills
@@ -42,6 +45,7 @@ class Request:
     instruction: str | None = None
     query_text: str | None = None
     run_id: str | None = None
+    scene_type: str | None = None
 
 
 def _memory_text(memory: dict[str, Any]) -> str:
@@ -92,17 +96,28 @@ def _standing_cards(cards: Catalog, allowed: set[str]) -> list[Piece]:
                   (c.get("lines") or {}).get("name"), {"include": "always"}) for c in chosen]
 
 
+def _query(req: Request, passage: Passage) -> str:
+    return req.query_text if req.query_text is not None else \
+        "\n".join(filter(None, (passage.instruction, passage.selection)))
+
+
 def _memory_pieces(bank: Bank, req: Request, passage: Passage, rules: dict[str, Any], document: str | None,
                    hidden: set[int], timed: set[int], reasons: list[Reason]) -> list[Piece]:
     """Layer 4's memories: the `memories` most relevant ones, then this document's own."""
-    query = req.query_text if req.query_text is not None else \
-        "\n".join(filter(None, (passage.instruction, passage.selection)))
-    chosen, problems = memories.relevant(bank, query, rules["memories"], document, hidden)
+    chosen, problems = memories.relevant(bank, _query(req, passage), rules["memories"], document, hidden)
     reasons += problems
     return [_memory_piece(4, "memories", f, _memory_text(f.memory)) for f in chosen] + \
         [_memory_piece(4, "document", f, _memory_text(f.memory))
          for f in memories.document_memories(bank, document, hidden, timed, rules["preferences"],
                                              rules["memories"] > 0)]
+
+
+def _episode_pieces(bank: Bank, req: Request, passage: Passage, k: int) -> list[Piece]:
+    """Layer 4's episodes: the `k` past runs most like this one, each citing its journal line. Listed in
+    the run, they count as recalled when the journal is next indexed."""
+    chosen, _ = episodes.best(bank, req.scene_type, _query(req, passage), k)
+    return [Piece(4, "episodes", "episode", prompt_line(state), state["id"], state["source"], None,
+                  ranked.reason(req.scene_type), ranked.score) for state, ranked in chosen]
 
 
 def assemble(bank: Bank, req: Request) -> dict[str, Any]:
@@ -125,6 +140,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     passage = take(text, req.start, req.end, req.selected, req.instruction or "", rules["surrounding"])
     doc_source = document if document is not None else None
     pieces += _passage_pieces(passage, doc_source)
+    cancel.check()  # checkpoints between the stages: nothing is written or cached half-built before the trace
 
     with bank.index.lock:
         order = positions.story_order(bank)
@@ -167,10 +183,13 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
             pieces.append(piece)
         if skipped:
             reasons.append(Reason(KEY_SKIPPED, "; ".join(s.message for s in skipped[:5])))
+        cancel.check()
 
         if injection:
             with hiding(hidden_rows):
                 pieces += _memory_pieces(bank, req, passage, rules, document, hidden_rows, set(timed), reasons)
+                if rules["episodes"]:
+                    pieces += _episode_pieces(bank, req, passage, rules["episodes"])
         else:
             reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings "
                                   "(memory.injectionEnabled): no preferences, memories, episodes or history"))
@@ -206,6 +225,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
             "tookMs": 0.0,
         },
     }
+    cancel.check()  # the last checkpoint: a call stopped here leaves no trace line; once journaled it answers
     _journal_run(bank, data, document)
     data["diagnostics"]["tookMs"] = round((time.perf_counter() - started) * 1000, 3)
     return data

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
-from ...kernel.payload import DocPath, Id, Most
+from ...kernel.payload import DeadlineMs, DocPath, Id, Most
 from ..contract import Channel
 from .assemble import Request, assemble
 
@@ -32,7 +32,8 @@ class ContextAssemble:
     queryText: str | None = None
     sessionId: Id | None = None
     runId: Id | None = None
-    deadlineMs: int | None = None
+    sceneType: Annotated[str, Most(chars=64)] | None = None  # the kind of scene: alike past episodes first
+    deadlineMs: DeadlineMs | None = None
 
 
 class Block(TypedDict):
@@ -103,10 +104,10 @@ class Assembled(TypedDict):
 def context_assemble(bank: Any, skill_id: str, document_id: str | None = None, document_text: str | None = None,
                      selection: dict[str, Any] | None = None, instruction: str | None = None,
                      query_text: str | None = None, session_id: str | None = None, run_id: str | None = None,
-                     deadline_ms: int | None = None) -> dict[str, Any]:
+                     scene_type: str | None = None) -> dict[str, Any]:
     sel = selection or {}  # the checked payload's nested fields arrive as a mapping
     return assemble(bank, Request(skill_id, document_id, document_text, sel.get("start"), sel.get("end"),
-                                  sel.get("text"), instruction, query_text, run_id))
+                                  sel.get("text"), instruction, query_text, run_id, scene_type))
 
 
 CHANNELS = (

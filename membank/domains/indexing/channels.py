@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-from ...kernel.payload import Id
+from ...kernel.payload import DeadlineMs, Id
 from ..contract import Channel, ProjectOnly
 from ..recall.channels import ReasonInfo
 from .refresh import refresh
@@ -16,6 +16,7 @@ from .report import diagnostics, status
 class IndexSync:
     projectId: Id | None = None
     rebuild: bool = False
+    deadlineMs: DeadlineMs | None = None
 
 
 class IndexCounts(TypedDict):
@@ -49,6 +50,13 @@ class WatchStatus(TypedDict):
     lastChange: str | None
 
 
+class EpisodeCounts(TypedDict):
+    total: int  # episodes in the journal (evicted ones included)
+    live: int
+    pending: int  # accepted by `memory:episode:record` and not yet written
+    failed: int  # given up on after 3 tries since the project was opened (each also sent as `episode:failed`)
+
+
 class IndexStatus(TypedDict):
     projectId: str
     name: str
@@ -56,6 +64,7 @@ class IndexStatus(TypedDict):
     lastSync: str | None
     model: ModelStatus
     diagnostics: DiagnosticCounts
+    episodes: EpisodeCounts
     watch: WatchStatus | None  # None when no watcher runs (the CLI, or `serve --no-watch`)
 
 

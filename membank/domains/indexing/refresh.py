@@ -5,18 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 from ...files import write as write_files
-from ...kernel import clock
+from ...kernel import cancel, clock
 from ..contract import Bank
 from .sync import Progress, sync
 
 
 def refresh(bank: Bank, rebuild: bool = False, progress: Progress | None = None) -> dict[str, Any]:
-    """One sync of both banks under the write lock; `rebuild` starts the index from an empty file."""
+    """One sync of both banks under the write lock; `rebuild` starts the index from an empty file.
+
+    A sync canceled or past its deadline stops at its next file and rolls back (kernel/cancel.py). A
+    rebuild can stop only before it begins: it drops the old index first, and a rebuild stopped
+    halfway would leave an index that answers nothing until the next sync."""
     with bank.write_lock:
         _sweep(bank)
-        if rebuild:
+        if not rebuild:
+            return sync(bank.index, bank.roots, progress, bank.embedder).to_api()
+        cancel.check()
+        with cancel.shielded():
             bank.index.rebuild()
-        return sync(bank.index, bank.roots, progress, bank.embedder).to_api()
+            return sync(bank.index, bank.roots, progress, bank.embedder).to_api()
 
 
 def _sweep(bank: Bank) -> None:

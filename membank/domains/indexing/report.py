@@ -6,6 +6,7 @@ from typing import Any
 
 from ...files.records import ERROR, Diagnostic
 from ..contract import Bank
+from ..episodes import flows as episodes, store as episode_store
 from ..recall.preview import semantic_problem
 from ..story.problems import diagnostics as story_problems
 
@@ -32,6 +33,7 @@ def status(bank: Bank) -> dict[str, Any]:
         recorded = bank.index.vector_model()
         counts = bank.index.counts()
         last_sync = bank.index.get_meta("last_sync")
+        stored = episode_store.counts(bank.index)
     return {
         "projectId": bank.info.id,
         "name": bank.info.name,
@@ -50,5 +52,6 @@ def status(bank: Bank) -> dict[str, Any]:
             "errors": sum(d.severity == ERROR for d in items),
             "warnings": sum(d.severity != ERROR for d in items),
         },
+        "episodes": {**stored, "pending": bank.background.pending, "failed": episodes.failed(bank)},
         "watch": bank.watcher.status() if bank.watcher is not None else None,
     }

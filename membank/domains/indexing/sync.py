@@ -10,14 +10,15 @@ from typing import Any, Callable, Iterable
 from ...files.parse import parse_card, parse_memory, parse_skill
 from ...files.reader import Unreadable, content_hash, read_regular
 from ...files.records import ERROR, Diagnostic, Parsed
-from ...files import journal
 from ...files.frontmatter import MAX_FILE_BYTES
 from ...files.scan import JOURNAL, SKIPPED, BankRoot, FileStat, examine, readable_name, scan, shown
 from ...index.embed import Embedder, mismatch
+from ...kernel import cancel
 from ...kernel.clock import now_iso
 from ...index import Index
 from ...index.entries import FileState
-from ..learning import events as event_table
+from ..episodes import store as episode_store
+from . import journals
 
 Progress = Callable[[int, int], None]
 EmbedderSource = Callable[[], Embedder | None]  # loads the model only when something needs embedding
@@ -95,6 +96,7 @@ def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
             known = index.file_states(root.bank, [stat.source for stat in p.to_read]) if p.to_read else {}
             report.unchanged += p.unchanged
             for stat in p.to_read:
+                cancel.check()  # canceled or past its deadline: the transaction rolls back, nothing half-written
                 done += 1
                 if progress is not None:
                     progress(done, total)
@@ -122,7 +124,8 @@ def _apply(index: Index, root: BankRoot, stat: FileStat, known: FileState | None
     if isinstance(got, str):
         return _unreadable(index, root, stat, known, got, report)
     data, size, mtime_ns = got
-    digest = content_hash(data)
+    journal = stat.section == JOURNAL
+    digest = journals.fingerprint(data, len(data)) if journal else content_hash(data)
     index.put_file(stat.source, root.bank, size, mtime_ns, digest)
     if known is not None and known.hash == digest:
         report.unchanged += 1
@@ -132,9 +135,8 @@ def _apply(index: Index, root: BankRoot, stat: FileStat, known: FileState | None
     else:
         report.updated += 1
     report.changed.append(stat.source)
-    if stat.section == JOURNAL:
-        events, problems = journal.read(data, stat.source)
-        event_table.put(index, stat.source, journal.rows(events), tuple(problems))
+    if journal:
+        journals.put(index, stat.source, data, known.hash if known is not None else None)
         return set()
     parsed = parse_file(root, stat, data, mtime_ns)
     return index.put(root.bank, parsed.record, stat.source, digest, parsed.diagnostics, parsed.id_line)
@@ -157,7 +159,7 @@ def _unreadable(index: Index, root: BankRoot, stat: FileStat, known: FileState |
         report.updated += 1
     problem = Diagnostic(stat.source, 1, ERROR, f"{why}; {SKIPPED}")
     if stat.section == JOURNAL:
-        event_table.put(index, stat.source, [], (problem,))
+        journals.unreadable(index, stat.source, problem)
         return set()
     return index.put(root.bank, None, stat.source, marker, (problem,))
 
@@ -194,11 +196,20 @@ def embed_pending(index: Index, embedder: EmbedderSource | None) -> None:
     """Give every live memory and card without a vector one, in batches, in the caller's transaction.
 
     Nothing happens without sqlite-vec or a model, or when the index holds another model's
-    vectors: `membank index --rebuild` re-embeds everything then."""
-    if embedder is None or index.vec_error is not None or not index.pending_vectors(1):
+    vectors: `membank index --rebuild` re-embeds everything then. Episodes' vectors (kept apart, for
+    `memory:episode:query`) need only the model."""
+    if embedder is None:
+        return
+    memories = index.vec_error is None and bool(index.pending_vectors(1))
+    episodes = episode_store.unembedded(index)
+    if not (memories or episodes):
         return
     model = embedder()
     if model is None:
+        return
+    if episodes:
+        episode_store.embed_pending(index, model)
+    if not memories:
         return
     recorded = index.vector_model()
     if recorded is None or not index.has_vectors():
@@ -206,6 +217,7 @@ def embed_pending(index: Index, embedder: EmbedderSource | None) -> None:
     elif mismatch(recorded, model) is not None:
         return
     while rows := index.pending_vectors(EMBED_BATCH):
+        cancel.check()  # in the caller's transaction: stopping here rolls the whole sync back
         texts = [embed_text(kind, json.loads(record)) for _, kind, record in rows]
         index.put_vectors([rowid for rowid, _, _ in rows], model.encode(texts))
 

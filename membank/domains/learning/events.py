@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 from ...files import journal
-from ...files.records import Diagnostic
 from ...files.scan import PROJECT_PREFIX
 from ...index import Index
 from ...index.schema import DomainSchema, register
@@ -27,16 +26,14 @@ CREATE INDEX events_key ON events(key, at);""",
     forget="DELETE FROM events WHERE source = ?"))
 
 
-def put(index: Index, source: str, events: list[dict[str, Any]], diagnostics: tuple[Diagnostic, ...]) -> None:
-    """Replace what one journal file contributes (its events are re-read whole when it changes)."""
-    index.db.execute("DELETE FROM events WHERE source = ?", (source,))
-    index.db.execute("DELETE FROM diagnostics WHERE source = ? AND origin = 'parse'", (source,))
+def put(index: Index, source: str, found: list[journal.Event], whole: bool) -> None:
+    """Store what one journal file contributes: `whole`, everything it holds (replacing what it gave
+    before); else only lines appended since it was last read."""
+    if whole:
+        index.db.execute("DELETE FROM events WHERE source = ?", (source,))
     index.db.executemany(
         "INSERT INTO events(source, line, at, event, key, weight, run_id, evidence, tags)"
-        " VALUES (:source, :line, :at, :event, :key, :weight, :run_id, :evidence, :tags)", events)
-    index.db.executemany(
-        "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'parse', ?, ?, ?)",
-        [(d.source, d.line, d.severity, d.message) for d in diagnostics])
+        " VALUES (:source, :line, :at, :event, :key, :weight, :run_id, :evidence, :tags)", journal.rows(found))
 
 
 def last_event(index: Index, event: str, key: str | None = None) -> str | None:
@@ -53,7 +50,7 @@ def signal(index: Index, key: str, since: str | None) -> tuple[float, list[str],
     tags: list[str] = []
     for _, _, raw in rows:
         tags.extend(t for t in json.loads(raw or "[]") if t not in tags)
-    return sum(w for w, _, _ in rows), [r for _, r, _ in rows if r], tags
+    return sum(w for w, _, _ in rows), [r for w, r, _ in rows if r and w > 0], tags
 
 
 def signal_phrases(index: Index, polarity: str, since: str | None) -> list[tuple[str, str]]:

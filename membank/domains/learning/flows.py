@@ -38,7 +38,9 @@ class Feedback:
     tags: tuple[str, ...] = ()
 
 
-def ingest(bank: Bank, fb: Feedback) -> dict[str, Any]:
+def ingest(bank: Bank, fb: Feedback, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Journal one feedback (with `extra` fields on the same line: `ai:skill:feedback`'s episode) and
+    learn from it."""
     normalized = normalize(fb.evidence_ref)
     polarity = POLARITY[fb.action]
     with bank.write_lock, bank.index.lock:  # the index lock too: its reads share one connection
@@ -66,6 +68,7 @@ def ingest(bank: Bank, fb: Feedback) -> dict[str, Any]:
         event["signalKey"] = key
         if reason is not None:
             event["ignored"] = reason
+        event.update(extra or {})
         _append(bank, event)
         count, _, _ = events.signal(bank.index, key, cleared)
         result: dict[str, Any] = {"ignored": reason is not None, "signalKey": key, "count": count,

@@ -8,9 +8,9 @@ import json
 from dataclasses import dataclass
 from typing import Annotated, Any, Optional, TypedDict
 
-from ...kernel import errors
+from ...kernel import cancel, errors
 from ...kernel.paths import document_path
-from ...kernel.payload import Id, Most
+from ...kernel.payload import DeadlineMs, Id, Most
 from ..contract import Bank, Channel
 from . import check as checking
 from . import graph, positions
@@ -78,6 +78,7 @@ class ConsistencyCheck:
     documentId: Position
     projectId: Id | None = None
     text: Annotated[str, Most(chars=2_000_000)] | None = None
+    deadlineMs: DeadlineMs | None = None
 
 
 class Cited(TypedDict):
@@ -240,6 +241,7 @@ def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> 
         if text is None:
             raise errors.invalid("documentId", f"there is no file {document}; send its text as `text`")
     known = order.knows(document)
+    cancel.check()
     data = checking.check(cat, order, document if known else None, text, _facts(bank, cat, order, document, known))
     return {**data, "documentId": document, "positionKnown": known}
 

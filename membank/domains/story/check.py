@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...kernel import cancel
 from .cards import Catalog
 from .graph import entity
 from .order import StoryOrder
@@ -70,6 +71,7 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
         by_card.setdefault(m.id, []).append({"match": m.word, "offset": m.offset, "length": m.length})
     entities, found_flags = [], []
     for card_id in sorted(by_card, key=lambda c: (by_card[c][0]["offset"], c)):
+        cancel.check()  # canceled or past its deadline: nothing is kept (a read; caches are filled whole)
         card = catalog.cards[card_id]
         # no position: an empty story order, where only what is timeless holds
         view = entity(card, catalog, order, position, relations=True) if position is not None else \

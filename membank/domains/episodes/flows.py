@@ -1,0 +1,255 @@
+"""Episodes' flows: recording one (at once or off the caller's path, with retries), finding the most
+alike, and the one call that turns a writer's verdict on a run into an episode, a signal and a
+preference signal (thin shells; the decisions are in signal.py, decay.py, rank.py, episode.py)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ...files import journal
+from ...files.write import new_id
+from ...kernel import cancel, clock, errors
+from ...kernel.errors import MembankError
+from ..contract import Bank
+from ..learning import events as learning_events, flows as learning
+from . import candidates, store, traces
+from .decay import seconds
+from .episode import to_api
+from .rank import Ranked, rank
+from .signal import UNDO_AFTER_ACCEPT, WEIGHTS, Signal, implicit_signal, importance, undo_replaces
+
+log = logging.getLogger("membank")
+WRITE_FAILED = "MEMORY_EPISODE_WRITE_FAILED"
+TRIES = 3
+BACKOFF = (0.05, 0.2)  # seconds before the second and the third try
+FAILED = "episodes.failed"  # bank.memo: episodes given up on since the project opened
+
+
+@dataclass(frozen=True)
+class Fields:
+    """An episode as the app describes it (`memory:episode:record`)."""
+    run_id: str | None = None
+    chapter_id: str | None = None
+    scene_type: str | None = None
+    skill_used: str | None = None
+    action: str = "accept"
+    selected_index: int | None = None
+    candidates: int | None = None
+    edit_distance: float | None = None
+    implicit_signal: str | None = None
+    signal_weight: float | None = None
+    importance: float | None = None
+    pinned: bool = False
+    summary: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+def _signal(bank: Bank, f: Fields) -> Signal:
+    if f.implicit_signal is None:
+        return implicit_signal(f.action, f.edit_distance, store.repeats(bank.index, f.skill_used, f.scene_type))
+    weight = f.signal_weight if f.signal_weight is not None else WEIGHTS[f.implicit_signal]
+    return Signal(f.implicit_signal, weight, weight)
+
+
+def episode(bank: Bank, episode_id: str, f: Fields) -> dict[str, Any]:
+    """The `episode` payload a journal line carries (under the write lock: the repeat count is read)."""
+    sig = _signal(bank, f)
+    privacy = bank.settings_files.memory()["privacyModeEnabled"]
+    out = {"id": episode_id, "projectId": bank.info.id, "runId": f.run_id, "chapterId": f.chapter_id,
+           "sceneType": f.scene_type, "skillUsed": f.skill_used, "action": f.action, "selectedIndex": f.selected_index,
+           "candidates": f.candidates, "editDistance": f.edit_distance, "implicitSignal": sig.name,
+           "signalWeight": sig.weight, "signalRepeats": sig.repeats,
+           "importance": f.importance if f.importance is not None else importance(sig.weight),
+           "pinned": f.pinned, "summary": None if privacy else f.summary, "tags": list(f.tags)}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _append(bank: Bank, event: dict[str, Any], durable: bool = True) -> str:
+    try:
+        rel = journal.append(bank.project.path, event, bank.project.source, durable=durable)
+    except OSError as e:
+        raise MembankError(errors.DB_ERROR, f"could not write the journal: {e.strerror or e.__class__.__name__}") from None
+    return rel
+
+
+def _index(bank: Bank, rel: str) -> None:
+    """Index a journal line just written. The line is the truth: an index that cannot take it now
+    catches up at the next sync, so this never fails the write."""
+    try:
+        bank.sync_one(bank.project, rel)
+    except Exception as e:  # the index is derived; the journal line is written
+        log.warning("the index could not take a journal line now (%s); the next sync will", e.__class__.__name__)
+
+
+def persist(bank: Bank, episode_id: str, f: Fields, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+    """Write one episode to the journal, trying up to TRIES times; MEMORY_EPISODE_WRITE_FAILED after."""
+    problem: MembankError | None = None
+    for attempt in range(TRIES):
+        if attempt:
+            sleep(BACKOFF[attempt - 1])
+        try:
+            with bank.write_lock, bank.index.lock:
+                payload = episode(bank, episode_id, f)
+                rel = _append(bank, {"event": "episode", "episode": payload})
+                _index(bank, rel)
+                found = store.get(bank.index, episode_id)
+            return found if found is not None else payload
+        except MembankError as e:
+            problem = e
+            log.warning("episode %s not written (try %d of %d): %s", episode_id, attempt + 1, TRIES, e.message)
+    message = problem.message if problem else "unknown"
+    raise MembankError(WRITE_FAILED, f"the episode could not be written after {TRIES} tries: {message}",
+                       {"id": episode_id, "tries": TRIES})
+
+
+def record(bank: Bank, f: Fields, wait: bool) -> dict[str, Any]:
+    """`memory:episode:record`: accepted at once and written off the caller's path, or (`wait`) written now."""
+    episode_id = new_id("e")
+    if wait:
+        return {"accepted": True, "id": episode_id, "episode": to_api(persist(bank, episode_id, f))}
+
+    def later() -> None:
+        try:
+            persist(bank, episode_id, f)
+        except MembankError as e:
+            bank.memo[FAILED] = bank.memo.get(FAILED, 0) + 1
+            log.error("episode %s was not written: %s", episode_id, e.message)
+            bank.notify("episode:failed", {"id": episode_id, "code": e.code, "message": e.message})
+
+    if not bank.background.submit(later):  # the project is closing: written now, or refused
+        persist(bank, episode_id, f)
+    return {"accepted": True, "id": episode_id}
+
+
+def failed(bank: Bank) -> int:
+    return int(bank.memo.get(FAILED, 0))
+
+
+# -- finding the most alike ----------------------------------------------------------------------
+
+
+def best(bank: Bank, scene: str | None, query: str | None, limit: int) -> tuple[list[tuple[dict[str, Any], Ranked]],
+                                                                                list[dict[str, str]]]:
+    """The `limit` best episodes with their rank, and why semantic ranking was not used (if it was not)."""
+    reasons: list[dict[str, str]] = []
+    vector = None
+    if query is None or not query.strip():
+        reasons.append({"code": "EMPTY_QUERY", "message": "no queryText: ranked by sceneType and decay"})
+    else:
+        model = bank.embedder()
+        if model is None:
+            reasons.append({"code": "MODEL_UNAVAILABLE", "message": "no embedding model could be loaded"})
+        else:
+            vector = np.asarray(model.encode([query])[0], dtype=np.float32)
+            if not vector.any():
+                vector = None
+                reasons.append({"code": "QUERY_NOT_EMBEDDABLE", "message": "the query has no known tokens"})
+    with bank.index.lock:
+        found = candidates.table(bank.index)
+        similarity = found.similarity(vector) if vector is not None else None
+        ranked = rank(found, similarity, scene, clock.now().timestamp(), limit)
+        states = store.records(bank.index, [r.id for r in ranked])
+    return [(states[r.id], r) for r in ranked if r.id in states], reasons
+
+
+def query(bank: Bank, scene: str | None, query_text: str | None, limit: int) -> dict[str, Any]:
+    """`memory:episode:query`: the most alike episodes, each with its reason; the recall is journaled."""
+    chosen, reasons = best(bank, scene, query_text, limit)
+    items = [{**to_api(state), "reason": r.reason(scene)} for state, r in chosen]
+    cancel.check()  # the last point where stopping leaves nothing behind: the recall is journaled next
+    if chosen:
+        with cancel.shielded(), bank.write_lock, bank.index.lock:
+            # not fsynced: a recall lost to a crash costs one recallCount, an fsync would cost every query
+            rel = _append(bank, {"event": "episode-recalled", "ids": [s["id"] for s, _ in chosen]}, durable=False)
+            _index(bank, rel)
+    return {"items": items, "reasons": reasons}
+
+
+# -- the writer's verdict on a run ------------------------------------------------------------------
+
+
+def skill_feedback(bank: Bank, run_id: str, action: str, f: Fields, evidence_ref: str | None,
+                   tags: tuple[str, ...]) -> dict[str, Any]:
+    """`ai:skill:feedback`: the episode, its implicit signal and the preference signal, one journal line."""
+    with bank.write_lock, bank.index.lock:
+        skill, document = traces.skill_of(bank, run_id)
+        if action == "undo":
+            return _undo(bank, run_id)
+        fields = Fields(run_id=run_id, chapter_id=f.chapter_id or document, scene_type=f.scene_type,
+                        skill_used=skill, action=action, selected_index=f.selected_index, candidates=f.candidates,
+                        edit_distance=f.edit_distance, summary=f.summary, tags=tags)
+        episode_id = new_id("e")
+        payload = episode(bank, episode_id, fields)
+        preference = learning.ingest(bank, learning.Feedback(run_id, skill or "", action, evidence_ref or "", tags),
+                                     extra={"episode": payload})
+        found = store.get(bank.index, episode_id) or payload
+    return {"episode": to_api(found), "signal": _signal_api(found), "preference": preference}
+
+
+def _signal_api(state: dict[str, Any]) -> dict[str, Any]:
+    name = state.get("implicitSignal")
+    return {"name": name, "weight": state.get("signalWeight"), "base": WEIGHTS.get(name or "", state.get("signalWeight")),
+            "repeats": state.get("signalRepeats", 0), "replaced": False}
+
+
+def _undo(bank: Bank, run_id: str) -> dict[str, Any]:
+    """An undo: within UNDO_WINDOW_S of the accept it replaces the accept's signal with
+    UNDO_AFTER_ACCEPT and takes back the accept's preference feedback; later, it is noted only."""
+    accepted = [e for e in store.of_run(bank.index, run_id)
+                if e.get("action") in ("accept", "partial") and e.get("undoneAt") is None]
+    if not accepted:
+        raise MembankError(errors.NOT_FOUND, f"run `{run_id[:80]}` has no accepted output to undo",
+                           {"runId": run_id[:200]})
+    target = accepted[-1]
+    now = clock.now_precise()
+    replaces = undo_replaces(seconds(target["createdAt"]), seconds(now))
+    changes: dict[str, Any] = {"action": "undo", "undoneAt": now}
+    event: dict[str, Any] = {"event": "episode-updated", "at": now, "episodeId": target["id"], "runId": run_id,
+                             "changes": changes}
+    if replaces:
+        changes.update(implicitSignal=UNDO_AFTER_ACCEPT, signalWeight=WEIGHTS[UNDO_AFTER_ACCEPT], signalRepeats=0,
+                       importance=importance(WEIGHTS[UNDO_AFTER_ACCEPT]))
+        taken = _accepted_feedback(bank, run_id, target["id"])
+        if taken is not None:
+            event["retracts"] = taken
+    rel = _append(bank, event)
+    _index(bank, rel)
+    found = store.get(bank.index, target["id"]) or target
+    signal = {**_signal_api(found), "replaced": replaces}
+    preference = None
+    if "retracts" in event:
+        count, _, _ = learning_events.signal(bank.index, event["retracts"]["signalKey"],
+                                             learning_events.last_event(bank.index, "preferences-cleared"))
+        preference = {"ignored": False, "signalKey": event["retracts"]["signalKey"], "count": count,
+                      "threshold": bank.settings_files.memory()["preferenceLearningThreshold"], "retracted": True}
+    return {"episode": to_api(found), "signal": signal, "preference": preference}
+
+
+def _accepted_feedback(bank: Bank, run_id: str, episode_id: str) -> dict[str, Any] | None:
+    """The preference feedback the accept gave (its signal key and weight), if it counted."""
+    for e in traces.lines(bank, run_id):
+        d = e.data
+        if d.get("event") == "feedback" and isinstance(d.get("episode"), dict) and d["episode"].get("id") == episode_id:
+            if d.get("ignored") or not isinstance(d.get("signalKey"), str):
+                return None
+            return {"signalKey": d["signalKey"], "weight": d.get("weight")}
+    return None
+
+
+def verdict(bank: Bank, run_id: str, verdict_: str, reason: str | None) -> dict[str, Any]:
+    """`memory:trace:feedback`: the writer's verdict on what a run's prompt held, journaled."""
+    with bank.write_lock, bank.index.lock:
+        traces.lines(bank, run_id)  # NOT_FOUND for an unknown run
+        privacy = bank.settings_files.memory()["privacyModeEnabled"]
+        event: dict[str, Any] = {"event": traces.VERDICT, "runId": run_id, "verdict": verdict_}
+        if reason and not privacy:
+            event["reason"] = reason
+        rel = _append(bank, event)
+        _index(bank, rel)
+        source = traces.cite(bank, rel, run_id, traces.VERDICT)
+    return {"runId": run_id, "verdict": verdict_, "reason": event.get("reason"), "at": event["at"], "source": source}

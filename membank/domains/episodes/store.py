@@ -1,0 +1,223 @@
+"""Episodes in the index: their steps as read from the journal, and each episode's state folded
+from them (episode.py), with the three indexes seed 003 names and a vector of its text.
+
+The journal is the truth: a journal file read again whole replaces its steps, and every episode
+it touched is folded again from all its steps, whichever file they are in."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+import numpy as np
+
+from ...files import journal
+from ...files.scan import PROJECT_PREFIX
+from ...index import Index
+from ...index.embed import Embedder
+from ...index.schema import DomainSchema, register
+from .decay import seconds
+from .episode import RECALLED, Step, embed_text, fold, steps_of
+
+EMBED_BATCH = 256
+GENERATION = "episodes.generation"  # meta: moves whenever an episode's vector or its set of episodes changes
+
+
+def forget(index: Index, source: str) -> None:
+    """A journal file is gone: its steps go, and the episodes they spoke of are folded again."""
+    touched = [r[0] for r in index.db.execute("SELECT DISTINCT episode_id FROM episode_steps WHERE source = ?",
+                                              (source,)).fetchall()]
+    index.db.execute("DELETE FROM episode_steps WHERE source = ?", (source,))
+    refold(index, touched)
+    _moved(index, touched, True)
+
+
+register(DomainSchema(
+    "episodes.store", 2,
+    """CREATE TABLE episode_steps(       -- every journal event about an episode, one row per episode
+    source TEXT NOT NULL, line INTEGER NOT NULL, at TEXT NOT NULL, episode_id TEXT NOT NULL,
+    kind TEXT NOT NULL, data TEXT NOT NULL
+);
+CREATE INDEX episode_steps_id ON episode_steps(episode_id, at);
+CREATE INDEX episode_steps_source ON episode_steps(source);
+CREATE TABLE episodes(               -- each episode's state after its steps
+    id TEXT PRIMARY KEY, project_id TEXT, run_id TEXT, scene_type TEXT, skill_used TEXT,
+    created_at TEXT NOT NULL, last_recalled_at TEXT, since REAL NOT NULL, recall_count INTEGER NOT NULL, importance REAL NOT NULL,
+    signal_weight REAL NOT NULL, pinned INTEGER NOT NULL, compressed INTEGER NOT NULL, evicted INTEGER NOT NULL,
+    record TEXT NOT NULL, text TEXT NOT NULL, vec BLOB
+);
+CREATE INDEX episodes_project_created ON episodes(project_id, created_at);
+CREATE INDEX episodes_scene ON episodes(scene_type);
+CREATE INDEX episodes_recalled ON episodes(last_recalled_at);
+CREATE INDEX episodes_run ON episodes(run_id);
+CREATE INDEX episodes_unembedded ON episodes(id) WHERE vec IS NULL AND text != '';
+CREATE INDEX episodes_evicted ON episodes(id) WHERE evicted = 1;
+CREATE TABLE episode_changes(        -- which episodes each generation changed: a ranking table is patched, not reread
+    generation INTEGER PRIMARY KEY, ids TEXT NOT NULL, structural INTEGER NOT NULL
+);""",
+    "DROP TABLE IF EXISTS episode_steps; DROP TABLE IF EXISTS episodes; DROP TABLE IF EXISTS episode_changes",
+    derived_from=(f"{PROJECT_PREFIX}{journal.FOLDER}/",),
+    forget=forget))
+
+
+def put(index: Index, source: str, found: list[journal.Event], whole: bool) -> None:
+    """Store the steps one journal file holds (`whole`) or had appended, and fold what they touched.
+    Appended recalls of known episodes are counted in place; anything else is folded again whole."""
+    touched: dict[str, None] = {}
+    recalls: dict[str, list[str]] = {}
+    if whole:
+        touched.update((r[0], None) for r in index.db.execute(
+            "SELECT DISTINCT episode_id FROM episode_steps WHERE source = ?", (source,)).fetchall())
+        index.db.execute("DELETE FROM episode_steps WHERE source = ?", (source,))
+    rows = []
+    for event in found:
+        for episode_id, step in steps_of(event.data, event.cite):
+            rows.append((source, event.line, step.at, episode_id, step.kind, json.dumps(step.data, ensure_ascii=False)))
+            if step.kind == RECALLED and not whole:
+                recalls.setdefault(episode_id, []).append(step.at)
+            else:
+                touched[episode_id] = None
+    index.db.executemany("INSERT INTO episode_steps(source, line, at, episode_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)",
+                         rows)
+    counted = _count_recalls(index, {k: v for k, v in recalls.items() if k not in touched})
+    touched.update((k, None) for k in recalls if k not in counted)  # not in the index yet: folded whole
+    structural = refold(index, list(touched))
+    if touched or counted:
+        _moved(index, [*touched, *counted], structural)
+
+
+def _count_recalls(index: Index, recalls: dict[str, list[str]]) -> set[str]:
+    """Recalls appended after everything an episode already counts: added to its row as they are."""
+    if not recalls:
+        return set()
+    marks = ",".join("?" * len(recalls))
+    rows = index.db.execute(f"SELECT id, created_at, last_recalled_at FROM episodes WHERE id IN ({marks})",
+                            list(recalls)).fetchall()
+    done = set()
+    for episode_id, created, last in rows:
+        ats = recalls[episode_id]
+        if min(ats) < (last or created):
+            continue  # out of order (an older line appended by hand): folded whole instead
+        newest = max(ats)
+        index.db.execute("UPDATE episodes SET recall_count = recall_count + ?, last_recalled_at = ?, since = ?"
+                         " WHERE id = ?", (len(ats), newest, seconds(newest), episode_id))
+        done.add(episode_id)
+    return done
+
+
+def refold(index: Index, ids: Iterable[str]) -> bool:
+    """Fold each episode again from all its steps; whether the set of episodes or any text changed."""
+    db = index.db
+    structural = False
+    for episode_id in ids:
+        steps = [Step(kind, at, json.loads(data), f"{source}#L{line}") for kind, at, data, source, line in db.execute(
+            "SELECT kind, at, data, source, line FROM episode_steps WHERE episode_id = ? ORDER BY at, source, line",
+            (episode_id,)).fetchall()]
+        state = fold(steps)
+        before = db.execute("SELECT text, scene_type, evicted FROM episodes WHERE id = ?", (episode_id,)).fetchall()
+        if state is None:
+            if before:
+                db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
+                structural = True
+            continue
+        text = embed_text(state)
+        evicted = int(state["evictedAt"] is not None)
+        structural |= not before or before[0] != (text, state["sceneType"], evicted)
+        db.execute(
+            "INSERT INTO episodes(id, project_id, run_id, scene_type, skill_used, created_at, last_recalled_at, since,"
+            " recall_count, importance, signal_weight, pinned, compressed, evicted, record, text)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+            " project_id = excluded.project_id, run_id = excluded.run_id, scene_type = excluded.scene_type,"
+            " skill_used = excluded.skill_used, created_at = excluded.created_at,"
+            " last_recalled_at = excluded.last_recalled_at, since = excluded.since, recall_count = excluded.recall_count,"
+            " importance = excluded.importance, signal_weight = excluded.signal_weight, pinned = excluded.pinned,"
+            " compressed = excluded.compressed, evicted = excluded.evicted, record = excluded.record,"
+            " vec = CASE WHEN episodes.text = excluded.text THEN episodes.vec END, text = excluded.text",
+            (episode_id, state["projectId"], state["runId"], state["sceneType"], state["skillUsed"],
+             state["createdAt"], state["lastRecalledAt"], seconds(state["lastRecalledAt"] or state["createdAt"]),
+             state["recallCount"], state["importance"], state["signalWeight"], int(state["pinned"]),
+             int(state["compressed"]), evicted, json.dumps(state, ensure_ascii=False, sort_keys=True), text))
+    return structural
+
+
+KEPT_CHANGES = 256  # generations whose changed ids are kept for patching
+
+
+def _moved(index: Index, ids: list[str], structural: bool) -> None:
+    """A new generation: its changed episode ids are kept, so a ranking table a step behind is patched."""
+    gen = int(index.get_meta(GENERATION) or 0) + 1
+    index.set_meta(GENERATION, str(gen))
+    index.db.execute("INSERT OR REPLACE INTO episode_changes(generation, ids, structural) VALUES (?, ?, ?)",
+                     (gen, json.dumps(ids if len(ids) <= 500 else []), int(structural or len(ids) > 500)))
+    index.db.execute("DELETE FROM episode_changes WHERE generation <= ?", (gen - KEPT_CHANGES,))
+
+
+def changes(index: Index, after: int, upto: int) -> list[tuple[list[str], bool]] | None:
+    """The ids each generation in (after, upto] changed, or None when one of them is not known."""
+    rows = index.db.execute("SELECT ids, structural FROM episode_changes WHERE generation > ? AND generation <= ?"
+                            " ORDER BY generation", (after, upto)).fetchall()
+    if len(rows) != upto - after:
+        return None
+    return [(json.loads(ids), bool(structural)) for ids, structural in rows]
+
+
+def generation(index: Index) -> int:
+    return int(index.get_meta(GENERATION) or 0)
+
+
+def unembedded(index: Index) -> bool:
+    return bool(index.db.execute("SELECT 1 FROM episodes WHERE vec IS NULL AND text != '' LIMIT 1").fetchall())
+
+
+def embed_pending(index: Index, model: Embedder) -> None:
+    """Give every episode with text and no vector one (in the caller's transaction)."""
+    done = False
+    while rows := index.db.execute("SELECT id, text FROM episodes WHERE vec IS NULL AND text != '' LIMIT ?",
+                                   (EMBED_BATCH,)).fetchall():
+        vectors = np.asarray(model.encode([text for _, text in rows]), dtype=np.float32)
+        index.db.executemany("UPDATE episodes SET vec = ? WHERE id = ?",
+                             [(v.tobytes(), episode_id) for (episode_id, _), v in zip(rows, vectors)])
+        done = True
+    if done:
+        _moved(index, [], True)
+
+
+_RECORD = "SELECT id, record, recall_count, last_recalled_at FROM episodes"
+
+
+def _record(record: str, recall_count: int, last_recalled_at: str | None) -> dict[str, Any]:
+    state: dict[str, Any] = json.loads(record)
+    state.update(recallCount=recall_count, lastRecalledAt=last_recalled_at)  # counted in place (put)
+    return state
+
+
+def records(index: Index, ids: list[str]) -> dict[str, dict[str, Any]]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {i: _record(*rest) for i, *rest in index.db.execute(f"{_RECORD} WHERE id IN ({marks})", ids).fetchall()}
+
+
+def get(index: Index, episode_id: str) -> dict[str, Any] | None:
+    return records(index, [episode_id]).get(episode_id)
+
+
+def of_run(index: Index, run_id: str) -> list[dict[str, Any]]:
+    """The episodes of one run, oldest first."""
+    return [_record(*rest) for _, *rest in index.db.execute(
+        f"{_RECORD} WHERE run_id = ? ORDER BY created_at, id", (run_id,)).fetchall()]
+
+
+def repeats(index: Index, skill: str | None, scene: str | None) -> int:
+    """Earlier live episodes of the same skill on the same kind of scene (REPEATED_SCENE_SKILL)."""
+    if not skill or not scene:
+        return 0
+    return int(index.db.execute("SELECT count(*) FROM episodes WHERE skill_used = ? AND scene_type = ? AND evicted = 0",
+                                (skill, scene)).fetchall()[0][0])
+
+
+def counts(index: Index) -> dict[str, int]:
+    """Episodes in all and live ones (from indexes alone: `index:status` is the sidecar's liveness probe)."""
+    total = index.db.execute("SELECT count(*) FROM episodes").fetchall()[0][0]
+    evicted = index.db.execute("SELECT count(*) FROM episodes WHERE evicted = 1").fetchall()[0][0]
+    return {"total": int(total), "live": int(total - evicted)}
