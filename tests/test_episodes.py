@@ -175,14 +175,19 @@ def test_episodes_enter_layer_four_and_count_as_recalled(bank: Bank, sample: Pat
 
 
 def test_privacy_keeps_the_summary_out_of_the_journal(bank: Bank, sample: Path) -> None:
-    _ok(bank, "memory:settings:update", patch={"privacyModeEnabled": True})
+    before = _run(bank)
+    _ok(bank, "memory:trace:feedback", runId=before, verdict="incorrect", reason="Lin never meets Maren at dawn")
+    _ok(bank, "memory:episode:record", sceneType="romance", summary="Lin meets Maren at dawn", wait=True)
+    _ok(bank, "memory:settings:update", patch={"privacyModeEnabled": True})  # what was journaled before goes too
+    [old] = _ok(bank, "memory:episode:query", sceneType="romance")["items"]
+    assert old["summary"] is None
     run = _run(bank)
     got = _ok(bank, "ai:skill:feedback", runId=run, action="accept", summary="Lin kisses Maren at dawn",
               tags=["romance"], evidenceRef="slow the kiss down")
     assert got["episode"]["summary"] is None and got["episode"]["tags"] == ["romance"]
     _ok(bank, "memory:trace:feedback", runId=run, verdict="correct", reason="Lin kisses Maren")
     text = "".join(f.read_text("utf-8") for f in (sample / ".writenow/journal").glob("*.jsonl"))
-    assert "kisses" not in text and "slow the kiss" not in text
+    assert "kisses" not in text and "slow the kiss" not in text and "at dawn" not in text
 
 
 def test_the_cli(sample: Path) -> None:
@@ -271,3 +276,30 @@ def test_a_query_past_its_deadline_journals_no_recall(bank: Bank, sample: Path, 
     assert late["error"]["code"] == "TIMEOUT" and len(_journal(sample)) == before
     assert _ok(bank, "memory:episode:query", sceneType="dialogue", deadlineMs=600_000)["items"][0]["recallCount"] == 0
     assert _journal(sample)[-1]["event"] == "episode-recalled"
+
+
+def _layer_four_episodes(bank: Bank) -> list[tuple[str, float]]:
+    d = _ok(bank, "context:assemble", skillId="continue", documentId=CH05, selection={"text": SELECTION},
+            sceneType="dialogue", queryText="a bargain at the harbour")
+    return [(i["id"], i["reason"]["score"]) for i in d["items"] if i["kind"] == "episode"]
+
+
+def test_the_ranking_kept_in_memory_follows_every_change(bank: Bank, sample: Path) -> None:
+    ids = [_ok(bank, "memory:episode:record", sceneType=scene, summary=summary, wait=True)["id"]
+           for scene, summary in [("dialogue", "a bargain with the harbour master"), ("action", "a chase on the docks"),
+                                  ("dialogue", "Maren haggles over rope")]]
+    first = _layer_four_episodes(bank)  # read whole
+    _ok(bank, "memory:episode:query", sceneType="dialogue", queryText="haggling")  # recalls: patched in
+    ids.append(_ok(bank, "memory:episode:record", sceneType="dialogue", summary="a bargain struck at the harbour",
+                   importance=1.0, wait=True)["id"])  # a new one: added
+    month = next((sample / ".writenow/journal").glob("*.jsonl"))
+    with month.open("a", encoding="utf-8") as f:  # evicted by hand: taken out
+        f.write(json.dumps({"event": "episode-evicted", "at": "2026-11-25T23:59:59.000000Z", "episodeId": ids[0]}) + "\n")
+    bank.sync()
+    patched = _layer_four_episodes(bank)
+    assert patched != first and ids[0] not in [i for i, _ in patched] and patched[0][0] == ids[3]
+    fresh = membank.open(sample)  # a new process reads the table whole
+    try:
+        assert _layer_four_episodes(fresh) == patched
+    finally:
+        fresh.close()

@@ -19,7 +19,7 @@ SCALARS = [
     "1.5e-3", ".inf", "-.Inf", ".nan", "2026-11-21", "2026-11-21T10:00:00Z", "2026-11-21 10:00:00", "2026-02-30T10:00:00Z",
     "2026-11-21T10:00:00+08:00", "http://example.com/a#b", "a: b", "a:b", "it's", '"quoted"', "'single'", "a #b",
     "a#b", "- dash", "*star", "&anchor", "!tag", "@at", "`tick`", "%pct", "?q", "|", ">", "[x]", "{a: 1}", "=", "<<",
-    "chapters/ch05.md", "两个 词", "", " ",
+    "chapters/ch05.md", "两个 词", "", " ", "\xa0nbsp", "nbsp\xa0", "\u3000全角",
 ]
 KEYS = ["id", "type", "tags", "created", "mood", "x_1", "a-b", "deleted_at", "pinned", "confidence"]
 

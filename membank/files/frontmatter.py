@@ -152,7 +152,7 @@ def _load_flat(text: str) -> dict[str, Any] | None:
             indent = len(line) - len(line.lstrip(" "))
             if block_indent is None:
                 block_indent = indent
-            ok, item = _flat_scalar(line.strip()[2:].strip())
+            ok, item = _flat_scalar(line.strip(" ")[2:].strip(" "))  # YAML trims spaces, not U+00A0
             if not ok or indent != block_indent:  # items out of line are PyYAML's to report
                 return None
             if result[block_key] is None:
@@ -169,10 +169,10 @@ def _load_flat(text: str) -> dict[str, Any] | None:
         if not raw:
             value: Any = None  # stays null unless `- item` lines follow
         elif raw[0] == "[" and raw[-1] == "]":
-            inner = raw[1:-1].strip()
+            inner = raw[1:-1].strip(" ")
             value = []
             for item in (inner.split(",") if inner else []):
-                ok, parsed = _flat_scalar(item.strip())
+                ok, parsed = _flat_scalar(item.strip(" "))
                 if not ok:
                     return None
                 value.append(parsed)

@@ -27,6 +27,11 @@ class Worker:
         self._idle = threading.Condition(self._lock)
 
     @property
+    def closed(self) -> bool:
+        with self._lock:
+            return self._closed
+
+    @property
     def pending(self) -> int:
         """Jobs given and not yet finished."""
         with self._lock:
@@ -34,14 +39,14 @@ class Worker:
 
     def submit(self, job: Job) -> bool:
         """Queue a job; False (and nothing queued) once the worker is closed."""
-        with self._lock:
+        with self._lock:  # queued under the lock: `close` cannot put its stop marker in front of it
             if self._closed:
                 return False
             self._pending += 1
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
                 self._thread.start()
-        self._jobs.put(job)
+            self._jobs.put(job)
         return True
 
     def drain(self, timeout: float | None = None) -> bool:
@@ -54,9 +59,10 @@ class Worker:
         with self._lock:
             self._closed = True
             thread = self._thread
+            if thread is not None:
+                self._jobs.put(_STOP)  # after every job already queued
         if thread is None:
             return True
-        self._jobs.put(_STOP)
         thread.join(timeout)
         return not thread.is_alive()
 

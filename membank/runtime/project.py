@@ -5,6 +5,7 @@ attached from the catalog by `runtime/api.py`."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Callable
 
@@ -22,6 +23,7 @@ from ..kernel.background import Worker
 from ..kernel.errors import MembankError
 
 INDEX_FILE = "index.db"
+log = logging.getLogger("membank")
 
 
 class Project:
@@ -73,7 +75,10 @@ class Project:
     def notify(self, method: str, params: dict[str, Any]) -> None:
         """Tell whoever listens (the sidecar sends it as a notification): `episode:failed`, …"""
         for listener in list(self.listeners):
-            listener(method, {"projectId": self.info.id, **params})
+            try:
+                listener(method, {"projectId": self.info.id, **params})
+            except Exception:  # one listener's failure is not another's, nor the writer's
+                log.exception("a listener failed on %s", method)
 
     def embedder(self) -> Embedder | None:
         """The embedding model settings name (the bundled one by default), loaded once; None if it cannot load."""

@@ -11,16 +11,17 @@ from . import render
 from .render import out
 
 
-def _score(value: Any) -> str:
+def _cell(value: Any) -> str:
+    """A value as a table cell: nothing for null, two places for a score."""
     return "" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
 def trace_view(d: dict[str, Any]) -> None:
-    out.print(Text.assemble(("run ", "bold"), d["runId"], f" · skill {d['skillId']} · {d['at']}"))
+    out.print(Text.assemble(("run ", "bold"), d["runId"], f" · skill {_cell(d['skillId'])} · {_cell(d['at'])}"))
     out.print(f"document: {d['documentId'] or '(none)'} · prefix {d['stablePrefixHash'] or ''} · {d['source']}")
     table = render.table("what the prompt held", ("layer", "kind", "id", "source", "tokens", "score"))
     for p in d["pieces"]:
-        table.add_row(str(p["layer"]), p["kind"], p["id"] or "", p["source"] or "", str(p["tokens"]), _score(p["score"]))
+        table.add_row(*(_cell(p[k]) for k in ("layer", "kind", "id", "source", "tokens", "score")))
     out.print(table)
     if not d["feedback"]:
         out.print("no feedback on this run yet")
@@ -31,7 +32,7 @@ def trace_view(d: dict[str, Any]) -> None:
         if f.get("reason"):
             what += f": {f['reason']}"
         signal = f"{f['signal']} ({f['weight']:+.2f})" if f.get("signal") and f.get("weight") is not None else ""
-        table.add_row(f["at"], f["kind"], what, signal, f["source"])
+        table.add_row(_cell(f["at"]), f["kind"], what, signal, f["source"])
     out.print(table)
 
 

@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from ..kernel import shapes
 
@@ -189,7 +189,17 @@ def notification_schema(name: str, params: type) -> dict[str, Any]:
     return _document(f"{name} notification", f"The server's notification `{name}` and its params.", root, builder)
 
 
-NOTIFICATIONS: dict[str, type] = {"index:changed": IndexChanged}
+class EpisodeFailed(TypedDict):
+    """Sent by the server when an episode accepted by `memory:episode:record` (without `wait`) could not
+    be written after three tries (docs/episodes.md)."""
+
+    projectId: str
+    id: str  # the id `memory:episode:record` answered with
+    code: Literal["MEMORY_EPISODE_WRITE_FAILED", "INTERNAL"]  # INTERNAL: a bug in membank (see its log)
+    message: str
+
+
+NOTIFICATIONS: dict[str, type] = {"index:changed": IndexChanged, "episode:failed": EpisodeFailed}
 
 
 def generate() -> dict[str, str]:

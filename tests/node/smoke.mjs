@@ -153,6 +153,15 @@ async function main() {
     check(second.items.some((i) => i.kind === "card" && i.source === ".writenow/characters/lin-mo.md"),
       "a card mentioned in the text is in Layer 4, cited");
 
+    // the writer accepts the second run's output after a light edit: one call, then the trace shows it
+    const feedback = await sidecar.call("ai:skill:feedback", { projectId: opened.projectId, runId: second.runId,
+      action: "accept", editDistance: 0.15, sceneType: "action", evidenceRef: "short sentences in a fight" });
+    check(feedback.signal.name === "LIGHT_EDIT" && feedback.signal.weight === 0.45 && feedback.episode.source.startsWith(".writenow/journal/"),
+      "ai:skill:feedback records the episode with its implicit signal (LIGHT_EDIT +0.45)");
+    const trace = await sidecar.call("memory:trace:get", { projectId: opened.projectId, runId: second.runId });
+    check(trace.pieces.some((p) => p.kind === "card") && trace.feedback.some((f) => f.kind === "skill" && f.episodeId === feedback.episode.id),
+      "memory:trace:get shows what the prompt held and the feedback on it");
+
     const unknown = await sidecar.request("memory:nothing", {});
     check(unknown.error && unknown.error.code === -32601, "an unknown method is a JSON-RPC error -32601");
     const wrong = await sidecar.request("memory:create", { type: "note", scope: "project" });

@@ -115,9 +115,10 @@ def _memory_pieces(bank: Bank, req: Request, passage: Passage, rules: dict[str, 
 def _episode_pieces(bank: Bank, req: Request, passage: Passage, k: int) -> list[Piece]:
     """Layer 4's episodes: the `k` past runs most like this one, each citing its journal line. Listed in
     the run, they count as recalled when the journal is next indexed."""
-    chosen, _ = episodes.best(bank, req.scene_type, _query(req, passage), k)
+    scene = req.scene_type.strip().lower() or None if req.scene_type is not None else None
+    chosen, _ = episodes.best(bank, scene, _query(req, passage), k)
     return [Piece(4, "episodes", "episode", prompt_line(state), state["id"], state["source"], None,
-                  ranked.reason(req.scene_type), ranked.score) for state, ranked in chosen]
+                  ranked.reason(scene), ranked.score) for state, ranked in chosen]
 
 
 def assemble(bank: Bank, req: Request) -> dict[str, Any]:

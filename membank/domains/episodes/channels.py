@@ -11,9 +11,14 @@ from ..contract import Bank, Channel
 from ..learning.channels import EVIDENCE_LIMIT, PreferencesIngested
 from . import flows, traces
 from .rank import LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN
-from .signal import WEIGHTS
+from .signal import EDITED_ACCEPT, HEAVY_ABOVE, LIGHT_BELOW, WEIGHTS, edited_weight
 
-SceneType = Annotated[str, Most(chars=64)]  # a free lower-case word: action, dialogue, description, …
+SceneType = Annotated[str, Most(chars=64)]  # a free lower-case word: action, dialogue, … (`Action` is read as it)
+
+
+def _scene(value: str | None) -> str | None:
+    """A sceneType as membank keeps it: trimmed and lower-cased, none when blank."""
+    return value.strip().lower() or None if value is not None else None
 Summary = Annotated[str, Most(chars=2000)]  # the app's one-line summary of a run: not the passage
 SignalName = Literal["DIRECT_ACCEPT", "LIGHT_EDIT", "EDITED_ACCEPT", "HEAVY_REWRITE", "FULL_REJECT",
                      "UNDO_AFTER_ACCEPT", "REPEATED_SCENE_SKILL"]
@@ -79,20 +84,20 @@ class EpisodeQuery:
     deadlineMs: DeadlineMs | None = None
 
 
-class Piece(TypedDict):
-    layer: int
-    kind: str
+class Piece(TypedDict):  # as journaled; a value of the wrong type (a hand edit) reads as null
+    layer: int | None
+    kind: str | None
     id: str | None
     source: str | None
-    tokens: int
+    tokens: int | None
     score: float | None
 
 
 class TraceItem(TypedDict):
     kind: Literal["verdict", "skill", "preference", "episode", "undo", "update"]
-    at: str
+    at: str | None
     source: str  # the journal line: `.writenow/journal/2026-11.jsonl#L120`
-    verdict: NotRequired[str | None]
+    verdict: NotRequired[Literal["correct", "incorrect"] | None]
     reason: NotRequired[str | None]
     action: NotRequired[str | None]
     signalKey: NotRequired[str | None]
@@ -104,7 +109,7 @@ class TraceItem(TypedDict):
 
 class Trace(TypedDict):
     runId: str
-    at: str
+    at: str | None
     source: str  # the run's journal line
     skillId: str | None
     documentId: str | None
@@ -181,7 +186,8 @@ class Ranked(Episode):
 
 
 class Problem(TypedDict):
-    code: Literal["EMPTY_QUERY", "MODEL_UNAVAILABLE", "QUERY_NOT_EMBEDDABLE"]
+    code: Literal["EMPTY_QUERY", "MODEL_UNAVAILABLE", "QUERY_NOT_EMBEDDABLE", "EMBEDDING_DIM_MISMATCH",
+                  "RECALL_NOT_JOURNALED"]
     message: str
 
 
@@ -202,7 +208,7 @@ def skill_feedback(bank: Bank, run_id: str, action: str, evidence_ref: str | Non
                    tags: list[str] | None = None, selected_index: int | None = None, candidates: int | None = None,
                    edit_distance: float | None = None, scene_type: str | None = None, summary: str | None = None,
                    chapter_id: str | None = None) -> dict[str, Any]:
-    fields = flows.Fields(chapter_id=chapter_id, scene_type=scene_type, selected_index=selected_index,
+    fields = flows.Fields(chapter_id=chapter_id, scene_type=_scene(scene_type), selected_index=selected_index,
                           candidates=candidates, edit_distance=edit_distance, summary=summary)
     return flows.skill_feedback(bank, run_id, action, fields, evidence_ref, tuple(tags or ()))
 
@@ -216,14 +222,19 @@ def episode_record(bank: Bank, run_id: str | None = None, chapter_id: str | None
     if implicit_signal is None and signal_weight is not None:
         raise errors.invalid("signalWeight", "`signalWeight` needs the `implicitSignal` it weighs "
                              f"({', '.join(WEIGHTS)}); leave both out to have membank derive them")
-    fields = flows.Fields(run_id, chapter_id, scene_type, skill_used, action, selected_index, candidates,
+    if implicit_signal == EDITED_ACCEPT and signal_weight is None:
+        if edit_distance is None or not LIGHT_BELOW <= edit_distance <= HEAVY_ABOVE:
+            raise errors.invalid("signalWeight", "`EDITED_ACCEPT` has no weight of its own: give `signalWeight`, "
+                                 f"or an `editDistance` from {LIGHT_BELOW} to {HEAVY_ABOVE} to weigh it by")
+        signal_weight = round(edited_weight(edit_distance), 3)
+    fields = flows.Fields(run_id, chapter_id, _scene(scene_type), skill_used, action, selected_index, candidates,
                           edit_distance, implicit_signal, signal_weight, importance, pinned, summary, tuple(tags or ()))
     return flows.record(bank, fields, wait)
 
 
 def episode_query(bank: Bank, scene_type: str | None = None, query_text: str | None = None,
                   limit: int = LIMIT_DEFAULT) -> dict[str, Any]:
-    return flows.query(bank, scene_type, query_text, limit)
+    return flows.query(bank, _scene(scene_type), query_text, limit)
 
 
 CHANNELS = (

@@ -69,6 +69,15 @@ def episode(bank: Bank, episode_id: str, f: Fields) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def _forget_text(bank: Bank) -> bool:
+    """In privacy mode (perhaps just turned on by hand in settings.yaml), no summary, reason or label
+    written before stays in the journal (learning's clean-up; files seen clean are not read again)."""
+    privacy = bool(bank.settings_files.memory()["privacyModeEnabled"])
+    if privacy:
+        learning.forget_labels(bank)
+    return privacy
+
+
 def _append(bank: Bank, event: dict[str, Any], durable: bool = True) -> str:
     try:
         rel = journal.append(bank.project.path, event, bank.project.source, durable=durable)
@@ -94,6 +103,7 @@ def persist(bank: Bank, episode_id: str, f: Fields, sleep: Callable[[float], Non
             sleep(BACKOFF[attempt - 1])
         try:
             with bank.write_lock, bank.index.lock:
+                _forget_text(bank)
                 payload = episode(bank, episode_id, f)
                 rel = _append(bank, {"event": "episode", "episode": payload})
                 _index(bank, rel)
@@ -110,20 +120,28 @@ def persist(bank: Bank, episode_id: str, f: Fields, sleep: Callable[[float], Non
 def record(bank: Bank, f: Fields, wait: bool) -> dict[str, Any]:
     """`memory:episode:record`: accepted at once and written off the caller's path, or (`wait`) written now."""
     episode_id = new_id("e")
+    if bank.background.closed:  # refused before anything is written, not written and then failed
+        raise _closed()
     if wait:
         return {"accepted": True, "id": episode_id, "episode": to_api(persist(bank, episode_id, f))}
 
     def later() -> None:
         try:
             persist(bank, episode_id, f)
-        except MembankError as e:
+        except Exception as e:  # a MembankError after three tries, or a bug: either way the app hears it
+            code, message = (e.code, e.message) if isinstance(e, MembankError) else \
+                (errors.INTERNAL, "internal error writing the episode; this is a bug in membank, see its log")
             bank.memo[FAILED] = bank.memo.get(FAILED, 0) + 1
-            log.error("episode %s was not written: %s", episode_id, e.message)
-            bank.notify("episode:failed", {"id": episode_id, "code": e.code, "message": e.message})
+            log.error("episode %s was not written: %s", episode_id, message, exc_info=not isinstance(e, MembankError))
+            bank.notify("episode:failed", {"id": episode_id, "code": code, "message": message})
 
-    if not bank.background.submit(later):  # the project is closing: written now, or refused
-        persist(bank, episode_id, f)
+    if not bank.background.submit(later):
+        raise _closed()
     return {"accepted": True, "id": episode_id}
+
+
+def _closed() -> MembankError:
+    return MembankError(errors.DB_ERROR, "the project is closed; the episode was not written (open it again)")
 
 
 def failed(bank: Bank) -> int:
@@ -137,7 +155,7 @@ def best(bank: Bank, scene: str | None, query: str | None, limit: int) -> tuple[
                                                                                 list[dict[str, str]]]:
     """The `limit` best episodes with their rank, and why semantic ranking was not used (if it was not)."""
     reasons: list[dict[str, str]] = []
-    vector = None
+    vector, model = None, None
     if query is None or not query.strip():
         reasons.append({"code": "EMPTY_QUERY", "message": "no queryText: ranked by sceneType and decay"})
     else:
@@ -151,6 +169,11 @@ def best(bank: Bank, scene: str | None, query: str | None, limit: int) -> tuple[
                 reasons.append({"code": "QUERY_NOT_EMBEDDABLE", "message": "the query has no known tokens"})
     with bank.index.lock:
         found = candidates.table(bank.index)
+        made_with = store.model(bank.index)
+        if vector is not None and model is not None and made_with not in (None, model.name):
+            vector = None
+            reasons.append({"code": "EMBEDDING_DIM_MISMATCH", "message": "the episodes were embedded with another "
+                            "model; run `membank index --rebuild` to embed them with this one"})
         similarity = found.similarity(vector) if vector is not None else None
         ranked = rank(found, similarity, scene, clock.now().timestamp(), limit)
         states = store.records(bank.index, [r.id for r in ranked])
@@ -165,8 +188,12 @@ def query(bank: Bank, scene: str | None, query_text: str | None, limit: int) -> 
     if chosen:
         with cancel.shielded(), bank.write_lock, bank.index.lock:
             # not fsynced: a recall lost to a crash costs one recallCount, an fsync would cost every query
-            rel = _append(bank, {"event": "episode-recalled", "ids": [s["id"] for s, _ in chosen]}, durable=False)
-            _index(bank, rel)
+            try:
+                rel = _append(bank, {"event": "episode-recalled", "ids": [s["id"] for s, _ in chosen]}, durable=False)
+            except MembankError as e:  # the answer stands; only the count is lost, as a lost trace is
+                reasons.append({"code": "RECALL_NOT_JOURNALED", "message": f"the recall was not journaled: {e.message}"})
+            else:
+                _index(bank, rel)
     return {"items": items, "reasons": reasons}
 
 
@@ -232,11 +259,14 @@ def _undo(bank: Bank, run_id: str) -> dict[str, Any]:
 
 def _accepted_feedback(bank: Bank, run_id: str, episode_id: str) -> dict[str, Any] | None:
     """The preference feedback the accept gave (its signal key and weight), if it counted."""
+    cleared = learning_events.last_event(bank.index, "preferences-cleared")
     for e in traces.lines(bank, run_id):
         d = e.data
         if d.get("event") == "feedback" and isinstance(d.get("episode"), dict) and d["episode"].get("id") == episode_id:
             if d.get("ignored") or not isinstance(d.get("signalKey"), str):
                 return None
+            if cleared is not None and str(d.get("at")) <= cleared:
+                return None  # counted before the preferences were cleared: there is nothing left to take back
             return {"signalKey": d["signalKey"], "weight": d.get("weight")}
     return None
 
@@ -245,7 +275,7 @@ def verdict(bank: Bank, run_id: str, verdict_: str, reason: str | None) -> dict[
     """`memory:trace:feedback`: the writer's verdict on what a run's prompt held, journaled."""
     with bank.write_lock, bank.index.lock:
         traces.lines(bank, run_id)  # NOT_FOUND for an unknown run
-        privacy = bank.settings_files.memory()["privacyModeEnabled"]
+        privacy = _forget_text(bank)
         event: dict[str, Any] = {"event": traces.VERDICT, "runId": run_id, "verdict": verdict_}
         if reason and not privacy:
             event["reason"] = reason

@@ -20,6 +20,7 @@ from .decay import seconds
 from .episode import RECALLED, Step, embed_text, fold, steps_of
 
 EMBED_BATCH = 256
+MODEL = "episodes.model"  # meta: the embedding model's identity the vectors were made with
 GENERATION = "episodes.generation"  # meta: moves whenever an episode's vector or its set of episodes changes
 
 
@@ -29,11 +30,11 @@ def forget(index: Index, source: str) -> None:
                                               (source,)).fetchall()]
     index.db.execute("DELETE FROM episode_steps WHERE source = ?", (source,))
     refold(index, touched)
-    _moved(index, touched, True)
+    _moved(index, touched)
 
 
 register(DomainSchema(
-    "episodes.store", 2,
+    "episodes.store", 3,
     """CREATE TABLE episode_steps(       -- every journal event about an episode, one row per episode
     source TEXT NOT NULL, line INTEGER NOT NULL, at TEXT NOT NULL, episode_id TEXT NOT NULL,
     kind TEXT NOT NULL, data TEXT NOT NULL
@@ -53,7 +54,7 @@ CREATE INDEX episodes_run ON episodes(run_id);
 CREATE INDEX episodes_unembedded ON episodes(id) WHERE vec IS NULL AND text != '';
 CREATE INDEX episodes_evicted ON episodes(id) WHERE evicted = 1;
 CREATE TABLE episode_changes(        -- which episodes each generation changed: a ranking table is patched, not reread
-    generation INTEGER PRIMARY KEY, ids TEXT NOT NULL, structural INTEGER NOT NULL
+    generation INTEGER PRIMARY KEY, ids TEXT NOT NULL, unlisted INTEGER NOT NULL
 );""",
     "DROP TABLE IF EXISTS episode_steps; DROP TABLE IF EXISTS episodes; DROP TABLE IF EXISTS episode_changes",
     derived_from=(f"{PROJECT_PREFIX}{journal.FOLDER}/",),
@@ -81,9 +82,9 @@ def put(index: Index, source: str, found: list[journal.Event], whole: bool) -> N
                          rows)
     counted = _count_recalls(index, {k: v for k, v in recalls.items() if k not in touched})
     touched.update((k, None) for k in recalls if k not in counted)  # not in the index yet: folded whole
-    structural = refold(index, list(touched))
+    refold(index, list(touched))
     if touched or counted:
-        _moved(index, [*touched, *counted], structural)
+        _moved(index, [*touched, *counted])
 
 
 def _count_recalls(index: Index, recalls: dict[str, list[str]]) -> set[str]:
@@ -105,24 +106,17 @@ def _count_recalls(index: Index, recalls: dict[str, list[str]]) -> set[str]:
     return done
 
 
-def refold(index: Index, ids: Iterable[str]) -> bool:
-    """Fold each episode again from all its steps; whether the set of episodes or any text changed."""
+def refold(index: Index, ids: Iterable[str]) -> None:
+    """Fold each episode again from all its steps, wherever they are."""
     db = index.db
-    structural = False
     for episode_id in ids:
         steps = [Step(kind, at, json.loads(data), f"{source}#L{line}") for kind, at, data, source, line in db.execute(
             "SELECT kind, at, data, source, line FROM episode_steps WHERE episode_id = ? ORDER BY at, source, line",
             (episode_id,)).fetchall()]
         state = fold(steps)
-        before = db.execute("SELECT text, scene_type, evicted FROM episodes WHERE id = ?", (episode_id,)).fetchall()
         if state is None:
-            if before:
-                db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
-                structural = True
+            db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
             continue
-        text = embed_text(state)
-        evicted = int(state["evictedAt"] is not None)
-        structural |= not before or before[0] != (text, state["sceneType"], evicted)
         db.execute(
             "INSERT INTO episodes(id, project_id, run_id, scene_type, skill_used, created_at, last_recalled_at, since,"
             " recall_count, importance, signal_weight, pinned, compressed, evicted, record, text)"
@@ -136,29 +130,31 @@ def refold(index: Index, ids: Iterable[str]) -> bool:
             (episode_id, state["projectId"], state["runId"], state["sceneType"], state["skillUsed"],
              state["createdAt"], state["lastRecalledAt"], seconds(state["lastRecalledAt"] or state["createdAt"]),
              state["recallCount"], state["importance"], state["signalWeight"], int(state["pinned"]),
-             int(state["compressed"]), evicted, json.dumps(state, ensure_ascii=False, sort_keys=True), text))
-    return structural
+             int(state["compressed"]), int(state["evictedAt"] is not None),
+             json.dumps(state, ensure_ascii=False, sort_keys=True), embed_text(state)))
 
 
 KEPT_CHANGES = 256  # generations whose changed ids are kept for patching
 
 
-def _moved(index: Index, ids: list[str], structural: bool) -> None:
-    """A new generation: its changed episode ids are kept, so a ranking table a step behind is patched."""
+def _moved(index: Index, ids: list[str], unlisted: bool = False) -> None:
+    """A new generation: the episode ids it changed are logged, so a ranking table a step behind is
+    patched (`candidates.py`); `unlisted` when they are too many to list (it is read whole then)."""
     gen = int(index.get_meta(GENERATION) or 0) + 1
     index.set_meta(GENERATION, str(gen))
-    index.db.execute("INSERT OR REPLACE INTO episode_changes(generation, ids, structural) VALUES (?, ?, ?)",
-                     (gen, json.dumps(ids if len(ids) <= 500 else []), int(structural or len(ids) > 500)))
+    unlisted = unlisted or len(ids) > 500
+    index.db.execute("INSERT OR REPLACE INTO episode_changes(generation, ids, unlisted) VALUES (?, ?, ?)",
+                     (gen, json.dumps([] if unlisted else ids), int(unlisted)))
     index.db.execute("DELETE FROM episode_changes WHERE generation <= ?", (gen - KEPT_CHANGES,))
 
 
 def changes(index: Index, after: int, upto: int) -> list[tuple[list[str], bool]] | None:
-    """The ids each generation in (after, upto] changed, or None when one of them is not known."""
-    rows = index.db.execute("SELECT ids, structural FROM episode_changes WHERE generation > ? AND generation <= ?"
+    """(ids, unlisted) of each generation in (after, upto], or None when one of them is not known."""
+    rows = index.db.execute("SELECT ids, unlisted FROM episode_changes WHERE generation > ? AND generation <= ?"
                             " ORDER BY generation", (after, upto)).fetchall()
     if len(rows) != upto - after:
         return None
-    return [(json.loads(ids), bool(structural)) for ids, structural in rows]
+    return [(json.loads(ids), bool(unlisted)) for ids, unlisted in rows]
 
 
 def generation(index: Index) -> int:
@@ -169,17 +165,26 @@ def unembedded(index: Index) -> bool:
     return bool(index.db.execute("SELECT 1 FROM episodes WHERE vec IS NULL AND text != '' LIMIT 1").fetchall())
 
 
-def embed_pending(index: Index, model: Embedder) -> None:
-    """Give every episode with text and no vector one (in the caller's transaction)."""
-    done = False
+def model(index: Index) -> str | None:
+    """The model the episodes' vectors were made with."""
+    return index.get_meta(MODEL)
+
+
+def embed_pending(index: Index, embedder: Embedder) -> None:
+    """Give every episode with text and no vector one (in the caller's transaction); with another model
+    than the one the vectors were made with, every episode is embedded again."""
+    if model(index) != embedder.name:
+        index.db.execute("UPDATE episodes SET vec = NULL WHERE vec IS NOT NULL")
+        index.set_meta(MODEL, embedder.name)
+    done: list[str] = []
     while rows := index.db.execute("SELECT id, text FROM episodes WHERE vec IS NULL AND text != '' LIMIT ?",
                                    (EMBED_BATCH,)).fetchall():
-        vectors = np.asarray(model.encode([text for _, text in rows]), dtype=np.float32)
+        vectors = np.asarray(embedder.encode([text for _, text in rows]), dtype=np.float32)
         index.db.executemany("UPDATE episodes SET vec = ? WHERE id = ?",
                              [(v.tobytes(), episode_id) for (episode_id, _), v in zip(rows, vectors)])
-        done = True
+        done += [episode_id for episode_id, _ in rows]
     if done:
-        _moved(index, [], True)
+        _moved(index, done)
 
 
 _RECORD = "SELECT id, record, recall_count, last_recalled_at FROM episodes"

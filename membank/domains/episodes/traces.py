@@ -8,12 +8,14 @@ the journal files are searched for its id, newest first."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any
 
 from ...files import journal
 from ...files.reader import Unreadable, read_regular
 from ...files.scan import PROJECT_PREFIX
+from ...files.write import check_inside
 from ...index import Index
 from ...index.schema import DomainSchema, register
 from ...kernel.errors import NOT_FOUND, MembankError
@@ -52,18 +54,22 @@ def put(index: Index, source: str, found: list[journal.Event], whole: bool) -> N
 
 
 def _journal_files(bank: Bank) -> list[str]:
-    """The project's journal files (paths under the bank), newest month first."""
+    """The project's journal files (paths under the bank), newest month first; none when the folder is
+    a link out of the bank (what is there is not the project's)."""
+    folder = bank.project.path / journal.FOLDER
     try:
-        names = os.listdir(bank.project.path / journal.FOLDER)
-    except OSError:
+        check_inside(bank.project.path, folder, bank.project.source)
+        names = os.listdir(folder)
+    except (OSError, MembankError):
         return []
     return [f"{journal.FOLDER}/{n}" for n in sorted((n for n in names if n.endswith(".jsonl")), reverse=True)]
 
 
 def _read(bank: Bank, rel: str) -> bytes | None:
     try:
+        check_inside(bank.project.path, bank.project.file(rel), bank.project.source)
         data, _ = read_regular(bank.project.file(rel), None, follow_links=False)
-    except (OSError, Unreadable):
+    except (OSError, Unreadable, MembankError):
         return None
     return data
 
@@ -138,39 +144,60 @@ def lines(bank: Bank, run_id: str) -> list[journal.Event]:
     return [runs[0]] + [e for e in found if e is not runs[0]]
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any) -> float | None:
+    """A number read back from the journal (which may have been edited by hand), or None."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
+def _whole(value: Any) -> int | None:
+    number = _number(value)
+    return int(number) if number is not None and number.is_integer() else None
+
+
 def _feedback(e: journal.Event) -> dict[str, Any] | None:
-    """One line of feedback on a run, as a trace lists it."""
-    d, out = e.data, {"at": e.data.get("at"), "source": e.cite}
+    """One line of feedback on a run, as a trace lists it (values of the wrong type read as null)."""
+    d, out = e.data, {"at": _text(e.data.get("at")), "source": e.cite}
     kind = d.get("event")
     if kind == VERDICT:
-        return {**out, "kind": "verdict", "verdict": d.get("verdict"), "reason": d.get("reason")}
+        verdict = d.get("verdict") if d.get("verdict") in ("correct", "incorrect") else None
+        return {**out, "kind": "verdict", "verdict": verdict, "reason": _text(d.get("reason"))}
     episode = d.get("episode") if isinstance(d.get("episode"), dict) else None
     if kind == "feedback":
-        item = {**out, "kind": "skill" if episode else "preference", "action": d.get("action"),
-                "signalKey": d.get("signalKey"), "ignored": d.get("ignored")}
+        item = {**out, "kind": "skill" if episode else "preference", "action": _text(d.get("action")),
+                "signalKey": _text(d.get("signalKey")), "ignored": _text(d.get("ignored"))}
         if episode:
-            item.update(episodeId=episode.get("id"), signal=episode.get("implicitSignal"),
-                        weight=episode.get("signalWeight"))
+            item.update(episodeId=_text(episode.get("id")), signal=_text(episode.get("implicitSignal")),
+                        weight=_number(episode.get("signalWeight")))
         return item
     if kind == "episode" and episode:
-        return {**out, "kind": "episode", "action": episode.get("action"), "episodeId": episode.get("id"),
-                "signal": episode.get("implicitSignal"), "weight": episode.get("signalWeight")}
+        return {**out, "kind": "episode", "action": _text(episode.get("action")), "episodeId": _text(episode.get("id")),
+                "signal": _text(episode.get("implicitSignal")), "weight": _number(episode.get("signalWeight"))}
     if kind == "episode-updated":
         changes = d.get("changes") if isinstance(d.get("changes"), dict) else {}
-        return {**out, "kind": "undo" if changes.get("action") == "undo" else "update", "action": changes.get("action"),
-                "episodeId": d.get("episodeId"), "signal": changes.get("implicitSignal"),
-                "weight": changes.get("signalWeight")}
+        return {**out, "kind": "undo" if changes.get("action") == "undo" else "update",
+                "action": _text(changes.get("action")), "episodeId": _text(d.get("episodeId")),
+                "signal": _text(changes.get("implicitSignal")), "weight": _number(changes.get("signalWeight"))}
     return None
+
+
+def _piece(p: dict[str, Any]) -> dict[str, Any]:
+    return {"layer": _whole(p.get("layer")), "kind": _text(p.get("kind")), "id": _text(p.get("id")),
+            "source": _text(p.get("source")), "tokens": _whole(p.get("tokens")), "score": _number(p.get("score"))}
 
 
 def trace(bank: Bank, run_id: str) -> dict[str, Any]:
     """`memory:trace:get`: the run, every piece it injected, and all feedback on it."""
     found = lines(bank, run_id)
     run = found[0].data
-    pieces = [p for p in run.get("pieces") or [] if isinstance(p, dict)]
-    return {"runId": run_id, "at": run.get("at"), "source": found[0].cite, "skillId": run.get("skillId"),
-            "documentId": run.get("documentId"), "stablePrefixHash": run.get("stablePrefixHash"),
-            "pieces": [{k: p.get(k) for k in ("layer", "kind", "id", "source", "tokens", "score")} for p in pieces],
+    pieces = run.get("pieces") if isinstance(run.get("pieces"), list) else []
+    return {"runId": run_id, "at": _text(run.get("at")), "source": found[0].cite, "skillId": _text(run.get("skillId")),
+            "documentId": _text(run.get("documentId")), "stablePrefixHash": _text(run.get("stablePrefixHash")),
+            "pieces": [_piece(p) for p in pieces if isinstance(p, dict)],
             "feedback": [f for e in found[1:] if (f := _feedback(e)) is not None]}
 
 

@@ -127,7 +127,10 @@ def _apply(index: Index, root: BankRoot, stat: FileStat, known: FileState | None
     journal = stat.section == JOURNAL
     digest = journals.fingerprint(data, len(data)) if journal else content_hash(data)
     index.put_file(stat.source, root.bank, size, mtime_ns, digest)
-    if known is not None and known.hash == digest:
+    # a journal's state hashes only its end: the same size and end with another mtime may be an edit
+    # further back (read whole below); a Markdown file's hash is of all its bytes
+    same = known is not None and known.hash == digest and (not journal or (known.size, known.mtime_ns) == (size, mtime_ns))
+    if same:
         report.unchanged += 1
         return set()
     if known is None:

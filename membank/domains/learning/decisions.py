@@ -100,12 +100,21 @@ def worded_from_label(content: str, key: str) -> bool:
     return False
 
 
+PRIVATE_KEYS = (b'"evidence"', b'"summary"', b'"reason"')  # label text, a run's summary, a verdict's reason
+
+
+def holds_text(data: bytes) -> bool:
+    """Whether journal bytes may hold text privacy mode keeps out (a quick test before parsing)."""
+    return any(key in data for key in PRIVATE_KEYS)
+
+
 def without_labels(data: bytes) -> bytes:
-    """A journal file's bytes with every label's text (`evidence`) taken out. Lines without one keep
-    their bytes; a damaged line that may hold one is dropped (it never counted anyway)."""
+    """A journal file's bytes with every label's text (`evidence`), every run summary (an episode's
+    `summary`) and every verdict's `reason` taken out. Lines without one keep their bytes; a damaged
+    line that may hold one is dropped (it never counted anyway)."""
     out = []
     for raw in data.split(b"\n"):
-        if b'"evidence"' not in raw:
+        if not holds_text(raw):
             out.append(raw)
             continue
         try:
@@ -114,6 +123,9 @@ def without_labels(data: bytes) -> bytes:
             continue
         if isinstance(value, dict):
             value.pop("evidence", None)
+            value.pop("reason", None)
+            if isinstance(value.get("episode"), dict):
+                value["episode"].pop("summary", None)
             out.append(json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8"))
         # anything else holding the word is not an event: dropped too
     return b"\n".join(out)

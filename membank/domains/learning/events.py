@@ -1,13 +1,12 @@
 """The journal's events in the index: learning's own table and its queries.
 
-Journal files are indexed like any other (re-read whole when their stat changes) into `events`, so
-signal counts are derived and survive a rebuild. The table is registered with the index's schema
+Journal files are indexed like any other (read on from where they were left when they only grew,
+`indexing/journals.py`) into `events`, so signal counts are derived and survive a rebuild. The table is registered with the index's schema
 registry: a change to it drops only this table and re-reads only the journal files."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ...files import journal
 from ...files.scan import PROJECT_PREFIX

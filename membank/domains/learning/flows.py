@@ -18,7 +18,7 @@ from ..contract import Bank
 from ..memories import read, write
 from . import events
 from .decisions import (LEARNED_FOLDER, MIN_EVIDENCE, POLARITY, WEIGHT, EVIDENCE_TOO_SHORT, LEARNING_DISABLED,
-                        closest, confidence, evidence_hash, learned_id, normalize, signal_key, without_labels,
+                        closest, confidence, evidence_hash, holds_text, learned_id, normalize, signal_key, without_labels,
                         worded_from_label, wording)
 
 log = logging.getLogger("membank")
@@ -141,7 +141,7 @@ def forget_labels(bank: Bank) -> list[str]:
         except (OSError, Unreadable):
             continue
         stamp = (at_read.st_size, at_read.st_mtime_ns)
-        redacted = without_labels(data) if b'"evidence"' in data else data
+        redacted = without_labels(data) if holds_text(data) else data
         if redacted != data:
             try:
                 replace_unchanged(path, redacted, data)
