@@ -151,7 +151,7 @@ def test_quick_runner_end_to_end() -> None:
     result = bench.run(opts)
     rows = {r.key: r for r in result.rows}
     for key in ("cold_index", "noop_sync", "one_file_sync", "watcher", "preview_deterministic", "preview_semantic",
-                "preview_semantic_after_write", "memory_create", "sidecar_rss"):
+                "preview_semantic_after_write", "memory_create", "sidecar_rss", "episode_record", "episode_query"):
         assert rows[key].samples, (key, rows[key].note)
     assert rows["sidecar_rtt"].n == 5, rows["sidecar_rtt"].note  # the harness is in the package: a real `membank serve`
     text = bench.table(result)

@@ -154,28 +154,28 @@ def failed(bank: Bank) -> int:
 def best(bank: Bank, scene: str | None, query: str | None, limit: int) -> tuple[list[tuple[dict[str, Any], Ranked]],
                                                                                 list[dict[str, str]]]:
     """The `limit` best episodes with their rank, and why semantic ranking was not used (if it was not)."""
-    reasons: list[dict[str, str]] = []
-    vector, model = None, None
-    if query is None or not query.strip():
-        reasons.append({"code": "EMPTY_QUERY", "message": "no queryText: ranked by sceneType and decay"})
-    else:
-        model = bank.embedder()
-        if model is None:
-            reasons.append({"code": "MODEL_UNAVAILABLE", "message": "no embedding model could be loaded"})
-        else:
-            vector = np.asarray(model.encode([query])[0], dtype=np.float32)
-            if not vector.any():
-                vector = None
-                reasons.append({"code": "QUERY_NOT_EMBEDDABLE", "message": "the query has no known tokens"})
     with bank.index.lock:
         found = candidates.table(bank.index)
         made_with = store.model(bank.index)
-        if vector is not None and model is not None and made_with not in (None, model.name):
+    if not found.ids:
+        return [], []  # nothing to rank: the query is not even embedded (every prompt of a new project)
+    reasons: list[dict[str, str]] = []
+    vector = None
+    if query is None or not query.strip():
+        reasons.append({"code": "EMPTY_QUERY", "message": "no queryText: ranked by sceneType and decay"})
+    elif (model := bank.embedder()) is None:
+        reasons.append({"code": "MODEL_UNAVAILABLE", "message": "no embedding model could be loaded"})
+    elif made_with not in (None, model.name):
+        reasons.append({"code": "EMBEDDING_DIM_MISMATCH", "message": "the episodes were embedded with another "
+                        "model; run `membank index --rebuild` to embed them with this one"})
+    else:
+        vector = np.asarray(model.encode([query])[0], dtype=np.float32)
+        if not vector.any():
             vector = None
-            reasons.append({"code": "EMBEDDING_DIM_MISMATCH", "message": "the episodes were embedded with another "
-                            "model; run `membank index --rebuild` to embed them with this one"})
-        similarity = found.similarity(vector) if vector is not None else None
-        ranked = rank(found, similarity, scene, clock.now().timestamp(), limit)
+            reasons.append({"code": "QUERY_NOT_EMBEDDABLE", "message": "the query has no known tokens"})
+    similarity = found.similarity(vector) if vector is not None else None
+    ranked = rank(found, similarity, scene, clock.now().timestamp(), limit)
+    with bank.index.lock:
         states = store.records(bank.index, [r.id for r in ranked])
     return [(states[r.id], r) for r in ranked if r.id in states], reasons
 
