@@ -5,8 +5,6 @@ by an event; time moves only when a test moves it (`cancel.use`), so nothing her
 from __future__ import annotations
 
 import json
-import os
-import queue
 import threading
 from pathlib import Path
 from typing import Any, Iterator
@@ -19,10 +17,10 @@ from membank.domains.indexing import sync as syncing
 from membank.kernel import cancel
 from membank.kernel.errors import CANCELED, INVALID_ARGUMENT, TIMEOUT, MembankError
 from membank.runtime.catalog import CATALOG, cancellable
-from membank.runtime.registry import Registry
-from membank.shells.server import INVALID_REQUEST, Server
+from membank.shells.server import INVALID_REQUEST
 
 from .helpers import write_memory
+from .wire import Wire
 
 CH05 = "chapters/ch05.md"
 
@@ -121,59 +119,6 @@ def test_an_assembly_stopped_at_its_last_stage_journals_no_run(bank: Bank, sampl
 
 
 # -- the sidecar, with an index:sync held halfway -------------------------------------------------
-
-
-class Wire:
-    """An in-process Server on a pipe: lines in by `handle`, messages read back by id."""
-
-    def __init__(self) -> None:
-        self._read_fd, self._write_fd = os.pipe()
-        self.server = Server(Registry(), self._write_fd, watch=False)
-        self._messages: queue.Queue[dict[str, Any]] = queue.Queue()
-        self._early: dict[Any, dict[str, Any]] = {}
-        self._pump = threading.Thread(target=self._read, daemon=True)
-        self._pump.start()
-        self._next = 0
-
-    def _read(self) -> None:
-        buffer = b""
-        while chunk := os.read(self._read_fd, 65536):
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                self._messages.put(json.loads(line))
-
-    def line(self, message: dict[str, Any]) -> None:
-        self.server.handle(json.dumps({"jsonrpc": "2.0", **message}).encode())
-
-    def send(self, method: str, params: dict[str, Any] | None = None) -> int:
-        self._next += 1
-        self.line({"id": self._next, "method": method, "params": params or {}})
-        return self._next
-
-    def message(self, id_: int) -> dict[str, Any]:
-        """The reply to `id_`, whatever order replies come in; fails after 30 s (a liveness bound)."""
-        while id_ not in self._early:
-            message = self._messages.get(timeout=30)
-            self._early[message.get("id")] = message
-        return self._early.pop(id_)
-
-    def result(self, id_: int) -> dict[str, Any]:
-        return self.message(id_)["result"]  # type: ignore[no-any-return]
-
-    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        envelope = self.result(self.send(method, params))
-        assert envelope["ok"], envelope
-        return envelope["data"]  # type: ignore[no-any-return]
-
-    def cancel(self, id_: int) -> None:
-        self.line({"method": "$/cancelRequest", "params": {"id": id_}})  # a notification: no reply
-
-    def close(self) -> None:
-        self.server.shutdown()
-        os.close(self._write_fd)
-        self._pump.join(30)
-        os.close(self._read_fd)
 
 
 class Held:

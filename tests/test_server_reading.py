@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import os
-import queue
 import threading
 from pathlib import Path
-from typing import Any
 
 import apsw
 import pytest
@@ -18,6 +14,7 @@ from membank.runtime.registry import Registry
 from membank.shells.server import Server
 
 from .helpers import write_memory
+from .wire import Wire
 
 
 def _in_thread(fn):  # noqa: ANN001, ANN202
@@ -114,53 +111,9 @@ def test_outside_reading_the_writer_connection_is_used(bank: Bank) -> None:
 # -- the sidecar's read lane during a rebuild, the rebuild held halfway (no race: an event) -------------
 
 
-class _Wire:
-    """An in-process Server on a pipe: requests in by `handle`, replies read back by id."""
-
-    def __init__(self, server_for: Any) -> None:
-        self._read_fd, write_fd = os.pipe()
-        self.server: Server = server_for(write_fd)
-        self._write_fd = write_fd
-        self._replies: queue.Queue[dict[str, Any]] = queue.Queue()
-        self._pump = threading.Thread(target=self._read, daemon=True)
-        self._pump.start()
-        self._next = 0
-
-    def _read(self) -> None:
-        buffer = b""
-        while chunk := os.read(self._read_fd, 65536):
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                self._replies.put(json.loads(line))
-
-    def send(self, method: str, params: dict[str, Any] | None = None) -> int:
-        self._next += 1
-        self.server.handle(json.dumps({"jsonrpc": "2.0", "id": self._next, "method": method,
-                                       "params": params or {}}).encode())
-        return self._next
-
-    def reply(self, id_: int) -> dict[str, Any]:
-        """The envelope answering `id_` (replies to other ids before it are dropped); fails after 30 s."""
-        while True:
-            message = self._replies.get(timeout=30)  # a liveness bound: queue.Empty fails the test
-            if message.get("id") == id_:
-                assert message["result"]["ok"], message
-                return message["result"]["data"]
-
-    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self.reply(self.send(method, params))
-
-    def close(self) -> None:
-        self.server.shutdown()
-        os.close(self._write_fd)
-        self._pump.join(30)
-        os.close(self._read_fd)
-
-
 def test_status_reads_during_a_held_rebuild_answer_from_the_last_commit(sample: Path) -> None:
     # one read thread: the status read after project:open runs after its connection was warmed
-    wire = _Wire(lambda fd: Server(Registry(), fd, watch=False, read_workers=1))
+    wire = Wire(lambda fd: Server(Registry(), fd, watch=False, read_workers=1))
     rebuild: threading.Thread | None = None
     release = threading.Event()
     try:
