@@ -109,6 +109,11 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
                               "evidenceRef": "keep the sea close", "summary": "Lin and Maren argue at the light"},
         "memory:episode:record": {"sceneType": "dialogue", "skillUsed": "continue", "summary": "a quarrel", "wait": True},
         "memory:episode:query": {"sceneType": "dialogue", "queryText": "an argument at the lighthouse"},
+        "memory:lifecycle:run": {"trigger": "weekly"},
+        "memory:working:add": {"sessionId": "s-sidecar", "kind": "signal", "content": "keep the sea close",
+                               "importance": 0.6, "focus": "Lin and Maren at the light"},
+        "memory:working:list": {"sessionId": "s-sidecar"},
+        "memory:session:end": {"sessionId": "s-sidecar"},
     }
 
 

@@ -36,6 +36,7 @@ class Bank(Protocol):
     memo: dict[str, Any]  # per-domain caches that live as long as the open project, by domain name
     watcher: Any
     background: Worker  # one thread per project for writes done off the caller's path
+    closers: list[Callable[[], None]]  # run first when the project closes (working memory archives its sessions)
 
     @property
     def roots(self) -> list[BankRoot]: ...

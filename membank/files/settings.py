@@ -30,7 +30,16 @@ CONTEXT_DEFAULTS: dict[str, Any] = {
     "layerTokens": {"identity": 600, "skill": 2000, "project": 3000, "preferences": 1000, "retrieved": 3000,
                     "immediate": 8000},
 }
-DEFAULTS = {"memory": MEMORY_DEFAULTS, "embedding": EMBEDDING_DEFAULTS, "context": CONTEXT_DEFAULTS}
+# episodes.md: the stores' capacities, how long an episode lives, the working memory's tokens per session
+LIFECYCLE_DEFAULTS: dict[str, Any] = {
+    "activeEpisodes": 1000,
+    "compressedEpisodes": 5000,
+    "semanticRules": 200,
+    "episodeTtlDays": 180,
+    "workingTokens": 8000,
+}
+DEFAULTS = {"memory": MEMORY_DEFAULTS, "embedding": EMBEDDING_DEFAULTS, "context": CONTEXT_DEFAULTS,
+            "lifecycle": LIFECYCLE_DEFAULTS}
 
 
 def _bool(v: Any) -> bool | None:
@@ -76,6 +85,11 @@ CHECKS: dict[tuple[str, str], tuple[Callable[[Any], Any], str]] = {
     ("embedding", "model"): (_model, "a folder path or null"),
     ("context", "maxTokens"): (_int_in(100, 200_000), "a whole number from 100 to 200,000"),
     ("context", "recursion"): (_int_in(0, 5), "a whole number from 0 to 5"),
+    ("lifecycle", "activeEpisodes"): (_int_in(1, 1_000_000), "a whole number from 1 to 1,000,000"),
+    ("lifecycle", "compressedEpisodes"): (_int_in(0, 10_000_000), "a whole number from 0 to 10,000,000"),
+    ("lifecycle", "semanticRules"): (_int_in(0, 1_000_000), "a whole number from 0 to 1,000,000"),
+    ("lifecycle", "episodeTtlDays"): (_int_in(1, 36_500), "a whole number of days from 1 to 36,500"),
+    ("lifecycle", "workingTokens"): (_int_in(100, 1_000_000), "a whole number from 100 to 1,000,000"),
     ("context", "layerTokens"): (_layer_tokens, f"`layer: tokens` pairs for any of {', '.join(LAYER_NAMES)}, "
                                  f"each a whole number from 0 to {MAX_LAYER_TOKENS:,}"),
 }
@@ -221,6 +235,9 @@ class SettingsCache:
     def context(self) -> dict[str, Any]:
         found = self.read()[0]["context"]
         return {**found, "layerTokens": dict(found["layerTokens"])}
+
+    def lifecycle(self) -> dict[str, Any]:
+        return dict(self.read()[0]["lifecycle"])
 
     def diagnostics(self) -> list[Diagnostic]:
         return list(self.read()[1])

@@ -15,11 +15,13 @@ from ..domains.contract import Channel
 from ..domains.episodes import channels as episodes
 from ..domains.indexing import channels as indexing
 from ..domains.learning import channels as learning
+from ..domains.lifecycle import channels as lifecycle
 from ..domains.memories import channels as memories
 from ..domains.recall import channels as recall
 from ..domains.settings import channels as settings
 from ..domains.skills import channels as skills
 from ..domains.story import channels as story
+from ..domains.working import channels as working
 from ..kernel.cancel import DEADLINE_FIELD
 from . import registry
 
@@ -34,6 +36,8 @@ TABLES: tuple[tuple[Channel, ...], ...] = (
     context.CHANNELS,
     story.CHANNELS,
     episodes.CHANNELS,
+    lifecycle.CHANNELS,
+    working.CHANNELS,
 )
 
 CATALOG: dict[str, Channel] = {c.name: c for table in TABLES for c in table}

@@ -57,12 +57,19 @@ class Project:
         self.watcher: Any = None  # the running membank.shells.watch.Watcher, if one is attached
         self.background = Worker(f"membank-later-{self.info.id}")  # writes done off the caller's path
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []  # the sidecar's notifications
+        self.closers: list[Callable[[], None]] = []  # run first by close(): working memory archives its sessions
 
     @property
     def roots(self) -> list[BankRoot]:
         return [self.project, self.global_]
 
     def close(self) -> None:
+        closers, self.closers = self.closers, []
+        for closer in closers:  # before the writer closes: they may still write (archived episodes)
+            try:
+                closer()
+            except Exception:  # one closer's failure is not the next one's, nor the close's
+                log.exception("a closer failed while closing the project")
         self.background.close()  # the writes accepted off the caller's path are finished first
         if self.watcher is not None:
             self.watcher.stop()

@@ -91,6 +91,10 @@ def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
             out.print(f"  semantic recall off: {model['problem']['message']}")
         diag = d["diagnostics"]
         out.print(f"  problems: {diag['errors']} errors, {diag['warnings']} warnings")
+        episodes, life = d["episodes"], d["lifecycle"]
+        out.print(f"  episodes: {episodes['live']} (" + ", ".join(f"{k} {v}" for k, v in life["levels"].items())
+                  + f"; decay as of the last daily run){', ' + str(episodes['failed']) + ' failed' if episodes['failed'] else ''}")
+        out.print("  lifecycle last ran: " + ", ".join(f"{k} {v or 'never'}" for k, v in life["lastRun"].items()))
     call(path, "index:status", {}, as_json, show)
 
 
@@ -252,6 +256,7 @@ def watch(path: Optional[Path] = PathArg,
     import threading
     import time
 
+    from .daily import Daily
     from .watch import Watcher
 
     registry = open_registry(path, as_json, sync=False)
@@ -268,15 +273,18 @@ def watch(path: Optional[Path] = PathArg,
         sys.stdout.flush()
 
     watcher = Watcher(bank, on_change=show, debounce=debounce, force_polling=True if polling else None)
+    daily = Daily(registry, lambda pid: dispatch(registry, "memory:lifecycle:run", {"projectId": pid, "trigger": "daily"}))
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         watcher.start()
+        daily.start()  # the lifecycle's daily run, when a day has passed since the last (then hourly looks)
         status = watcher.status()
         if not as_json:  # a fallback to polling is said once, by the watcher's log warning
             err.print(f"watching {bank.info.name} ({status['mode']}, debounce {debounce:g} s); Ctrl-C stops")
         while not stop.wait(0.5):
             pass
     finally:
+        daily.stop()
         watcher.stop()
         registry.close()
         for sig, handler in previous.items():
@@ -341,9 +349,9 @@ def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder a
 
 # the prompt and settings commands live in modules of their own; importing them registers them,
 # after the commands above (the order `membank --help` lists)
-from . import episodecli, promptcli, settingscli, storycli  # noqa: E402
+from . import episodecli, promptcli, settingscli, storycli, workingcli  # noqa: E402
 
-COMMAND_MODULES = (promptcli, settingscli, storycli, episodecli)
+COMMAND_MODULES = (promptcli, settingscli, storycli, episodecli, workingcli)
 
 
 def main() -> None:

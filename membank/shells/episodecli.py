@@ -67,3 +67,21 @@ def episodes(scene: Optional[str] = SceneOpt, query: Optional[str] = typer.Optio
              limit: int = typer.Option(5, "--limit", min=3, max=5, help="3-5."),
              project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
     call(project, "memory:episode:query", _given(sceneType=scene, queryText=query, limit=limit), as_json, episodes_view)
+
+
+def _lifecycle_view(d: dict[str, Any]) -> None:
+    from .render import out
+
+    done = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("trigger", "at", "changed", "tookMs", "levels",
+                                                                   "history") and v)
+    out.print(f"{d['trigger']} at {d['at']}: {done or 'nothing to do'}" + ("" if d["changed"] else " (nothing changed)"))
+    for source in d.get("history") or []:
+        out.print(f"  wrote {source}")
+    if d.get("levels"):
+        out.print("  episodes by level: " + ", ".join(f"{k} {v}" for k, v in d["levels"].items()))
+
+
+@command("memory:lifecycle:run")
+def lifecycle(trigger: str = typer.Argument(..., metavar="TRIGGER", help="realtime, daily, weekly or monthly."),
+              project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    call(project, "memory:lifecycle:run", {"trigger": trigger}, as_json, _lifecycle_view)

@@ -195,7 +195,7 @@ class EpisodeFailed(TypedDict):
 
     projectId: str
     id: str  # the id `memory:episode:record` answered with
-    code: Literal["MEMORY_EPISODE_WRITE_FAILED", "INTERNAL"]  # INTERNAL: a bug in membank (see its log)
+    code: Literal["MEMORY_EPISODE_WRITE_FAILED", "MEMORY_CAPACITY_EXCEEDED", "INTERNAL"]  # INTERNAL: a bug (see the log)
     message: str
 
 

@@ -34,6 +34,7 @@ from ..kernel.errors import MembankError
 from ..index.store import reading
 from . import cancels
 from .requestid import ID_SCAN, no_constants, request_id, valid_id
+from .daily import Daily
 from .settler import Settler
 
 log = logging.getLogger("membank.shells.server")
@@ -95,6 +96,8 @@ class Server:
         self._eof = threading.Event()
         self._stop_reason: str | None = None  # set from a signal handler: a plain assignment, nothing that locks
         self.settler = Settler(self._idle, lambda: self._inflight > 0)
+        self.daily = Daily(registry, lambda pid: self.submit("memory:lifecycle:run",
+                                                               {"projectId": pid, "trigger": "daily"}, False, None))
 
     # -- output ---------------------------------------------------------------------------------
 
@@ -331,6 +334,7 @@ class Server:
                 return
             self._warm_readers(bank)
             bank.listeners.append(self.notify)  # `episode:failed` and the like, as notifications
+            self.daily.nudge()  # its daily lifecycle run, when a day has passed since the last
             self.settler.changed()
             if self.watch:
                 self._start_watcher(project_id, bank)
@@ -386,6 +390,7 @@ class Server:
         reader = threading.Thread(target=self.read_lines, args=(in_fd,), name="membank-stdin", daemon=True)
         reader.start()
         self.settler.start()
+        self.daily.start()
         while not self._eof.wait(0.05):
             if self._stop_reason is not None:
                 break
@@ -414,6 +419,7 @@ class Server:
             while self._inflight:
                 self._idle.wait()
         self.settler.stop()
+        self.daily.stop()
         with self._watch_lock:
             watchers, self._watchers = list(self._watchers.values()), {}
         for watcher in watchers:

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
 from ...files import journal
+from ...files.frontmatter import MAX_FILE_BYTES
+from ...files.reader import Unreadable, read_regular
 from ...files.write import new_id
 from ...kernel import cancel
 from ...kernel.errors import MembankError
@@ -15,6 +18,7 @@ from ...kernel.paths import document_path
 from ..contract import Bank
 from ..episodes import flows as episodes
 from ..episodes.episode import prompt_line
+from ..lifecycle import history
 from ..recall.queries import hiding
 from ..recall.rank import INJECTION_DISABLED, Reason
 from ..skills import read as skills
@@ -121,6 +125,25 @@ def _episode_pieces(bank: Bank, req: Request, passage: Passage, k: int) -> list[
                   ranked.reason(scene), ranked.score) for state, ranked in chosen]
 
 
+HISTORY_SECTIONS = 3  # the latest compact sections a prompt gets (this document's, when it has any)
+
+
+def _history_pieces(bank: Bank, document: str | None) -> list[Piece]:
+    """Layer 4's history: the latest sections of `history/YYYY-MM.md`, each citing its heading's line."""
+    root = bank.project
+
+    def read(path: Path) -> str | None:
+        try:
+            data, _ = read_regular(path, MAX_FILE_BYTES, follow_links=False)
+            return data.decode("utf-8")
+        except (OSError, Unreadable, UnicodeDecodeError):
+            return None
+
+    found = history.latest(root.file(history.FOLDER), root.source, document, HISTORY_SECTIONS, read)
+    return [Piece(4, "history", "history", s.text, None, s.source, s.line, {"document": s.document, "week": s.week})
+            for s in found]
+
+
 def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     started = time.perf_counter()
     skill, rules = skills.usable(bank, req.skill_id)
@@ -191,10 +214,32 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
                 pieces += _memory_pieces(bank, req, passage, rules, document, hidden_rows, set(timed), reasons)
                 if rules["episodes"]:
                     pieces += _episode_pieces(bank, req, passage, rules["episodes"])
+                if rules["history"]:
+                    pieces += _history_pieces(bank, document)
         else:
             reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings "
                                   "(memory.injectionEnabled): no preferences, memories, episodes or history"))
 
+    return finish(bank, req, skill, rules, pieces, reasons, Finish(hidden, capped, late, passage, document, started))
+
+
+@dataclass(frozen=True)
+class Finish:
+    """What an assembly carries to its end besides the pieces and reasons."""
+    hidden: dict[str, int]
+    capped: list[dict[str, Any]]
+    late: list[dict[str, Any]]
+    passage: Passage
+    document: str | None
+    started: float
+    memory_degraded: bool = False
+
+
+def finish(bank: Bank, req: Request, skill: dict[str, Any], rules: dict[str, Any], pieces: list[Piece],
+           reasons: list[Reason], f: Finish) -> dict[str, Any]:
+    """The budget fitted, the prompt serialised, the run journaled: the channel's data."""
+    ctx = bank.settings_files.context()
+    hidden, capped, late, passage, document = f.hidden, f.capped, f.late, f.passage, f.document
     fitted = budget.fit(pieces, ctx["layerTokens"], rules["max_tokens"])
     if fitted.over_budget:
         reasons.append(Reason(OVER_BUDGET, "what is never cut (identity, skill, instruction, selection, or a "
@@ -222,13 +267,13 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
             "prefixTokens": out.prefix_tokens,
             "prefixCacheable": out.prefix_tokens >= 1024,
             "hardCut": [side for side, s in (("before", passage.before), ("after", passage.after)) if s.cut == "hard"],
-            "memoryDegraded": False,
+            "memoryDegraded": f.memory_degraded,
             "tookMs": 0.0,
         },
     }
     cancel.check()  # the last checkpoint: a call stopped here leaves no trace line; once journaled it answers
     _journal_run(bank, data, document)
-    data["diagnostics"]["tookMs"] = round((time.perf_counter() - started) * 1000, 3)
+    data["diagnostics"]["tookMs"] = round((time.perf_counter() - f.started) * 1000, 3)
     return data
 
 

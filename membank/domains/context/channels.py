@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from ...kernel.payload import DeadlineMs, DocPath, Id, Most
+from ...index import StorageError
 from ..contract import Channel
+from . import degraded
 from .assemble import Request, assemble
 
 MAX_DOCUMENT_CHARS = 4_000_000
@@ -106,8 +108,12 @@ def context_assemble(bank: Any, skill_id: str, document_id: str | None = None, d
                      query_text: str | None = None, session_id: str | None = None, run_id: str | None = None,
                      scene_type: str | None = None) -> dict[str, Any]:
     sel = selection or {}  # the checked payload's nested fields arrive as a mapping
-    return assemble(bank, Request(skill_id, document_id, document_text, sel.get("start"), sel.get("end"),
-                                  sel.get("text"), instruction, query_text, run_id, scene_type))
+    req = Request(skill_id, document_id, document_text, sel.get("start"), sel.get("end"), sel.get("text"),
+                  instruction, query_text, run_id, scene_type)
+    try:
+        return assemble(bank, req)
+    except StorageError as e:  # the index cannot be read: the skill still runs, on the default rules
+        return degraded.assemble(bank, req, e.__class__.__name__)
 
 
 CHANNELS = (

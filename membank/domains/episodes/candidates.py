@@ -112,11 +112,29 @@ def _patched(index: Index, base: Candidates, ids: set[str], generation: int) -> 
             rows_changed[i] = vec
     matrix = base.matrix
     if rows_changed or added or not keep.all():
-        matrix = base.matrix.copy() if size == base.matrix.shape[1] * 4 else _matrix([None] * len(ids_), size)
+        kept = np.flatnonzero(keep)
+        width = size // 4
+        matrix = np.empty((len(kept) + len(added), width), dtype=np.float32)  # one copy, whatever changed
+        if width == base.matrix.shape[1]:
+            matrix[:len(kept)] = base.matrix[kept]
+        else:
+            matrix[:len(kept)] = 0
+        moved = None if len(kept) == len(keep) else {int(old): n for n, old in enumerate(kept)}
         for i, vec in rows_changed.items():
-            matrix[i] = np.frombuffer(vec, dtype=np.float32) if vec else 0
+            row = i if moved is None else moved.get(i)
+            if row is not None:
+                matrix[row] = np.frombuffer(vec, dtype=np.float32) if vec else 0
         if added:
-            masks = {scene: np.concatenate([mask, [scene is not None and r[1] == scene for r in added]])
+            matrix[len(kept):] = _matrix([r[7] for r in added], size)
+        if not keep.all():
+            masks = {}
+            ids_ = [x for x, k in zip(ids_, keep) if k]
+            scenes = [x for x, k in zip(scenes, keep) if k]
+            created = [x for x, k in zip(created, keep) if k]
+            since, recalls, importance, pinned = since[keep], recalls[keep], importance[keep], pinned[keep]
+        if added:
+            masks = {scene: np.concatenate([mask[keep] if len(mask) == len(keep) else mask,
+                                            [scene is not None and r[1] == scene for r in added]])
                      for scene, mask in masks.items()}
             ids_ += [r[0] for r in added]
             scenes += [r[1] for r in added]
@@ -125,15 +143,6 @@ def _patched(index: Index, base: Candidates, ids: set[str], generation: int) -> 
             recalls = np.concatenate([recalls, [r[3] for r in added]])
             importance = np.concatenate([importance, [r[4] for r in added]])
             pinned = np.concatenate([pinned, np.asarray([r[5] for r in added], dtype=np.int64)])
-            matrix = np.vstack([matrix, _matrix([r[7] for r in added], size)])
-            keep = np.concatenate([keep, np.ones(len(added), dtype=bool)])
-        if not keep.all():
-            masks = {}
-            ids_ = [x for x, k in zip(ids_, keep) if k]
-            scenes = [x for x, k in zip(scenes, keep) if k]
-            created = [x for x, k in zip(created, keep) if k]
-            since, recalls, importance, pinned, matrix = since[keep], recalls[keep], importance[keep], pinned[keep], \
-                matrix[keep]
     rows = dict(at) if keep.all() else {}
     return Candidates(ids_, scenes, since, recalls, importance, pinned, created, matrix, generation, masks, rows)
 

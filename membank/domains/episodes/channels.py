@@ -149,6 +149,8 @@ class Episode(TypedDict):
     summary: str | None  # the app's summary (left out in privacy mode)
     tags: list[str]
     source: str  # the journal line that recorded it
+    decay: float | None  # 0..1, as of the last daily lifecycle trigger (docs/lifecycle.md)
+    level: Literal["active", "decaying", "to_compress", "to_evict"] | None
 
 
 class SignalOut(TypedDict):
@@ -187,13 +189,15 @@ class Ranked(Episode):
 
 class Problem(TypedDict):
     code: Literal["EMPTY_QUERY", "MODEL_UNAVAILABLE", "QUERY_NOT_EMBEDDABLE", "EMBEDDING_DIM_MISMATCH",
-                  "RECALL_NOT_JOURNALED"]
+                  "RECALL_NOT_JOURNALED", "MEMORY_DEGRADED"]
     message: str
 
 
 class EpisodeItems(TypedDict):
     items: list[Ranked]
     reasons: list[Problem]
+    memoryDegraded: bool  # the index could not be read: no items, and the built-in default rules instead
+    defaultRules: list[str]  # empty unless memoryDegraded
 
 
 def trace_get(bank: Bank, run_id: str) -> dict[str, Any]:

@@ -109,9 +109,12 @@ def steps_of(event: dict[str, Any], cite: str) -> list[tuple[str, Step]]:
     if name in (BORN, "feedback") and isinstance(event.get("episode"), dict):
         found = event["episode"].get("id")
         return [(found, Step(BORN, at, event["episode"], cite))] if isinstance(found, str) and found else []
-    if name in (UPDATED, EVICTED) and isinstance(event.get("episodeId"), str):
+    if name in (UPDATED, EVICTED):  # one episode (`episodeId`), or many at once (`ids`: the lifecycle's)
         changes = event.get("changes") if isinstance(event.get("changes"), dict) else {}
-        return [(event["episodeId"], Step(UPDATED if name == UPDATED else EVICTED, at, changes, cite))]
+        ids = [event["episodeId"]] if isinstance(event.get("episodeId"), str) else \
+            [i for i in event.get("ids") or () if isinstance(i, str)] if isinstance(event.get("ids"), list) else []
+        kind = UPDATED if name == UPDATED else EVICTED
+        return [(i, Step(kind, at, changes, cite)) for i in dict.fromkeys(ids)]
     if name == RECALLED and isinstance(event.get("ids"), list):
         ids = dict.fromkeys(i for i in event["ids"] if isinstance(i, str))
         return [(i, Step(RECALLED, at, {}, cite)) for i in ids]
@@ -133,7 +136,7 @@ def to_api(state: dict[str, Any]) -> dict[str, Any]:
     return {k: state.get(k) for k in (
         "id", "projectId", "runId", "chapterId", "sceneType", "skillUsed", "action", "selectedIndex", "candidates",
         "editDistance", "implicitSignal", "signalWeight", "importance", "recallCount", "lastRecalledAt", "compressed",
-        "pinned", "createdAt", "undoneAt", "summary", "tags", "source")}
+        "pinned", "createdAt", "undoneAt", "summary", "tags", "source", "decay", "level")}
 
 
 def prompt_line(state: dict[str, Any]) -> str:

@@ -15,9 +15,11 @@ from ...files import journal
 from ...files.write import new_id
 from ...kernel import cancel, clock, errors
 from ...kernel.errors import MembankError
+from ...index import StorageError
 from ..contract import Bank
+from ..skills import read as skills
 from ..learning import events as learning_events, flows as learning
-from . import candidates, store, traces
+from . import candidates, capacity, store, traces
 from .decay import seconds
 from .episode import to_api
 from .rank import Ranked, rank
@@ -95,6 +97,11 @@ def _index(bank: Bank, rel: str) -> None:
         log.warning("the index could not take a journal line now (%s); the next sync will", e.__class__.__name__)
 
 
+def journaled(bank: Bank, event: dict[str, Any], durable: bool = True) -> None:
+    """Append one event to the journal and index it."""
+    _index(bank, _append(bank, event, durable))
+
+
 def persist(bank: Bank, episode_id: str, f: Fields, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
     """Write one episode to the journal, trying up to TRIES times; MEMORY_EPISODE_WRITE_FAILED after."""
     problem: MembankError | None = None
@@ -104,17 +111,41 @@ def persist(bank: Bank, episode_id: str, f: Fields, sleep: Callable[[float], Non
         try:
             with bank.write_lock, bank.index.lock:
                 _forget_text(bank)
+                make_room(bank)
                 payload = episode(bank, episode_id, f)
                 rel = _append(bank, {"event": "episode", "episode": payload})
                 _index(bank, rel)
                 found = store.get(bank.index, episode_id)
             return found if found is not None else payload
         except MembankError as e:
+            if e.code == capacity.CAPACITY_EXCEEDED:
+                raise  # full: trying again changes nothing
             problem = e
             log.warning("episode %s not written (try %d of %d): %s", episode_id, attempt + 1, TRIES, e.message)
     message = problem.message if problem else "unknown"
     raise MembankError(WRITE_FAILED, f"the episode could not be written after {TRIES} tries: {message}",
                        {"id": episode_id, "tries": TRIES})
+
+
+def evict(bank: Bank, ids: tuple[str, ...] | list[str], reason: str, index: bool = True) -> None:
+    """Journal episodes as evicted (never erased from the journal); indexed now unless the caller
+    indexes the journal after its own line (then this one is not fsynced either: the caller's is)."""
+    if ids:
+        event = {"event": "episode-evicted", "ids": list(ids), "reason": reason}
+        if index:
+            journaled(bank, event)
+        else:
+            _append(bank, event, durable=False)
+
+
+def make_room(bank: Bank) -> list[str]:
+    """Before an episode is written (under the write lock, its line appended and indexed next): the
+    realtime trigger when the active store is full — TTL-expired first, then least recently used;
+    MEMORY_CAPACITY_EXCEEDED (nothing written) when only pinned or confirmed episodes are left."""
+    choice = capacity.room(bank.index, bank.settings_files.lifecycle())
+    evict(bank, choice.ttl, "ttl", index=False)
+    evict(bank, choice.lru, "lru", index=False)
+    return list(choice.ids)
 
 
 def record(bank: Bank, f: Fields, wait: bool) -> dict[str, Any]:
@@ -181,8 +212,14 @@ def best(bank: Bank, scene: str | None, query: str | None, limit: int) -> tuple[
 
 
 def query(bank: Bank, scene: str | None, query_text: str | None, limit: int) -> dict[str, Any]:
-    """`memory:episode:query`: the most alike episodes, each with its reason; the recall is journaled."""
-    chosen, reasons = best(bank, scene, query_text, limit)
+    """`memory:episode:query`: the most alike episodes, each with its reason; the recall is journaled.
+    With the index unreadable: no episodes, the built-in default rules and `memoryDegraded: true`."""
+    try:
+        chosen, reasons = best(bank, scene, query_text, limit)
+    except StorageError as e:
+        return {"items": [], "reasons": [{"code": skills.MEMORY_DEGRADED, "message": f"the index could not be read "
+                                          f"({e.__class__.__name__}); run `membank index --rebuild`"}],
+                "memoryDegraded": True, "defaultRules": list(skills.DEFAULT_RULES)}
     items = [{**to_api(state), "reason": r.reason(scene)} for state, r in chosen]
     cancel.check()  # the last point where stopping leaves nothing behind: the recall is journaled next
     if chosen:
@@ -194,7 +231,7 @@ def query(bank: Bank, scene: str | None, query_text: str | None, limit: int) -> 
                 reasons.append({"code": "RECALL_NOT_JOURNALED", "message": f"the recall was not journaled: {e.message}"})
             else:
                 _index(bank, rel)
-    return {"items": items, "reasons": reasons}
+    return {"items": items, "reasons": reasons, "memoryDegraded": False, "defaultRules": []}
 
 
 # -- the writer's verdict on a run ------------------------------------------------------------------
@@ -211,6 +248,7 @@ def skill_feedback(bank: Bank, run_id: str, action: str, f: Fields, evidence_ref
                         skill_used=skill, action=action, selected_index=f.selected_index, candidates=f.candidates,
                         edit_distance=f.edit_distance, summary=f.summary, tags=tags)
         episode_id = new_id("e")
+        make_room(bank)
         payload = episode(bank, episode_id, fields)
         preference = learning.ingest(bank, learning.Feedback(run_id, skill or "", action, evidence_ref or "", tags),
                                      extra={"episode": payload})

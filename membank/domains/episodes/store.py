@@ -7,6 +7,7 @@ it touched is folded again from all its steps, whichever file they are in."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any, Iterable
 
 import numpy as np
@@ -16,10 +17,11 @@ from ...files.scan import PROJECT_PREFIX
 from ...index import Index
 from ...index.embed import Embedder
 from ...index.schema import DomainSchema, register
-from .decay import seconds
+from .decay import LEVELS, TO_EVICT, level, score, seconds
 from .episode import RECALLED, Step, embed_text, fold, steps_of
 
 EMBED_BATCH = 256
+LEVEL_NAMES = tuple(name for _, name in LEVELS) + (TO_EVICT,)
 MODEL = "episodes.model"  # meta: the embedding model's identity the vectors were made with
 GENERATION = "episodes.generation"  # meta: moves whenever an episode's vector or its set of episodes changes
 
@@ -34,7 +36,7 @@ def forget(index: Index, source: str) -> None:
 
 
 register(DomainSchema(
-    "episodes.store", 3,
+    "episodes.store", 5,
     """CREATE TABLE episode_steps(       -- every journal event about an episode, one row per episode
     source TEXT NOT NULL, line INTEGER NOT NULL, at TEXT NOT NULL, episode_id TEXT NOT NULL,
     kind TEXT NOT NULL, data TEXT NOT NULL
@@ -45,8 +47,12 @@ CREATE TABLE episodes(               -- each episode's state after its steps
     id TEXT PRIMARY KEY, project_id TEXT, run_id TEXT, scene_type TEXT, skill_used TEXT,
     created_at TEXT NOT NULL, last_recalled_at TEXT, since REAL NOT NULL, recall_count INTEGER NOT NULL, importance REAL NOT NULL,
     signal_weight REAL NOT NULL, pinned INTEGER NOT NULL, compressed INTEGER NOT NULL, evicted INTEGER NOT NULL,
-    record TEXT NOT NULL, text TEXT NOT NULL, vec BLOB
+    record TEXT NOT NULL, text TEXT NOT NULL, vec BLOB,
+    decay REAL NOT NULL DEFAULT 1, level TEXT NOT NULL DEFAULT 'active'  -- as of the last daily trigger
 );
+CREATE INDEX episodes_level ON episodes(level) WHERE evicted = 0;
+CREATE INDEX episodes_active ON episodes(since) WHERE evicted = 0 AND compressed = 0;
+CREATE INDEX episodes_compressed ON episodes(since) WHERE evicted = 0 AND compressed = 1;
 CREATE INDEX episodes_project_created ON episodes(project_id, created_at);
 CREATE INDEX episodes_scene ON episodes(scene_type);
 CREATE INDEX episodes_recalled ON episodes(last_recalled_at);
@@ -103,12 +109,54 @@ def _count_recalls(index: Index, recalls: dict[str, list[str]]) -> set[str]:
         index.db.execute("UPDATE episodes SET recall_count = recall_count + ?, last_recalled_at = ?, since = ?"
                          " WHERE id = ?", (len(ats), newest, seconds(newest), episode_id))
         done.add(episode_id)
+    at = decayed_at(index)
+    for episode_id, record, recalls, last, _, _ in index.db.execute(
+            f"{_RECORD} WHERE id IN ({','.join('?' * len(done))})", list(done)).fetchall() if done else ():
+        value, name = _decay(state_of(record, recalls, last), at)  # as a fold from scratch would store it
+        index.db.execute("UPDATE episodes SET decay = ?, level = ? WHERE id = ?", (value, name, episode_id))
     return done
+
+
+DECAYED_AT = "episodes.decayed_at"  # meta: the time of the last daily trigger the journal holds
+
+
+def decayed_at(index: Index) -> str | None:
+    return index.get_meta(DECAYED_AT)
+
+
+def _decay(state: dict[str, Any], at: str | None) -> tuple[float, str]:
+    """An episode's stored decay: as of the last daily trigger (as of its birth before any), so a
+    rebuild at any later time gives the same stored scores."""
+    when = datetime.fromisoformat((at or state["createdAt"]).replace("Z", "+00:00"))
+    value = score(state["importance"], state["createdAt"], state["lastRecalledAt"], state["recallCount"], when,
+                  state["pinned"])
+    return value, level(value)
+
+
+def redecay(index: Index, at: str) -> dict[str, int]:
+    """Store every episode's decay as of `at` (the daily trigger); the live ones' count per level."""
+    index.set_meta(DECAYED_AT, at)
+    rows = index.db.execute("SELECT id, record, recall_count, last_recalled_at FROM episodes").fetchall()  # all
+    updates = []
+    for episode_id, record, recalls, last in rows:
+        value, name = _decay(state_of(record, recalls, last), at)
+        updates.append((value, name, episode_id))
+    index.db.executemany("UPDATE episodes SET decay = ?, level = ? WHERE id = ?", updates)
+    return levels(index)
+
+
+def levels(index: Index) -> dict[str, int]:
+    """Live episodes per stored decay level."""
+    found = {name: 0 for name in LEVEL_NAMES}
+    for name, n in index.db.execute("SELECT level, count(*) FROM episodes WHERE evicted = 0 GROUP BY level"):
+        found[name] = int(n)
+    return found
 
 
 def refold(index: Index, ids: Iterable[str]) -> None:
     """Fold each episode again from all its steps, wherever they are."""
     db = index.db
+    at = decayed_at(index)
     for episode_id in ids:
         steps = [Step(kind, at, json.loads(data), f"{source}#L{line}") for kind, at, data, source, line in db.execute(
             "SELECT kind, at, data, source, line FROM episode_steps WHERE episode_id = ? ORDER BY at, source, line",
@@ -117,21 +165,23 @@ def refold(index: Index, ids: Iterable[str]) -> None:
         if state is None:
             db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
             continue
+        value, name = _decay(state, at)
         db.execute(
             "INSERT INTO episodes(id, project_id, run_id, scene_type, skill_used, created_at, last_recalled_at, since,"
-            " recall_count, importance, signal_weight, pinned, compressed, evicted, record, text)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+            " recall_count, importance, signal_weight, pinned, compressed, evicted, record, text, decay, level)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
             " project_id = excluded.project_id, run_id = excluded.run_id, scene_type = excluded.scene_type,"
             " skill_used = excluded.skill_used, created_at = excluded.created_at,"
             " last_recalled_at = excluded.last_recalled_at, since = excluded.since, recall_count = excluded.recall_count,"
             " importance = excluded.importance, signal_weight = excluded.signal_weight, pinned = excluded.pinned,"
             " compressed = excluded.compressed, evicted = excluded.evicted, record = excluded.record,"
-            " vec = CASE WHEN episodes.text = excluded.text THEN episodes.vec END, text = excluded.text",
+            " vec = CASE WHEN episodes.text = excluded.text THEN episodes.vec END, text = excluded.text,"
+            " decay = excluded.decay, level = excluded.level",
             (episode_id, state["projectId"], state["runId"], state["sceneType"], state["skillUsed"],
              state["createdAt"], state["lastRecalledAt"], seconds(state["lastRecalledAt"] or state["createdAt"]),
              state["recallCount"], state["importance"], state["signalWeight"], int(state["pinned"]),
              int(state["compressed"]), int(state["evictedAt"] is not None),
-             json.dumps(state, ensure_ascii=False, sort_keys=True), embed_text(state)))
+             json.dumps(state, ensure_ascii=False, sort_keys=True), embed_text(state), value, name))
 
 
 KEPT_CHANGES = 256  # generations whose changed ids are kept for patching
@@ -187,12 +237,17 @@ def embed_pending(index: Index, embedder: Embedder) -> None:
         _moved(index, done)
 
 
-_RECORD = "SELECT id, record, recall_count, last_recalled_at FROM episodes"
+_RECORD = "SELECT id, record, recall_count, last_recalled_at, decay, level FROM episodes"
 
 
-def _record(record: str, recall_count: int, last_recalled_at: str | None) -> dict[str, Any]:
+def state_of(record: str, recall_count: int, last_recalled_at: str | None, decay: float | None = None,
+             level_: str | None = None) -> dict[str, Any]:
+    """An episode's state from its row: the folded record, with the columns kept in place (recalls
+    counted as they come, the decay stored by the daily trigger)."""
     state: dict[str, Any] = json.loads(record)
-    state.update(recallCount=recall_count, lastRecalledAt=last_recalled_at)  # counted in place (put)
+    state.update(recallCount=recall_count, lastRecalledAt=last_recalled_at)
+    if decay is not None:
+        state.update(decay=decay, level=level_)
     return state
 
 
@@ -200,7 +255,7 @@ def records(index: Index, ids: list[str]) -> dict[str, dict[str, Any]]:
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
-    return {i: _record(*rest) for i, *rest in index.db.execute(f"{_RECORD} WHERE id IN ({marks})", ids).fetchall()}
+    return {i: state_of(*rest) for i, *rest in index.db.execute(f"{_RECORD} WHERE id IN ({marks})", ids).fetchall()}
 
 
 def get(index: Index, episode_id: str) -> dict[str, Any] | None:
@@ -209,7 +264,7 @@ def get(index: Index, episode_id: str) -> dict[str, Any] | None:
 
 def of_run(index: Index, run_id: str) -> list[dict[str, Any]]:
     """The episodes of one run, oldest first."""
-    return [_record(*rest) for _, *rest in index.db.execute(
+    return [state_of(*rest) for _, *rest in index.db.execute(
         f"{_RECORD} WHERE run_id = ? ORDER BY created_at, id", (run_id,)).fetchall()]
 
 

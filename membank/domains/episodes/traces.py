@@ -24,10 +24,10 @@ from ..contract import Bank
 RUN, VERDICT = "run", "trace-feedback"
 
 register(DomainSchema(
-    "episodes.traces", 1,
+    "episodes.traces", 2,
     """CREATE TABLE traces(              -- where each journal line about a run is
     source TEXT NOT NULL, line INTEGER NOT NULL, offset INTEGER NOT NULL, at TEXT NOT NULL,
-    event TEXT NOT NULL, run_id TEXT NOT NULL
+    event TEXT NOT NULL, run_id TEXT NOT NULL, verdict TEXT  -- a trace-feedback's verdict
 );
 CREATE INDEX traces_run ON traces(run_id, at);
 CREATE INDEX traces_source ON traces(source);""",
@@ -48,9 +48,20 @@ def put(index: Index, source: str, found: list[journal.Event], whole: bool) -> N
     if whole:
         index.db.execute("DELETE FROM traces WHERE source = ?", (source,))
     index.db.executemany(
-        "INSERT INTO traces(source, line, offset, at, event, run_id) VALUES (?, ?, ?, ?, ?, ?)",
-        [(source, e.line, e.offset, e.data["at"], e.data["event"], run) for e in found
+        "INSERT INTO traces(source, line, offset, at, event, run_id, verdict) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(source, e.line, e.offset, e.data["at"], e.data["event"], run,
+          e.data.get("verdict") if e.data.get("verdict") in ("correct", "incorrect") else None) for e in found
          if isinstance(e.data.get("at"), str) and (run := run_of(e.data)) is not None])
+
+
+def confirmed_runs(index: Index) -> set[str]:
+    """Runs whose latest verdict is `correct`: the writer confirmed what they held, and their episodes
+    are never evicted."""
+    latest: dict[str, str] = {}
+    for run, verdict in index.db.execute("SELECT run_id, verdict FROM traces WHERE verdict IS NOT NULL"
+                                         " ORDER BY at, source, line"):
+        latest[run] = verdict
+    return {run for run, verdict in latest.items() if verdict == "correct"}
 
 
 def _journal_files(bank: Bank) -> list[str]:
@@ -65,13 +76,24 @@ def _journal_files(bank: Bank) -> list[str]:
     return [f"{journal.FOLDER}/{n}" for n in sorted((n for n in names if n.endswith(".jsonl")), reverse=True)]
 
 
-def _read(bank: Bank, rel: str) -> bytes | None:
+def read_journal(bank: Bank, rel: str) -> bytes | None:
+    """A journal file's bytes (None when it cannot be read, or is not the bank's own)."""
     try:
         check_inside(bank.project.path, bank.project.file(rel), bank.project.source)
         data, _ = read_regular(bank.project.file(rel), None, follow_links=False)
     except (OSError, Unreadable, MembankError):
         return None
     return data
+
+
+def line_at(data: bytes, offset: int) -> dict[str, Any] | None:
+    """The event on the line starting at `offset`, or None when it is not one there (the file changed)."""
+    end = data.find(b"\n", offset)
+    try:
+        event = json.loads(data[offset:end if end >= 0 else len(data)])
+    except (ValueError, RecursionError):
+        return None
+    return event if isinstance(event, dict) else None
 
 
 def _indexed(bank: Bank, run_id: str) -> list[journal.Event] | None:
@@ -89,16 +111,10 @@ def _indexed(bank: Bank, run_id: str) -> list[journal.Event] | None:
         if rel is None:
             return None
         if rel not in files:
-            files[rel] = _read(bank, rel)
+            files[rel] = read_journal(bank, rel)
         data = files[rel]
-        if data is None:
-            return None
-        end = data.find(b"\n", offset)
-        try:
-            event = json.loads(data[offset:end if end >= 0 else len(data)])
-        except ValueError:
-            return None
-        if not isinstance(event, dict) or run_of(event) != run_id:
+        event = line_at(data, offset) if data is not None else None
+        if event is None or run_of(event) != run_id:
             return None
         found.append(journal.Event(source, line, event, offset))
     return found if any(e.data.get("event") == RUN for e in found) else None
@@ -110,7 +126,7 @@ def _searched(bank: Bank, run_id: str) -> list[journal.Event]:
     needle = json.dumps(run_id, ensure_ascii=False).encode("utf-8")
     found: list[journal.Event] = []
     for rel in _journal_files(bank):
-        data = _read(bank, rel)
+        data = read_journal(bank, rel)
         if data is None or needle not in data:
             continue
         lines = []

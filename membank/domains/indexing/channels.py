@@ -57,6 +57,25 @@ class EpisodeCounts(TypedDict):
     failed: int  # given up on after 3 tries since the project was opened (each also sent as `episode:failed`)
 
 
+class LastRuns(TypedDict):
+    realtime: str | None  # null: never
+    daily: str | None
+    weekly: str | None
+    monthly: str | None
+
+
+class EpisodeLevels(TypedDict):
+    active: int
+    decaying: int
+    to_compress: int
+    to_evict: int
+
+
+class LifecycleStatus(TypedDict):
+    lastRun: LastRuns
+    levels: EpisodeLevels  # live episodes per decay level, as of the last daily trigger
+
+
 class IndexStatus(TypedDict):
     projectId: str
     name: str
@@ -65,6 +84,7 @@ class IndexStatus(TypedDict):
     model: ModelStatus
     diagnostics: DiagnosticCounts
     episodes: EpisodeCounts
+    lifecycle: LifecycleStatus
     watch: WatchStatus | None  # None when no watcher runs (the CLI, or `serve --no-watch`)
 
 

@@ -13,11 +13,12 @@ from ...files.reader import content_hash
 from ...files.records import Diagnostic
 from ...index import Index
 from ..episodes import store as episodes, traces
+from ..lifecycle import runs as lifecycle
 from ..learning import events as learning
 
 TAIL = 4096  # bytes before the old end whose hash must be unchanged for a read to resume there
 # what each domain keeps of the journal: put(index, source, events, whole)
-CONSUMERS = (learning.put, episodes.put, traces.put)
+CONSUMERS = (learning.put, episodes.put, traces.put, lifecycle.put)  # lifecycle after episodes
 
 
 def fingerprint(data: bytes, size: int) -> str:

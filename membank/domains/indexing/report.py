@@ -7,6 +7,7 @@ from typing import Any
 from ...files.records import ERROR, Diagnostic
 from ..contract import Bank
 from ..episodes import flows as episodes, store as episode_store
+from ..lifecycle import triggers
 from ..recall.preview import semantic_problem
 from ..story.problems import diagnostics as story_problems
 
@@ -34,6 +35,7 @@ def status(bank: Bank) -> dict[str, Any]:
         counts = bank.index.counts()
         last_sync = bank.index.get_meta("last_sync")
         stored = episode_store.counts(bank.index)
+        life = {"lastRun": triggers.last_runs(bank), "levels": episode_store.levels(bank.index)}
     return {
         "projectId": bank.info.id,
         "name": bank.info.name,
@@ -53,5 +55,6 @@ def status(bank: Bank) -> dict[str, Any]:
             "warnings": sum(d.severity != ERROR for d in items),
         },
         "episodes": {**stored, "pending": bank.background.pending, "failed": episodes.failed(bank)},
+        "lifecycle": life,
         "watch": bank.watcher.status() if bank.watcher is not None else None,
     }

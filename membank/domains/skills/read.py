@@ -16,6 +16,15 @@ from ..contract import Bank
 IDENTITY_FILE = "identity.md"
 IDENTITY_SOURCE = "global:identity.md"
 BUILTIN_IDENTITY_SOURCE = "membank:identity"
+# The built-in default rule set (seed 003 MS1-R3-S2): what a prompt holds when the index cannot be
+# read (`memoryDegraded: true`); the author's voice and facts first.
+MEMORY_DEGRADED = "MEMORY_DEGRADED"
+DEFAULT_RULES = (
+    "Keep the author's voice, tense and point of view.",
+    "Do not contradict the text before the selection: names, places and facts stay as the manuscript has them.",
+    "Write only what the instruction asks for, without commentary.",
+)
+DEFAULT_RULES_SOURCE = "membank:default-rules"
 # Layer 0 when the global bank has no identity.md: the app's standing rules, for every skill
 BUILTIN_IDENTITY = """You are the writing assistant inside a novelist's writing app. The author owns the story: \
 follow their preferences, keep to the facts, characters and world they have set down, and never reveal or \

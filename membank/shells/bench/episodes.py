@@ -76,4 +76,21 @@ def episode_rows(bank: Any, root: Path, reps: int, rng: random.Random) -> list[R
     for _ in range(max(10, reps // 4)):
         accepted.samples.append(timed(lambda: call("memory:episode:record", {"sceneType": rng.choice(SCENES)})))
     bank.drain()
-    return [record, query, accepted]
+    return [record, query, accepted, *trigger_rows(call, size)]
+
+
+def trigger_rows(call: Any, size: int) -> list[Row]:
+    """Each lifecycle trigger three times in a row: the first does the work, the others find it done."""
+    rows = []
+    for trigger in ("realtime", "daily", "weekly", "monthly"):
+        row = Row(f"lifecycle_{trigger}", f"memory:lifecycle:run {trigger} (3 runs: the work, then nothing to do)",
+                  "ms", size, note="1,000 active + 5,000 compressed episodes; no target")
+        reports = []
+        for _ in range(3):
+            row.samples.append(timed(lambda: reports.append(call("memory:lifecycle:run", {"trigger": trigger}))))
+        done = {k: v for k, v in reports[0].items() if k not in ("trigger", "at", "tookMs", "changed", "levels")
+                and v not in (0, [], None)}
+        row.note += "; first run: " + (", ".join(f"{k} {len(v) if isinstance(v, list) else v}" for k, v in done.items())
+                                        or "nothing to do")
+        rows.append(row)
+    return rows

@@ -27,7 +27,8 @@ from .watcher import watcher_row
 ORDER = ["cold_index", "noop_sync", "one_file_sync", "watcher", "preview_deterministic", "preview_semantic",
          "preview_semantic_large", "memory_create", "sidecar_rtt", "sidecar_rss",
          "context_assemble", "activation_scan", "consistency_check", "prefix_reuse", "episode_record",
-         "episode_query", "episode_record_async",
+         "episode_query", "episode_record_async", "lifecycle_realtime", "lifecycle_daily", "lifecycle_weekly",
+         "lifecycle_monthly",
          "one_file_full_sync", "preview_semantic_after_write", "preview_deterministic_large", "cold_index_large", "model_load"]
 
 

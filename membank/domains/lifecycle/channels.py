@@ -1,0 +1,48 @@
+"""The lifecycle channel: run a trigger (episodes.md, Lifecycle)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, NotRequired, TypedDict
+
+from ..contract import Bank, Channel
+from ...kernel.payload import Id
+from . import triggers
+
+
+@dataclass(frozen=True)
+class LifecycleRun:
+    trigger: Literal["realtime", "daily", "weekly", "monthly"]
+    projectId: Id | None = None
+
+
+class Levels(TypedDict):
+    active: int
+    decaying: int
+    to_compress: int
+    to_evict: int
+
+
+class LifecycleReport(TypedDict):
+    trigger: str
+    at: str
+    changed: bool  # whether anything changed (a re-run changes nothing)
+    tookMs: float
+    evicted: NotRequired[int]  # realtime, weekly (to make room in the compressed store), monthly
+    ttl: NotRequired[int]  # realtime: of them, TTL-expired
+    lru: NotRequired[int]  # realtime: least recently used
+    episodes: NotRequired[int]  # daily: live episodes scored
+    levels: NotRequired[Levels]  # daily: live episodes per level after it
+    compressed: NotRequired[int]  # weekly
+    history: NotRequired[list[str]]  # weekly: history files written (unchanged ones are not)
+    runs: NotRequired[int]  # weekly: runs (and run-less episodes) older than a week, in history
+
+
+def lifecycle_run(bank: Bank, trigger: str) -> dict[str, Any]:
+    return triggers.run(bank, trigger)
+
+
+CHANNELS = (
+    Channel("memory:lifecycle:run", LifecycleRun, LifecycleReport, lifecycle_run, "write", "lifecycle",
+            "Run a lifecycle trigger (realtime, daily, weekly, monthly) and report what it did.", "run_lifecycle"),
+)

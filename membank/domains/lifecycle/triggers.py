@@ -1,0 +1,186 @@
+"""The lifecycle triggers (episodes.md, Lifecycle), each run on demand and reporting what it did:
+
+- `realtime`: each store back within its capacity (TTL-expired first, then least recently used);
+- `daily`: every episode's decay stored as of now (the journal keeps the time: a rebuild agrees);
+- `weekly`: `to_compress` episodes compressed, and runs older than a week written to history;
+- `monthly`: `to_evict` episodes evicted (journaled, never erased).
+
+Re-running a trigger changes nothing: only `daily` journals a line every time (its time is the basis
+of the stored scores); the others journal one only when they changed something."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from ...files.scan import PROJECT_PREFIX
+from ...files.write import atomic_write, check_inside
+from ...kernel import clock, errors
+from ...kernel.errors import MembankError
+from ..contract import Bank
+from ..episodes import capacity, flows as episodes, store, traces
+from ..episodes.decay import TO_COMPRESS, TO_EVICT, level, scores
+from . import history, runs
+
+DAY = timedelta(days=1)
+
+
+def due(last_daily: str | None, now: datetime) -> bool:
+    """Whether the daily trigger should run: never ran, or a day has passed since."""
+    if last_daily is None:
+        return True
+    return now - datetime.fromisoformat(last_daily.replace("Z", "+00:00")) >= DAY
+
+
+def _levels_now(bank: Bank, now: float) -> dict[str, tuple[str, bool, bool]]:
+    """Each live episode's (level as of now, compressed, kept) — kept: pinned or confirmed."""
+    confirmed = traces.confirmed_runs(bank.index)
+    rows = bank.index.db.execute("SELECT id, importance, since, recall_count, pinned, compressed, run_id FROM episodes"
+                                 " WHERE evicted = 0").fetchall()
+    if not rows:
+        return {}
+    cols = list(zip(*rows))
+    values = scores(np.asarray(cols[1], dtype=float), np.asarray(cols[2], dtype=float),
+                    np.asarray(cols[3], dtype=float), np.asarray(cols[4], dtype=np.int64), now)
+    return {r[0]: (level(float(v)), bool(r[5]), bool(r[4]) or r[6] in confirmed) for r, v in zip(rows, values)}
+
+
+def _journal(bank: Bank, trigger: str, report: dict[str, Any]) -> None:
+    episodes.journaled(bank, {"event": runs.EVENT, "trigger": trigger, "report": report})
+
+
+def realtime(bank: Bank) -> dict[str, Any]:
+    settings = bank.settings_files.lifecycle()
+    evicted: dict[str, list[str]] = {"ttl": [], "lru": []}
+    for compressed in (False, True):
+        choice = capacity.room(bank.index, settings, adding=0, compressed=compressed)
+        evicted["ttl"] += choice.ttl
+        evicted["lru"] += choice.lru
+    episodes.evict(bank, evicted["ttl"], "ttl")
+    episodes.evict(bank, evicted["lru"], "lru")
+    return {"evicted": len(evicted["ttl"]) + len(evicted["lru"]), "ttl": len(evicted["ttl"]),
+            "lru": len(evicted["lru"]), "changed": bool(evicted["ttl"] or evicted["lru"])}
+
+
+def daily(bank: Bank) -> dict[str, Any]:
+    report = {"episodes": store.counts(bank.index)["live"], "changed": True}
+    _journal(bank, "daily", report)  # indexing it stores every decay as of its time (runs.put)
+    return {**report, "levels": store.levels(bank.index)}
+
+
+def weekly(bank: Bank) -> dict[str, Any]:
+    now = clock.now()
+    settings = bank.settings_files.lifecycle()
+    chosen = [i for i, (name, compressed, _) in _levels_now(bank, now.timestamp()).items()
+              if name == TO_COMPRESS and not compressed]
+    report: dict[str, Any] = {"compressed": 0, "evicted": 0, "history": [], "runs": 0}
+    entries = _entries(bank, history.cutoff(now))  # written first: a failure here has changed nothing
+    report["runs"] = len(entries)
+    report["history"] = _write_history(bank, entries)
+    if chosen:
+        choice = capacity.room(bank.index, settings, adding=len(chosen), compressed=True)
+        episodes.evict(bank, choice.ttl, "ttl")
+        episodes.evict(bank, choice.lru, "lru")
+        episodes.journaled(bank, {"event": "episode-updated", "ids": chosen, "changes": {"compressed": True}})
+        report.update(compressed=len(chosen), evicted=len(choice.ids))
+    report["changed"] = bool(chosen or report["history"])
+    return report
+
+
+def monthly(bank: Bank) -> dict[str, Any]:
+    chosen = [i for i, (name, _, kept) in _levels_now(bank, clock.now().timestamp()).items()
+              if name == TO_EVICT and not kept]
+    episodes.evict(bank, chosen, "decayed")
+    return {"evicted": len(chosen), "changed": bool(chosen)}
+
+
+RUN = {"realtime": realtime, "daily": daily, "weekly": weekly, "monthly": monthly}
+
+
+def run(bank: Bank, trigger: str) -> dict[str, Any]:
+    """`memory:lifecycle:run`: one trigger, under the write lock, reporting what it did."""
+    started = time.perf_counter()
+    with bank.write_lock, bank.index.lock:
+        at = clock.now_precise()
+        report = RUN[trigger](bank)
+        if trigger != "daily" and report["changed"]:
+            _journal(bank, trigger, {k: v for k, v in report.items() if k != "changed"})
+        bank.index.set_meta(f"lifecycle.ran.{trigger}", at)
+    return {"trigger": trigger, "at": at, **report, "tookMs": round((time.perf_counter() - started) * 1000, 2)}
+
+
+# -- history -------------------------------------------------------------------------------------
+
+
+def _entries(bank: Bank, before: str) -> list[history.Entry]:
+    """Every run before `before` (and every episode recorded without a run), as history lists it."""
+    index = bank.index
+    privacy = bank.settings_files.memory()["privacyModeEnabled"]
+    names = {c["id"]: c.get("name") or c["id"] for c in index.cards()}
+    files: dict[str, bytes | None] = {}
+    out = []
+    for source, line, offset, run_id, at in index.db.execute(
+            "SELECT source, line, offset, run_id, at FROM traces WHERE event = 'run' AND at < ? ORDER BY at",
+            (before,)).fetchall():
+        rel = bank.project.rel(source)
+        if rel is None:
+            continue
+        if rel not in files:
+            files[rel] = traces.read_journal(bank, rel)
+        data = files[rel]
+        event = traces.line_at(data, offset) if data is not None else None
+        if event is None or traces.run_of(event) != run_id:
+            continue
+        pieces = [p for p in event.get("pieces") or [] if isinstance(p, dict)]
+        cards = tuple(dict.fromkeys(str(names.get(p.get("id"), p.get("id"))) for p in pieces
+                                    if p.get("kind") in ("card", "state") and isinstance(p.get("id"), str)))
+        found = store.of_run(index, run_id)
+        last = found[-1] if found else {}
+        out.append(history.Entry(at, _text(event.get("documentId")), _text(event.get("skillId")), last.get("action"),
+                                 last.get("implicitSignal"), last.get("signalWeight"), cards,
+                                 None if privacy else last.get("summary"), f"{rel}#L{line}"))
+    for (record,) in index.db.execute("SELECT record FROM episodes WHERE run_id IS NULL AND created_at < ?"
+                                      " ORDER BY created_at", (before,)).fetchall():
+        e = store.state_of(record, 0, None)
+        out.append(history.Entry(e["createdAt"], e.get("chapterId"), e.get("skillUsed"), e.get("action"),
+                                 e.get("implicitSignal"), e.get("signalWeight"), (),
+                                 None if privacy else e.get("summary"), e["source"].removeprefix(PROJECT_PREFIX)))
+    return out
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _write_history(bank: Bank, entries: list[history.Entry]) -> list[str]:
+    """Each month's file rewritten when its text changed; the files written, as citations."""
+    written = []
+    for month, found in sorted(history.by_month(entries).items()):
+        rel = f"{history.FOLDER}/{month}.md"
+        path = bank.project.file(rel)
+        text = history.render(month, found).encode("utf-8")
+        try:
+            check_inside(bank.project.path, path, bank.project.source)
+            if path.is_file() and path.read_bytes() == text:
+                continue
+            atomic_write(path, text)
+        except OSError as e:
+            raise MembankError(errors.DB_ERROR, f"could not write {bank.project.source(rel)}: "
+                               f"{e.strerror or e.__class__.__name__}; nothing else was changed") from None
+        written.append(bank.project.source(rel))
+    return written
+
+
+def last_runs(bank: Bank) -> dict[str, str | None]:
+    """The last time each trigger ran (from the journal, or this index's own record of a run that
+    changed nothing)."""
+    from_journal = runs.last(bank.index)
+    out = {}
+    for trigger in runs.TRIGGERS:
+        seen = [t for t in (from_journal.get(trigger), bank.index.get_meta(f"lifecycle.ran.{trigger}")) if t]
+        out[trigger] = max(seen) if seen else None
+    return out
+
