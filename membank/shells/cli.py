@@ -247,6 +247,18 @@ def serve(projects: list[Path] = typer.Option([], "--project", "-C", metavar="PA
 
 
 @app.command()
+def mcp(project: Optional[Path] = typer.Option(None, "--project", "-C", metavar="PATH",
+                                             help="A folder in the project (default: the current folder)."),
+        no_watch: bool = typer.Option(False, "--no-watch", help="Do not watch the files (edits made meanwhile go unseen)."),
+        log_level: str = typer.Option("info", "--log-level", metavar="LEVEL",
+                                      help="debug, info, warning or error (logs go to stderr).")) -> None:
+    """A Model Context Protocol server on stdin/stdout: recall, context, story state and memory tools (docs/mcp.md)."""
+    from .mcpserver import run as serve_mcp  # the SDK itself is imported only when it starts: membank[mcp]
+
+    raise typer.Exit(serve_mcp(project, watch=not no_watch, log_level=log_level))
+
+
+@app.command()
 def watch(path: Optional[Path] = PathArg,
           debounce: float = typer.Option(0.1, "--debounce", help="Seconds of quiet before a batch of changes is applied."),
           polling: bool = typer.Option(False, "--polling", help="Poll the folders instead of using native file events."),

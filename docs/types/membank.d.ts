@@ -1,0 +1,1133 @@
+// membank sidecar: TypeScript declarations for every channel's payload and data, the envelope and the
+// notifications. Generated from the JSON Schemas in docs/schema/; do not edit. Regenerate with
+//   python -m membank.shells.typescript
+// (`python -m membank.shells.typescript --check` exits 1 when this file is out of date; CI runs it).
+
+// -- the envelope ------------------------------------------------------------------------------------------
+
+/** The stable error codes of a failed envelope (`error.code`); the message is for logs. */
+export type ErrorCode = "CANCELED" | "CONFLICT" | "DB_ERROR" | "INTERNAL" | "INVALID_ARGUMENT" | "MEMORY_CAPACITY_EXCEEDED" | "MEMORY_EPISODE_WRITE_FAILED" | "NOT_FOUND" | "TIMEOUT";
+
+export interface ErrorInfo {
+  code: ErrorCode;
+  message: string;
+  details?: { [key: string]: unknown };
+}
+
+/** A successful envelope: `data` is the channel's data. */
+export interface Success<D = unknown> {
+  ok: true;
+  data: D;
+}
+
+/** A failed envelope. */
+export interface Failure {
+  ok: false;
+  error: ErrorInfo;
+}
+
+/** What every channel returns (the JSON-RPC `result`): ok with data, or not ok with an error whose code is stable. */
+export type Envelope<D = unknown> = Success<D> | Failure;
+
+// -- the channels ------------------------------------------------------------------------------------------
+
+/** Every channel by method name: what it takes (`payload`, the JSON-RPC params) and what its
+ * successful envelope carries (`data`). */
+export interface Channels {
+  /** Schema: docs/schema/ai.skill.feedback.json */
+  "ai:skill:feedback": { payload: AiSkillFeedbackPayload; data: AiSkillFeedbackData };
+  /**
+   * Cancellable: `deadlineMs` bounds the call, and `$/cancelRequest` stops it halfway (CANCELED, TIMEOUT; nothing is left half-done).
+   * Schema: docs/schema/context.assemble.json
+   */
+  "context:assemble": { payload: ContextAssemblePayload; data: ContextAssembleData };
+  /** Schema: docs/schema/context.settings.update.json */
+  "context:settings:update": { payload: ContextSettingsUpdatePayload; data: ContextSettingsUpdateData };
+  /** Schema: docs/schema/embedding.settings.update.json */
+  "embedding:settings:update": { payload: EmbeddingSettingsUpdatePayload; data: EmbeddingSettingsUpdateData };
+  /** Schema: docs/schema/index.diagnostics.json */
+  "index:diagnostics": { payload: IndexDiagnosticsPayload; data: IndexDiagnosticsData };
+  /** Schema: docs/schema/index.status.json */
+  "index:status": { payload: IndexStatusPayload; data: IndexStatusData };
+  /**
+   * Cancellable: `deadlineMs` bounds the call, and `$/cancelRequest` stops it halfway (CANCELED, TIMEOUT; nothing is left half-done).
+   * Schema: docs/schema/index.sync.json
+   */
+  "index:sync": { payload: IndexSyncPayload; data: IndexSyncData };
+  /**
+   * Cancellable: `deadlineMs` bounds the call, and `$/cancelRequest` stops it halfway (CANCELED, TIMEOUT; nothing is left half-done).
+   * Schema: docs/schema/kg.consistency.check.json
+   */
+  "kg:consistency:check": { payload: KgConsistencyCheckPayload; data: KgConsistencyCheckData };
+  /** Schema: docs/schema/kg.entity.get.json */
+  "kg:entity:get": { payload: KgEntityGetPayload; data: KgEntityGetData };
+  /** Schema: docs/schema/kg.entity.list.json */
+  "kg:entity:list": { payload: KgEntityListPayload; data: KgEntityListData };
+  /** Schema: docs/schema/kg.mentions.json */
+  "kg:mentions": { payload: KgMentionsPayload; data: KgMentionsData };
+  /** Schema: docs/schema/kg.relations.json */
+  "kg:relations": { payload: KgRelationsPayload; data: KgRelationsData };
+  /** Schema: docs/schema/kg.state.json */
+  "kg:state": { payload: KgStatePayload; data: KgStateData };
+  /** Schema: docs/schema/kg.state.update.json */
+  "kg:state:update": { payload: KgStateUpdatePayload; data: KgStateUpdateData };
+  /** Schema: docs/schema/memory.create.json */
+  "memory:create": { payload: MemoryCreatePayload; data: MemoryCreateData };
+  /** Schema: docs/schema/memory.delete.json */
+  "memory:delete": { payload: MemoryDeletePayload; data: MemoryDeleteData };
+  /**
+   * Cancellable: `deadlineMs` bounds the call, and `$/cancelRequest` stops it halfway (CANCELED, TIMEOUT; nothing is left half-done).
+   * Schema: docs/schema/memory.episode.query.json
+   */
+  "memory:episode:query": { payload: MemoryEpisodeQueryPayload; data: MemoryEpisodeQueryData };
+  /** Schema: docs/schema/memory.episode.record.json */
+  "memory:episode:record": { payload: MemoryEpisodeRecordPayload; data: MemoryEpisodeRecordData };
+  /** Schema: docs/schema/memory.get.json */
+  "memory:get": { payload: MemoryGetPayload; data: MemoryGetData };
+  /** Schema: docs/schema/memory.injection.preview.json */
+  "memory:injection:preview": { payload: MemoryInjectionPreviewPayload; data: MemoryInjectionPreviewData };
+  /** Schema: docs/schema/memory.lifecycle.run.json */
+  "memory:lifecycle:run": { payload: MemoryLifecycleRunPayload; data: MemoryLifecycleRunData };
+  /** Schema: docs/schema/memory.list.json */
+  "memory:list": { payload: MemoryListPayload; data: MemoryListData };
+  /** Schema: docs/schema/memory.preferences.clear.json */
+  "memory:preferences:clear": { payload: MemoryPreferencesClearPayload; data: MemoryPreferencesClearData };
+  /** Schema: docs/schema/memory.preferences.ingest.json */
+  "memory:preferences:ingest": { payload: MemoryPreferencesIngestPayload; data: MemoryPreferencesIngestData };
+  /** Schema: docs/schema/memory.restore.json */
+  "memory:restore": { payload: MemoryRestorePayload; data: MemoryRestoreData };
+  /** Schema: docs/schema/memory.session.end.json */
+  "memory:session:end": { payload: MemorySessionEndPayload; data: MemorySessionEndData };
+  /** Schema: docs/schema/memory.settings.get.json */
+  "memory:settings:get": { payload: MemorySettingsGetPayload; data: MemorySettingsGetData };
+  /** Schema: docs/schema/memory.settings.update.json */
+  "memory:settings:update": { payload: MemorySettingsUpdatePayload; data: MemorySettingsUpdateData };
+  /** Schema: docs/schema/memory.trace.feedback.json */
+  "memory:trace:feedback": { payload: MemoryTraceFeedbackPayload; data: MemoryTraceFeedbackData };
+  /** Schema: docs/schema/memory.trace.get.json */
+  "memory:trace:get": { payload: MemoryTraceGetPayload; data: MemoryTraceGetData };
+  /** Schema: docs/schema/memory.update.json */
+  "memory:update": { payload: MemoryUpdatePayload; data: MemoryUpdateData };
+  /** Schema: docs/schema/memory.working.add.json */
+  "memory:working:add": { payload: MemoryWorkingAddPayload; data: MemoryWorkingAddData };
+  /** Schema: docs/schema/memory.working.list.json */
+  "memory:working:list": { payload: MemoryWorkingListPayload; data: MemoryWorkingListData };
+  /** Schema: docs/schema/project.init.json */
+  "project:init": { payload: ProjectInitPayload; data: ProjectInitData };
+  /** Schema: docs/schema/project.open.json */
+  "project:open": { payload: ProjectOpenPayload; data: ProjectOpenData };
+  /** Schema: docs/schema/skill.get.json */
+  "skill:get": { payload: SkillGetPayload; data: SkillGetData };
+  /** Schema: docs/schema/skill.list.json */
+  "skill:list": { payload: SkillListPayload; data: SkillListData };
+}
+
+export type ChannelName = keyof Channels;
+export type ChannelPayload<K extends ChannelName> = Channels[K]["payload"];
+export type ChannelData<K extends ChannelName> = Channels[K]["data"];
+
+/** A typed call, as an app's JSON-RPC client offers it: the reply's `result` is the envelope. */
+export type Call = <K extends ChannelName>(method: K, params: ChannelPayload<K>) => Promise<Envelope<ChannelData<K>>>;
+
+/** The server's notifications (JSON-RPC messages without an `id`) by method name: their params. */
+export interface Notifications {
+  /** Schema: docs/schema/episode.failed.json */
+  "episode:failed": EpisodeFailedParams;
+  /** Schema: docs/schema/index.changed.json */
+  "index:changed": IndexChangedParams;
+}
+
+export type NotificationName = keyof Notifications;
+export type NotificationParams<K extends NotificationName> = Notifications[K];
+
+export type AiSkillFeedbackPayload = SkillFeedback;
+export type AiSkillFeedbackData = SkillFeedbackOut;
+export type ContextAssemblePayload = ContextAssemble;
+export type ContextAssembleData = Assembled;
+export type ContextSettingsUpdatePayload = ContextUpdate;
+export type ContextSettingsUpdateData = ContextSettings;
+export type EmbeddingSettingsUpdatePayload = EmbeddingUpdate;
+export type EmbeddingSettingsUpdateData = EmbeddingSettings;
+export type IndexDiagnosticsPayload = ProjectOnly;
+export type IndexDiagnosticsData = DiagnosticList;
+export type IndexStatusPayload = ProjectOnly;
+export type IndexStatusData = IndexStatus;
+export type IndexSyncPayload = IndexSync;
+export type IndexSyncData = SyncReport;
+export type KgConsistencyCheckPayload = ConsistencyCheck;
+export type KgConsistencyCheckData = Checked;
+export type KgEntityGetPayload = EntityGet;
+export type KgEntityGetData = Entity;
+export type KgEntityListPayload = EntityList;
+export type KgEntityListData = Entities;
+export type KgMentionsPayload = MentionsGet;
+export type KgMentionsData = Mentions;
+export type KgRelationsPayload = RelationsGet;
+export type KgRelationsData = Edges;
+export type KgStatePayload = StateGet;
+export type KgStateData = State;
+export type KgStateUpdatePayload = StateUpdate;
+export type KgStateUpdateData = Entity;
+export type MemoryCreatePayload = MemoryCreate;
+export type MemoryCreateData = Memory;
+export type MemoryDeletePayload = MemoryRef;
+export type MemoryDeleteData = MemoryDeleted;
+export type MemoryEpisodeQueryPayload = EpisodeQuery;
+export type MemoryEpisodeQueryData = EpisodeItems;
+export type MemoryEpisodeRecordPayload = EpisodeRecord;
+export type MemoryEpisodeRecordData = Recorded;
+export type MemoryGetPayload = MemoryRef;
+export type MemoryGetData = Memory;
+export type MemoryInjectionPreviewPayload = InjectionPreview;
+export type MemoryInjectionPreviewData = Preview;
+export type MemoryLifecycleRunPayload = LifecycleRun;
+export type MemoryLifecycleRunData = LifecycleReport;
+export type MemoryListPayload = MemoryList;
+export type MemoryListData = MemoryItems;
+export type MemoryPreferencesClearPayload = ProjectOnly;
+export type MemoryPreferencesClearData = PreferencesCleared;
+export type MemoryPreferencesIngestPayload = PreferencesIngest;
+export type MemoryPreferencesIngestData = PreferencesIngested;
+export type MemoryRestorePayload = MemoryRef;
+export type MemoryRestoreData = Memory;
+export type MemorySessionEndPayload = WorkingSession;
+export type MemorySessionEndData = SessionEnded;
+export type MemorySettingsGetPayload = ProjectOnly;
+export type MemorySettingsGetData = Settings;
+export type MemorySettingsUpdatePayload = SettingsUpdate;
+export type MemorySettingsUpdateData = Settings;
+export type MemoryTraceFeedbackPayload = TraceFeedback;
+export type MemoryTraceFeedbackData = Verdict;
+export type MemoryTraceGetPayload = TraceGet;
+export type MemoryTraceGetData = Trace;
+export type MemoryUpdatePayload = MemoryUpdate;
+export type MemoryUpdateData = Memory;
+export type MemoryWorkingAddPayload = WorkingAdd;
+export type MemoryWorkingAddData = WorkingAdded;
+export type MemoryWorkingListPayload = WorkingSession;
+export type MemoryWorkingListData = WorkingList;
+export type ProjectInitPayload = ProjectInit;
+export type ProjectInitData = ProjectCreated;
+export type ProjectOpenPayload = ProjectOpen;
+export type ProjectOpenData = ProjectOpened;
+export type SkillGetPayload = SkillRef;
+export type SkillGetData = Skill;
+export type SkillListPayload = ProjectOnly;
+export type SkillListData = SkillItems;
+export type EpisodeFailedParams = EpisodeFailed;
+export type IndexChangedParams = IndexChanged;
+
+// -- the types the channels use ----------------------------------------------------------------------------
+
+export interface Assembled {
+  runId: string;
+  skillId: string;
+  systemPrompt: string;
+  userContent: string;
+  stablePrefixHash: string;
+  blocks: Block[];
+  cacheBreakpoints: number[];
+  items: Item[];
+  diagnostics: Diagnostics;
+}
+
+export interface Block {
+  layer: number;
+  name: "identity" | "skill" | "project" | "preferences" | "retrieved" | "immediate";
+  text: string;
+  tokens: number;
+  hash: string;
+}
+
+export interface Checked {
+  documentId: string;
+  positionKnown: boolean;
+  entities: Entity[];
+  facts: Fact[];
+  flags: Flag[];
+  skipped: { [key: string]: unknown }[];
+}
+
+export interface Cited {
+  value: unknown;
+  source: string;
+  line: number;
+  at: string | null;
+}
+
+export interface ConsistencyCheck {
+  documentId: string;
+  projectId?: string | null;
+  text?: string | null;
+  deadlineMs?: number | null;
+}
+
+export interface ContextAssemble {
+  skillId: string;
+  projectId?: string | null;
+  documentId?: string | null;
+  documentText?: string | null;
+  selection?: Selection | null;
+  instruction?: string | null;
+  queryText?: string | null;
+  sessionId?: string | null;
+  runId?: string | null;
+  sceneType?: string | null;
+  deadlineMs?: number | null;
+}
+
+export interface ContextAssembleReason {
+  code: string;
+  message: string;
+}
+
+/** context.md: `maxTokens` for Layers 2-5 when a skill sets none, `recursion` depth, and each layer's cap (`layerTokens`, key by key: the others stay as they are). */
+export interface ContextPatch {
+  maxTokens?: number | null;
+  recursion?: number | null;
+  layerTokens?: LayerTokensPatch | null;
+}
+
+export interface ContextSettings {
+  maxTokens: number;
+  recursion: number;
+  layerTokens: LayerTokens;
+}
+
+export interface ContextUpdate {
+  patch: ContextPatch;
+  projectId?: string | null;
+  /** @defaultValue "project" */
+  scope?: "project" | "global";
+}
+
+export interface DiagnosticCounts {
+  errors: number;
+  warnings: number;
+}
+
+export interface DiagnosticItem {
+  source: string;
+  line: number;
+  severity: "error" | "warning";
+  message: string;
+}
+
+export interface DiagnosticList {
+  items: DiagnosticItem[];
+}
+
+export interface Diagnostics {
+  degraded: boolean;
+  reasons: ContextAssembleReason[];
+  dropped: Dropped[];
+  hidden: number;
+  hiddenDetail: Hidden;
+  truncated: number;
+  prefixTokens: number;
+  prefixCacheable: boolean;
+  hardCut: ("before" | "after")[];
+  memoryDegraded: boolean;
+  tookMs: number;
+}
+
+export interface Dropped {
+  layer: number;
+  kind: string;
+  id: string | null;
+  source: string | null;
+  tokens: number;
+  reason: string;
+}
+
+export interface Edge {
+  from: string;
+  to: string | null;
+  name: string;
+  type: string;
+  direction: string;
+  since: string | null;
+  until: string | null;
+  note: string | null;
+  source: string;
+  line: number;
+  depth: number;
+}
+
+export interface Edges {
+  edges: Edge[];
+}
+
+/** `model`: a model2vec folder (relative to the project, or absolute); null is the bundled model. */
+export interface EmbeddingPatch {
+  model?: string | null;
+}
+
+export interface EmbeddingSettings {
+  model: string | null;
+}
+
+export interface EmbeddingUpdate {
+  patch: EmbeddingPatch;
+  projectId?: string | null;
+  /** @defaultValue "project" */
+  scope?: "project" | "global";
+}
+
+export interface Entities {
+  items: Entity[];
+}
+
+export interface Entity {
+  id?: string;
+  name?: string;
+  kind?: string;
+  section?: string;
+  aliases?: string[];
+  summary?: string;
+  source?: string;
+  line?: number;
+  introduced?: { [key: string]: unknown } | null;
+  state?: Cited | null;
+  facets?: { [key: string]: Cited };
+  hidden?: number;
+  progressions?: { [key: string]: unknown }[];
+  relations?: Edge[];
+  timeline?: string[];
+  mentions?: { [key: string]: unknown }[];
+}
+
+export interface EntityGet {
+  projectId?: string | null;
+  id?: string | null;
+  name?: string | null;
+  at?: string | null;
+}
+
+export interface EntityList {
+  projectId?: string | null;
+  kind?: string | null;
+  at?: string | null;
+}
+
+export interface Episode {
+  id: string;
+  projectId: string | null;
+  runId: string | null;
+  chapterId: string | null;
+  sceneType: string | null;
+  skillUsed: string | null;
+  action: string | null;
+  selectedIndex: number | null;
+  candidates: number | null;
+  editDistance: number | null;
+  implicitSignal: string | null;
+  signalWeight: number;
+  importance: number;
+  recallCount: number;
+  lastRecalledAt: string | null;
+  compressed: boolean;
+  pinned: boolean;
+  createdAt: string;
+  undoneAt: string | null;
+  summary: string | null;
+  tags: string[];
+  source: string;
+  decay: number | null;
+  level: "active" | "decaying" | "to_compress" | "to_evict" | null;
+}
+
+export interface EpisodeCounts {
+  total: number;
+  live: number;
+  pending: number;
+  failed: number;
+}
+
+/** Sent by the server when an episode accepted by `memory:episode:record` (without `wait`) could not be written after three tries (docs/episodes.md). */
+export interface EpisodeFailed {
+  projectId: string;
+  id: string;
+  code: "MEMORY_EPISODE_WRITE_FAILED" | "MEMORY_CAPACITY_EXCEEDED" | "INTERNAL";
+  message: string;
+}
+
+export interface EpisodeItems {
+  items: Ranked[];
+  reasons: Problem[];
+  memoryDegraded: boolean;
+  defaultRules: string[];
+}
+
+export interface EpisodeLevels {
+  active: number;
+  decaying: number;
+  to_compress: number;
+  to_evict: number;
+}
+
+export interface EpisodeQuery {
+  projectId?: string | null;
+  sceneType?: string | null;
+  queryText?: string | null;
+  /** @defaultValue 5 */
+  limit?: number;
+  deadlineMs?: number | null;
+}
+
+export interface EpisodeRecord {
+  projectId?: string | null;
+  runId?: string | null;
+  chapterId?: string | null;
+  sceneType?: string | null;
+  skillUsed?: string | null;
+  /** @defaultValue "accept" */
+  action?: "accept" | "partial" | "reject";
+  selectedIndex?: number | null;
+  candidates?: number | null;
+  editDistance?: number | null;
+  implicitSignal?: "DIRECT_ACCEPT" | "LIGHT_EDIT" | "EDITED_ACCEPT" | "HEAVY_REWRITE" | "FULL_REJECT" | "UNDO_AFTER_ACCEPT" | "REPEATED_SCENE_SKILL" | null;
+  signalWeight?: number | null;
+  importance?: number | null;
+  /** @defaultValue false */
+  pinned?: boolean;
+  summary?: string | null;
+  tags?: string[] | null;
+  /** @defaultValue false */
+  wait?: boolean;
+}
+
+export interface Fact {
+  id: string;
+  content: string;
+  source: string;
+  scope: string;
+  documentId: string | null;
+  since: string | null;
+  until: string | null;
+  updatedAt: string;
+  entities: string[];
+}
+
+export interface Flag {
+  code: string;
+  entity: string;
+  message: string;
+  evidence: { [key: string]: unknown }[];
+}
+
+export interface Hidden {
+  progressions: number;
+  relations: number;
+  memories: number;
+}
+
+/** Sent by the server (a JSON-RPC notification) after the watcher re-indexed changed files. */
+export interface IndexChanged {
+  projectId: string;
+  sources: string[];
+}
+
+export interface IndexCounts {
+  memories: number;
+  deleted: number;
+  tombstones: number;
+  characters: number;
+  world: number;
+  skills: number;
+}
+
+export interface IndexStatus {
+  projectId: string;
+  name: string;
+  counts: IndexCounts;
+  lastSync: string | null;
+  model: ModelStatus;
+  diagnostics: DiagnosticCounts;
+  episodes: EpisodeCounts;
+  lifecycle: LifecycleStatus;
+  watch: WatchStatus | null;
+}
+
+export interface IndexSync {
+  projectId?: string | null;
+  /** @defaultValue false */
+  rebuild?: boolean;
+  deadlineMs?: number | null;
+}
+
+export interface InjectionPreview {
+  projectId?: string | null;
+  queryText?: string | null;
+  documentId?: string | null;
+}
+
+export interface Item {
+  layer: number;
+  kind: string;
+  id: string | null;
+  source: string | null;
+  line?: number;
+  tokens: number;
+  reason: unknown;
+  score?: number;
+}
+
+export interface LastRuns {
+  realtime: string | null;
+  daily: string | null;
+  weekly: string | null;
+  monthly: string | null;
+}
+
+export interface LayerTokens {
+  identity: number;
+  skill: number;
+  project: number;
+  preferences: number;
+  retrieved: number;
+  immediate: number;
+}
+
+export interface LayerTokensPatch {
+  identity?: number | null;
+  skill?: number | null;
+  project?: number | null;
+  preferences?: number | null;
+  retrieved?: number | null;
+  immediate?: number | null;
+}
+
+export interface Levels {
+  active: number;
+  decaying: number;
+  to_compress: number;
+  to_evict: number;
+}
+
+export interface LifecycleReport {
+  trigger: string;
+  at: string;
+  changed: boolean;
+  tookMs: number;
+  evicted?: number;
+  ttl?: number;
+  lru?: number;
+  episodes?: number;
+  levels?: Levels;
+  compressed?: number;
+  history?: string[];
+  runs?: number;
+}
+
+export interface LifecycleRun {
+  trigger: "realtime" | "daily" | "weekly" | "monthly";
+  projectId?: string | null;
+}
+
+export interface LifecycleStatus {
+  lastRun: LastRuns;
+  levels: EpisodeLevels;
+}
+
+export interface Memory {
+  id: string;
+  type: string;
+  scope: "project" | "document" | "global";
+  origin: "manual" | "learned";
+  content: string;
+  source: string;
+  documentId: string | null;
+  tags: string[];
+  confidence: number;
+  evidence: unknown[];
+  metadata: { [key: string]: unknown };
+  pinned: boolean;
+  revision: number;
+  createdAt: string | null;
+  updatedAt: string;
+  deletedAt: string | null;
+  since: string | null;
+  until: string | null;
+}
+
+export interface MemoryCreate {
+  type: string;
+  scope: "project" | "document" | "global";
+  content: string;
+  projectId?: string | null;
+  documentId?: string | null;
+  tags?: string[] | null;
+  confidence?: number | null;
+  evidence?: unknown[] | null;
+  metadata?: { [key: string]: unknown } | null;
+  pinned?: boolean | null;
+}
+
+export interface MemoryDeleted {
+  id: string;
+  deletedAt: string;
+}
+
+export interface MemoryEpisodeQueryReason {
+  rank: number;
+  score: number;
+  decay: number;
+  level: "active" | "decaying" | "to_compress" | "to_evict";
+  similarity: number | null;
+  sceneMatch: boolean;
+  detail: string;
+}
+
+export interface MemoryItems {
+  items: Memory[];
+}
+
+export interface MemoryList {
+  projectId?: string | null;
+  scope?: "project" | "document" | "global" | null;
+  type?: string | null;
+  origin?: "manual" | "learned" | null;
+  /** @defaultValue false */
+  includeDeleted?: boolean;
+}
+
+export interface MemoryPatch {
+  content?: string | null;
+  type?: string | null;
+  tags?: string[] | null;
+  confidence?: number | null;
+  evidence?: unknown[] | null;
+  metadata?: { [key: string]: unknown } | null;
+  pinned?: boolean | null;
+  documentId?: string | null;
+}
+
+export interface MemoryRef {
+  id: string;
+  projectId?: string | null;
+}
+
+export interface MemoryUpdate {
+  id: string;
+  patch: MemoryPatch;
+  projectId?: string | null;
+  expectedRevision?: number | null;
+}
+
+export interface Mention {
+  id: string;
+  name: string;
+  match: string;
+  offset: number;
+  length: number;
+}
+
+export interface Mentions {
+  items: Mention[];
+}
+
+export interface MentionsGet {
+  text: string;
+  projectId?: string | null;
+  documentId?: string | null;
+}
+
+export interface ModelStatus {
+  name: string | null;
+  dim: number | null;
+  vocabulary: number | null;
+  indexModel: string | null;
+  indexDim: number | null;
+  semantic: boolean;
+  problem: ReasonInfo | null;
+}
+
+export interface Piece {
+  layer: number | null;
+  kind: string | null;
+  id: string | null;
+  source: string | null;
+  tokens: number | null;
+  score: number | null;
+}
+
+export interface PreferencesCleared {
+  cleared: number;
+}
+
+export interface PreferencesIngest {
+  runId: string;
+  skillId: string;
+  action: "accept" | "reject" | "partial";
+  evidenceRef: string;
+  projectId?: string | null;
+  tags?: string[] | null;
+}
+
+export interface PreferencesIngested {
+  ignored: boolean;
+  reason?: "EVIDENCE_TOO_SHORT" | "LEARNING_DISABLED";
+  signalKey: string;
+  count: number;
+  threshold: number;
+  learned?: Memory;
+}
+
+export interface Preview {
+  items: PreviewItem[];
+  mode: "deterministic" | "semantic";
+  diagnostics: PreviewDiagnostics;
+}
+
+export interface PreviewDiagnostics {
+  degraded: boolean;
+  reasons: ReasonInfo[];
+  truncated: number;
+  tokens: number;
+  tookMs: number;
+}
+
+export interface PreviewItem {
+  id: string;
+  type: string;
+  scope: "project" | "document" | "global";
+  origin: "manual" | "learned";
+  content: string;
+  source: string;
+  tokens: number;
+  reason: PreviewReason;
+}
+
+export interface PreviewReason {
+  mode: "deterministic" | "semantic";
+  rank: number;
+  detail: string;
+  score?: PreviewScore;
+}
+
+export interface PreviewScore {
+  fused: number;
+  vector: number | null;
+  vectorRank: number | null;
+  lexical: number | null;
+  lexicalRank: number | null;
+}
+
+export interface Problem {
+  code: "EMPTY_QUERY" | "MODEL_UNAVAILABLE" | "QUERY_NOT_EMBEDDABLE" | "EMBEDDING_DIM_MISMATCH" | "RECALL_NOT_JOURNALED" | "MEMORY_DEGRADED";
+  message: string;
+}
+
+export interface ProjectCreated {
+  projectId: string;
+  name: string;
+  created: string[];
+}
+
+export interface ProjectInit {
+  path: string;
+  name?: string | null;
+}
+
+/** The payload of a channel that needs nothing but the project. */
+export interface ProjectOnly {
+  projectId?: string | null;
+}
+
+export interface ProjectOpen {
+  path: string;
+}
+
+export interface ProjectOpened {
+  projectId: string;
+  name: string;
+  root: string;
+}
+
+export interface Ranked {
+  id: string;
+  projectId: string | null;
+  runId: string | null;
+  chapterId: string | null;
+  sceneType: string | null;
+  skillUsed: string | null;
+  action: string | null;
+  selectedIndex: number | null;
+  candidates: number | null;
+  editDistance: number | null;
+  implicitSignal: string | null;
+  signalWeight: number;
+  importance: number;
+  recallCount: number;
+  lastRecalledAt: string | null;
+  compressed: boolean;
+  pinned: boolean;
+  createdAt: string;
+  undoneAt: string | null;
+  summary: string | null;
+  tags: string[];
+  source: string;
+  decay: number | null;
+  level: "active" | "decaying" | "to_compress" | "to_evict" | null;
+  reason: MemoryEpisodeQueryReason;
+}
+
+/** Why recall degraded (or injection is off): a stable code and a readable message. */
+export interface ReasonInfo {
+  code: "EMPTY_QUERY" | "VEC_UNAVAILABLE" | "MODEL_UNAVAILABLE" | "EMBEDDING_DIM_MISMATCH" | "QUERY_NOT_EMBEDDABLE" | "INJECTION_DISABLED";
+  message: string;
+}
+
+export interface Recorded {
+  accepted: boolean;
+  id: string;
+  episode?: Episode;
+}
+
+export interface RelationsGet {
+  projectId?: string | null;
+  id?: string | null;
+  name?: string | null;
+  at?: string | null;
+  /** @defaultValue 1 */
+  depth?: number;
+}
+
+export interface RuleProblem {
+  field: string;
+  message: string;
+  line: number;
+}
+
+/** Either `start`/`end` (code-point offsets into the document text) or `text` (the selected text). */
+export interface Selection {
+  start?: number | null;
+  end?: number | null;
+  text?: string | null;
+}
+
+export interface SessionEnded {
+  sessionId: string;
+  ended: boolean;
+  archived: Episode[];
+  dropped: number;
+}
+
+export interface Settings {
+  injectionEnabled: boolean;
+  preferenceLearningEnabled: boolean;
+  privacyModeEnabled: boolean;
+  preferenceLearningThreshold: number;
+  injectionMaxItems: number;
+  injectionTokenBudget: number;
+}
+
+export interface SettingsPatch {
+  injectionEnabled?: boolean | null;
+  preferenceLearningEnabled?: boolean | null;
+  privacyModeEnabled?: boolean | null;
+  preferenceLearningThreshold?: number | null;
+  injectionMaxItems?: number | null;
+  injectionTokenBudget?: number | null;
+}
+
+export interface SettingsUpdate {
+  patch: SettingsPatch;
+  projectId?: string | null;
+  /** @defaultValue "project" */
+  scope?: "project" | "global";
+}
+
+export interface SignalOut {
+  name: string;
+  weight: number;
+  base: number;
+  repeats: number;
+  replaced: boolean;
+}
+
+export interface Skill {
+  id: string;
+  name: string;
+  description: string;
+  source: string;
+  bank: string;
+  contextRules: { [key: string]: unknown };
+  rules: { [key: string]: unknown };
+  valid: boolean;
+  problems: RuleProblem[];
+  content: string;
+}
+
+export interface SkillFeedback {
+  runId: string;
+  action: "accept" | "reject" | "partial" | "undo";
+  projectId?: string | null;
+  evidenceRef?: string | null;
+  tags?: string[] | null;
+  selectedIndex?: number | null;
+  candidates?: number | null;
+  editDistance?: number | null;
+  sceneType?: string | null;
+  summary?: string | null;
+  chapterId?: string | null;
+}
+
+export interface SkillFeedbackOut {
+  episode: Episode;
+  signal: SignalOut;
+  preference: PreferencesIngested | null;
+}
+
+export interface SkillItems {
+  items: SkillSummary[];
+}
+
+export interface SkillRef {
+  skillId: string;
+  projectId?: string | null;
+}
+
+export interface SkillSummary {
+  id: string;
+  name: string;
+  description: string;
+  source: string;
+  bank: string;
+  contextRules: { [key: string]: unknown };
+  rules: { [key: string]: unknown };
+  valid: boolean;
+  problems: RuleProblem[];
+}
+
+export interface State {
+  state: string | null;
+  facets: { [key: string]: Cited };
+  since: string | null;
+  source: string | null;
+  line: number | null;
+}
+
+export interface StateGet {
+  at: string;
+  projectId?: string | null;
+  id?: string | null;
+  name?: string | null;
+}
+
+export interface StateUpdate {
+  at: string;
+  projectId?: string | null;
+  id?: string | null;
+  name?: string | null;
+  state?: string | null;
+  set?: { [key: string]: unknown } | null;
+  expectedRevision?: number | null;
+}
+
+export interface SyncReport {
+  added: number;
+  updated: number;
+  removed: number;
+  unchanged: number;
+  errors: number;
+  tookMs: number;
+}
+
+export interface Trace {
+  runId: string;
+  at: string | null;
+  source: string;
+  skillId: string | null;
+  documentId: string | null;
+  stablePrefixHash: string | null;
+  pieces: Piece[];
+  feedback: TraceItem[];
+}
+
+export interface TraceFeedback {
+  runId: string;
+  verdict: "correct" | "incorrect";
+  reason?: string | null;
+  projectId?: string | null;
+}
+
+export interface TraceGet {
+  runId: string;
+  projectId?: string | null;
+}
+
+export interface TraceItem {
+  kind: "verdict" | "skill" | "preference" | "episode" | "undo" | "update";
+  at: string | null;
+  source: string;
+  verdict?: "correct" | "incorrect" | null;
+  reason?: string | null;
+  action?: string | null;
+  signalKey?: string | null;
+  ignored?: string | null;
+  episodeId?: string | null;
+  signal?: string | null;
+  weight?: number | null;
+}
+
+export interface Verdict {
+  runId: string;
+  verdict: string;
+  reason: string | null;
+  at: string;
+  source: string;
+}
+
+export interface WatchStatus {
+  mode: "native" | "polling";
+  running: boolean;
+  note: string | null;
+  lastChange: string | null;
+}
+
+export interface WorkingAdd {
+  sessionId: string;
+  kind: string;
+  content: string;
+  importance: number;
+  focus?: string | null;
+  projectId?: string | null;
+}
+
+export interface WorkingAdded {
+  entry: WorkingEntry;
+  evicted: WorkingEntry[];
+  tokens: number;
+  capTokens: number;
+  relation: "semantic" | "words" | null;
+}
+
+export interface WorkingEntry {
+  id: string;
+  projectId: string;
+  sessionId: string;
+  kind: string;
+  content: string;
+  tokenCount: number;
+  importance: number;
+  count: number;
+  reached: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface WorkingList {
+  sessionId: string;
+  items: WorkingEntry[];
+  tokens: number;
+  capTokens: number;
+  focus: string | null;
+  threshold: number;
+}
+
+export interface WorkingSession {
+  sessionId: string;
+  projectId?: string | null;
+}

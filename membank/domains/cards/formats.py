@@ -1,0 +1,198 @@
+"""What an input file is, decided by its content (never its name), and its card or lorebook JSON. Pure.
+
+JSON (Character Card V1/V2/V3, `lorebook_v3`, a SillyTavern World Info export), a PNG or APNG with a
+`ccv3` (wins) or `chara` text chunk, or a CHARX zip (`card.json` at its root, assets under `assets/`).
+Every refusal is a `Refused` with a writer's reason; sizes, nesting and zip contents are bounded."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import png
+
+MiB = 1024 * 1024
+MAX_INPUT = 20 * MiB  # one file given to `membank import`
+MAX_JSON = 8 * MiB  # the card's JSON text
+MAX_DEPTH = 64  # nesting of the card's JSON
+MAX_NODES = 500_000  # values in the card's JSON, all levels together
+MAX_ZIP_ENTRIES = 2_000
+MAX_ZIP_TOTAL = 100 * MiB  # all entries of a CHARX, uncompressed
+MAX_ZIP_RATIO = 100  # uncompressed / compressed, for an entry over 1 MiB: more is a zip bomb
+V3_ONLY = ("nickname", "creator_notes_multilingual", "source", "group_only_greetings", "creation_date",
+           "modification_date", "assets")
+V1_FIELDS = ("name", "description", "personality", "scenario", "first_mes", "mes_example")
+
+
+class Refused(ValueError):
+    """The file cannot be imported; `reason` says why (the caller names the file)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Decoded:
+    kind: str  # "card" | "lorebook"
+    spec: str  # card: "v1" | "v2" | "v3"; lorebook: "lorebook_v3" | "sillytavern"
+    container: str  # "json" | "png" | "charx"
+    obj: dict[str, Any]  # the JSON as read
+    image: bytes | None = None  # the PNG the card came in (its picture)
+    assets: dict[str, bytes] = field(default_factory=dict)  # CHARX: `assets/…` path in the zip -> bytes
+
+
+def load_json(data: bytes, what: str = "the JSON") -> Any:
+    if len(data) > MAX_JSON:
+        raise Refused(f"{what} is larger than {MAX_JSON // MiB} MiB")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise Refused(f"{what} is not UTF-8 text") from None
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise Refused(f"{what} is nested too deeply") from None
+    except ValueError as e:
+        raise Refused(f"{what} is not valid JSON ({e})") from None
+    _check_shape(value, what)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _check_shape(value: Any, what: str) -> None:
+    stack, nodes = [(value, 1)], 0
+    while stack:
+        item, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_DEPTH or nodes > MAX_NODES:
+            raise Refused(f"{what} is nested deeper than {MAX_DEPTH} levels or holds more than {MAX_NODES:,} values")
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+
+
+def classify(obj: Any) -> tuple[str, str]:
+    """(kind, spec) of a card or lorebook JSON, or Refused."""
+    if not isinstance(obj, dict):
+        raise Refused("its JSON is not an object, so it is neither a character card nor a lorebook")
+    spec = obj.get("spec")
+    if spec in ("chara_card_v2", "chara_card_v3"):
+        if not isinstance(obj.get("data"), dict):
+            raise Refused(f"it says `spec: {spec}` but has no `data` object")
+        if not isinstance(obj["data"].get("name"), str) or not obj["data"]["name"].strip():
+            raise Refused("the card has no `data.name`")
+        return "card", "v3" if spec == "chara_card_v3" else "v2"
+    if spec == "lorebook_v3":
+        if not isinstance(obj.get("data"), dict) or not isinstance(obj["data"].get("entries"), list):
+            raise Refused("it says `spec: lorebook_v3` but has no `data.entries` list")
+        return "lorebook", "lorebook_v3"
+    if spec is not None:
+        raise Refused(f"`spec: {str(spec)[:40]}` is not a format membank imports (chara_card_v2, chara_card_v3, "
+                      "lorebook_v3)")
+    entries = obj.get("entries")
+    if isinstance(entries, dict) and all(isinstance(e, dict) for e in entries.values()):
+        return "lorebook", "sillytavern"
+    if isinstance(obj.get("name"), str) and obj["name"].strip() and any(
+            isinstance(obj.get(k), str) for k in V1_FIELDS[1:]):
+        return "card", "v1"
+    raise Refused("its JSON is neither a character card (no `spec`, no V1 `name` and `description`) nor a lorebook "
+                  "(no `spec: lorebook_v3`, no World Info `entries`)")
+
+
+def _from_png(data: bytes) -> Decoded:
+    try:
+        found = png.texts(data)
+    except png.PngError as e:
+        raise Refused(f"it is a PNG membank cannot read: {e}") from None
+    keyword = next((k for k in png.CARD_KEYWORDS if k in found), None)
+    if keyword is None:
+        raise Refused("it is a PNG without a character card (no `ccv3` or `chara` text chunk)")
+    try:
+        raw = base64.b64decode(found[keyword], validate=True)
+    except (binascii.Error, ValueError):
+        raise Refused(f"its `{keyword}` text is not valid base64 (truncated or damaged)") from None
+    obj = load_json(raw, f"the card in its `{keyword}` chunk")
+    kind, spec = classify(obj)
+    if kind != "card":
+        raise Refused(f"its `{keyword}` chunk holds a lorebook, not a character card")
+    return Decoded(kind, spec, "png", obj, image=data)
+
+
+def safe_member(name: str) -> bool:
+    """A name inside a zip (or a card) that stays inside the folder it is unpacked to."""
+    if not name or "\\" in name or "\x00" in name or name.startswith("/") or ":" in name.split("/")[0]:
+        return False
+    return all(part not in ("", ".", "..") for part in name.rstrip("/").split("/"))
+
+
+def _from_zip(data: bytes) -> Decoded:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError) as e:
+        raise Refused(f"it is a zip membank cannot read ({e})") from None
+    if len(infos) > MAX_ZIP_ENTRIES:
+        raise Refused(f"the zip holds more than {MAX_ZIP_ENTRIES:,} files")
+    if sum(i.file_size for i in infos) > MAX_ZIP_TOTAL:
+        raise Refused(f"the zip would unpack to more than {MAX_ZIP_TOTAL // MiB} MiB (a zip bomb?)")
+    files: dict[str, bytes] = {}
+    for info in infos:
+        if info.is_dir():
+            continue
+        if not safe_member(info.filename):
+            raise Refused(f"the zip holds a file named `{info.filename[:80]}`, which would land outside its folder")
+        if info.filename != "card.json" and not info.filename.startswith("assets/"):
+            continue  # RisuAI's module.risum, x_meta/…: not membank's
+        if info.file_size > MiB and info.file_size > MAX_ZIP_RATIO * max(info.compress_size, 1):
+            raise Refused(f"`{info.filename[:80]}` in the zip is compressed more than {MAX_ZIP_RATIO}:1 (a zip bomb?)")
+        files[info.filename] = _read_member(archive, info)
+    if "card.json" not in files:
+        raise Refused("it is a zip without `card.json` at its root, so not a CHARX card")
+    obj = load_json(files.pop("card.json"), "its card.json")
+    kind, spec = classify(obj)
+    if kind != "card":
+        raise Refused("its card.json holds a lorebook, not a character card")
+    return Decoded(kind, spec, "charx", obj, assets=files)
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """An entry's bytes, never more than it declares (a lying header cannot unpack a bomb)."""
+    try:
+        with archive.open(info) as stream:
+            data = stream.read(info.file_size + 1)
+    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, zlib_error()) as e:
+        raise Refused(f"`{info.filename[:80]}` in the zip cannot be unpacked ({e})") from None
+    if len(data) > info.file_size:
+        raise Refused(f"`{info.filename[:80]}` in the zip is larger than its header says (a zip bomb?)")
+    return data
+
+
+def zlib_error() -> type[Exception]:
+    import zlib
+
+    return zlib.error
+
+
+def decode(data: bytes) -> Decoded:
+    """The card or lorebook in a file's bytes, by their content; Refused with the reason otherwise."""
+    if len(data) > MAX_INPUT:
+        raise Refused(f"it is larger than {MAX_INPUT // MiB} MiB, the most membank imports")
+    if png.is_png(data):
+        return _from_png(data)
+    if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
+        return _from_zip(data)
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+        obj = load_json(data)
+        kind, spec = classify(obj)
+        return Decoded(kind, spec, "json", obj)
+    raise Refused("it is neither JSON, nor a PNG, nor a CHARX zip")
