@@ -114,7 +114,17 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
                                "importance": 0.6, "focus": "Lin and Maren at the light"},
         "memory:working:list": {"sessionId": "s-sidecar"},
         "memory:session:end": {"sessionId": "s-sidecar"},
+        "card:import": {"paths": [str(_card_file(sample.parent / "keeper.json"))]},
+        "card:export": {"source": "characters/maren-voss.md", "format": "json", "spec": "v2",
+                        "output": str(sample.parent / "maren.json"), "force": True},
     }
+
+
+def _card_file(path: Path) -> Path:
+    """A Character Card V1 to import (docs/import-export.md)."""
+    path.write_text(json.dumps({"name": "Keeper", "description": "Keeps the light.", "personality": "",
+                                "scenario": "", "first_mes": "Hm.", "mes_example": ""}), "utf-8")
+    return path
 
 
 def test_serves_every_channel_with_data_that_fits_its_schema(sidecar: Sidecar, sample: Path) -> None:

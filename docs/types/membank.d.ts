@@ -36,6 +36,10 @@ export type Envelope<D = unknown> = Success<D> | Failure;
 export interface Channels {
   /** Schema: docs/schema/ai.skill.feedback.json */
   "ai:skill:feedback": { payload: AiSkillFeedbackPayload; data: AiSkillFeedbackData };
+  /** Schema: docs/schema/card.export.json */
+  "card:export": { payload: CardExportPayload; data: CardExportData };
+  /** Schema: docs/schema/card.import.json */
+  "card:import": { payload: CardImportPayload; data: CardImportData };
   /**
    * Cancellable: `deadlineMs` bounds the call, and `$/cancelRequest` stops it halfway (CANCELED, TIMEOUT; nothing is left half-done).
    * Schema: docs/schema/context.assemble.json
@@ -142,6 +146,10 @@ export type NotificationParams<K extends NotificationName> = Notifications[K];
 
 export type AiSkillFeedbackPayload = SkillFeedback;
 export type AiSkillFeedbackData = SkillFeedbackOut;
+export type CardExportPayload = CardExport;
+export type CardExportData = ExportOut;
+export type CardImportPayload = CardImport;
+export type CardImportData = ImportOut;
 export type ContextAssemblePayload = ContextAssemble;
 export type ContextAssembleData = Assembled;
 export type ContextSettingsUpdatePayload = ContextUpdate;
@@ -237,6 +245,28 @@ export interface Block {
   text: string;
   tokens: number;
   hash: string;
+}
+
+export interface CardExport {
+  source: string;
+  format: "json" | "png" | "charx";
+  output: string;
+  spec?: "v1" | "v2" | "v3" | null;
+  /** @defaultValue false */
+  force?: boolean;
+  projectId?: string | null;
+}
+
+export interface CardImport {
+  paths: string[];
+  /** @defaultValue false */
+  update?: boolean;
+  projectId?: string | null;
+}
+
+export interface Change {
+  source: string;
+  change: "new" | "changed" | "same";
 }
 
 export interface Checked {
@@ -497,6 +527,15 @@ export interface EpisodeRecord {
   wait?: boolean;
 }
 
+export interface ExportOut {
+  source: string;
+  kind: "card" | "lorebook";
+  format: string;
+  spec: string;
+  output: string;
+  bytes: number;
+}
+
 export interface Fact {
   id: string;
   content: string;
@@ -520,6 +559,19 @@ export interface Hidden {
   progressions: number;
   relations: number;
   memories: number;
+}
+
+export interface ImportOut {
+  items: Imported[];
+}
+
+export interface Imported {
+  file: string;
+  kind: "card" | "lorebook";
+  format: string;
+  target: string;
+  status: "created" | "unchanged" | "pending" | "updated";
+  changes: Change[];
 }
 
 /** Sent by the server (a JSON-RPC notification) after the watcher re-indexed changed files. */

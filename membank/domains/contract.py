@@ -16,7 +16,7 @@ from ..files.project import ProjectInfo
 from ..files.scan import BankRoot
 from ..files.settings import SettingsCache
 from ..index import Index
-from ..index.embed import Embedder, ModelHandle
+from ..index.embed import Embedder, ModelHandle, ModelInfo
 from ..kernel.background import Worker
 from ..kernel.payload import Id
 
@@ -42,6 +42,8 @@ class Bank(Protocol):
     def roots(self) -> list[BankRoot]: ...
 
     def embedder(self) -> Embedder | None: ...
+
+    def model_info(self) -> ModelInfo | str: ...  # from the model's files, without loading it; or why not
 
     def sync_one(self, root: BankRoot, rel: str) -> None: ...
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from dataclasses import dataclass
@@ -75,7 +76,40 @@ def load(folder: Path) -> Embedder:
         return embedder
 
 
-def mismatch(recorded: tuple[str, int] | None, model: Embedder) -> str | None:
+@dataclass(frozen=True)
+class ModelInfo:
+    """What a model folder says of itself without loading it: enough for `index:status`."""
+    name: str  # the identity `load` would give it
+    dim: int
+    vocabulary: int
+
+
+HEADER_LIMIT = 1 << 20  # a safetensors header larger than this is not one membank wrote
+
+
+def describe(folder: Path) -> ModelInfo:
+    """The model's identity, dimension and vocabulary from its files (the safetensors header), in
+    about a millisecond instead of the ~0.4 s a load takes. Raises ModelUnavailable as `load` would
+    for a missing file or a header that is not a model's."""
+    missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+    if missing:
+        raise ModelUnavailable(f"the embedding model folder `{folder.name}` is missing {', '.join(missing)}")
+    path = folder / "model.safetensors"
+    try:
+        weights = path.stat().st_size
+        with path.open("rb") as f:
+            size = int.from_bytes(f.read(8), "little")
+            if not 0 < size <= HEADER_LIMIT:
+                raise ValueError("no header")
+            header = json.loads(f.read(size))
+        shapes = [v["shape"] for k, v in header.items() if k != "__metadata__" and len(v.get("shape", ())) == 2]
+        vocabulary, dim = (int(n) for n in shapes[0])
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        raise ModelUnavailable(f"the embedding model `{folder.name}` could not be read (model.safetensors)") from None
+    return ModelInfo(f"{folder.name}:{weights}:{dim}", dim, vocabulary)
+
+
+def mismatch(recorded: tuple[str, int] | None, model: Embedder | ModelInfo) -> str | None:
     """Why the index's vectors cannot be compared with `model`'s (the one model-mismatch check), or
     None when they can: no vectors yet, or made by this very model."""
     if recorded is None or recorded == (model.name, model.dim):
@@ -101,6 +135,15 @@ class ModelHandle:
                 self._loaded = str(e)
             self._folder = folder
         return self._loaded if isinstance(self._loaded, Embedder) else None
+
+    def info(self, folder: Path) -> ModelInfo:
+        """The model's identity without loading it (the loaded model's when it is loaded); raises
+        ModelUnavailable when it cannot load or its files cannot be read."""
+        if self._folder == folder:
+            if isinstance(self._loaded, Embedder):
+                return ModelInfo(self._loaded.name, self._loaded.dim, self._loaded.vocabulary)
+            raise ModelUnavailable(self._loaded)  # tried already: the reason it did not load
+        return describe(folder)
 
     def why(self) -> str:
         """Why the last `get` gave no model."""

@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import re
 
+from ..domains.cards import channels as cards
 from ..domains.context import channels as context
 from ..domains.contract import Channel
 from ..domains.episodes import channels as episodes
@@ -38,6 +39,7 @@ TABLES: tuple[tuple[Channel, ...], ...] = (
     episodes.CHANNELS,
     lifecycle.CHANNELS,
     working.CHANNELS,
+    cards.CHANNELS,
 )
 
 CATALOG: dict[str, Channel] = {c.name: c for table in TABLES for c in table}

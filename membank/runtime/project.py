@@ -16,7 +16,7 @@ from ..files.scan import BankRoot
 from ..files.settings import SettingsCache
 from ..files.write import check_inside
 from ..index import Index, IndexError_, StorageError
-from ..index.embed import Embedder, ModelHandle, resolve as resolve_model
+from ..index.embed import Embedder, ModelHandle, ModelInfo, ModelUnavailable, resolve as resolve_model
 from ..index.failures import storage_error
 from ..kernel import errors
 from ..kernel.background import Worker
@@ -86,6 +86,14 @@ class Project:
                 listener(method, {"projectId": self.info.id, **params})
             except Exception:  # one listener's failure is not another's, nor the writer's
                 log.exception("a listener failed on %s", method)
+
+    def model_info(self) -> ModelInfo | str:
+        """The embedding model's name, dimension and vocabulary, read from its files (no load), or why
+        it cannot be used."""
+        try:
+            return self.model.info(resolve_model(self.settings_files.embedding()["model"], self.root))
+        except ModelUnavailable as e:
+            return str(e)
 
     def embedder(self) -> Embedder | None:
         """The embedding model settings name (the bundled one by default), loaded once; None if it cannot load."""

@@ -11,6 +11,7 @@ import binascii
 import io
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,17 +171,11 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     try:
         with archive.open(info) as stream:
             data = stream.read(info.file_size + 1)
-    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, zlib_error()) as e:
+    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, zlib.error) as e:
         raise Refused(f"`{info.filename[:80]}` in the zip cannot be unpacked ({e})") from None
     if len(data) > info.file_size:
         raise Refused(f"`{info.filename[:80]}` in the zip is larger than its header says (a zip bomb?)")
     return data
-
-
-def zlib_error() -> type[Exception]:
-    import zlib
-
-    return zlib.error
 
 
 def decode(data: bytes) -> Decoded:

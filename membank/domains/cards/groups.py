@@ -60,7 +60,9 @@ def join(front: Obj, kept: Obj, absent: list[str] | tuple[str, ...], groups: tup
                      if f in kept or (f not in absent and f in derived)}
         as_derived = {**out, **derived}
         as_candidate = {**out, **candidate}
-        out = as_candidate if same(g.to(as_candidate), g.to(as_derived)) else as_derived
+        means = g.to(as_candidate)  # what the original values mean, against the front matter as it is now
+        unchanged = same(means, g.to(as_derived)) or same(means, {k: front.get(k) for k in means})
+        out = as_candidate if unchanged else as_derived
     return out
 
 

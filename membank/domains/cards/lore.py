@@ -7,6 +7,7 @@ Info export has its own (`key`, `keysecondary`, `selective`, `selectiveLogic`, `
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .groups import Group, Obj, body_text, text, words
@@ -34,8 +35,9 @@ def _title(entry: Obj, keys_field: str) -> str:
     for candidate in (entry.get("comment"), entry.get("name")):
         if isinstance(candidate, str) and candidate.strip():
             return candidate.strip()
-    first = next((k for k in words(entry.get(keys_field)) if k.strip()), "")
-    return first.strip() or "entry"
+    first = next((k.strip() for k in words(entry.get(keys_field)) if k.strip()), "")
+    pattern = re.fullmatch(r"/(.+)/[a-z]*", first)  # a regex key names its entry by its pattern
+    return (pattern.group(1) if pattern else first) or "entry"
 
 
 def _groups(keys_f: str, second_f: str, off_f: str, off_when: bool, st: bool) -> tuple[Group, ...]:

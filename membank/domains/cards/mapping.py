@@ -125,7 +125,7 @@ def book_files(book: Obj, entries: list[tuple[str | None, Obj]], spec: str, shel
             meta["imported"] = _imported(absent=entry_absent, key=key)
         name = _free(slug(values["name"]), taken)
         files.append((name, File(meta, body)))
-    lore_keys = {**shell, "data": kept} if "data" in shell else {**shell, **kept}
+    lore_keys = {**shell, "data": kept} if spec == "lorebook_v3" else {**shell, **kept}
     meta = {"name": front["name"], "kind": "lore", "include": "never", "entries": [n for n, _ in files],
             "lore": lore_keys, "imported": _imported(origin=origin, spec=spec, absent=absent, fallback=fallback)}
     return Book(File(meta, front["body"]), files)
@@ -191,22 +191,24 @@ def book_json(meta: Obj, body: str, entries: list[tuple[Obj, str]], target: str 
     imported = meta.get("imported") if isinstance(meta.get("imported"), dict) else {}
     source = imported.get("spec") if imported.get("spec") in ("lorebook_v3", "sillytavern", "character_book") \
         else "character_book"
-    spec = "lorebook_v3" if target == "v3" and source == "sillytavern" else source
+    spec = "lorebook_v3" if target == "v3" else source
     shell = meta.get("lore") if isinstance(meta.get("lore"), dict) else {}
     kept = shell.get("data") if source == "lorebook_v3" and isinstance(shell.get("data"), dict) else shell
+    keys = [(m.get("imported") or {}).get("key") if isinstance(m.get("imported"), dict) else None for m, _ in entries]
+    fresh = 1 + max((int(k) for k in keys if isinstance(k, str) and k.isdigit()), default=-1)
     made = []
-    for n, (entry_meta, entry_body) in enumerate(entries):
+    for n, ((entry_meta, entry_body), key) in enumerate(zip(entries, keys)):
         e_imported = entry_meta.get("imported") if isinstance(entry_meta.get("imported"), dict) else {}
         e_kept = entry_meta.get("lore") if isinstance(entry_meta.get("lore"), dict) else {}
-        if source == "sillytavern" and not e_kept:
-            e_kept = lore.new_st_entry(n)
+        if source == "sillytavern" and key is None:
+            key, fresh = str(fresh), fresh + 1
+        if not e_kept:  # an entry the writer added: the fields its format requires
+            e_kept = lore.new_st_entry(int(key)) if source == "sillytavern" else {"extensions": {}, "insertion_order": 100}
         entry = join(lore.values_of(entry_meta, entry_body), e_kept, words(e_imported.get("absent")),
                      lore.entry_groups(source))
-        made.append((e_imported.get("key"), lore.to_v3_entry(entry, source, n) if spec != source else entry))
+        made.append((key, lore.to_v3_entry(entry, source, n) if spec != source else entry))
     if spec == "sillytavern":
-        used = {str(k) for k, _ in made if k is not None}
-        free = (str(i) for i in range(len(made) * 2 + 1) if str(i) not in used)
-        return {**kept, "entries": {str(k) if k is not None else next(free): e for k, e in made}}, spec
+        return {**kept, "entries": {str(k): e for k, e in made}}, spec
     book_kept = kept if source != "sillytavern" else {}
     book = join({**meta, "body": body}, book_kept, words(imported.get("absent")),
                 book_groups(text(imported.get("fallback"))))

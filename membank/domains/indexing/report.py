@@ -28,8 +28,9 @@ def diagnostics(bank: Bank) -> dict[str, Any]:
 
 def status(bank: Bank) -> dict[str, Any]:
     items = _found(bank)  # counted, not listed
-    model = bank.embedder()
-    problem = semantic_problem(bank)
+    info = bank.model_info()  # from the model's files: a status never waits for the model to load
+    model = info if not isinstance(info, str) else None
+    problem = semantic_problem(bank, info)
     with bank.index.lock:
         recorded = bank.index.vector_model()
         counts = bank.index.counts()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ...index.embed import mismatch
+from ...index.embed import ModelInfo, mismatch
 from ...kernel.paths import document_path
 from ..contract import Bank
 from ..story import positions
@@ -18,11 +18,14 @@ from .rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODE
 CANDIDATES = 256
 
 
-def semantic_problem(bank: Bank) -> Reason | None:
-    """Why semantic recall cannot run now, or None when it can."""
+def semantic_problem(bank: Bank, described: ModelInfo | str | None = None) -> Reason | None:
+    """Why semantic recall cannot run now, or None when it can; with `described` (the model's files
+    read, `Bank.model_info`), without loading the model."""
     if bank.index.vec_error is not None:
         return Reason(VEC_UNAVAILABLE, bank.index.vec_error + "; memories are in deterministic order")
-    model = bank.embedder()
+    model: Any = described if described is not None else bank.embedder()
+    if isinstance(model, str):
+        return Reason(MODEL_UNAVAILABLE, f"{model}; memories are in deterministic order")
     if model is None:
         return Reason(MODEL_UNAVAILABLE, f"{bank.model.why() or 'no model'}; memories are in deterministic order")
     why = mismatch(bank.index.vector_model(), model)

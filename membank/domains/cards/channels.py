@@ -1,0 +1,75 @@
+"""The channels of character cards and lorebooks (docs/import-export.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypedDict
+
+from ...kernel.payload import Id, Most
+from ..contract import Bank, Channel
+from . import export, flows
+
+FilePath = Annotated[str, Most(chars=4096)]  # a file anywhere on this machine (relative: to the project folder)
+
+
+@dataclass(frozen=True)
+class CardImport:
+    paths: Annotated[list[FilePath], Most(items=100)]
+    update: bool = False  # write a card imported before whose files would change
+    projectId: Id | None = None
+
+
+@dataclass(frozen=True)
+class CardExport:
+    source: Annotated[str, Most(chars=1024)]  # characters/….md or a book folder world/…
+    format: Literal["json", "png", "charx"]
+    output: FilePath
+    spec: Literal["v1", "v2", "v3"] | None = None  # default: the one it was imported as (V3 for a card of your own)
+    force: bool = False  # replace an existing output file
+    projectId: Id | None = None
+
+
+class Change(TypedDict):
+    source: str  # .writenow/…
+    change: Literal["new", "changed", "same"]
+
+
+class Imported(TypedDict):
+    file: str  # the input's base name
+    kind: Literal["card", "lorebook"]
+    format: str  # e.g. "png, Character Card V3"
+    target: str  # the character file or the book folder
+    status: Literal["created", "unchanged", "pending", "updated"]  # pending: would change; import with update
+    changes: list[Change]
+
+
+class ImportOut(TypedDict):
+    items: list[Imported]
+
+
+class ExportOut(TypedDict):
+    source: str
+    kind: Literal["card", "lorebook"]
+    format: str
+    spec: str  # v1, v2, v3, lorebook_v3, sillytavern
+    output: str  # the output's base name
+    bytes: int
+
+
+def card_import(bank: Bank, paths: list[str], update: bool = False) -> dict[str, Any]:
+    return flows.import_cards(bank, paths, update)
+
+
+def card_export(bank: Bank, source: str, format_: str, output: str, spec: str | None = None,
+                force: bool = False) -> dict[str, Any]:
+    return export.export_card(bank, source, format_, output, spec, force)
+
+
+CHANNELS = (
+    Channel("card:import", CardImport, ImportOut, card_import, "write", "import",
+            "Import character cards and lorebooks (JSON, PNG/APNG, CHARX, lorebook_v3, SillyTavern World Info) "
+            "into characters/ and world/; a card imported before is only compared unless update.", "import_cards"),
+    Channel("card:export", CardExport, ExportOut, card_export, "read", "export",
+            "Export a character (with its lorebook) or a lorebook folder as JSON, PNG or CHARX, with the "
+            "writer's edits.", "export_card"),
+)

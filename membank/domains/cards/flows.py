@@ -1,0 +1,235 @@
+"""`card:import`: read each file, decide its files, then write each card's files together (or none).
+
+Every input is decoded and planned before anything is written: one refusal (a PNG without a card, a zip
+bomb, a file too large, a card whose Markdown would be too large) stops the whole import, naming each
+file and its reason. A card already imported (same name, the file membank wrote) is compared: unchanged,
+or what would change, written only with `update`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...files.frontmatter import FrontMatterError, decode, split
+from ...files.reader import Unreadable, read_regular
+from ...files.rewrite import RewriteError, render
+from ...files.write import atomic_write, check_inside, slug
+from ...index.failures import storage_error
+from ...kernel import errors
+from ...kernel.errors import MembankError
+from ...kernel.limits import MAX_FILE_BYTES
+from ..contract import Bank
+from . import formats, mapping
+
+Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
+
+
+@dataclass
+class Plan:
+    file: str  # the input's base name
+    kind: str
+    format: str  # e.g. "png, Character Card V3"
+    target: str  # the character file or the book folder, bank-relative
+    writes: Writes = field(default_factory=list)
+    changes: list[dict[str, str]] = field(default_factory=list)
+    status: str = "created"
+
+
+def input_path(root: Path, given: str) -> Path:
+    path = Path(os.path.expanduser(given))
+    return path if path.is_absolute() else root / path
+
+
+def read_input(path: Path) -> bytes:
+    try:
+        data, _ = read_regular(path, formats.MAX_INPUT + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        raise formats.Refused("there is no such file") from None
+    except Unreadable as e:
+        raise formats.Refused(e.message) from None
+    if len(data) > formats.MAX_INPUT:
+        raise formats.Refused(f"it is larger than {formats.MAX_INPUT // formats.MiB} MiB, the most membank imports")
+    return data
+
+
+def existing(path: Path) -> tuple[dict[str, Any], str, bytes] | None:
+    """A bank file's front matter, body and bytes; None when there is none (or it cannot be read)."""
+    try:
+        data, _ = read_regular(path, MAX_FILE_BYTES + 1, follow_links=False)
+        doc = split(decode(data))
+    except (FileNotFoundError, NotADirectoryError, Unreadable, FrontMatterError, OSError):
+        return None
+    return doc.meta, doc.body, data
+
+
+def _ours(root: Path, rel: str, name: str) -> bool | None:
+    """None: nothing at `rel`; True: a file an import wrote for `name`; False: anything else."""
+    path = root / rel
+    if not os.path.lexists(path):
+        return None
+    found = existing(path)
+    return bool(found and isinstance(found[0].get("imported"), dict) and found[0].get("name") == name)
+
+
+def _place(root: Path, pattern: str, base: str, name: str, claimed: set[str]) -> tuple[str, bool]:
+    """The first free path for `base` (`pattern` holds `{}`), or the one an earlier import of `name` wrote
+    (True). A folder is known by its book.md."""
+    n = 1
+    while True:
+        rel = pattern.format(base if n == 1 else f"{base}-{n}")
+        n += 1
+        if rel in claimed:
+            continue
+        if not os.path.lexists(root / rel):
+            claimed.add(rel)
+            return rel, False
+        if _ours(root, rel if rel.endswith(".md") else f"{rel}/{mapping.BOOK_FILE}", name):
+            claimed.add(rel)
+            return rel, True
+
+
+def _md(meta: dict[str, Any], body: str, rel: str) -> bytes:
+    try:
+        data = render(meta, body).encode("utf-8")
+    except (RewriteError, UnicodeEncodeError) as e:
+        raise formats.Refused(f"{rel} could not be written as YAML ({getattr(e, 'message', e)})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise formats.Refused(f"{rel} would be larger than 1 MiB, the most membank reads")
+    return data
+
+
+def _book_writes(book: mapping.Book, folder: str) -> Writes:
+    out = [(f"{folder}/{mapping.BOOK_FILE}", _md(book.book.meta, book.book.body, f"{folder}/{mapping.BOOK_FILE}"))]
+    out += [(f"{folder}/{name}", _md(f.meta, f.body, f"{folder}/{name}")) for name, f in book.entries]
+    return out
+
+
+def _entries(book: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
+    entries = book.get("entries", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise formats.Refused("its book's `entries` is not a list of objects")
+    return [(None, e) for e in entries]
+
+
+LABELS = {"v1": "Character Card V1", "v2": "Character Card V2", "v3": "Character Card V3",
+          "lorebook_v3": "lorebook_v3", "sillytavern": "SillyTavern World Info"}
+
+
+def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
+    card, book = mapping.card_files(d.obj, d.spec, file)
+    name = card.meta["name"]
+    rel, again = _place(root, "characters/{}.md", slug(name), name, claimed)
+    stem = rel[len("characters/"):-3]
+    extra: dict[str, Any] = {}
+    writes: Writes = []
+    if book is not None:
+        before = existing(root / rel) if again else None
+        folder = before[0].get("lorebook") if before else None
+        if not (isinstance(folder, str) and folder.startswith("world/") and formats.safe_member(folder)):
+            folder, _ = _place(root, "world/{}", slug(mapping.text(book.get("name")) or name), "\0", claimed)
+        claimed.add(folder)
+        made = mapping.book_files(book, _entries(book), "character_book", {}, f"{name} lorebook", file)
+        writes += _book_writes(made, folder)
+        extra["lorebook"] = folder
+    if d.image is not None:
+        extra["image"] = f"assets/{stem}/card.png"
+        writes.append((extra["image"], d.image))
+    if d.assets:
+        extra["assets"] = f"assets/{stem}"
+        writes += [(f"assets/{stem}/{p}", data) for p, data in sorted(d.assets.items())]
+    meta = {**{k: v for k, v in card.meta.items() if k not in ("card", "imported")}, **extra,
+            "card": card.meta["card"], "imported": {**card.meta["imported"], "format": d.container}}
+    writes.insert(0, (rel, _md(meta, card.body, rel)))
+    return Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes)
+
+
+def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
+    if d.spec == "lorebook_v3":
+        book, shell = d.obj["data"], {k: v for k, v in d.obj.items() if k != "data"}
+        entries = _entries(book)
+    else:
+        book, shell = {}, {k: v for k, v in d.obj.items() if k != "entries"}
+        entries = [(str(k), e) for k, e in d.obj["entries"].items()]
+    fallback = Path(file).stem or "lorebook"
+    made = mapping.book_files(book, entries, d.spec, shell, fallback, file)
+    name = made.book.meta["name"]
+    folder, _ = _place(root, "world/{}", slug(name), name, claimed)
+    return Plan(file, "lorebook", f"{d.container}, {LABELS[d.spec]}", folder, _book_writes(made, folder))
+
+
+def _compare(root: Path, plan: Plan) -> None:
+    for rel, data in plan.writes:
+        found = existing(root / rel) if rel.endswith(".md") else None
+        if not os.path.lexists(root / rel):
+            change = "new"
+        elif rel.endswith(".md"):
+            change = "same" if found is not None and found[2] == data else "changed"
+        else:
+            try:
+                change = "same" if read_regular(root / rel, len(data) + 1)[0] == data else "changed"
+            except (OSError, Unreadable):
+                change = "changed"
+        plan.changes.append({"source": f".writenow/{rel}", "change": change})
+    kinds = {c["change"] for c in plan.changes}
+    plan.status = "created" if kinds == {"new"} else "unchanged" if kinds == {"same"} else "changed"
+
+
+def _write(bank: Bank, plan: Plan) -> None:
+    """All of one card's files, or none: a failure puts back what was there."""
+    root = bank.project
+    for rel, _ in plan.writes:
+        check_inside(root.path, root.path / rel, root.source)
+    done: list[tuple[Path, bytes | None]] = []
+    try:
+        for rel, data in plan.writes:
+            path = root.path / rel
+            old = read_regular(path, None, follow_links=False)[0] if os.path.lexists(path) else None
+            if old == data:
+                continue
+            atomic_write(path, data)
+            done.append((path, old))
+    except (OSError, Unreadable) as e:
+        for path, old in reversed(done):
+            try:
+                path.unlink(missing_ok=True) if old is None else atomic_write(path, old)
+            except OSError:
+                pass
+        raise storage_error(e if isinstance(e, OSError) else OSError(str(e)), root.source(plan.target)) from None
+    for rel, _ in plan.writes:
+        if rel.endswith(".md"):
+            bank.sync_one(root, rel)
+
+
+def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str, Any]:
+    refused: list[dict[str, str]] = []
+    decoded: list[tuple[str, formats.Decoded]] = []
+    for given in paths:
+        path = input_path(bank.root, given)
+        try:
+            decoded.append((path.name, formats.decode(read_input(path))))
+        except formats.Refused as e:
+            refused.append({"file": path.name, "reason": e.reason})
+    with bank.write_lock:
+        plans: list[Plan] = []
+        claimed: set[str] = set()
+        for file, d in decoded:
+            try:
+                plans.append((plan_card if d.kind == "card" else plan_book)(bank.project.path, file, d, claimed))
+            except formats.Refused as e:
+                refused.append({"file": file, "reason": e.reason})
+        if refused:
+            raise MembankError(errors.INVALID_ARGUMENT, "; ".join(f"cannot import {r['file']}: {r['reason']}"
+                                                                  for r in refused) + "; nothing was written",
+                               {"field": "paths", "refused": refused})
+        for plan in plans:
+            _compare(bank.project.path, plan)
+        for plan in plans:
+            if plan.status == "created" or (plan.status == "changed" and update):
+                _write(bank, plan)
+                plan.status = "updated" if plan.status == "changed" else plan.status
+            elif plan.status == "changed":
+                plan.status = "pending"
+    return {"items": [{"file": p.file, "kind": p.kind, "format": p.format, "target": f".writenow/{p.target}",
+                       "status": p.status, "changes": p.changes} for p in plans]}
