@@ -85,6 +85,7 @@ class ModelInfo:
 
 
 HEADER_LIMIT = 1 << 20  # a safetensors header larger than this is not one membank wrote
+_described: dict[tuple[str, int, int], ModelInfo] = {}  # by the weights file's path, size and mtime
 
 
 def describe(folder: Path) -> ModelInfo:
@@ -96,7 +97,11 @@ def describe(folder: Path) -> ModelInfo:
         raise ModelUnavailable(f"the embedding model folder `{folder.name}` is missing {', '.join(missing)}")
     path = folder / "model.safetensors"
     try:
-        weights = path.stat().st_size
+        st = path.stat()
+        weights = st.st_size
+        stamp = (str(path), st.st_size, st.st_mtime_ns)
+        if stamp in _described:
+            return _described[stamp]
         with path.open("rb") as f:
             size = int.from_bytes(f.read(8), "little")
             if not 0 < size <= HEADER_LIMIT:
@@ -106,7 +111,8 @@ def describe(folder: Path) -> ModelInfo:
         vocabulary, dim = (int(n) for n in shapes[0])
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         raise ModelUnavailable(f"the embedding model `{folder.name}` could not be read (model.safetensors)") from None
-    return ModelInfo(f"{folder.name}:{weights}:{dim}", dim, vocabulary)
+    info = _described[stamp] = ModelInfo(f"{folder.name}:{weights}:{dim}", dim, vocabulary)
+    return info
 
 
 def mismatch(recorded: tuple[str, int] | None, model: Embedder | ModelInfo) -> str | None:
