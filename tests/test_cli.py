@@ -143,3 +143,15 @@ def test_brackets_in_sources_and_text_print_as_written(sample: Path, home: Path)
     listed = membank("list", cwd=sample, home=home)
     assert listed.returncode == 0 and "Traceback" not in listed.stderr
     assert "[/i]" in listed.stdout and "note/[red]y" in listed.stdout
+
+
+def test_a_long_or_piped_list_is_plain_columns(sample: Path) -> None:
+    from typer.testing import CliRunner
+
+    from membank.shells.cli import app
+
+    listed = CliRunner().invoke(app, ["list", str(sample)])  # a pipe, not a terminal
+    lines = listed.output.splitlines()
+    assert listed.exit_code == 0 and lines[0].split() == ["id", "type", "scope", "updated", "content", "source"]
+    ids = [line.split()[0] for line in lines[1:]]
+    assert ids and all(line.split()[-1].startswith((".writenow/", "global:")) for line in lines[1:])

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .corpus import SEED, generate
+from .cli import cli_rows
 from .episodes import episode_rows
 from .measure import cold_index, creates, large_cold_index, model_load, noop_sync, one_file, previews, \
     semantic_after_write
@@ -28,7 +29,8 @@ ORDER = ["cold_index", "noop_sync", "one_file_sync", "watcher", "preview_determi
          "preview_semantic_large", "memory_create", "sidecar_rtt", "sidecar_rss",
          "context_assemble", "activation_scan", "consistency_check", "prefix_reuse", "episode_record",
          "episode_query", "episode_record_async", "lifecycle_realtime", "lifecycle_daily", "lifecycle_weekly",
-         "lifecycle_monthly",
+         "lifecycle_monthly", "cli_status", "cli_doctor", "cli_show", "cli_list_preference", "cli_settings_get",
+         "cli_skills",
          "one_file_full_sync", "preview_semantic_after_write", "preview_deterministic_large", "cold_index_large", "model_load"]
 
 
@@ -63,6 +65,8 @@ def _main_corpus(opts: Options, tmp: Path, corpus_info: dict[str, Any]) -> list[
         rows.append(watcher_row(bank, corpus.files, opts.watcher))
         say(opts.quiet, "context:assemble (cards grown to 2,000, a 50,000-character chapter)")
         rows.extend(assemble_rows(bank, corpus, opts.previews, _rng(opts.seed, "assemble")))
+        say(opts.quiet, "the CLI, each command as a whole process")
+        rows.extend(cli_rows(bank, corpus.root, 5 if opts.quick else 10, corpus.files))
         say(opts.quiet, "episodes (1,000 active + 5,000 compressed)")
         rows.extend(episode_rows(bank, corpus.root, opts.previews, _rng(opts.seed, "episodes")))
     finally:
