@@ -147,13 +147,35 @@ def test_keys_from_columns_match_keys_from_records(opened: membank.Bank) -> None
 
 def test_quick_runner_end_to_end() -> None:
     opts = bench.Options(size=300, large=0, previews=6, creates=3, syncs=2, one_file=2, watcher=2, sidecar=5,
-                         sidecar_warmup_s=0, cold_runs=1, quiet=True)
+                         sidecar_warmup_s=0, cold_runs=1, cli=0, quiet=True)
     result = bench.run(opts)
     rows = {r.key: r for r in result.rows}
-    for key in ("cold_index", "noop_sync", "one_file_sync", "watcher", "preview_deterministic", "preview_semantic",
-                "preview_semantic_after_write", "memory_create", "sidecar_rss", "episode_record", "episode_query"):
+    for key in ("cold_index", "cold_index_process", "cold_index_floor", "cold_index_vs_floor", "noop_sync",
+                "one_file_sync", "watcher", "preview_deterministic", "preview_semantic", "preview_semantic_after_write",
+                "memory_create", "sidecar_rss", "episode_record", "episode_query"):
         assert rows[key].samples, (key, rows[key].note)
     assert rows["sidecar_rtt"].n == 5, rows["sidecar_rtt"].note  # the harness is in the package: a real `membank serve`
     text = bench.table(result)
     assert "| cold index" in text and "p95" in text
     assert result.to_json()["rows"][0]["key"] == "cold_index"
+
+
+def test_floor_script_runs_on_a_small_corpus(tmp_path: Path) -> None:
+    """benchmarks/floor.py (issue 19's reference pipeline, no membank code) indexes every file and reports a rate."""
+    import json
+    import subprocess
+    import sys
+
+    import apsw
+
+    from membank.shells.bench.floor import SCRIPT
+
+    root = bench.generate(tmp_path / "project", 30).root
+    out = tmp_path / "floor.sqlite"
+    done = subprocess.run([sys.executable, str(SCRIPT), str(root), "--model", str(BUNDLED), "--db", str(out)],
+                          capture_output=True, check=True, timeout=60)
+    figures = json.loads(done.stdout)
+    bank = root / ".writenow"
+    files = sum(len(list((bank / s).rglob("*.md"))) for s in ("memories", "characters", "world", "skills"))
+    assert figures["files"] == files >= 30 and figures["filesPerS"] > 0 and figures["yamlErrors"] == 0
+    assert apsw.Connection(str(out)).execute("SELECT count(*) FROM fts").fetchall()[0][0] == files

@@ -22,13 +22,14 @@ class Options:
     sidecar: int = 500
     sidecar_warmup_s: float = 2.0  # past the server's watcher's first reconcile and lazy loads
     cold_runs: int = 3
+    cli: int = 10  # whole-process runs of each CLI command (after one warm-up); 0 skips those rows
     keep: bool = False
     quiet: bool = False
 
     @classmethod
     def quick_run(cls, **kw: Any) -> "Options":
         base = dict(size=2_000, large=10_000, quick=True, previews=100, creates=30, syncs=10, one_file=30,
-                    watcher=10, sidecar=200, cold_runs=1)
+                    watcher=10, sidecar=200, cold_runs=1, cli=5)
         base.update({k: v for k, v in kw.items() if v is not None})
         return cls(**base)
 

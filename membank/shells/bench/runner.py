@@ -15,6 +15,7 @@ from typing import Any
 from .corpus import SEED, generate
 from .cli import cli_rows
 from .episodes import episode_rows
+from .floor import floor_rows
 from .measure import cold_index, creates, large_cold_index, model_load, noop_sync, one_file, previews, \
     semantic_after_write
 from .options import Options, options
@@ -25,7 +26,8 @@ from .rows import Row, say
 from .watcher import watcher_row
 
 # quality.md's table first, in its order; then figures that explain them
-ORDER = ["cold_index", "noop_sync", "one_file_sync", "watcher", "preview_deterministic", "preview_semantic",
+ORDER = ["cold_index", "cold_index_process", "cold_index_floor", "cold_index_vs_floor", "noop_sync", "one_file_sync",
+         "watcher", "preview_deterministic", "preview_semantic",
          "preview_semantic_large", "memory_create", "sidecar_rtt", "sidecar_rss",
          "context_assemble", "activation_scan", "consistency_check", "prefix_reuse", "episode_record",
          "episode_query", "episode_record_async", "lifecycle_realtime", "lifecycle_daily", "lifecycle_weekly",
@@ -51,6 +53,8 @@ def _main_corpus(opts: Options, tmp: Path, corpus_info: dict[str, Any]) -> list[
     rows = [cold]
     corpus_info[str(opts.size)]["index"] = report
     try:
+        say(opts.quiet, "the floor: membank index and benchmarks/floor.py, each as a whole process")
+        rows.extend(floor_rows(corpus, opts.cold_runs, tmp, opts.quiet))
         say(opts.quiet, "no-op sync")
         rows.append(noop_sync(bank, corpus.files, opts.syncs))
         say(opts.quiet, "one file changed")
@@ -65,8 +69,9 @@ def _main_corpus(opts: Options, tmp: Path, corpus_info: dict[str, Any]) -> list[
         rows.append(watcher_row(bank, corpus.files, opts.watcher))
         say(opts.quiet, "context:assemble (cards grown to 2,000, a 50,000-character chapter)")
         rows.extend(assemble_rows(bank, corpus, opts.previews, _rng(opts.seed, "assemble")))
-        say(opts.quiet, "the CLI, each command as a whole process")
-        rows.extend(cli_rows(bank, corpus.root, 5 if opts.quick else 10, corpus.files))
+        if opts.cli:
+            say(opts.quiet, "the CLI, each command as a whole process")
+            rows.extend(cli_rows(bank, corpus.root, opts.cli, corpus.files))
         say(opts.quiet, "episodes (1,000 active + 5,000 compressed)")
         rows.extend(episode_rows(bank, corpus.root, opts.previews, _rng(opts.seed, "episodes")))
     finally:
