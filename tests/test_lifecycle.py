@@ -199,6 +199,8 @@ def test_a_process_that_stays_open_runs_the_daily_trigger_once_a_day(sample: Pat
         project = dispatch(registry, "project:open", {"path": str(sample)})["data"]["projectId"]
         daily = Daily(registry, lambda pid: dispatch(registry, "memory:lifecycle:run",
                                                      {"projectId": pid, "trigger": "daily"}))
+        assert daily.look() == []  # no episodes: nothing to score, no journal line
+        assert dispatch(registry, "memory:episode:record", {"sceneType": "action", "wait": True})["ok"]
         assert daily.look() == [project]  # never ran: due at once
         assert daily.look() == []
         now[0] = T0 + timedelta(hours=23)

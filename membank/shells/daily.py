@@ -44,11 +44,13 @@ class Daily:
             self._thread.join(5)
 
     def look(self) -> list[str]:
-        """Queue the daily run of every open project that is due; the ones queued."""
+        """Queue the daily run of every open project that has episodes and is due; the ones queued."""
         queued = []
         for project_id in list(self.registry.banks):
             envelope = dispatch(self.registry, "index:status", {"projectId": project_id})
-            if envelope["ok"] and due(envelope["data"]["lifecycle"]["lastRun"]["daily"], clock.now()):
+            if not envelope["ok"] or not envelope["data"]["episodes"]["live"]:
+                continue  # nothing to score: the writer's journal gets no line for nothing
+            if due(envelope["data"]["lifecycle"]["lastRun"]["daily"], clock.now()):
                 self.run(project_id)
                 queued.append(project_id)
         return queued
