@@ -211,3 +211,16 @@ def test_a_process_that_stays_open_runs_the_daily_trigger_once_a_day(sample: Pat
         assert last.startswith("2026-11-26T12:00:00")
     finally:
         registry.close()
+
+
+def test_privacy_mode_keeps_the_reason_of_an_eviction(sample: Path, now: list[datetime]) -> None:
+    _settings(sample, activeEpisodes=1)
+    bank = membank.open(sample)
+    try:
+        _record(bank, now, 2)
+        _record(bank, now, 1)  # the first is evicted to make room
+        _ok(bank, "memory:settings:update", patch={"privacyModeEnabled": True})  # the journal is cleaned
+        _record(bank, now, 0)
+        assert [e["reason"] for e in _lines(sample) if e["event"] == "episode-evicted"] == ["lru", "lru"]
+    finally:
+        bank.close()

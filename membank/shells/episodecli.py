@@ -9,7 +9,7 @@ from typing import Any, Optional
 import typer
 
 from .clikit import JsonOpt, ProjectOpt, call, command
-from .episodeview import episodes_view, feedback_view, recorded_view, trace_view, verdict_view
+from .episodeview import episodes_view, feedback_view, lifecycle_view, recorded_view, trace_view, verdict_view
 
 RunArg = typer.Argument(..., metavar="RUN", help="A run id (`runId` of `membank context --json`).")
 SceneOpt = typer.Option(None, "--scene", help="The kind of scene: action, dialogue, description, …")
@@ -69,19 +69,7 @@ def episodes(scene: Optional[str] = SceneOpt, query: Optional[str] = typer.Optio
     call(project, "memory:episode:query", _given(sceneType=scene, queryText=query, limit=limit), as_json, episodes_view)
 
 
-def _lifecycle_view(d: dict[str, Any]) -> None:
-    from .render import out
-
-    done = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("trigger", "at", "changed", "tookMs", "levels",
-                                                                   "history") and v)
-    out.print(f"{d['trigger']} at {d['at']}: {done or 'nothing to do'}" + ("" if d["changed"] else " (nothing changed)"))
-    for source in d.get("history") or []:
-        out.print(f"  wrote {source}")
-    if d.get("levels"):
-        out.print("  episodes by level: " + ", ".join(f"{k} {v}" for k, v in d["levels"].items()))
-
-
 @command("memory:lifecycle:run")
 def lifecycle(trigger: str = typer.Argument(..., metavar="TRIGGER", help="realtime, daily, weekly or monthly."),
               project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    call(project, "memory:lifecycle:run", {"trigger": trigger}, as_json, _lifecycle_view)
+    call(project, "memory:lifecycle:run", {"trigger": trigger}, as_json, lifecycle_view)

@@ -77,3 +77,13 @@ def episodes_view(d: dict[str, Any]) -> None:
         table.add_row(str(e["reason"]["rank"]), e["id"], episode_line(e), f"{e['reason']['score']:.2f}",
                       e["reason"]["detail"], e["source"])
     out.print(table)
+
+
+def lifecycle_view(d: dict[str, Any]) -> None:
+    done = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("trigger", "at", "changed", "tookMs", "levels",
+                                                                   "history") and v)
+    out.print(f"{d['trigger']} at {d['at']}: {done or 'nothing to do'}" + ("" if d["changed"] else " (nothing changed)"))
+    for source in d.get("history") or []:
+        out.print(f"  wrote {source}")
+    if d.get("levels"):
+        out.print("  episodes by level: " + ", ".join(f"{k} {v}" for k, v in d["levels"].items()))

@@ -86,7 +86,7 @@ def _preferences(bank: Bank, timed: set[int], cap: int | None) -> tuple[list[Pie
     return list(made[0]), [dict(d) for d in made[1]]
 
 
-def _passage_pieces(p: Passage, source: str | None) -> list[Piece]:
+def passage_pieces(p: Passage, source: str | None) -> list[Piece]:
     return [Piece(5, "instruction", "instruction", p.instruction, reason="the instruction"),
             Piece(5, "before", "before", p.before.text, source=source, reason={"cut": p.before.cut}),
             Piece(5, "selection", "selection", p.selection, source=source, reason="the selection"),
@@ -163,7 +163,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         read_document(bank.root, document) if document is not None else None)
     passage = take(text, req.start, req.end, req.selected, req.instruction or "", rules["surrounding"])
     doc_source = document if document is not None else None
-    pieces += _passage_pieces(passage, doc_source)
+    pieces += passage_pieces(passage, doc_source)
     cancel.check()  # checkpoints between the stages: nothing is written or cached half-built before the trace
 
     with bank.index.lock:

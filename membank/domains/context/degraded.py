@@ -21,7 +21,7 @@ from ..story.manuscript import read_document
 from .layers import Piece
 from .passage import take
 
-from .assemble import Finish, _passage_pieces, finish
+from .assemble import Finish, passage_pieces, finish
 
 MEMORY_DEGRADED = skills.MEMORY_DEGRADED
 
@@ -63,7 +63,7 @@ def assemble(bank: Bank, req: Any, why: str) -> dict[str, Any]:
                     reason="the project")]
     pieces += [Piece(3, "preferences", "default-rule", f"- {rule}", None, skills.DEFAULT_RULES_SOURCE,
                      reason="built-in default") for rule in skills.DEFAULT_RULES]
-    pieces += _passage_pieces(passage, document)
+    pieces += passage_pieces(passage, document)
     reasons = [Reason(MEMORY_DEGRADED, f"the index could not be read ({why}): built-in default rules instead of "
                       "memories, cards and episodes; run `membank index --rebuild`")]
     return finish(bank, req, skill, rules, pieces, reasons,

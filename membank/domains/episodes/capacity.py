@@ -81,11 +81,3 @@ def room(index: Index, settings: dict[str, Any], adding: int = 1, compressed: bo
                            {"store": store, "capacity": cap})
     return choice
 
-
-def expired(index: Index, now: float, ttl_days: int) -> list[str]:
-    """Live episodes (either store) unused for longer than the TTL and not kept."""
-    out = []
-    for store in (False, True):
-        out += [h.id for h in held(index, store) if not h.kept and now - h.used > ttl_days * DAY]
-    return out
-

@@ -35,7 +35,7 @@ class Step:
     cite: str  # `.writenow/journal/2026-11.jsonl#L120`
 
 
-def _clean(kind: str, value: Any) -> Any:
+def clean(kind: str, value: Any) -> Any:
     """A value read back from the journal, or None when it is not of its kind."""
     if value is None:
         return None
@@ -64,7 +64,7 @@ def _time(at: str) -> bool:
 
 def born(data: dict[str, Any], at: str, cite: str) -> dict[str, Any] | None:
     """An episode's first state from its `episode` payload; None without a usable id."""
-    fields = {name: _clean(kind, data.get(name)) for name, kind in FIELDS.items()}
+    fields = {name: clean(kind, data.get(name)) for name, kind in FIELDS.items()}
     if not fields["id"]:
         return None
     fields["tags"] = fields["tags"] or []
@@ -90,7 +90,7 @@ def fold(steps: list[Step]) -> dict[str, Any] | None:
             for name in CHANGEABLE:
                 if name in step.data:
                     kind = FIELDS.get(name, "bool" if name in ("compressed", "pinned") else "text")
-                    value = _clean(kind, step.data[name])
+                    value = clean(kind, step.data[name])
                     if value is not None or name == "undoneAt":
                         state[name] = value
         elif step.kind == RECALLED:

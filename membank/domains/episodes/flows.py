@@ -81,11 +81,7 @@ def _forget_text(bank: Bank) -> bool:
 
 
 def _append(bank: Bank, event: dict[str, Any], durable: bool = True) -> str:
-    try:
-        rel = journal.append(bank.project.path, event, bank.project.source, durable=durable)
-    except OSError as e:
-        raise MembankError(errors.DB_ERROR, f"could not write the journal: {e.strerror or e.__class__.__name__}") from None
-    return rel
+    return journal.append(bank.project.path, event, bank.project.source, durable=durable)
 
 
 def _index(bank: Bank, rel: str) -> None:

@@ -8,7 +8,6 @@ the journal files are searched for its id, newest first."""
 from __future__ import annotations
 
 import json
-import math
 import os
 from typing import Any
 
@@ -20,6 +19,7 @@ from ...index import Index
 from ...index.schema import DomainSchema, register
 from ...kernel.errors import NOT_FOUND, MembankError
 from ..contract import Bank
+from .episode import clean
 
 RUN, VERDICT = "run", "trace-feedback"
 
@@ -160,50 +160,35 @@ def lines(bank: Bank, run_id: str) -> list[journal.Event]:
     return [runs[0]] + [e for e in found if e is not runs[0]]
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _number(value: Any) -> float | None:
-    """A number read back from the journal (which may have been edited by hand), or None."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return float(value) if ok else None
-
-
-def _whole(value: Any) -> int | None:
-    number = _number(value)
-    return int(number) if number is not None and number.is_integer() else None
-
-
 def _feedback(e: journal.Event) -> dict[str, Any] | None:
     """One line of feedback on a run, as a trace lists it (values of the wrong type read as null)."""
-    d, out = e.data, {"at": _text(e.data.get("at")), "source": e.cite}
+    d, out = e.data, {"at": clean("text", e.data.get("at")), "source": e.cite}
     kind = d.get("event")
     if kind == VERDICT:
         verdict = d.get("verdict") if d.get("verdict") in ("correct", "incorrect") else None
-        return {**out, "kind": "verdict", "verdict": verdict, "reason": _text(d.get("reason"))}
+        return {**out, "kind": "verdict", "verdict": verdict, "reason": clean("text", d.get("reason"))}
     episode = d.get("episode") if isinstance(d.get("episode"), dict) else None
     if kind == "feedback":
-        item = {**out, "kind": "skill" if episode else "preference", "action": _text(d.get("action")),
-                "signalKey": _text(d.get("signalKey")), "ignored": _text(d.get("ignored"))}
+        item = {**out, "kind": "skill" if episode else "preference", "action": clean("text", d.get("action")),
+                "signalKey": clean("text", d.get("signalKey")), "ignored": clean("text", d.get("ignored"))}
         if episode:
-            item.update(episodeId=_text(episode.get("id")), signal=_text(episode.get("implicitSignal")),
-                        weight=_number(episode.get("signalWeight")))
+            item.update(episodeId=clean("text", episode.get("id")), signal=clean("text", episode.get("implicitSignal")),
+                        weight=clean("number", episode.get("signalWeight")))
         return item
     if kind == "episode" and episode:
-        return {**out, "kind": "episode", "action": _text(episode.get("action")), "episodeId": _text(episode.get("id")),
-                "signal": _text(episode.get("implicitSignal")), "weight": _number(episode.get("signalWeight"))}
+        return {**out, "kind": "episode", "action": clean("text", episode.get("action")), "episodeId": clean("text", episode.get("id")),
+                "signal": clean("text", episode.get("implicitSignal")), "weight": clean("number", episode.get("signalWeight"))}
     if kind == "episode-updated":
         changes = d.get("changes") if isinstance(d.get("changes"), dict) else {}
         return {**out, "kind": "undo" if changes.get("action") == "undo" else "update",
-                "action": _text(changes.get("action")), "episodeId": _text(d.get("episodeId")),
-                "signal": _text(changes.get("implicitSignal")), "weight": _number(changes.get("signalWeight"))}
+                "action": clean("text", changes.get("action")), "episodeId": clean("text", d.get("episodeId")),
+                "signal": clean("text", changes.get("implicitSignal")), "weight": clean("number", changes.get("signalWeight"))}
     return None
 
 
 def _piece(p: dict[str, Any]) -> dict[str, Any]:
-    return {"layer": _whole(p.get("layer")), "kind": _text(p.get("kind")), "id": _text(p.get("id")),
-            "source": _text(p.get("source")), "tokens": _whole(p.get("tokens")), "score": _number(p.get("score"))}
+    return {"layer": clean("int", p.get("layer")), "kind": clean("text", p.get("kind")), "id": clean("text", p.get("id")),
+            "source": clean("text", p.get("source")), "tokens": clean("int", p.get("tokens")), "score": clean("number", p.get("score"))}
 
 
 def trace(bank: Bank, run_id: str) -> dict[str, Any]:
@@ -211,8 +196,8 @@ def trace(bank: Bank, run_id: str) -> dict[str, Any]:
     found = lines(bank, run_id)
     run = found[0].data
     pieces = run.get("pieces") if isinstance(run.get("pieces"), list) else []
-    return {"runId": run_id, "at": _text(run.get("at")), "source": found[0].cite, "skillId": _text(run.get("skillId")),
-            "documentId": _text(run.get("documentId")), "stablePrefixHash": _text(run.get("stablePrefixHash")),
+    return {"runId": run_id, "at": clean("text", run.get("at")), "source": found[0].cite, "skillId": clean("text", run.get("skillId")),
+            "documentId": clean("text", run.get("documentId")), "stablePrefixHash": clean("text", run.get("stablePrefixHash")),
             "pieces": [_piece(p) for p in pieces if isinstance(p, dict)],
             "feedback": [f for e in found[1:] if (f := _feedback(e)) is not None]}
 

@@ -123,7 +123,8 @@ def without_labels(data: bytes) -> bytes:
             continue
         if isinstance(value, dict):
             value.pop("evidence", None)
-            value.pop("reason", None)
+            if value.get("event") == "trace-feedback":  # a verdict's reason is the writer's words;
+                value.pop("reason", None)  # an eviction's (`ttl`, `lru`) is membank's own
             if isinstance(value.get("episode"), dict):
                 value["episode"].pop("summary", None)
             out.append(json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8"))

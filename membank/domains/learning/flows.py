@@ -86,7 +86,7 @@ def clear(bank: Bank) -> dict[str, Any]:
     """Soft-delete every live learned preference of the project and start the counts again."""
     with bank.write_lock, bank.index.lock:  # the index lock too: its reads share one connection
         event = {"event": "preferences-cleared", "at": clock.now_precise()}
-        _check_journal(bank, event["at"])  # validate first, write second: a refused journal deletes nothing
+        journal.check_target(bank.project.path, event["at"], bank.project.source)  # validate first, write second: a refused journal deletes nothing
         privacy = bank.settings_files.memory()["privacyModeEnabled"]
         learned = [m for m in read.list_(bank, origin="learned")["items"] if m["scope"] != "global"]
         for memory in learned:
@@ -107,11 +107,6 @@ def _reword_for_privacy(bank: Bank, memory: dict[str, Any]) -> None:
     _rename_for_privacy(bank, updated)
 
 
-def _check_journal(bank: Bank, at: str) -> None:
-    try:
-        journal.check_target(bank.project.path, at, bank.project.source)
-    except OSError as e:
-        raise MembankError(errors.DB_ERROR, f"could not write the journal: {e.strerror or e.__class__.__name__}") from None
 
 
 def forget_labels(bank: Bank) -> list[str]:
@@ -162,11 +157,7 @@ def forget_labels(bank: Bank) -> list[str]:
 
 
 def _append(bank: Bank, event: dict[str, Any]) -> None:
-    try:
-        rel = journal.append(bank.project.path, event)
-    except OSError as e:
-        raise MembankError(errors.DB_ERROR, f"could not write the journal: {e.strerror or e.__class__.__name__}") from None
-    bank.sync_one(bank.project, rel)
+    bank.sync_one(bank.project, journal.append(bank.project.path, event))
 
 
 def _same_signal(bank: Bank, key: str, normalized: str, polarity: str, since: str | None) -> str | None:

@@ -22,6 +22,7 @@ from ...kernel import clock, errors
 from ...kernel.errors import MembankError
 from ..contract import Bank
 from ..episodes import capacity, flows as episodes, store, traces
+from ..episodes.episode import clean
 from ..episodes.decay import TO_COMPRESS, TO_EVICT, level, scores
 from . import history, runs
 
@@ -139,7 +140,7 @@ def _entries(bank: Bank, before: str) -> list[history.Entry]:
                                     if p.get("kind") in ("card", "state") and isinstance(p.get("id"), str)))
         found = store.of_run(index, run_id)
         last = found[-1] if found else {}
-        out.append(history.Entry(at, _text(event.get("documentId")), _text(event.get("skillId")), last.get("action"),
+        out.append(history.Entry(at, clean("text", event.get("documentId")), clean("text", event.get("skillId")), last.get("action"),
                                  last.get("implicitSignal"), last.get("signalWeight"), cards,
                                  None if privacy else last.get("summary"), f"{rel}#L{line}"))
     for (record,) in index.db.execute("SELECT record FROM episodes WHERE run_id IS NULL AND created_at < ?"
@@ -149,10 +150,6 @@ def _entries(bank: Bank, before: str) -> list[history.Entry]:
                                  e.get("implicitSignal"), e.get("signalWeight"), (),
                                  None if privacy else e.get("summary"), e["source"].removeprefix(PROJECT_PREFIX)))
     return out
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _write_history(bank: Bank, entries: list[history.Entry]) -> list[str]:
