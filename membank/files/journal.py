@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import os
 import stat
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..kernel import clock
 from ..kernel.errors import DB_ERROR, MembankError
@@ -32,31 +31,17 @@ class Event:
         return f"{self.source}#L{self.line}"
 
 
-@contextmanager
-def _writing() -> Iterator[None]:
-    """A failure of the disk while writing the journal, as the stable DB_ERROR (never a path)."""
-    try:
-        yield
-    except OSError as e:
-        raise MembankError(DB_ERROR, f"could not write the journal: {e.strerror or e.__class__.__name__}") from None
-
-
 def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PROJECT_PREFIX + rel,
            durable: bool = True) -> str:
     """Append one event as one line (a single write, then fsync); returns the journal file's path under the bank.
 
-    Refused (a MembankError, DB_ERROR, nothing written) when a link leads the journal out of the bank,
-    the month's file is not a regular file, or the disk fails."""
-    with _writing():
-        return _append(bank_folder, event, cite, durable)
-
-
-def _append(bank_folder: Path, event: dict[str, Any], cite: Cite, durable: bool) -> str:
+    Refused (a MembankError, nothing written) when a link leads the journal out of the bank or the
+    month's file is not a regular file."""
     at = event.setdefault("at", clock.now_precise())
     rel = f"{FOLDER}/{at[:7]}.jsonl"
     path = bank_folder / rel
     line = (json.dumps(event, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
-    _check_target(bank_folder, at, cite)
+    check_target(bank_folder, at, cite)
     # O_NONBLOCK: a FIFO planted under the name must not hang the write; it is refused below.
     # O_NOFOLLOW: a link swapped in after the check is refused too, where the system has it.
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
@@ -81,11 +66,6 @@ def check_target(bank_folder: Path, at: str | None = None,
     (now by default): a link leading the journal out of the bank, a month's file that is not a
     regular file. Makes the folder; returns the file's path under the bank. Callers that change
     other files before journalling call it first: validate first, write second."""
-    with _writing():
-        return _check_target(bank_folder, at, cite)
-
-
-def _check_target(bank_folder: Path, at: str | None, cite: Cite) -> str:
     rel = f"{FOLDER}/{(at or clock.now_precise())[:7]}.jsonl"
     path = bank_folder / rel
     make_folder(bank_folder, path.parent, cite)

@@ -11,7 +11,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...files import journal
 from ...files.write import new_id
 from ...kernel import cancel, clock, errors
 from ...kernel.errors import MembankError
@@ -81,7 +80,7 @@ def _forget_text(bank: Bank) -> bool:
 
 
 def _append(bank: Bank, event: dict[str, Any], durable: bool = True) -> str:
-    return journal.append(bank.project.path, event, bank.project.source, durable=durable)
+    return learning.write_journal(bank, event, durable)
 
 
 def _index(bank: Bank, rel: str) -> None:

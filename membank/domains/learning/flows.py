@@ -86,7 +86,7 @@ def clear(bank: Bank) -> dict[str, Any]:
     """Soft-delete every live learned preference of the project and start the counts again."""
     with bank.write_lock, bank.index.lock:  # the index lock too: its reads share one connection
         event = {"event": "preferences-cleared", "at": clock.now_precise()}
-        journal.check_target(bank.project.path, event["at"], bank.project.source)  # validate first, write second: a refused journal deletes nothing
+        _check_journal(bank, event["at"])  # validate first, write second: a refused journal deletes nothing
         privacy = bank.settings_files.memory()["privacyModeEnabled"]
         learned = [m for m in read.list_(bank, origin="learned")["items"] if m["scope"] != "global"]
         for memory in learned:
@@ -107,6 +107,13 @@ def _reword_for_privacy(bank: Bank, memory: dict[str, Any]) -> None:
     _rename_for_privacy(bank, updated)
 
 
+
+
+def _check_journal(bank: Bank, at: str) -> None:
+    try:
+        journal.check_target(bank.project.path, at, bank.project.source)
+    except OSError as e:
+        raise MembankError(errors.DB_ERROR, f"could not write the journal: {e.strerror or e.__class__.__name__}") from None
 
 
 def forget_labels(bank: Bank) -> list[str]:
@@ -156,8 +163,17 @@ def forget_labels(bank: Bank) -> list[str]:
     return done
 
 
+def write_journal(bank: Bank, event: dict[str, Any], durable: bool = True) -> str:
+    """Append one event to the project's journal (the month's file under the bank, returned); a failure
+    of the disk is the stable DB_ERROR, never a path."""
+    try:
+        return journal.append(bank.project.path, event, bank.project.source, durable=durable)
+    except OSError as e:
+        raise MembankError(errors.DB_ERROR, f"could not write the journal: {e.strerror or e.__class__.__name__}") from None
+
+
 def _append(bank: Bank, event: dict[str, Any]) -> None:
-    bank.sync_one(bank.project, journal.append(bank.project.path, event))
+    bank.sync_one(bank.project, write_journal(bank, event))
 
 
 def _same_signal(bank: Bank, key: str, normalized: str, polarity: str, since: str | None) -> str | None:
