@@ -179,3 +179,16 @@ def test_floor_script_runs_on_a_small_corpus(tmp_path: Path) -> None:
     files = sum(len(list((bank / s).rglob("*.md"))) for s in ("memories", "characters", "world", "skills"))
     assert figures["files"] == files >= 30 and figures["filesPerS"] > 0 and figures["yamlErrors"] == 0
     assert apsw.Connection(str(out)).execute("SELECT count(*) FROM fts").fetchall()[0][0] == files
+
+
+def test_a_busy_machine_is_called_out() -> None:
+    from membank.shells.bench.report import busy
+
+    idle = {"cores": 2, "loadAverageAtStart": [0.2, 0.3, 0.4], "loadAverage": [1.3, 1.0, 0.8]}
+    assert busy(idle) is None  # the end's load is the bench's own core, and a little
+    before = {**idle, "loadAverageAtStart": [1.9, 1.0, 0.5]}
+    assert "1.9 at the start" in (busy(before) or "")
+    during = {**idle, "loadAverage": [2.6, 2.0, 1.0]}
+    assert "2.6 at the end" in (busy(during) or "")
+    assert busy({**during, "cores": 16}) is None  # a quarter of 16 cores is 4
+    assert busy({"cores": None, "loadAverageAtStart": None, "loadAverage": None}) is None  # no /proc, no guess

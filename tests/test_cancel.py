@@ -13,7 +13,7 @@ import pytest
 
 from membank import Bank
 from membank.domains.context import assemble as assembling
-from membank.domains.indexing import sync as syncing
+from membank.files import intake
 from membank.kernel import cancel
 from membank.kernel.errors import CANCELED, INVALID_ARGUMENT, TIMEOUT, MembankError
 from membank.runtime.catalog import CATALOG, cancellable
@@ -127,14 +127,14 @@ class Held:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.entered, self.release = threading.Event(), threading.Event()
         self.parsed = 0
-        real = syncing.parse_file
+        real = intake.parse_file
 
         def slow(*args: Any) -> Any:
             self.parsed += 1
             self.entered.set()
             assert self.release.wait(30)
             return real(*args)
-        monkeypatch.setattr(syncing, "parse_file", slow)
+        monkeypatch.setattr(intake, "parse_file", slow)
 
 
 @pytest.fixture

@@ -57,7 +57,7 @@ def test_every_channel_has_a_python_method() -> None:
 
 def test_handlers_take_exactly_their_payload_fields() -> None:
     for name, c in CATALOG.items():
-        params = {field_name(p) for p in list(inspect.signature(c.handler).parameters)[1:] if p not in EXTRAS}
+        params = {field_name(p) for p in list(inspect.signature(c.function).parameters)[1:] if p not in EXTRAS}
         payload = {f.name for f in dataclasses.fields(c.payload)} - {"projectId", "deadlineMs"}  # both dispatch's
         assert params == payload, f"{name}: handler takes {sorted(params)}, payload has {sorted(payload)}"
 

@@ -2,7 +2,8 @@
 
 Layers, lowest first: kernel < files < index < domains < runtime < shells; `membank/__init__.py` is the
 facade on top and imports only runtime and kernel. Every import counts: top-level, inside functions,
-under TYPE_CHECKING, and `importlib.import_module("...")` with a written name. Module cycles are
+under TYPE_CHECKING, `importlib.import_module("...")` with a written name, and a channel's handler
+named `Lazy("module", "function")` (domains/contract.py: imported at its first call). Module cycles are
 counted as the shared tools' `imports.py` (`python3 ../shared/tools/imports.py membank`) counts them (a `from P import m` is an edge to P and to
 P.m; a module importing its own package is no edge), so the two agree.
 """
@@ -48,10 +49,10 @@ def _base(source: str, path: Path, node: ast.ImportFrom) -> str:
 
 
 def _dynamic(node: ast.Call) -> str | None:
-    """The written name of `importlib.import_module("x")` or `__import__("x")`."""
+    """The written name of `importlib.import_module("x")`, `__import__("x")` or `Lazy("x", "handler")`."""
     func = node.func
     named = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if named not in ("import_module", "__import__") or not node.args:
+    if named not in ("import_module", "__import__", "Lazy") or not node.args:
         return None
     first = node.args[0]
     if isinstance(first, ast.Constant) and isinstance(first.value, str) and not first.value.startswith("."):
@@ -271,12 +272,14 @@ def test_the_guard_finds_each_kind_of_offence(tmp_path: Path) -> None:
         "pkg/domains/x/m.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.domains.y import n\n",
         "pkg/domains/y/__init__.py": "",
         "pkg/domains/y/n.py": "from ..x import m\n",
+        "pkg/domains/y/channels.py": "from ..contract import Lazy\nHANDLER = Lazy('pkg.runtime.r', 'run')\n",
         "pkg/stray.py": "",
     })
     mods = modules(tmp_path, "pkg")
     found = imports(mods)
     graph = edges(mods, found)
     assert sorted(layer_offences(mods, found, "pkg")) == [
+        "pkg.domains.y.channels:2 imports pkg.runtime.r: domains may not import runtime",
         "pkg.kernel.a:2 imports pkg.shells.s: kernel may not import shells",
         "pkg.runtime.r:2 imports benchmarks.thing, outside the package",
         "pkg.stray is in no layer (kernel, files, index, domains, runtime, shells)",

@@ -64,3 +64,18 @@ def test_a_project_indexed_with_the_earlier_model_is_moved_over_by_a_rebuild(sam
         assert bank.preview(query_text="is the lighthouse keeper hurt?")["mode"] == "semantic"
     finally:
         bank.close()
+
+
+def test_the_encoder_gives_model2vecs_vectors_to_the_bit() -> None:
+    """membank reads the model's files itself (index/encoder.py, ~10x quicker to load); the vectors must
+    stay model2vec's, or an index built before would no longer compare with today's queries."""
+    import numpy as np
+    from model2vec import StaticModel
+
+    from membank.index.encoder import StaticEncoder
+
+    texts = [*NOTES.values(), "", "   ", "zzzzqqqq", "x" * 9000, "灯塔" * 3000, "Mixed 林默 text, with punctuation!"]
+    for folder in (BUNDLED, EARLIER):
+        ours = StaticEncoder(folder).encode(texts)
+        theirs = StaticModel.from_pretrained(str(folder)).encode(texts, show_progress_bar=False)
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)

@@ -124,9 +124,9 @@ def test_missing_model_degrades(bank: Bank, sample: Path) -> None:
 
 
 def test_unloadable_sqlite_vec_degrades(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sqlite_vec
+    from membank.index import store
 
-    monkeypatch.setattr(sqlite_vec, "loadable_path", lambda: str(sample / "no-such-extension"))
+    monkeypatch.setattr(store, "vec_extension", lambda: str(sample / "no-such-extension"))
     bank = membank.open(sample)
     try:
         assert bank.sync()["errors"] == 0  # indexing itself goes on without vectors

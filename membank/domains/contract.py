@@ -7,18 +7,21 @@ docs are all driven by those tables."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol
 
-from ..files.lock import WriteLock
-from ..files.project import ProjectInfo
-from ..files.scan import BankRoot
-from ..files.settings import SettingsCache
-from ..index import Index
-from ..index.embed import Embedder, ModelHandle, ModelInfo
-from ..kernel.background import Worker
 from ..kernel.payload import Id
+
+if TYPE_CHECKING:  # the shape only: every command imports this module, not all of them open a project
+    from ..files.lock import WriteLock
+    from ..files.project import ProjectInfo
+    from ..files.scan import BankRoot
+    from ..files.settings import SettingsCache
+    from ..index import Index
+    from ..index.embed import Embedder, ModelHandle, ModelInfo
+    from ..kernel.background import Worker
 
 
 class Bank(Protocol):
@@ -58,6 +61,20 @@ class ProjectOnly:
 
 
 @dataclass(frozen=True)
+class Lazy:
+    """A handler named, not imported: the function `name` of the module `module`, imported when the
+    channel first runs. A domain's table of channels so lists every channel (its name, payload, data,
+    mode, command) without importing the flows behind them, and a command loads the code of the one
+    channel it runs, not numpy, the card formats and the story matcher of every other."""
+
+    module: str  # dotted and absolute, written out: tests/test_layers.py counts it as an import of it
+    name: str
+
+    def resolve(self) -> Callable[..., Any]:
+        return getattr(importlib.import_module(self.module), self.name)  # imported once, then a dict lookup
+
+
+@dataclass(frozen=True)
 class Channel:
     """One channel, declared once. `handler(bank, **fields)` receives the payload's fields (less
     `projectId`) as snake_case keywords (`documentId` -> `document_id`, `type` -> `type_`, `id` ->
@@ -67,10 +84,15 @@ class Channel:
     name: str  # `memory:create`
     payload: type  # a frozen dataclass: checked (payload.build) before the handler runs
     data: Any  # the TypedDict of the envelope's `data`
-    handler: Callable[..., Any]
+    handler: Callable[..., Any] | Lazy  # call it through `function`
     mode: Literal["read", "write"]  # reads run concurrently in a snapshot (sidecar); writes on a lane
     cli: str  # the CLI command that calls it, e.g. `add` or `settings set`
     summary: str  # one line: the CLI's help and the docs' channel list
     method: str  # the Python method on an open bank (a function of `membank` for a "registry" channel)
     embeds: bool = False  # loads the embedding model before it queues for the write lock
     target: Literal["bank", "registry"] = "bank"  # "registry": about projects; the handler takes the registry
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The handler itself, imported now if the table named it `Lazy`."""
+        return self.handler.resolve() if isinstance(self.handler, Lazy) else self.handler

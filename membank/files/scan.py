@@ -166,11 +166,19 @@ def _walk(root: BankRoot, base: Path, section: str, found: list[FileStat], probl
                        else "this folder cannot be read (check its permissions)")
             problems.append(Diagnostic(root.source(rel), 1, ERROR, message))
             continue
+        prefix = root.source("")
         for entry in entries:
-            if entry.name.startswith("."):
+            name = entry.name
+            if name.startswith("."):
                 continue
-            child_rel = f"{rel}/{entry.name}"
+            child_rel = f"{rel}/{name}"
             try:
+                # the common case, without the checks below: `x.md` is no temporary name (_TEMP's all end
+                # otherwise or start with a dot), an ASCII name is UTF-8, the entry's type needs no call
+                if name.endswith(".md") and name.isascii() and entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    found.append(FileStat(prefix + child_rel, child_rel, section, st.st_size, st.st_mtime_ns))
+                    continue
                 got = _entry(root, entry, child_rel, section)
             except OSError as e:  # the entry changed under us, or the system refused a look at it
                 if e.errno in (errno.ENOENT, errno.ENOTDIR):

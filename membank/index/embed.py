@@ -7,9 +7,12 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from ..kernel import heap
+
+if TYPE_CHECKING:
+    import numpy as np
 
 BUNDLED = Path(__file__).resolve().parents[1] / "model" / "use-multilingual-256-int8"
 EARLIER = Path(__file__).resolve().parents[1] / "model" / "minilm-l6-128-int8"  # English only; kept for comparison
@@ -29,15 +32,16 @@ class ModelUnavailable(Exception):
 class Embedder:
     name: str  # identity recorded in the index: folder name, weights size, dimension
     dim: int
-    model: Any  # model2vec.StaticModel
+    model: Any  # encoder.StaticEncoder: model2vec's arithmetic
     vocabulary: int = 0  # token vectors the model holds
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 rows; text with no known token gives a zero row (never NaN)."""
+        import numpy as np  # here: every project open imports this module, few commands embed
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = np.asarray(self.model.encode([t[:MAX_CHARS] for t in texts], show_progress_bar=False),
-                             dtype=np.float32)
+        vectors = np.asarray(self.model.encode([t[:MAX_CHARS] for t in texts]), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         ok = norms[:, 0] > 1e-12
         vectors[ok] /= norms[ok]
@@ -65,13 +69,14 @@ def load(folder: Path) -> Embedder:
         if key in _cache:
             return _cache[key]
         try:
-            from model2vec import StaticModel
+            from .encoder import StaticEncoder
 
-            model = StaticModel.from_pretrained(str(folder))
-            dim = int(model.dim)
+            model = StaticEncoder(folder)
+            dim = model.dim
         except Exception as e:  # a broken model folder must not take the bank down
             raise ModelUnavailable(f"the embedding model `{folder.name}` could not be loaded ({e.__class__.__name__})") from None
         embedder = Embedder(f"{folder.name}:{weights}:{dim}", dim, model, int(model.embedding.shape[0]))
+        heap.release()  # reading the files left a few MB freed but resident (the tokenizer's JSON and the like)
         _cache[key] = embedder
         return embedder
 

@@ -13,8 +13,8 @@ from typing import Any, Iterable
 import apsw
 
 from ..files.frontmatter import iso_to_micros
-from ..files.records import Card, Diagnostic, Memory, Record, Skill
-from ..kernel.text import estimate_tokens, fts_text
+from ..files.intake import Prepared, prepare
+from ..files.records import Card, Diagnostic, Memory, Record
 from .schema import SCHEMAS, row_columns
 
 _GROUP = {"memory": "memory", "character": "card", "world": "card", "skill": "skill"}
@@ -63,17 +63,26 @@ class EntryStore:
         rows = self.db.execute("SELECT rowid, grp, bank, id FROM entries WHERE source = ?", (source,)).fetchall()
         return rows[0] if rows else None
 
+    def is_empty(self) -> bool:
+        """Nothing read yet: no file, no entry, no tombstone (a cold index)."""
+        return not self.db.execute("SELECT EXISTS(SELECT 1 FROM files) OR EXISTS(SELECT 1 FROM entries)").fetchall()[0][0]
+
     def put(self, bank: str, record: Record | None, source: str, hash_: str,
-            diagnostics: tuple[Diagnostic, ...], id_line: int = 1) -> set[tuple[str, str, str]]:
-        """Store what one file gave (its record may be None); returns the id keys whose clashes may have changed."""
+            diagnostics: tuple[Diagnostic, ...], id_line: int = 1, new: bool = False,
+            prepared: Prepared | None = None) -> set[tuple[str, str, str]]:
+        """Store what one file gave (its record may be None); returns the id keys whose clashes may have
+        changed. `new`: the caller knows the index holds nothing of this source (a cold index), so the
+        lookups for an old row and old diagnostics are skipped. `prepared`: the record's JSON and search
+        texts when the caller has them already (computed where the file was parsed)."""
         touched: set[tuple[str, str, str]] = set()
-        old = self._old(source)
+        old = None if new else self._old(source)
         if old is not None:
             touched.add((old[1], old[2], old[3]))
             self.db.execute("DELETE FROM fts WHERE rowid = ?", (old[0],))
             self._drop_vector(old[0])
             _clear_derived(self.db, old[0])
-        self.db.execute("DELETE FROM diagnostics WHERE source = ? AND origin = 'parse'", (source,))
+        if not new:
+            self.db.execute("DELETE FROM diagnostics WHERE source = ? AND origin = 'parse'", (source,))
         if diagnostics:
             self.db.executemany(
                 "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'parse', ?, ?, ?)",
@@ -83,7 +92,8 @@ class EntryStore:
                 self.db.execute("DELETE FROM entries WHERE rowid = ?", (old[0],))
             return touched
         kind = _kind(record)
-        row = {**self._row(kind, bank, record, hash_), "id_line": id_line}
+        prepared = prepared if prepared is not None else prepare(record)
+        row = {**self._row(kind, bank, record, hash_, prepared), "id_line": id_line}
         if old is not None:
             self.db.execute(
                 "UPDATE entries SET kind=:kind, grp=:grp, bank=:bank, id=:id, type=:type, scope=:scope, document=:document,"
@@ -99,8 +109,7 @@ class EntryStore:
                 " :scope, :document, :origin, :scope_rank, :type_rank, :updated_us, :deleted, :tokens, :id_line, :hash,"
                 " :record)", row)
             rowid = self.db.last_insert_rowid()
-        body, names = _fts_fields(record)
-        self.db.execute("INSERT INTO fts(rowid, body, names) VALUES (?, ?, ?)", (rowid, fts_text(body), fts_text(names)))
+        self.db.execute("INSERT INTO fts(rowid, body, names) VALUES (?, ?, ?)", (rowid, prepared.fts_body, prepared.fts_names))
         for schema in SCHEMAS.values():
             derived = schema.rows(record) if schema.rows is not None else ()
             if derived:
@@ -109,12 +118,12 @@ class EntryStore:
         return touched
 
     @staticmethod
-    def _row(kind: str, bank: str, record: Record, hash_: str) -> dict[str, Any]:
+    def _row(kind: str, bank: str, record: Record, hash_: str, prepared: Prepared) -> dict[str, Any]:
         row: dict[str, Any] = {
             "source": record.source, "kind": kind, "grp": _GROUP[kind], "bank": bank, "id": record.id,
             "type": None, "scope": None, "document": None, "origin": None, "scope_rank": None,
-            "type_rank": None, "updated_us": None, "deleted": 0, "tokens": estimate_tokens(record.content),
-            "hash": hash_, "record": json.dumps(record.to_api(), ensure_ascii=False, sort_keys=True),
+            "type_rank": None, "updated_us": None, "deleted": 0, "tokens": prepared.tokens,
+            "hash": hash_, "record": prepared.record_json,
         }
         row.update(row_columns(record))  # what a domain registered for this kind (the order's columns)
         if isinstance(record, Card):
@@ -205,13 +214,3 @@ def _clear_derived(db: apsw.Connection, rowid: int) -> None:
     for schema in SCHEMAS.values():
         if schema.clear:
             db.execute(schema.clear, (rowid,))
-
-
-def _fts_fields(record: Record) -> tuple[str, str]:
-    if isinstance(record, Memory):
-        return record.content, " ".join(record.tags)
-    if isinstance(record, Card):
-        body = " ".join(filter(None, (record.summary, record.state or "", record.content)))
-        return body, " ".join((record.name, *record.aliases, *record.keys))
-    assert isinstance(record, Skill)
-    return record.content, record.name

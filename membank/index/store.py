@@ -3,7 +3,10 @@ entries, diagnostics, fts) with id clashes and tombstones, and the domain schema
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
+import os
 import threading
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -19,6 +22,10 @@ from .vecstore import VectorStore
 SCHEMA_VERSION = 6  # 5: entries.id_line; 6: card records carry the lines of their story values
 
 VIEWS_KEPT = 16  # views (read threads × data versions) a memo keeps before starting afresh
+# SQLite's page cache of each read connection, in KiB (its default is ~2,000): the sidecar keeps four, all
+# reading the one file the system caches already, so a miss costs a copy, not a disk read (measured: the
+# sidecar ~6 MB smaller at 10,000 files, its read round trips unchanged; docs/performance.md)
+READER_CACHE_KIB = 512
 TOKENIZER = ("porter", "unicode61", "remove_diacritics", "2")  # FTS5's, for the index and for queries
 
 _SCHEMA = f"""
@@ -236,7 +243,7 @@ class Index(EntryStore, VectorStore):
     def _open_reader(self) -> apsw.Connection:
         assert self.path is not None
         conn = self._connect(self.path)
-        conn.execute("PRAGMA query_only=1")
+        conn.execute(f"PRAGMA query_only=1; PRAGMA cache_size=-{READER_CACHE_KIB}")
         return conn
 
     def _reader_conn(self) -> apsw.Connection:
@@ -390,13 +397,23 @@ class Index(EntryStore, VectorStore):
         return [Diagnostic(s, line, sev, msg) for s, line, sev, msg in self.db.execute(
             "SELECT source, line, severity, message FROM diagnostics ORDER BY source, line, message")]
 
+
+@functools.lru_cache(maxsize=1)
+def vec_extension() -> str:
+    """The sqlite-vec loadable extension: `vec0` in the `sqlite_vec` package, as its `loadable_path()`
+    says, found without importing the package (its `__init__` imports numpy, ~30 ms that opening an
+    index for `membank status` does not otherwise pay)."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the sqlite_vec package is not installed")
+    return os.path.normpath(os.path.join(spec.submodule_search_locations[0], "vec0"))
+
+
 def _load_vec(db: apsw.Connection) -> str | None:
     """Load sqlite-vec into a connection; the reason it failed, or None."""
     try:
-        import sqlite_vec
-
         db.enable_load_extension(True)
-        db.load_extension(sqlite_vec.loadable_path())
+        db.load_extension(vec_extension())
         db.enable_load_extension(False)
     except Exception as e:  # ImportError, apsw.ExtensionLoadingError, OSError: all mean "no vectors"
         return f"sqlite-vec could not be loaded ({e.__class__.__name__})"

@@ -2,18 +2,21 @@
 
 A mixin of `Index`: it uses the index's connection and meta. Every write to `vec` moves `vec_tag`,
 so each connection's copy (vectors.py) knows when it is stale, and this process's own writes are
-logged so a copy can be patched instead of reloaded."""
+logged so a copy can be patched instead of reloaded. numpy is imported by what computes with vectors:
+every project opens an index, and a command that reads no vector (`membank status`) does not need it."""
 
 from __future__ import annotations
 
 import secrets
 import threading
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import apsw
-import numpy as np
 
-from .vectors import Vectors
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .vectors import Vectors
 
 VEC0_MAX_K = 4096  # the most neighbours sqlite-vec's own KNN returns
 PATCH_LIMIT = 256  # rows re-read one by one to patch the in-memory vectors; more, and they are reloaded whole
@@ -70,20 +73,25 @@ class VectorStore:
             self.db.execute("DELETE FROM vec WHERE rowid = ?", (rowid,))
             self._vectors_changed((rowid,))
 
-    def pending_vectors(self, limit: int) -> list[tuple[int, str, str]]:
-        """(rowid, kind, record JSON) of live memories and cards that have no vector yet."""
+    def pending_vectors(self, limit: int, after: int = 0) -> list[tuple[int, str, str]]:
+        """(rowid, kind, record JSON) of live memories and cards that have no vector yet (of rowids
+        above `after` only: what a sync has not handed to its embedding yet)."""
         return self.db.execute(
             "SELECT rowid, kind, record FROM entries WHERE embedded = 0 AND kind != 'skill' AND removed_at IS NULL"
-            " ORDER BY rowid LIMIT ?", (limit,)).fetchall()
+            " AND rowid > ? ORDER BY rowid LIMIT ?", (after, limit)).fetchall()
 
     def put_vectors(self, rowids: list[int], vectors: np.ndarray) -> None:
         """Delete + insert (vec0 has no upsert), in the caller's transaction."""
-        rows = [(int(rowid), vector) for rowid, vector in zip(rowids, vectors)]
-        self.db.executemany("DELETE FROM vec WHERE rowid = ?", [(rowid,) for rowid, _ in rows])
-        self.db.executemany("INSERT INTO vec(rowid, emb) VALUES (?, ?)",  # a zero vector has no direction: not in KNN
-                            [(rowid, vector.astype(np.float32).tobytes()) for rowid, vector in rows if np.any(vector)])
-        self.db.executemany("UPDATE entries SET embedded = 1 WHERE rowid = ?", [(rowid,) for rowid, _ in rows])
-        self._vectors_changed(rowid for rowid, _ in rows)
+        import numpy as np
+
+        ids = [int(rowid) for rowid in rowids]
+        matrix = np.asarray(vectors, dtype=np.float32)
+        directed = np.any(matrix, axis=1)  # a zero vector has no direction: not in KNN
+        self.db.executemany("DELETE FROM vec WHERE rowid = ?", [(rowid,) for rowid in ids])
+        self.db.executemany("INSERT INTO vec(rowid, emb) VALUES (?, ?)",
+                            [(rowid, matrix[i].tobytes()) for i, rowid in enumerate(ids) if directed[i]])
+        self.db.executemany("UPDATE entries SET embedded = 1 WHERE rowid = ?", [(rowid,) for rowid in ids])
+        self._vectors_changed(ids)
 
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(rowid, cosine distance) of the k nearest vectors, nearest first.
@@ -92,6 +100,8 @@ class VectorStore:
         (sqlite-vec reads and scores one row at a time: ~50 ms per 100,000 vectors here, numpy ~5).
         The copy is reloaded when `vec_tag` (read in this connection's snapshot) moves; without a tag,
         sqlite-vec answers."""
+        import numpy as np
+
         cached = self.vector_copy()
         if cached is None:
             return self.db.execute("SELECT rowid, distance FROM vec WHERE emb MATCH ? AND k = ? ORDER BY distance",
@@ -100,6 +110,8 @@ class VectorStore:
 
     def vector_copy(self) -> Vectors | None:
         """The in-memory copy of `vec` at this snapshot's `vec_tag`; None without a tag."""
+        from .vectors import Vectors
+
         tag = self.get_meta("vec_tag")
         if tag is None:
             return None

@@ -25,13 +25,14 @@ from .registry import Registry, init_project
 
 
 def _method(channel: Channel) -> Callable[..., Any]:
-    signature = inspect.signature(channel.handler)
+    handler = channel.function  # the Python API imports every handler: a method needs its signature now
+    signature = inspect.signature(handler)
     if cancellable(channel):  # `deadlineMs` is dispatch's, not the handler's: the method takes it too
         signature = signature.replace(parameters=[*signature.parameters.values(), inspect.Parameter(
             "deadline_ms", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="int | None")])
     payload_fields = set(fields(channel))
 
-    @functools.wraps(channel.handler)
+    @functools.wraps(handler)
     def method(self: Project, *args: Any, **kwargs: Any) -> Any:
         try:
             bound = signature.bind(self, *args, **kwargs)

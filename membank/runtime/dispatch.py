@@ -28,7 +28,7 @@ log = logging.getLogger("membank")
 @functools.lru_cache(maxsize=None)
 def _params(channel: Channel) -> tuple[tuple[str, str], ...]:
     """(payload field, handler parameter) for every field the handler takes."""
-    by_field = {field_name(p): p for p in list(inspect.signature(channel.handler).parameters)[1:]}
+    by_field = {field_name(p): p for p in list(inspect.signature(channel.function).parameters)[1:]}
     return tuple((f, by_field[f]) for f in fields(channel) if f in by_field)
 
 
@@ -51,8 +51,8 @@ def run(channel: Channel, bank: Project, checked: Any, extras: dict[str, Any] | 
     kwargs = {**arguments(channel, checked), **(extras or {})}
     if channel.mode == "read":
         with bank.index.lock:
-            return channel.handler(bank, **kwargs)
-    return channel.handler(bank, **kwargs)
+            return channel.function(bank, **kwargs)
+    return channel.function(bank, **kwargs)
 
 
 def dispatch(registry: Registry, name: str, payload: Any, **extras: Any) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def dispatch(registry: Registry, name: str, payload: Any, **extras: Any) -> dict
         checked = build(channel.payload, payload)
         with scope(channel, checked):
             if channel.target == "registry":
-                return {"ok": True, "data": channel.handler(registry, **arguments(channel, checked))}
+                return {"ok": True, "data": channel.function(registry, **arguments(channel, checked))}
             bank = registry.get(getattr(checked, "projectId", None))
             if channel.embeds:
                 # loaded outside the write lock: loading takes ~0.4 s, the write ~10 ms, and writers

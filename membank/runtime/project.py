@@ -1,26 +1,28 @@
 """One open project: its bank folders, index, write lock, settings and model, as every domain sees them.
 
 `Project` holds state and nothing about channels; the Python API's methods (one per channel) are
-attached from the catalog by `runtime/api.py`."""
+attached from the catalog by `runtime/api.py`. The embedding model's code and the sync are imported
+when first used: every CLI command imports this module, and `membank --help` opens no project."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..domains.indexing.sync import sync_paths
 from ..files.lock import LOCK_FILE, WriteLock
 from ..files.project import BANK_DIR, ProjectError, global_home, read_project
 from ..files.scan import BankRoot
 from ..files.settings import SettingsCache
 from ..files.write import check_inside
 from ..index import Index, IndexError_, StorageError
-from ..index.embed import Embedder, ModelHandle, ModelInfo, ModelUnavailable, resolve as resolve_model
 from ..index.failures import storage_error
 from ..kernel import errors
 from ..kernel.background import Worker
 from ..kernel.errors import MembankError
+
+if TYPE_CHECKING:
+    from ..index.embed import Embedder, ModelInfo
 
 INDEX_FILE = "index.db"
 log = logging.getLogger("membank")
@@ -30,6 +32,9 @@ class Project:
     """A project's bank (and the writer's global bank), kept in step with its index."""
 
     def __init__(self, root: Path, home: Path | None = None):
+        from ..index import embed
+        from . import schemas  # noqa: F401  # every domain's tables registered before the index opens
+
         try:
             self.info = read_project(root)
             self.home = Path(home).expanduser() if home is not None else global_home()
@@ -52,7 +57,7 @@ class Project:
                 raise storage_error(e) from None
         self.settings_files = SettingsCache(self.home / "settings.yaml", self.project.path / "settings.yaml",
                                             f"{BANK_DIR}/settings.yaml")
-        self.model = ModelHandle()
+        self.model = embed.ModelHandle()
         self.memo: dict[str, Any] = {}  # per-domain caches for as long as the project is open
         self.watcher: Any = None  # the running membank.shells.watch.Watcher, if one is attached
         self.background = Worker(f"membank-later-{self.info.id}")  # writes done off the caller's path
@@ -90,17 +95,23 @@ class Project:
     def model_info(self) -> ModelInfo | str:
         """The embedding model's name, dimension and vocabulary, read from its files (no load), or why
         it cannot be used."""
+        from ..index import embed
+
         try:
-            return self.model.info(resolve_model(self.settings_files.embedding()["model"], self.root))
-        except ModelUnavailable as e:
+            return self.model.info(embed.resolve(self.settings_files.embedding()["model"], self.root))
+        except embed.ModelUnavailable as e:
             return str(e)
 
     def embedder(self) -> Embedder | None:
         """The embedding model settings name (the bundled one by default), loaded once; None if it cannot load."""
-        return self.model.get(resolve_model(self.settings_files.embedding()["model"], self.root))
+        from ..index import embed
+
+        return self.model.get(embed.resolve(self.settings_files.embedding()["model"], self.root))
 
     def sync_one(self, root: BankRoot, rel: str) -> None:
         """Re-read one file of a bank now (after a write): the index never waits for a later sync."""
+        from ..domains.indexing.sync import sync_paths
+
         sync_paths(self.index, root, [rel], self.embedder)
 
     def file_of(self, source: str) -> Path | None:

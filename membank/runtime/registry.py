@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 from ..domains.contract import Channel
-from ..domains.indexing.refresh import refresh
 from ..files import project as project_files
 from ..kernel import errors
 from ..kernel.errors import MembankError
@@ -34,6 +33,8 @@ class Registry:
             bank.close()
             raise MembankError(errors.CONFLICT, f"another open project already has the id `{bank.info.id}`")
         if sync:
+            from ..domains.indexing.refresh import refresh  # the sync's code: `membank --help` opens nothing
+
             try:
                 refresh(bank)  # a busy or broken index is DB_ERROR (boundary.py), never a traceback
             except MembankError:

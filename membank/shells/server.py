@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..kernel import cancel, env, errors
+from ..kernel import cancel, env, errors, heap
 from ..runtime.catalog import CATALOG, READS
 from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
@@ -445,6 +445,7 @@ def run(projects: Iterable[Path | str] = (), *, watch: bool = True, log_level: s
     out_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    heap.tune()  # glibc's malloc for a long-lived process of many threads, before they start
     registry = Registry()
     server = Server(registry, out_fd, watch=watch, debounce=debounce)
     serving = False

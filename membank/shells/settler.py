@@ -1,5 +1,5 @@
-"""When the sidecar settles its heap (`kernel.heap.settle`): once after each burst of changes, at the
-first moment no call is running.
+"""When the sidecar settles its heap (`kernel.heap.settle`, then `release`): once after each burst of
+changes, at the first moment no call is running.
 
 A change (a project opened, a write, a re-index by the watcher) marks the heap as unsettled. The
 settler waits until no new mark has come for `quiet` seconds, then until no call is in flight, and
@@ -66,4 +66,5 @@ class Settler:
                 started = time.perf_counter()
                 frozen = self._settle()
                 self.settled += 1
+            heap.release()  # what the burst freed goes back to the system (a cold sync leaves tens of MB)
             log.debug("heap settled: %d objects frozen in %.1f ms", frozen, (time.perf_counter() - started) * 1000)

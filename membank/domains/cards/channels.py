@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Literal, TypedDict
 
 from ...kernel.payload import Id, Most
-from ..contract import Bank, Channel
-from . import export, flows
+from ..contract import Channel, Lazy
 
 FilePath = Annotated[str, Most(chars=4096)]  # a file anywhere on this machine (relative: to the project folder)
 
@@ -56,20 +55,12 @@ class ExportOut(TypedDict):
     bytes: int
 
 
-def card_import(bank: Bank, paths: list[str], update: bool = False) -> dict[str, Any]:
-    return flows.import_cards(bank, paths, update)
-
-
-def card_export(bank: Bank, source: str, format_: str, output: str, spec: str | None = None,
-                force: bool = False) -> dict[str, Any]:
-    return export.export_card(bank, source, format_, output, spec, force)
-
-
 CHANNELS = (
-    Channel("card:import", CardImport, ImportOut, card_import, "write", "import",
-            "Import character cards and lorebooks (JSON, PNG/APNG, CHARX, lorebook_v3, SillyTavern World Info) "
-            "into characters/ and world/; a card imported before is only compared unless update.", "import_cards"),
-    Channel("card:export", CardExport, ExportOut, card_export, "read", "export",
-            "Export a character (with its lorebook) or a lorebook folder as JSON, PNG or CHARX, with the "
+    Channel("card:import", CardImport, ImportOut, Lazy("membank.domains.cards.flows", "import_cards"), "write",
+            "import", "Import character cards and lorebooks (JSON, PNG/APNG, CHARX, lorebook_v3, SillyTavern World "
+            "Info) into characters/ and world/; a card imported before is only compared unless update.",
+            "import_cards"),
+    Channel("card:export", CardExport, ExportOut, Lazy("membank.domains.cards.export", "export_card"), "read",
+            "export", "Export a character (with its lorebook) or a lorebook folder as JSON, PNG or CHARX, with the "
             "writer's edits.", "export_card"),
 )

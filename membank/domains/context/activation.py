@@ -31,10 +31,7 @@ class Found(NamedTuple):  # a tuple: a prompt may activate hundreds
         return {"match": self.word, "where": self.where, "offset": self.offset, "depth": self.depth}
 
 
-def _distance(where: str, offset: int, length: int, text: str) -> int:
-    if where == "before":
-        return len(text) - (offset + length)
-    return offset
+WHERES = ("selection", "instruction", "before", "after")  # scanned in this order: the first wins a tie
 
 
 def _through_cards(catalog: Catalog, frontier: list[str], depth: int, allowed: set[str], best: dict[str, Found],
@@ -43,44 +40,70 @@ def _through_cards(catalog: Catalog, frontier: list[str], depth: int, allowed: s
     alone (its exclude and secondary keys too), so what a card names is known once per generation
     of the cards. A card named by several is credited to the first, in id order."""
     fresh: dict[str, Found] = {}
-    seen = set(best)
-    for source in frontier:
-        named = catalog.named_in(source)
-        skipped.extend(named.skipped)
-        for other in named.ids - seen:  # most were found before: set arithmetic skips them
-            seen.add(other)
+    named = [catalog.named_in(source) for source in frontier]
+    for n in named:
+        skipped.extend(n.skipped)
+    # what they name, a word's cards at a time (a word 40 cards share is in most cards' texts), less
+    # what was found before (most of it)
+    groups = {id(cards): cards for n in named for cards in n.groups}
+    pending = set().union(*groups.values()) - best.keys()
+    for source, n in zip(frontier, named):
+        if not pending:
+            break
+        mine = n.ids & pending
+        if not mine:
+            continue
+        pending -= mine
+        for other in mine:
             if catalog.sections.get(other) not in allowed:
                 continue
-            m = named.first[other]
+            m = n.first[other]
             fresh[other] = Found(other, catalog.cards[other]["name"], m.word, f"card:{source}", m.offset, depth, 0)
     return fresh
+
+
+def _ranked_spans(catalog: Catalog, texts: dict[str, str], skipped: list[Skipped]
+                  ) -> list[tuple[tuple[int, int, int, int, int], str, str, int, int, tuple[str, ...]]]:
+    """Every span that activates cards in the scanned texts, ranked as `Found.key` ranks what it would
+    make of it (then, in one text, as the matcher's `keep` does): (rank, word, where, offset, distance,
+    cards). The match nearest to the selection is kept: the last one before it, the first elsewhere."""
+    out = []
+    for i, where in enumerate(WHERES):
+        text = texts.get(where) or ""
+        if not text:
+            continue
+        found, problems = catalog.matcher.spans(text, "last" if where == "before" else "first")
+        skipped.extend(problems)
+        tier, size = TIERS[where], len(text)
+        for a, b, cards in found:
+            if not cards:
+                continue
+            if where == "before":  # nearest: ends last (then the longer)
+                out.append(((tier, size - b, i, a, 0), text[a:b], where, a, size - b, cards))
+            elif where == "instruction":  # no distance: starts first (then the longer)
+                out.append(((tier, 0, i, a, -b), text[a:b], where, a, a, cards))
+            else:  # nearest: starts first (then the longer)
+                out.append(((tier, a, i, -b, 0), text[a:b], where, a, a, cards))
+    return out
 
 
 def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
              recursion: int) -> tuple[list[Found], list[Skipped]]:
     """The activated cards of the sections in `allowed` ("characters", "world"), in Layer 4's order."""
-    best: dict[str, Found] = {}
-    chosen: dict[str, tuple[tuple[Any, ...], str, Any, int]] = {}  # id -> (its key, where, match, distance)
     skipped: list[Skipped] = []
-    for where in ("selection", "instruction", "before", "after"):
-        text = texts.get(where) or ""
-        if not text:
+    spans = _ranked_spans(catalog, texts, skipped)
+    spans.sort(key=lambda s: s[0], reverse=True)  # the worst first: each card ends with its best span
+    chosen: dict[str, tuple[Any, ...]] = {}
+    for span in spans:
+        chosen.update(dict.fromkeys(span[5], span))  # a word 40 cards share: one call, not 40
+    best: dict[str, Found] = {}
+    keys: dict[str, tuple[Any, ...]] = {}
+    for card_id, (rank, word, where, offset, distance, _) in chosen.items():
+        if catalog.sections.get(card_id) not in allowed:
             continue
-        # the match nearest to the selection: the last one before it, the first one elsewhere
-        hits, problems = catalog.matcher.activated(text, keep="last" if where == "before" else "first")
-        skipped.extend(problems)
-        tier = TIERS[where]
-        for card_id, matches in hits.items():
-            if catalog.sections.get(card_id) not in allowed:
-                continue
-            m = matches[0]
-            distance = _distance(where, m.offset, m.length, text)
-            key = (tier, 0, distance if tier != 1 else 0, catalog.cards[card_id]["name"], card_id)  # Found.key
-            if card_id not in chosen or key < chosen[card_id][0]:
-                chosen[card_id] = (key, where, m, distance)
-    keys = {card_id: found[0] for card_id, found in chosen.items()}
-    for card_id, (_, where, m, distance) in chosen.items():
-        best[card_id] = Found(card_id, catalog.cards[card_id]["name"], m.word, where, m.offset, 0, distance)
+        name = catalog.cards[card_id]["name"]
+        best[card_id] = Found(card_id, name, word, where, offset, 0, distance)
+        keys[card_id] = (rank[0], 0, rank[1], name, card_id)  # Found.key
     frontier = sorted(best)
     for depth in range(1, recursion + 1):
         fresh = _through_cards(catalog, frontier, depth, allowed, best, skipped)
@@ -90,4 +113,5 @@ def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
         if not frontier:
             break
     unique = {(s.id, s.key, s.reason): s for s in skipped}
-    return sorted(best.values(), key=lambda f: keys[f.id]), sorted(unique.values(), key=lambda s: (s.id, s.key))
+    # each key ends with its card's id: no two are equal, so the keys sort alone
+    return [best[key[-1]] for key in sorted(keys.values())], sorted(unique.values(), key=lambda s: (s.id, s.key))

@@ -25,6 +25,7 @@ from ..skills import read as skills
 from ..story import positions
 from ..story.cards import Catalog, catalog as story_catalog
 from ..story.manuscript import read_document
+from ..story.order import StoryOrder
 from . import budget, cardtext, memories
 from .activation import activate
 from .budget import Dropped
@@ -83,7 +84,7 @@ def _preferences(bank: Bank, timed: set[int], cap: int | None) -> tuple[list[Pie
             if len(memo) >= 8:
                 memo.clear()  # a session moves through a few story positions and caps, not many
             memo[key] = made
-    return list(made[0]), [dict(d) for d in made[1]]
+    return list(made[0]), list(map(dict.copy, made[1]))  # the caller's own: hundreds a call, copied in C
 
 
 def passage_pieces(p: Passage, source: str | None) -> list[Piece]:
@@ -98,6 +99,17 @@ def _standing_cards(cards: Catalog, allowed: set[str]) -> list[Piece]:
     chosen = [cards.cards[i] for i in cards.always if cards.cards[i].get("section") in allowed]
     return [Piece(2, c["section"], "card", cardtext.standing(c), c["id"], c["source"],
                   (c.get("lines") or {}).get("name"), {"include": "always"}) for c in chosen]
+
+
+def _card_at(cards: Catalog, card_id: str, order: StoryOrder, position: str | None) -> tuple[str, int, int]:
+    """`cardtext.at_position` for Layer 4, made once per card, position and generation of the cards."""
+    at: dict[str, tuple[str, int, int]] = cards.memo("context.cards", order, position)
+    made = at.get(card_id)
+    if made is None:
+        card = cards.cards[card_id]
+        made = at[card_id] = cardtext.at_position(card, cards.relations.get(card_id, ()), order, position,
+                                                  whole=card.get("include") != "always")
+    return made
 
 
 def _query(req: Request, passage: Passage) -> str:
@@ -191,14 +203,13 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         found, skipped = activate(cards, scanned, allowed, ctx["recursion"]) if allowed else ([], [])
         room = min(ctx["layerTokens"]["retrieved"], rules["max_tokens"])
         used = 0
-        for f in found:
-            card = cards.cards[f.id]
+        for i, f in enumerate(found):
             if used > room:  # the budget drops Layer 4 from its end: what follows could never be kept
-                late.append({"layer": 4, "kind": "card", "id": f.id, "source": card["source"],
-                             "tokens": cards.tokens[f.id], "reason": LATE})  # as Dropped.to_api, hundreds a call
-                continue
-            body, hid_p, hid_r = cardtext.at_position(card, cards.relations.get(f.id, ()), order, position,
-                                                      whole=card.get("include") != "always")
+                late = [{"layer": 4, "kind": "card", "id": g.id, "source": cards.cards[g.id]["source"],
+                         "tokens": cards.tokens[g.id], "reason": LATE} for g in found[i:]]  # as Dropped.to_api
+                break
+            card = cards.cards[f.id]
+            body, hid_p, hid_r = _card_at(cards, f.id, order, position)
             hidden["progressions"] += hid_p
             hidden["relations"] += hid_r
             piece = Piece(4, "cards", "card" if card.get("include") != "always" else "state", body, f.id,
@@ -285,7 +296,10 @@ def _dropped(fitted: list[Dropped], capped: list[dict[str, Any]], late: list[dic
         by_layer.setdefault(d.layer, []).append(d.to_api())
     by_layer.setdefault(3, []).extend(capped)  # Layer 3 is capped before the rest is fitted
     by_layer.setdefault(4, []).extend(late)
-    return [d for layer in sorted(by_layer) for d in by_layer[layer]]
+    out: list[dict[str, Any]] = []
+    for layer in sorted(by_layer):
+        out.extend(by_layer[layer])  # thousands a call: copied in C
+    return out
 
 
 def _journal_run(bank: Bank, data: dict[str, Any], document: str | None) -> None:

@@ -8,8 +8,6 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 from ...kernel.payload import DeadlineMs, DocPath, Id, Most
 from ...index import StorageError
 from ..contract import Channel
-from . import degraded
-from .assemble import Request, assemble
 
 MAX_DOCUMENT_CHARS = 4_000_000
 
@@ -107,6 +105,9 @@ def context_assemble(bank: Any, skill_id: str, document_id: str | None = None, d
                      selection: dict[str, Any] | None = None, instruction: str | None = None,
                      query_text: str | None = None, session_id: str | None = None, run_id: str | None = None,
                      scene_type: str | None = None) -> dict[str, Any]:
+    from . import degraded  # here, not at the top: every command lists the catalog, few assemble a prompt
+    from .assemble import Request, assemble
+
     sel = selection or {}  # the checked payload's nested fields arrive as a mapping
     req = Request(skill_id, document_id, document_text, sel.get("start"), sel.get("end"), sel.get("text"),
                   instruction, query_text, run_id, scene_type)

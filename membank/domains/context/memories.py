@@ -21,6 +21,7 @@ from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, Reason, fuse
 # the labelled set in fixtures/retrieval (benchmarks/relevance_floor.py; docs/context.md).
 RELEVANCE_FLOOR = 0.35
 CANDIDATES = 64  # at least this many neighbours are ranked before the floor and the filters cut
+RECORDS_KEPT = 4096  # decoded records a view of the index keeps for the prompts it answers
 
 
 # this document's own memories, found without walking every eligible one
@@ -64,7 +65,21 @@ def document_memories(bank: Bank, document: str | None, hidden: set[int], timed:
                       preferences: bool, others: bool) -> list[Found]:
     """This document's memories (scope document; its preferences with the `preferences` rule, the
     others with `memories`), then preferences valid at this point of the story only, in
-    deterministic order."""
+    deterministic order. Kept for this view of the index: a session asks for the same few documents."""
+    memo = bank.index.view_memo("context.document_memories")
+    key = (document, frozenset(hidden), frozenset(timed), preferences, others)
+    found = memo.get(key) if memo is not None else None
+    if found is None:
+        found = _document_memories(bank, document, hidden, timed, preferences, others)
+        if memo is not None:
+            if len(memo) >= 8:
+                memo.clear()
+            memo[key] = found
+    return list(found)
+
+
+def _document_memories(bank: Bank, document: str | None, hidden: set[int], timed: set[int],
+                       preferences: bool, others: bool) -> list[Found]:
     out: list[Found] = []
     if document is not None:
         rows = bank.index.db.execute(f"SELECT rowid, record, tokens FROM entries INDEXED BY entries_document WHERE {ELIGIBLE} AND kind = 'memory'"
@@ -124,11 +139,25 @@ def ranked(bank: Bank, vector: Any, query: str, k: int, hidden: set[int]) -> lis
 def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int]) -> list[Found]:
     hits = [(h, tokens) for h, tokens in ranked(bank, vector, query, k, hidden)
             if round(h.fused, 9) >= RELEVANCE_FLOOR]
-    records = bank.index.records([h.rowid for h, _ in hits])
+    records = _records(bank, [h.rowid for h, _ in hits])
     return [Found(h.rowid, records[h.rowid], tokens, round(h.fused, 6),
                   {"mode": "semantic", "score": round(h.fused, 6),
                    "vector": None if h.similarity is None else round(h.similarity, 6),
                    "lexicalRank": h.lexical_rank}) for h, tokens in hits]
+
+
+def _records(bank: Bank, rowids: list[int]) -> dict[int, dict[str, Any]]:
+    """The records of these entries, decoded once per view of the index (a session's prompts keep
+    finding the same memories). Read only: a record is shared by every prompt that finds it."""
+    memo = bank.index.view_memo("context.records")
+    if memo is None:
+        return bank.index.records(rowids)
+    missing = [r for r in rowids if r not in memo]
+    if missing:
+        if len(memo) + len(missing) > RECORDS_KEPT:
+            memo.clear()  # a bound for a very large bank: the memo is a convenience, never the answer
+        memo.update(bank.index.records(missing))
+    return {r: memo[r] for r in rowids if r in memo}
 
 
 def _deterministic(bank: Bank, k: int, document: str | None, hidden: set[int]) -> list[Found]:

@@ -7,11 +7,14 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from ...kernel import errors
 from ...kernel.payload import DeadlineMs, DocPath, Id, Most, Tags, Within
-from ..contract import Bank, Channel
+from ..contract import Bank, Channel, Lazy
 from ..learning.channels import EVIDENCE_LIMIT, PreferencesIngested
-from . import flows, traces
-from .rank import LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN
 from .signal import EDITED_ACCEPT, HEAVY_ABOVE, LIGHT_BELOW, WEIGHTS, edited_weight
+
+# The flows (and numpy with them) are imported in each handler, at its first call: every CLI command
+# lists the channels, few run one of these.
+
+LIMIT_MIN, LIMIT_MAX, LIMIT_DEFAULT = 3, 5, 5  # the episodes a query returns (episodes.md: `limit: 3–5`)
 
 SceneType = Annotated[str, Most(chars=64)]  # a free lower-case word: action, dialogue, … (`Action` is read as it)
 
@@ -200,11 +203,9 @@ class EpisodeItems(TypedDict):
     defaultRules: list[str]  # empty unless memoryDegraded
 
 
-def trace_get(bank: Bank, run_id: str) -> dict[str, Any]:
-    return traces.trace(bank, run_id)
-
-
 def trace_feedback(bank: Bank, run_id: str, verdict: str, reason: str | None = None) -> dict[str, Any]:
+    from . import flows
+
     return flows.verdict(bank, run_id, verdict, reason)
 
 
@@ -212,6 +213,8 @@ def skill_feedback(bank: Bank, run_id: str, action: str, evidence_ref: str | Non
                    tags: list[str] | None = None, selected_index: int | None = None, candidates: int | None = None,
                    edit_distance: float | None = None, scene_type: str | None = None, summary: str | None = None,
                    chapter_id: str | None = None) -> dict[str, Any]:
+    from . import flows
+
     fields = flows.Fields(chapter_id=chapter_id, scene_type=_scene(scene_type), selected_index=selected_index,
                           candidates=candidates, edit_distance=edit_distance, summary=summary)
     return flows.skill_feedback(bank, run_id, action, fields, evidence_ref, tuple(tags or ()))
@@ -231,6 +234,8 @@ def episode_record(bank: Bank, run_id: str | None = None, chapter_id: str | None
             raise errors.invalid("signalWeight", "`EDITED_ACCEPT` has no weight of its own: give `signalWeight`, "
                                  f"or an `editDistance` from {LIGHT_BELOW} to {HEAVY_ABOVE} to weigh it by")
         signal_weight = round(edited_weight(edit_distance), 3)
+    from . import flows
+
     fields = flows.Fields(run_id, chapter_id, _scene(scene_type), skill_used, action, selected_index, candidates,
                           edit_distance, implicit_signal, signal_weight, importance, pinned, summary, tuple(tags or ()))
     return flows.record(bank, fields, wait)
@@ -238,11 +243,13 @@ def episode_record(bank: Bank, run_id: str | None = None, chapter_id: str | None
 
 def episode_query(bank: Bank, scene_type: str | None = None, query_text: str | None = None,
                   limit: int = LIMIT_DEFAULT) -> dict[str, Any]:
+    from . import flows
+
     return flows.query(bank, _scene(scene_type), query_text, limit)
 
 
 CHANNELS = (
-    Channel("memory:trace:get", TraceGet, Trace, trace_get, "read", "trace",
+    Channel("memory:trace:get", TraceGet, Trace, Lazy("membank.domains.episodes.traces", "trace"), "read", "trace",
             "One run: what its prompt held (every piece, with layer, source, tokens and score) and all feedback on it.",
             "trace"),
     Channel("memory:trace:feedback", TraceFeedback, Verdict, trace_feedback, "write", "trace-feedback",

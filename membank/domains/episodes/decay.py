@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # imported where it computes: neither listing the channels nor opening a project needs it
+    import numpy as np
 
 HALF_LIFE_DAYS = 30.0
 LAMBDA = math.log(2) / HALF_LIFE_DAYS
@@ -56,6 +58,8 @@ def scores(importance: np.ndarray, since: np.ndarray, recall_count: np.ndarray, 
            now: float) -> np.ndarray:
     """`score` for many episodes at once: `since` is the last recall or the creation, in seconds since
     the epoch, as `now`. Equal to `score` (tests hold them so), fast enough for thousands per query."""
+    import numpy as np
+
     days = np.maximum(0.0, (now - since) / 86400)
     boost = 0.6 + 0.8 * np.clip(importance, 0.0, 1.0)
     value = boost * np.exp(-LAMBDA * days) * (1 + RECALL_BOOST * np.maximum(0, recall_count))

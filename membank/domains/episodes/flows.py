@@ -9,8 +9,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
-
 from ...files.write import new_id
 from ...kernel import cancel, clock, errors
 from ...kernel.errors import MembankError
@@ -18,7 +16,7 @@ from ...index import StorageError
 from ..contract import Bank
 from ..skills import read as skills
 from ..learning import events as learning_events, flows as learning
-from . import candidates, capacity, store, traces
+from . import capacity, store, traces
 from .decay import seconds
 from .episode import to_api
 from .rank import Ranked, rank
@@ -180,6 +178,10 @@ def failed(bank: Bank) -> int:
 def best(bank: Bank, scene: str | None, query: str | None, limit: int) -> tuple[list[tuple[dict[str, Any], Ranked]],
                                                                                 list[dict[str, str]]]:
     """The `limit` best episodes with their rank, and why semantic ranking was not used (if it was not)."""
+    import numpy as np  # with the candidates, at the first ranking: importing this module needs neither
+
+    from . import candidates
+
     with bank.index.lock:
         found = candidates.table(bank.index)
         made_with = store.model(bank.index)

@@ -7,14 +7,14 @@ a query); then the newest, then by id, so equal scores always come out in the sa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .decay import level, scores
-from .candidates import Candidates
 
-LIMIT_MIN, LIMIT_MAX, LIMIT_DEFAULT = 3, 5, 5
+if TYPE_CHECKING:  # imported where it computes: neither listing the channels nor opening a project needs it
+    import numpy as np
+
+    from .candidates import Candidates
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class Ranked:
 def rank(found: Candidates, similarity: np.ndarray | None, scene: str | None, now: float, limit: int) -> list[Ranked]:
     """The best `limit` episodes. `similarity` is each candidate's cosine to the query (0 for one with
     no vector), or None when there is no query."""
+    import numpy as np
+
     if not found.ids:
         return []
     decay = scores(found.importance, found.since, found.recall_count, found.pinned, now)

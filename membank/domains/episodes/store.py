@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Iterable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ...files import journal
 from ...files.scan import PROJECT_PREFIX
 from ...index import Index
-from ...index.embed import Embedder
 from ...index.schema import DomainSchema, register
 from .decay import LEVELS, TO_EVICT, level, score, seconds
 from .episode import RECALLED, Step, embed_text, fold, steps_of
+
+if TYPE_CHECKING:  # the model's code (and numpy) where it computes: opening a project needs neither
+    from ...index.embed import Embedder
 
 EMBED_BATCH = 256
 LEVEL_NAMES = tuple(name for _, name in LEVELS) + (TO_EVICT,)
@@ -223,6 +223,8 @@ def model(index: Index) -> str | None:
 def embed_pending(index: Index, embedder: Embedder) -> None:
     """Give every episode with text and no vector one (in the caller's transaction); with another model
     than the one the vectors were made with, every episode is embedded again."""
+    import numpy as np
+
     if model(index) != embedder.name:
         index.db.execute("UPDATE episodes SET vec = NULL WHERE vec IS NOT NULL")
         index.set_meta(MODEL, embedder.name)

@@ -6,10 +6,13 @@ from dataclasses import dataclass
 from typing import Literal, TypedDict
 
 from ...kernel.payload import DeadlineMs, Id
-from ..contract import Channel, ProjectOnly
+from ..contract import Channel, Lazy, ProjectOnly
 from ..recall.channels import ReasonInfo
-from .refresh import refresh
-from .report import diagnostics, status
+
+# by name, imported at the first call: the report needs episodes, lifecycle, recall and the story's checks
+refresh = Lazy("membank.domains.indexing.refresh", "refresh")
+status = Lazy("membank.domains.indexing.report", "status")
+diagnostics = Lazy("membank.domains.indexing.report", "diagnostics")
 
 
 @dataclass(frozen=True)

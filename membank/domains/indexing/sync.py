@@ -7,10 +7,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from ...files.parse import parse_card, parse_memory, parse_skill
-from ...files.reader import Unreadable, content_hash, read_regular
-from ...files.records import ERROR, Diagnostic, Parsed
-from ...files.frontmatter import MAX_FILE_BYTES
+from ...files.intake import Outcome, read, take
+from ...files.reader import content_hash
+from ...files.records import ERROR, Diagnostic
 from ...files.scan import JOURNAL, SKIPPED, BankRoot, FileStat, examine, readable_name, scan, shown
 from ...index.embed import Embedder, mismatch
 from ...kernel import cancel
@@ -18,7 +17,8 @@ from ...kernel.clock import now_iso
 from ...index import Index
 from ...index.entries import FileState
 from ..episodes import store as episode_store
-from . import journals
+from . import intakes, journals
+from .embedahead import EmbedAhead
 
 Progress = Callable[[int, int], None]
 EmbedderSource = Callable[[], Embedder | None]  # loads the model only when something needs embedding
@@ -56,31 +56,6 @@ def plan(disk: Iterable[FileStat], known: dict[str, FileState]) -> Plan:
     return Plan(to_read, removed, len(disk) - len(to_read))
 
 
-def parse_file(root: BankRoot, stat: FileStat, data: bytes, mtime_ns: int) -> Parsed:
-    """The parser a file's section calls for."""
-    rel = stat.rel.split("/", 1)[1]
-    if stat.section == "memories":
-        return parse_memory(data, stat.source, rel, root.bank, mtime_ns)
-    if stat.section in ("characters", "world"):
-        return parse_card(data, stat.source, stat.section, rel, mtime_ns)
-    return parse_skill(data, stat.source, rel)
-
-
-def _read(root: BankRoot, stat: FileStat) -> tuple[bytes, int, int] | str | None:
-    """The file's bytes with the size and mtime of what was read (not of the earlier stat); None when it
-    is gone; why it cannot be read (plain words) when it is there but is no ordinary file or refuses."""
-    # a Markdown file over 1 MiB is refused after reading just enough to know; the journal is
-    # membank's own and read whole, however long a month gets
-    cap = MAX_FILE_BYTES + 1 if stat.section != JOURNAL else None
-    try:
-        data, st = read_regular(root.file(stat.rel), cap)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except Unreadable as e:
-        return e.message
-    return data, st.st_size, st.st_mtime_ns
-
-
 def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
          embedder: EmbedderSource | None = None) -> Report:
     """One transaction: every bank scanned, changed files parsed and written, clashes settled."""
@@ -89,19 +64,28 @@ def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
     scans = [(root, *scan(root)) for root in roots]
     with index.transaction():
         touched: set[tuple[str, str, str]] = set()
-        plans = [(root, plan(found, index.file_states(root.bank))) for root, found, _ in scans]
-        total = sum(len(p.to_read) for _, p in plans)
+        known = {root.bank: index.file_states(root.bank) for root in roots}
+        cold = index.is_empty()
+        plans = [(root, plan(found, known[root.bank])) for root, found, _ in scans]
+        reads = [(root, stat) for root, p in plans for stat in p.to_read]
+        report.unchanged += sum(p.unchanged for _, p in plans)
         done = 0
+
+        def step() -> None:
+            nonlocal done
+            cancel.check()  # canceled or past its deadline: the transaction rolls back, nothing half-written
+            done += 1
+            if progress is not None:
+                progress(done, len(reads))
+        for root, stat in reads:  # the journal first: membank's own, read whole, never parsed here
+            if stat.section == JOURNAL:
+                step()
+                _apply_journal(index, root, stat, known[root.bank].get(stat.source), report)
+        files = [(root, stat, k.hash if (k := known[root.bank].get(stat.source)) else None)
+                 for root, stat in reads if stat.section != JOURNAL]
+        touched |= _take_in(index, files, known, cold, report, step, embedder)
+        at = now_iso()
         for root, p in plans:
-            known = index.file_states(root.bank, [stat.source for stat in p.to_read]) if p.to_read else {}
-            report.unchanged += p.unchanged
-            for stat in p.to_read:
-                cancel.check()  # canceled or past its deadline: the transaction rolls back, nothing half-written
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-                touched |= _apply(index, root, stat, known.get(stat.source), report)
-            at = now_iso()
             for source in p.removed:
                 touched |= index.remove(source, at)
                 report.removed += 1
@@ -117,32 +101,69 @@ def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
     return report
 
 
-def _apply(index: Index, root: BankRoot, stat: FileStat, known: FileState | None, report: Report) -> set[tuple[str, str, str]]:
-    got = _read(root, stat)
-    if got is None:  # vanished since the scan; the next sync sees it gone
-        return set()
-    if isinstance(got, str):
-        return _unreadable(index, root, stat, known, got, report)
-    data, size, mtime_ns = got
-    journal = stat.section == JOURNAL
-    digest = journals.fingerprint(data, len(data)) if journal else content_hash(data)
-    index.put_file(stat.source, root.bank, size, mtime_ns, digest)
-    # a journal's state hashes only its end: the same size and end with another mtime may be an edit
-    # further back (read whole below); a Markdown file's hash is of all its bytes
-    same = known is not None and known.hash == digest and (not journal or (known.size, known.mtime_ns) == (size, mtime_ns))
-    if same:
-        report.unchanged += 1
-        return set()
+def _take_in(index: Index, files: list[intakes.Item], known: dict[str, dict[str, FileState]], cold: bool,
+             report: Report, step: Callable[[], None], embedder: EmbedderSource | None) -> set[tuple[str, str, str]]:
+    """The Markdown files a sync reads, taken in and written in their order; for a large sync the taking
+    in is shared with a second process and the embedding runs beside the writes (intakes.py,
+    embedahead.py); the index comes out the same either way."""
+    touched: set[tuple[str, str, str]] = set()
+    ahead = (EmbedAhead(index, embedder, embed_text, EMBED_BATCH)
+             if embedder is not None and index.vec_error is None and len(files) >= intakes.PARALLEL_FROM else None)
+    try:
+        for n, ((root, stat, _), outcome) in enumerate(intakes.taken(files), 1):
+            step()
+            touched |= _apply(index, root, stat, known[root.bank].get(stat.source), outcome, report, cold)
+            if ahead is not None and n % EMBED_BATCH == 0:
+                ahead.hand_over()
+        if ahead is not None:
+            ahead.finish()
+    finally:
+        if ahead is not None:
+            ahead.close()
+    return touched
+
+
+def _counted(known: FileState | None, source: str, report: Report) -> None:
     if known is None:
         report.added += 1
     else:
         report.updated += 1
-    report.changed.append(stat.source)
-    if journal:
-        journals.put(index, stat.source, data, known.hash if known is not None else None)
+    report.changed.append(source)
+
+
+def _apply_journal(index: Index, root: BankRoot, stat: FileStat, known: FileState | None, report: Report) -> None:
+    got = read(root, stat, cap=None)
+    if got is None:  # vanished since the scan; the next sync sees it gone
+        return
+    if isinstance(got, str):
+        _unreadable(index, root, stat, known, got, report)
+        return
+    data, size, mtime_ns = got
+    digest = journals.fingerprint(data, len(data))
+    index.put_file(stat.source, root.bank, size, mtime_ns, digest)
+    # a journal's state hashes only its end: the same size and end with another mtime may be an edit
+    # further back (read whole below)
+    if known is not None and known.hash == digest and (known.size, known.mtime_ns) == (size, mtime_ns):
+        report.unchanged += 1
+        return
+    _counted(known, stat.source, report)
+    journals.put(index, stat.source, data, known.hash if known is not None else None)
+
+
+def _apply(index: Index, root: BankRoot, stat: FileStat, known: FileState | None, got: Outcome,
+           report: Report, cold: bool = False) -> set[tuple[str, str, str]]:
+    if got is None:  # vanished since the scan; the next sync sees it gone
         return set()
-    parsed = parse_file(root, stat, data, mtime_ns)
-    return index.put(root.bank, parsed.record, stat.source, digest, parsed.diagnostics, parsed.id_line)
+    if isinstance(got, str):
+        return _unreadable(index, root, stat, known, got, report)
+    index.put_file(stat.source, root.bank, got.size, got.mtime_ns, got.digest)
+    if got.parsed is None:  # the bytes the index holds already (take() saw the known hash)
+        report.unchanged += 1
+        return set()
+    _counted(known, stat.source, report)
+    parsed = got.parsed
+    return index.put(root.bank, parsed.record, stat.source, got.digest, parsed.diagnostics, parsed.id_line, new=cold,
+                     prepared=got.prepared)
 
 
 def _unreadable(index: Index, root: BankRoot, stat: FileStat, known: FileState | None, why: str,
@@ -180,7 +201,11 @@ def sync_paths(index: Index, root: BankRoot, rels: Iterable[str], embedder: Embe
             source = root.source(rel) if readable_name(rel) else None  # never in the index otherwise
             if isinstance(found, FileStat):
                 index.set_link_diagnostics([], [found.source])
-                touched |= _apply(index, root, found, known.get(found.source), report)
+                was = known.get(found.source)
+                if found.section == JOURNAL:
+                    _apply_journal(index, root, found, was, report)
+                else:
+                    touched |= _apply(index, root, found, was, take(root, found, was.hash if was else None), report)
                 continue
             # gone, a folder, or refused: what it held leaves the index, and a refusal is reported
             if source is not None and source in known:

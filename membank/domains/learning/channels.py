@@ -7,9 +7,8 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from ...kernel import errors
 from ...kernel.payload import Id, Tags
-from ..contract import Bank, Channel, ProjectOnly
+from ..contract import Bank, Channel, Lazy, ProjectOnly
 from ..memories.channels import Memory
-from . import flows
 
 # The longest `evidenceRef` feedback may carry (characters): it is a learned preference's text.
 EVIDENCE_LIMIT = 2000
@@ -43,6 +42,8 @@ def ingest(bank: Bank, run_id: str, skill_id: str, action: str, evidence_ref: st
     if len(evidence_ref) > EVIDENCE_LIMIT:  # it becomes a learned preference's text, injected into prompts
         raise errors.invalid("evidenceRef", f"`evidenceRef` is longer than {EVIDENCE_LIMIT} characters; send the "
                              "phrase the writer accepted or rejected, not the whole passage")
+    from . import flows  # at the call: listing the channels must not import the learning flows
+
     return flows.ingest(bank, flows.Feedback(run_id, skill_id, action, evidence_ref, tuple(tags or ())))
 
 
@@ -50,6 +51,7 @@ CHANNELS = (
     Channel("memory:preferences:ingest", PreferencesIngest, PreferencesIngested, ingest, "write", "feedback",
             "Record accept/reject feedback; enough of the same becomes a learned preference.", "ingest_feedback",
             embeds=True),
-    Channel("memory:preferences:clear", ProjectOnly, PreferencesCleared, flows.clear, "write", "clear-preferences",
+    Channel("memory:preferences:clear", ProjectOnly, PreferencesCleared,
+            Lazy("membank.domains.learning.flows", "clear"), "write", "clear-preferences",
             "Soft-delete every learned preference of the project and start the counts again.", "clear_preferences"),
 )

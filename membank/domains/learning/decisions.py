@@ -6,8 +6,10 @@ import hashlib
 import json
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # imported where it computes: neither listing the channels nor opening a project needs it
+    import numpy as np
 
 
 PREFER, AVOID = "prefer", "avoid"

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
-from ..contract import Bank, Channel
+from ..contract import Channel, Lazy
 from ...kernel.payload import Id
-from . import triggers
 
 
 @dataclass(frozen=True)
@@ -38,11 +37,8 @@ class LifecycleReport(TypedDict):
     runs: NotRequired[int]  # weekly: runs (and run-less episodes) older than a week, in history
 
 
-def lifecycle_run(bank: Bank, trigger: str) -> dict[str, Any]:
-    return triggers.run(bank, trigger)
-
-
 CHANNELS = (
-    Channel("memory:lifecycle:run", LifecycleRun, LifecycleReport, lifecycle_run, "write", "lifecycle",
-            "Run a lifecycle trigger (realtime, daily, weekly, monthly) and report what it did.", "run_lifecycle"),
+    Channel("memory:lifecycle:run", LifecycleRun, LifecycleReport, Lazy("membank.domains.lifecycle.triggers", "run"),
+            "write", "lifecycle", "Run a lifecycle trigger (realtime, daily, weekly, monthly) and report what it did.",
+            "run_lifecycle"),
 )

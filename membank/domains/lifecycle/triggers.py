@@ -14,8 +14,6 @@ import time
 from datetime import datetime, timedelta
 from typing import Any
 
-import numpy as np
-
 from ...files.scan import PROJECT_PREFIX
 from ...files.write import atomic_write, check_inside
 from ...kernel import clock, errors
@@ -38,6 +36,8 @@ def due(last_daily: str | None, now: datetime) -> bool:
 
 def _levels_now(bank: Bank, now: float) -> dict[str, tuple[str, bool, bool]]:
     """Each live episode's (level as of now, compressed, kept) — kept: pinned or confirmed."""
+    import numpy as np  # here: `membank status` imports this module for the last runs, and reads no level
+
     confirmed = traces.confirmed_runs(bank.index)
     rows = bank.index.db.execute("SELECT id, importance, since, recall_count, pinned, compressed, run_id FROM episodes"
                                  " WHERE evicted = 0").fetchall()

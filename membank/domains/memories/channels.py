@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from ...kernel.payload import Content, DocPath, Id, Tags, TypeName
-from ..contract import Channel
-from . import read, write
+from ..contract import Channel, Lazy
 
 
 @dataclass(frozen=True)
@@ -89,16 +88,18 @@ class MemoryDeleted(TypedDict):
     deletedAt: str
 
 
+# handlers by name: listing the channels (every CLI command does) imports neither module
 CHANNELS = (
-    Channel("memory:create", MemoryCreate, Memory, write.create, "write", "add",
-            "Create a memory file.", "create_memory", embeds=True),
-    Channel("memory:get", MemoryRef, Memory, read.get, "read", "show", "One memory, whole.", "get_memory"),
-    Channel("memory:list", MemoryList, MemoryItems, read.list_, "read", "list",
+    Channel("memory:create", MemoryCreate, Memory, Lazy("membank.domains.memories.write", "create"), "write",
+            "add", "Create a memory file.", "create_memory", embeds=True),
+    Channel("memory:get", MemoryRef, Memory, Lazy("membank.domains.memories.read", "get"), "read", "show",
+            "One memory, whole.", "get_memory"),
+    Channel("memory:list", MemoryList, MemoryItems, Lazy("membank.domains.memories.read", "list_"), "read", "list",
             "Memories in deterministic order.", "list_memories"),
-    Channel("memory:update", MemoryUpdate, Memory, write.update, "write", "edit",
-            "Change a memory (with no options, open its file in $EDITOR).", "update_memory", embeds=True),
-    Channel("memory:delete", MemoryRef, MemoryDeleted, write.delete, "write", "rm",
-            "Soft-delete a memory (sets deleted_at; `restore` undoes it).", "delete_memory", embeds=True),
-    Channel("memory:restore", MemoryRef, Memory, write.restore, "write", "restore",
-            "Bring back a soft-deleted memory.", "restore_memory", embeds=True),
+    Channel("memory:update", MemoryUpdate, Memory, Lazy("membank.domains.memories.write", "update"), "write",
+            "edit", "Change a memory (with no options, open its file in $EDITOR).", "update_memory", embeds=True),
+    Channel("memory:delete", MemoryRef, MemoryDeleted, Lazy("membank.domains.memories.write", "delete"), "write",
+            "rm", "Soft-delete a memory (sets deleted_at; `restore` undoes it).", "delete_memory", embeds=True),
+    Channel("memory:restore", MemoryRef, Memory, Lazy("membank.domains.memories.write", "restore"), "write",
+            "restore", "Bring back a soft-deleted memory.", "restore_memory", embeds=True),
 )

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from typing import Literal, NotRequired, TypedDict
 
 from ...kernel.payload import DocPath, Id
-from ..contract import Channel
-from .preview import preview
+from ..contract import Channel, Lazy
 
 
 @dataclass(frozen=True)
@@ -66,6 +65,6 @@ class Preview(TypedDict):
 
 
 CHANNELS = (
-    Channel("memory:injection:preview", InjectionPreview, Preview, preview, "read", "preview",
-            "What would go into the prompt, in order, with reasons.", "preview"),
+    Channel("memory:injection:preview", InjectionPreview, Preview, Lazy("membank.domains.recall.preview", "preview"),
+            "read", "preview", "What would go into the prompt, in order, with reasons.", "preview"),
 )

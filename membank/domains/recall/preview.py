@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...index.embed import ModelInfo, mismatch
 from ...kernel.paths import document_path
 from ..contract import Bank
 from ..story import positions
 from . import queries, terms
 from .rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
                    VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
+
+if TYPE_CHECKING:
+    from ...index.embed import ModelInfo
 
 # How many eligible neighbours each retriever proposes (at least; injectionMaxItems if larger)
 # before the budgets cut them down.
@@ -28,6 +30,8 @@ def semantic_problem(bank: Bank, described: ModelInfo | str | None = None) -> Re
         return Reason(MODEL_UNAVAILABLE, f"{model}; memories are in deterministic order")
     if model is None:
         return Reason(MODEL_UNAVAILABLE, f"{bank.model.why() or 'no model'}; memories are in deterministic order")
+    from ...index.embed import mismatch  # the model's code, at the call: the context channel imports this module
+
     why = mismatch(bank.index.vector_model(), model)
     if why is not None:
         return Reason(EMBEDDING_DIM_MISMATCH, f"{why}; run `membank index --rebuild`")

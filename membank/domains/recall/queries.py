@@ -10,15 +10,16 @@ import contextlib
 import contextvars
 import json
 import threading
-from typing import Any, Iterable, Iterator
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ...index import Index
 from ...index.schema import DomainSchema, register
 from ...index.vecstore import VEC0_MAX_K
 from ...kernel.budget import fit
 from .order import KEY_SQL, ORDER_SQL
+
+if TYPE_CHECKING:  # imported where it computes: neither listing the channels nor opening a project needs it
+    import numpy as np
 
 # Injectable: a live memory with text that no other file shadows; document scope only for its document.
 ELIGIBLE = """kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0
@@ -83,11 +84,36 @@ def eligible_count(index: Index, document: str | None) -> int:
     return n
 
 
+def eligible_table(index: Index, document: str | None) -> dict[int, tuple[int, tuple[Any, ...]]] | None:
+    """`eligible_keys` of every memory a preview for `document` (and the hidden set) may inject, read in
+    one scan of `entries_eligible` and kept for this view of the index: a caller that ranks against
+    every eligible row (an assembly's masked KNN) then looks its candidates up instead of asking SQLite
+    twice per prompt. None in the middle of a write."""
+    memo = index.view_memo("recall.eligible_table")
+    if memo is None:
+        return None
+    key = (document, _hidden.get())
+    table = memo.get(key)
+    if table is None:
+        rows = index.db.execute(f"SELECT rowid, tokens, {KEY_SQL} FROM entries INDEXED BY entries_eligible"
+                                f" WHERE {ELIGIBLE}", eligible_args(document))
+        table = {row[0]: (row[1], row[2:]) for row in rows}
+        if len(memo) >= 4:
+            memo.clear()  # one per document and hidden set: a session works in a few
+        memo[key] = table
+    return table  # type: ignore[no-any-return]
+
+
 def eligible_keys(index: Index, rowids: list[int], document: str | None) -> dict[int, tuple[int, tuple[Any, ...]]]:
     """The injectable memories among `rowids`: (tokens, `recall.deterministic_key`) for each, from the
-    columns alone, so ranking needs no record decoded (`records` fetches the ones kept)."""
+    columns alone, so ranking needs no record decoded (`records` fetches the ones kept). From the
+    view's `eligible_table` when one was made, else one statement."""
     if not rowids:
         return {}
+    memo = index.view_memo("recall.eligible_table")
+    table = memo.get((document, _hidden.get())) if memo is not None else None
+    if table is not None:
+        return {r: table[r] for r in rowids if r in table}
     # one JSON list, not one parameter each: a single statement, prepared once and cached, for any count
     sql = (f"SELECT rowid, tokens, {KEY_SQL} FROM entries NOT INDEXED"
            f" WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND {ELIGIBLE}")  # by rowid
@@ -148,7 +174,11 @@ def nearest_eligible(index: Index, vector: np.ndarray, k: int, document: str | N
         if copy is None and want > VEC0_MAX_K:  # sqlite-vec alone (no copy) answers at most VEC0_MAX_K
             return found[:k], keys
     assert copy is not None
-    mask = copy.mask(np.array(eligible_rowids(index, document), np.int64))
+    table = eligible_table(index, document)  # the same scan as `eligible_rowids`, kept with the keys
+    rowids = list(table) if table is not None else eligible_rowids(index, document)
+    import numpy as np
+
+    mask = copy.mask(np.array(rowids, np.int64))
     if masks is not None:  # kept for this view: the next query skips the rounds
         if len(masks) >= 4:
             masks.clear()  # one mask per document and hidden set: a session works in a few

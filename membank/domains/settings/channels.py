@@ -4,11 +4,15 @@ for the writer (the CLI's `settings set`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 from ...kernel.payload import Id, Most
-from ..contract import Channel, ProjectOnly
-from .update import memory_settings, update_context, update_embedding, update_memory
+from ..contract import Bank, Channel, Lazy, ProjectOnly
+
+# by name, imported at the first call: `settings get` needs none of the rewriting behind `settings set`
+update_memory = Lazy("membank.domains.settings.update", "update_memory")
+update_embedding = Lazy("membank.domains.settings.update", "update_embedding")
+update_context = Lazy("membank.domains.settings.update", "update_context")
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,11 @@ class Settings(TypedDict):
 
 class EmbeddingSettings(TypedDict):
     model: str | None  # as settings.yaml names it; null: the bundled model
+
+
+def memory_settings(bank: Bank) -> dict[str, Any]:
+    """`memory:settings:get`: the effective `memory:` settings after merging global and project."""
+    return bank.settings_files.memory()
 
 
 CHANNELS = (

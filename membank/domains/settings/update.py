@@ -20,11 +20,6 @@ from ..contract import Bank
 from ..learning import flows as learning
 
 
-def memory_settings(bank: Bank) -> dict[str, Any]:
-    """`memory:settings:get`: the effective `memory:` settings after merging global and project."""
-    return bank.settings_files.memory()
-
-
 def update_memory(bank: Bank, patch: dict[str, Any], scope: str = "project") -> dict[str, Any]:
     """`memory:settings:update`: set keys of the `memory:` section; the effective settings after."""
     change(bank, "memory", patch, scope)

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from ...kernel.payload import Id
-from ..contract import Channel, ProjectOnly
-from . import read
+from ..contract import Channel, Lazy, ProjectOnly
 
 
 @dataclass(frozen=True)
@@ -42,16 +41,9 @@ class SkillItems(TypedDict):
     items: list[SkillSummary]
 
 
-def skill_list(bank: Any) -> dict[str, Any]:
-    return read.list_(bank)
-
-
-def skill_get(bank: Any, skill_id: str) -> dict[str, Any]:
-    return read.get(bank, skill_id)
-
-
 CHANNELS = (
-    Channel("skill:list", ProjectOnly, SkillItems, skill_list, "read", "skills",
+    Channel("skill:list", ProjectOnly, SkillItems, Lazy("membank.domains.skills.read", "list_"), "read", "skills",
             "The skills (project ones over global ones) and their context rules.", "list_skills"),
-    Channel("skill:get", SkillRef, Skill, skill_get, "read", "skill", "One skill, whole, with its rules.", "get_skill"),
+    Channel("skill:get", SkillRef, Skill, Lazy("membank.domains.skills.read", "get"), "read", "skill",
+            "One skill, whole, with its rules.", "get_skill"),
 )

@@ -20,12 +20,13 @@ class Named(NamedTuple):
     first: dict[str, Match]  # card id -> its first match
     ids: frozenset[str]
     skipped: tuple[Skipped, ...]
+    groups: tuple[tuple[str, ...], ...]  # `ids` as the matcher's spans hold them (a word's cards: one tuple)
 
 
 @dataclass(frozen=True)
 class Catalog:
     cards: dict[str, dict[str, Any]]  # id -> the card's API record
-    matcher: Matcher
+    keyed: tuple[Keyed, ...]  # the cards' keys, which the matcher is built from
     names: dict[str, tuple[str, ...]]  # a normalized name, alias or id -> the cards it names
     relations: dict[str, tuple[Relation, ...]]  # id -> relations written on it and written about it
     always: tuple[str, ...]  # the `include: always` cards, by kind, then name, then id
@@ -33,6 +34,29 @@ class Catalog:
     by_source: dict[str, str]  # a card's file (citation) -> its id
     sections: dict[str, str]  # id -> "characters" | "world", for the cards a prompt may show (not `never`)
     _named: dict[str, Named] = field(default_factory=dict, repr=False, compare=False)
+    _memos: dict[str, dict[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
+    _built: dict[str, Matcher] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def matcher(self) -> Matcher:
+        """Built at first use, once per generation of the cards: `membank status` and `doctor` read only
+        the names and relations (the matcher is ~50 ms of a 2,000-card project's command)."""
+        found = self._built.get("matcher")
+        if found is None:  # two threads may both build it: the same matcher, the last one kept
+            found = self._built["matcher"] = Matcher.build(list(self.keyed), regex_timeout=REGEX_TIMEOUT)
+        return found
+
+    def memo(self, name: str, *key: Any, kept: int = 8) -> dict[Any, Any]:
+        """A dict for what is derived from these cards and `key` alone (a story order and a position, say),
+        kept as long as this catalog is (once per generation of the cards) and while `key` is one of the
+        `kept` latest of `name`: a session works at a few positions."""
+        memos = self._memos.setdefault(name, {})
+        found = memos.get(key)
+        if found is None:
+            if len(memos) >= kept:
+                memos.clear()
+            found = memos[key] = {}
+        return found  # type: ignore[no-any-return]
 
     def resolve(self, name: str) -> tuple[str, ...]:
         return self.names.get(normalize(name.strip()), ())
@@ -45,7 +69,10 @@ class Catalog:
             card = self.cards[card_id]
             text = "\n".join(filter(None, (card.get("summary"), card.get("content"))))
             hits, skipped = self.matcher.activated(text, keep="first")
-            done = Named({other: matches[0] for other, matches in hits.items()}, frozenset(hits), tuple(skipped))
+            spans, _ = self.matcher.spans(text, "first")  # the same cards (tests hold the two equal), by word
+            groups = tuple({id(cards): cards for _, _, cards in spans if cards}.values())
+            done = Named({other: matches[0] for other, matches in hits.items()}, frozenset(hits), tuple(skipped),
+                         groups)
             self._named[card_id] = done
         return done
 
@@ -94,7 +121,7 @@ def build(cards: list[dict[str, Any]]) -> Catalog:
     always = tuple(c["id"] for c in sorted((c for c in cards if c.get("include") == "always"),
                                           key=lambda c: (c["kind"], c["name"], c["id"])))
     tokens = {c["id"]: estimate_tokens(c.get("content") or "") for c in cards}
-    return Catalog(by_id, Matcher.build(keyed, regex_timeout=REGEX_TIMEOUT), resolved, ordered, always, tokens,
+    return Catalog(by_id, tuple(keyed), resolved, ordered, always, tokens,
                    {c["source"]: c["id"] for c in cards},
                    {c["id"]: c["section"] for c in cards if c.get("include") != "never"})
 

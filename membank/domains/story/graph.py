@@ -145,6 +145,24 @@ def entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, at: str | 
     return out
 
 
+def fresh_entity(view: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an `entity` view with containers of its own (the values in them are shared, as
+    `entity` shares them with the card): a caller may change it without changing a kept one."""
+    out = dict(view)
+    out["aliases"] = list(view["aliases"])
+    for key in ("introduced", "state"):
+        if view[key] is not None:
+            out[key] = dict(view[key])
+    out["facets"] = {k: dict(v) for k, v in view["facets"].items()}
+    if "relations" in view:
+        out["relations"] = [dict(r) for r in view["relations"]]
+    if "progressions" in view:
+        out["progressions"] = [{**p, "set": dict(p["set"])} for p in view["progressions"]]
+    if "timeline" in view:
+        out["timeline"] = list(view["timeline"])
+    return out
+
+
 def timeline(card: dict[str, Any], catalog: Catalog, order: StoryOrder, at: str | None) -> list[str]:
     """The positions where something about the card happens (its entrance, a progression, a relation
     beginning or ending), in story order, up to `at`."""

@@ -114,6 +114,24 @@ Payload = tuple[tuple[str, str, str], ...]  # (card, role, key as written) for o
 Occurrence = tuple[int, int, str, Payload]  # start, end, the folded word, who it stands for
 
 
+class _Roles(NamedTuple):
+    """What one literal key word stands for, sorted out once per generation of the cards."""
+
+    primary: tuple[str, ...]  # the cards it is a name, alias or key of
+    named: tuple[tuple[str, str], ...]  # those, with the key as the card writes it
+    excludes: tuple[str, ...]  # the cards it is an exclude key of
+    secondary: tuple[tuple[str, str], ...]  # (card, key as written) it is a secondary key of
+    conditional: tuple[str, ...]  # its primary cards that have secondary keys (their logic decides)
+
+    @classmethod
+    def of(cls, payload: Payload, conditional: frozenset[str]) -> "_Roles":
+        named = tuple((c, k) for c, role, k in payload if role == "primary")
+        primary = tuple(c for c, _ in named)
+        return cls(primary, named, tuple(c for c, role, _ in payload if role == "exclude"),
+                   tuple((c, k) for c, role, k in payload if role == "secondary"),
+                   tuple(c for c in primary if c in conditional))
+
+
 class Matcher:
     def __init__(self, cards: dict[str, Keyed], automaton: ahocorasick.Automaton | None,
                  regexes: list[tuple[str, str, str, regex.Pattern[str] | None, str]], timeout: float):
@@ -122,6 +140,9 @@ class Matcher:
         self._regexes = regexes  # (card, role, key as written, compiled or None, problem)
         self._timeout = timeout
         self._by_line: dict[str, list[Occurrence]] = {}
+        self._conditional = frozenset(c.id for c in cards.values() if c.secondary_keys)
+        self._roles = {word: _Roles.of(payload, self._conditional)
+                       for _, (word, _, payload) in (automaton.items() if automaton is not None else ())}
 
     @classmethod
     def build(cls, cards: Iterable[Keyed], regex_timeout: float = 0.02) -> Matcher:
@@ -203,6 +224,53 @@ class Matcher:
                         best[card_id, role] = (a, b, key)
             for (card_id, role), (a, b, key) in best.items():
                 found[card_id, role] = [Match(card_id, key, text[a:b], a, b - a)]
+        regex_found, skipped = self._regex_matches(text)
+        for pair, matches in regex_found.items():
+            found.setdefault(pair, []).extend(matches)
+        return found, skipped
+
+    def spans(self, text: str, keep: str) -> tuple[list[tuple[int, int, tuple[str, ...]]], list[Skipped]]:
+        """What `activated(text, keep)` decides (`keep`: "first" or "last"), span by span instead of card
+        by card: each literal key word's kept span and each match of a primary regex key, with the cards
+        it activates (exclude keys and secondary logic applied). A card's match is the best of its
+        spans by `keep`; a word many cards share is one span, however many cards it stands for."""
+        kept: dict[str, tuple[int, int]] = {}
+        if self._automaton is not None and text:
+            for a, b, word, _ in self._occurrences(text):
+                prev = kept.get(word)
+                if prev is None or _better(keep, a, b, prev[0], prev[1]):
+                    kept[word] = (a, b)
+        found, skipped = self._regex_matches(text)
+        excluded: set[str] = set()
+        present: dict[str, set[str]] = {}  # card -> its secondary keys that occur
+        conditional: set[str] = set()  # cards found whose secondary logic decides
+        primary: list[tuple[int, int, tuple[str, ...]]] = []
+        for word, (a, b) in kept.items():
+            cards, _, excludes, secondary, asks = self._roles[word]
+            if cards:
+                primary.append((a, b, cards))
+            excluded.update(excludes)
+            conditional.update(asks)
+            for card_id, key in secondary:
+                present.setdefault(card_id, set()).add(key)
+        for (card_id, role), matches in found.items():
+            if role == "primary":
+                primary.extend((m.offset, m.offset + m.length, (card_id,)) for m in matches)
+                if card_id in self._conditional:
+                    conditional.add(card_id)
+            elif role == "exclude":
+                excluded.add(card_id)
+            else:
+                present.setdefault(card_id, set()).update(m.key for m in matches)
+        dropped = excluded | {c for c in conditional if not _secondary_ok(self.cards[c], present.get(c, set()))}
+        if dropped:
+            primary = [(a, b, cards if dropped.isdisjoint(cards) else tuple(c for c in cards if c not in dropped))
+                       for a, b, cards in primary]
+        return primary, skipped
+
+    def _regex_matches(self, text: str) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
+        """Every match of the regex keys by (card, role), and the keys that could not run."""
+        found: dict[tuple[str, str], list[Match]] = {}
         skipped: list[Skipped] = []
         for card_id, role, key, compiled, problem in self._regexes:
             if compiled is None:
@@ -221,9 +289,22 @@ class Matcher:
 
     def mentions(self, text: str) -> tuple[list[Match], list[Skipped]]:
         """Every occurrence of a card's name, alias or key, by offset."""
-        found, skipped = self._scan(text)
-        out = [m for (_, role), ms in found.items() if role == "primary" for m in ms]
-        return sorted(set(out), key=lambda m: (m.offset, -m.length, m.id, m.key)), skipped
+        rows, skipped = self.mention_rows(text)
+        return [Match(card_id, key, word, offset, -length) for offset, length, card_id, key, word in rows], skipped
+
+    def mention_rows(self, text: str) -> tuple[list[tuple[int, int, str, str, str]], list[Skipped]]:
+        """`mentions` as rows (offset, -length, card, key as written, word as found), in their order:
+        sorted as tuples, with no Match made, for a caller that reads thousands."""
+        rows: list[tuple[int, int, str, str, str]] = []
+        if self._automaton is not None and text:
+            for a, b, word, _ in self._occurrences(text):
+                found = text[a:b]
+                rows.extend((a, a - b, card_id, key, found) for card_id, key in self._roles[word].named)
+        regex_found, skipped = self._regex_matches(text)
+        for (card_id, role), matches in regex_found.items():
+            if role == "primary":
+                rows.extend((m.offset, -m.length, card_id, m.key, m.word) for m in matches)
+        return sorted(set(rows)), skipped
 
     def activated(self, text: str, keep: str = "all") -> tuple[dict[str, list[Match]], list[Skipped]]:
         """Cards a primary word activates, unless an exclude key occurs, when their secondary keys
@@ -236,7 +317,7 @@ class Matcher:
             if role != "primary" or (card_id, "exclude") in found:
                 continue
             card = self.cards[card_id]
-            if card.secondary_keys and not _secondary_ok(card, found.get((card_id, "secondary"), [])):
+            if card.secondary_keys and not _secondary_ok(card, {m.key for m in found.get((card_id, "secondary"), [])}):
                 continue
             if len(matches) > 1:
                 matches = sorted(set(matches), key=lambda m: (m.offset, -m.length, m.key))
@@ -286,8 +367,8 @@ def _whole_word(folded: str, start: int, stop: int) -> int | None:
     return None
 
 
-def _secondary_ok(card: Keyed, matches: list[Match]) -> bool:
-    present = {m.key for m in matches}
+def _secondary_ok(card: Keyed, present: set[str]) -> bool:
+    """Whether the card's secondary logic holds, given which of its secondary keys (as written) occur."""
     wanted = [k for k in dict.fromkeys(card.secondary_keys) if k and k.strip()]
     hits = sum(1 for k in wanted if k in present)
     logic = card.logic if card.logic in LOGICS else "and_any"

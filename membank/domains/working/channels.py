@@ -5,12 +5,11 @@ the project's write lane, so it sees the adds sent before it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Literal, TypedDict
 
 from ...kernel.payload import Content, Id, Most, Within
-from ..contract import Bank, Channel
+from ..contract import Channel, Lazy
 from ..episodes.channels import Episode
-from . import flows
 
 Kind = Annotated[str, Most(chars=64)]  # a free lower-case word: signal, selection, instruction, note, …
 Focus = Annotated[str, Most(chars=20_000)]  # what the writer is working on now: a passage, a scene, a name
@@ -70,28 +69,16 @@ class SessionEnded(TypedDict):
     dropped: int  # entries forgotten
 
 
-def working_add(bank: Bank, session_id: str, kind: str, content: str, importance: float,
-                focus: str | None = None) -> dict[str, Any]:
-    return flows.add(bank, session_id, kind, content, importance, focus)
-
-
-def working_list(bank: Bank, session_id: str) -> dict[str, Any]:
-    return flows.listing(bank, session_id)
-
-
-def session_end(bank: Bank, session_id: str) -> dict[str, Any]:
-    return flows.end(bank, session_id)
-
-
 CHANNELS = (
-    Channel("memory:working:add", WorkingAdd, WorkingAdded, working_add, "write", "working-add",
-            "Hold an entry in a session's working memory (in this process only, never on disk); over the token "
-            "cap the lowest importance goes first, then what is least related to the focus. A CLI session lasts "
-            "one command.", "add_working"),
-    Channel("memory:working:list", WorkingSession, WorkingList, working_list, "write", "working",
-            "A session's working memory, oldest first (held in this process only: a CLI session lasts one "
-            "command, so it is empty there).", "list_working"),
-    Channel("memory:session:end", WorkingSession, SessionEnded, session_end, "write", "session-end",
-            "End a session: its signals that reached the learning threshold become episodes (journaled), the "
-            "rest is dropped. Closing the project ends every session the same way.", "end_session", embeds=True),
+    Channel("memory:working:add", WorkingAdd, WorkingAdded, Lazy("membank.domains.working.flows", "add"), "write",
+            "working-add", "Hold an entry in a session's working memory (in this process only, never on disk); "
+            "over the token cap the lowest importance goes first, then what is least related to the focus. A CLI "
+            "session lasts one command.", "add_working"),
+    Channel("memory:working:list", WorkingSession, WorkingList, Lazy("membank.domains.working.flows", "listing"),
+            "write", "working", "A session's working memory, oldest first (held in this process only: a CLI "
+            "session lasts one command, so it is empty there).", "list_working"),
+    Channel("memory:session:end", WorkingSession, SessionEnded, Lazy("membank.domains.working.flows", "end"), "write",
+            "session-end", "End a session: its signals that reached the learning threshold become episodes "
+            "(journaled), the rest is dropped. Closing the project ends every session the same way.", "end_session",
+            embeds=True),
 )

@@ -24,8 +24,8 @@ class Result:
 
     def to_json(self) -> dict[str, Any]:
         return {"membank": _version(), "date": self.started, "tookS": round(self.took_s, 1), "quick": self.options.quick,
-                "options": asdict(self.options), "machine": self.machine, "corpus": self.corpus,
-                "rows": [r.to_json() for r in self.rows]}
+                "options": asdict(self.options), "machine": self.machine, "busy": busy(self.machine),
+                "corpus": self.corpus, "rows": [r.to_json() for r in self.rows]}
 
 
 def _version() -> str:
@@ -63,6 +63,27 @@ def machine() -> dict[str, Any]:
             "cores": os.cpu_count(), "memoryGiB": mem, "sqlite": apsw.sqlite_lib_version(), "apsw": apsw.apsw_version()}
 
 
+BENCH_LOAD = 1.0  # the bench's own share of the load average at its end: one busy core, most of the run
+
+
+def busy(machine: dict[str, Any]) -> str | None:
+    """Why the figures cannot be trusted, or None: other work kept more than a quarter of the cores
+    (at least half a core) busy before the run (the 1-minute load at the start) or during it (at the
+    end, less the bench's own core). Such a run's p95s show the other work, not membank."""
+    cores = machine.get("cores") or 1
+    allowed = max(0.5, cores / 4)
+    start, end = machine.get("loadAverageAtStart"), machine.get("loadAverage")
+    found = []
+    if start and start[0] > allowed:
+        found.append(f"{start[0]:g} at the start")
+    if end and end[0] - BENCH_LOAD > allowed:
+        found.append(f"{end[0]:g} at the end, the bench's own {BENCH_LOAD:g} included")
+    if not found:
+        return None
+    return (f"the machine was busy with other work (1-minute load average {' and '.join(found)}, on {cores} cores): "
+            "these figures, the p95s most of all, may be slower than the machine can do; run again when it is idle")
+
+
 def corpus_json(c: Corpus) -> dict[str, Any]:
     return {"files": c.files, "memories": c.memories, "characters": c.characters, "world": c.world,
             "chinese": c.chinese, "megabytes": round(c.bytes / 1e6, 2), "generatedS": round(c.took_s, 2)}
@@ -96,4 +117,8 @@ def table(result: Result, before: dict[str, Any] | None = None) -> str:
                  f"{m['memoryGiB']} GiB, Python {m['python']}, SQLite {m['sqlite']}; load average "
                  f"{m.get('loadAverageAtStart')} at the start, {m.get('loadAverage')} at the end (other work on the "
                  "machine shows up in the p95)")
+    warning = busy(m)
+    if warning is not None:
+        lines.append("")
+        lines.append(f"**Warning: {warning}.**")
     return "\n".join(lines)

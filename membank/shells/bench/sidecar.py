@@ -35,18 +35,18 @@ TARGET_P95_MS = 2.0
 TARGET_RSS_MB = 250.0
 
 
-def _rss_mb(pid: int) -> tuple[float | None, float | None]:
-    """(VmRSS, VmHWM) in MB from /proc/<pid>/status; None where /proc is not there."""
+def _memory_mb(pid: int) -> dict[str, float | None]:
+    """VmRSS, VmHWM, RssAnon and RssFile in MB from /proc/<pid>/status; None where /proc is not there."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
             fields = dict(line.split(":", 1) for line in f if ":" in line)
     except OSError:
-        return None, None
+        return dict.fromkeys(("VmRSS", "VmHWM", "RssAnon", "RssFile"))
 
     def mb(key: str) -> float | None:
         value = fields.get(key, "").split()
         return round(int(value[0]) / 1024, 1) if value else None
-    return mb("VmRSS"), mb("VmHWM")
+    return {key: mb(key) for key in ("VmRSS", "VmHWM", "RssAnon", "RssFile")}
 
 
 def _percentile(ordered: list[float], q: float) -> float:
@@ -130,7 +130,7 @@ def measure(project: Path | str, samples: int = 1000, *, method: str = "index:st
             took.append((time.perf_counter() - t0) * 1000)
             if not envelope.get("ok"):
                 raise RuntimeError(f"{method} failed: {envelope.get('error')}")
-        rss, peak = _rss_mb(client.proc.pid)
+        memory = _memory_mb(client.proc.pid)
     finally:
         code = client.close()
         timer.cancel()
@@ -144,8 +144,10 @@ def measure(project: Path | str, samples: int = 1000, *, method: str = "index:st
         "maxMs": round(ordered[-1], 3),
         "targetP95Ms": TARGET_P95_MS,
         "readyMs": round(ready_ms, 1),
-        "rssMb": rss,
-        "peakRssMb": peak,
+        "rssMb": memory["VmRSS"],
+        "peakRssMb": memory["VmHWM"],
+        "anonRssMb": memory["RssAnon"],  # the process's own memory; the rest is mapped files (libraries)
+        "fileRssMb": memory["RssFile"],
         "targetRssMb": TARGET_RSS_MB,
         "memories": counts.get("memories"),
         "exitCode": code,
@@ -196,6 +198,8 @@ def rows(corpus: Corpus, samples: int, warmup_s: float = 2.0) -> list[Row]:
         rss.note = "VmRSS after the round trips (watcher running, model loaded by a semantic preview first)"
         if got["peakRssMb"] is not None:
             rss.note += f"; peak (VmHWM) {got['peakRssMb']:.0f} MB"
+        if got["anonRssMb"] is not None and got["fileRssMb"] is not None:
+            rss.note += f"; {got['anonRssMb']:.0f} MB its own, {got['fileRssMb']:.0f} MB mapped files"
     else:
         rss.note = "not measured: /proc is not there"
     return [rtt, rss]

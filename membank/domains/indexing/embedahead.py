@@ -1,0 +1,98 @@
+"""Embedding beside a large sync's writes: the model loads in a thread while the first files are read,
+and each batch of entries written is embedded there while the next batch is written (the tokenizer
+runs outside the GIL). The vectors are written by the sync's own thread, in its transaction, once
+the entries are all in: vec0 inserts interleaved with entry and FTS inserts cost ~10x as much (its
+1 MB chunk blobs fall out of SQLite's page cache between them). Whatever this leaves (an entry updated
+in place below the cursor, a model that did not load, another model's index) is left to
+`embed_pending` after it, as a small sync does it all."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from typing import Any, Callable
+
+from ...index import Index
+from ...index.embed import Embedder, mismatch
+
+Texts = Callable[[str, dict[str, Any]], str]
+Job = tuple[list[int], list[str]]
+Result = tuple[list[int], Any]  # the vectors, or None when the batch could not be embedded
+
+
+class EmbedAhead:
+    """One sync's embedding thread: `hand_over` after each batch of writes, `finish` at the end of them,
+    `close` always (a sync that fails or is canceled drops what was embedded)."""
+
+    def __init__(self, index: Index, source: Callable[[], Embedder | None], texts: Texts, batch: int) -> None:
+        self._index, self._source, self._texts, self._batch = index, source, texts, batch
+        self._jobs: queue.Queue[Job | None] = queue.Queue()
+        self._results: queue.Queue[Result] = queue.Queue()
+        self._model: Embedder | None = None
+        self._cursor = 0  # entries up to this rowid are handed over
+        self._out = 0  # jobs handed over whose vectors have not come back
+        self._ready: list[tuple[list[int], Any]] = []  # vectors back, written by `finish`
+        self._writing: bool | None = None  # decided at the first result: can this model's vectors go in?
+        self._thread = threading.Thread(target=self._run, name="membank-embed", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._model = self._source()
+        except Exception:  # the model is optional: embed_pending reports nothing either when it cannot load
+            self._model = None
+        while (job := self._jobs.get()) is not None:
+            rowids, texts = job
+            try:
+                vectors = self._model.encode(texts) if self._model is not None else None
+            except Exception:
+                vectors = None  # left pending: embed_pending tries again after the sync's writes
+            self._results.put((rowids, vectors))
+
+    def hand_over(self) -> None:
+        """Give the embedding every written entry after the cursor, in batches; keep what came back."""
+        while rows := self._index.pending_vectors(self._batch, self._cursor):
+            self._cursor = rows[-1][0]
+            self._jobs.put(([rowid for rowid, _, _ in rows], [self._texts(kind, json.loads(record)) for _, kind, record in rows]))
+            self._out += 1
+        self._collect(wait=False)
+
+    def finish(self) -> None:
+        """The last entries handed over, every vector waited for and written; the thread stopped."""
+        self.hand_over()
+        self._collect(wait=True)
+        self.close()
+        if self._ready and self._can_write():
+            for rowids, vectors in self._ready:
+                self._index.put_vectors(rowids, vectors)
+        self._ready.clear()
+
+    def close(self) -> None:
+        """Stop the thread (what it has not embedded yet stays pending for embed_pending)."""
+        self._jobs.put(None)
+
+    def _collect(self, wait: bool) -> None:
+        while self._out:
+            try:
+                rowids, vectors = self._results.get(block=wait)
+            except queue.Empty:
+                return
+            self._out -= 1
+            if vectors is not None:
+                self._ready.append((rowids, vectors))
+
+    def _can_write(self) -> bool:
+        """Whether this model's vectors may go into this index (decided once: the first result means
+        the thread has the model): a new index starts its vector table, another model's is left alone."""
+        if self._writing is None:
+            model, index = self._model, self._index
+            recorded = index.vector_model()
+            if model is None:
+                self._writing = False
+            elif recorded is None or not index.has_vectors():
+                index.start_vectors(model.name, model.dim)
+                self._writing = True
+            else:
+                self._writing = mismatch(recorded, model) is None
+        return self._writing

@@ -1,0 +1,137 @@
+"""The story graph's read queries (the handlers of `channels.py`'s table, named there lazily so that a
+command listing the catalog does not import the graph, the matcher and the consistency check)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...kernel import cancel, errors
+from ...kernel.paths import document_path
+from ..contract import Bank
+from . import check as checking
+from . import graph, positions
+from .cards import Catalog, catalog
+from .manuscript import read_document
+from .order import StoryOrder
+
+
+def _graph(bank: Bank) -> tuple[Catalog, StoryOrder]:
+    return catalog(bank.index), positions.story_order(bank)
+
+
+def _at(order: StoryOrder, at: str | None) -> str | None:
+    """A position the story order holds; INVALID_ARGUMENT for one it does not (a typo would otherwise
+    answer with nothing but timeless values)."""
+    if at is None:
+        return None
+    path = document_path(at, "at")
+    if not order.knows(path):
+        raise errors.invalid("at", f"`{at}` is not a position of the story: list it in project.yaml `chapters:` "
+                             "(or, without that list, create the file)")
+    return path
+
+
+def entity_list(bank: Bank, kind: str | None = None, at: str | None = None) -> dict[str, Any]:
+    cat, order = _graph(bank)
+    position = _at(order, at)
+    cards = sorted((c for c in cat.cards.values() if kind is None or c["kind"] == kind),
+                   key=lambda c: (c["section"], c["kind"], c["name"], c["id"]))
+    return {"items": [graph.entity(c, cat, order, position) for c in cards]}
+
+
+def entity_get(bank: Bank, id_: str | None = None, name: str | None = None, at: str | None = None) -> dict[str, Any]:
+    cat, order = _graph(bank)
+    return graph.entity(graph.find(cat, id_, name), cat, order, _at(order, at), whole=True)
+
+
+def relations(bank: Bank, id_: str | None = None, name: str | None = None, at: str | None = None,
+              depth: int = 1) -> dict[str, Any]:
+    if not 1 <= depth <= graph.MAX_DEPTH:
+        raise errors.invalid("depth", f"`depth` is 1 to {graph.MAX_DEPTH}")
+    cat, order = _graph(bank)
+    card = graph.find(cat, id_, name)
+    return {"edges": [e.to_api() for e in graph.walk(cat, card["id"], order, _at(order, at), depth)]}
+
+
+def state(bank: Bank, at: str, id_: str | None = None, name: str | None = None) -> dict[str, Any]:
+    cat, order = _graph(bank)
+    card = graph.find(cat, id_, name)
+    view = graph.entity(card, cat, order, _at(order, at))
+    now = view["state"]
+    return {"state": now["value"] if now else None, "facets": view["facets"], "since": now["at"] if now else None,
+            "source": now["source"] if now else None, "line": now["line"] if now else None}
+
+
+def mentions(bank: Bank, text: str, document_id: str | None = None) -> dict[str, Any]:
+    cat = catalog(bank.index)
+    found, _ = cat.matcher.mentions(text)
+    return {"items": [{"id": m.id, "name": cat.cards[m.id]["name"], "match": m.word, "offset": m.offset,
+                       "length": m.length} for m in found]}
+
+
+def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> dict[str, Any]:
+    cat, order = _graph(bank)
+    document = document_path(document_id)
+    if text is None:
+        text = read_document(bank.root, document)
+        if text is None:
+            raise errors.invalid("documentId", f"there is no file {document}; send its text as `text`")
+    known = order.knows(document)
+    cancel.check()
+    data = checking.check(cat, order, document if known else None, text, _facts(bank, cat, order, document, known))
+    return {**data, "documentId": document, "positionKnown": known}
+
+
+FACT_KEYS = ("id", "content", "source", "scope", "documentId", "since", "until", "updatedAt")
+
+# every live fact (a document's own ones are filtered per call)
+_FACTS = ("SELECT rowid, hash FROM entries WHERE kind = 'memory' AND type = 'fact' AND removed_at IS NULL"
+          " AND deleted = 0 AND shadowed = 0 ORDER BY rowid")
+
+
+def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bool
+           ) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+    """The fact memories valid at the document's position (another document's own are not), each
+    with the entities its text names, in id order: read and scanned once per fact and generation of
+    the cards, listed once per view of the index."""
+    index = bank.index
+    memo = index.caches.setdefault("story.facts", {})
+    if memo.get("catalog") is not cat:
+        memo.clear()
+        memo.update(catalog=cat, facts={}, views={})
+    facts: dict[tuple[int, str], tuple[dict[str, Any], tuple[str, ...]]] = memo["facts"]
+    key = index.view_key()
+    view = memo["views"].get(key) if key is not None else None
+    if view is None:
+        rows = index.db.execute(_FACTS).fetchall()
+        missing = [r for r, h in rows if (r, h) not in facts]
+        if missing:
+            for rowid, digest, record in index.db.execute(
+                    "SELECT rowid, hash, record FROM entries WHERE rowid IN (SELECT value FROM json_each(?))",
+                    (json.dumps(missing),)):
+                memory = json.loads(record)
+                named = tuple(sorted({m.id for m in cat.matcher.mentions(memory["content"])[0]}))
+                facts[(rowid, digest)] = ({k: memory.get(k) for k in FACT_KEYS}, named)  # memory:get has the rest
+        view = {"rows": rows, "lists": {}}  # the lists: per story order and document, in this view
+        if key is not None:
+            if len(memo["views"]) >= 16:
+                memo["views"].clear()
+            memo["views"][key] = view
+    wanted = (order, document, known)
+    out: list[tuple[dict[str, Any], tuple[str, ...]]] | None = view["lists"].get(wanted)
+    if out is None:
+        timed = positions.timed_memories(index)
+        hidden = {r for r, (since, until) in timed.items() if not order.holds(since, until, document if known else None)}
+        out = []
+        for rowid, digest in view["rows"]:
+            found = facts.get((rowid, digest))
+            if found is None or rowid in hidden:
+                continue
+            if found[0]["scope"] == "document" and found[0]["documentId"] != document:
+                continue
+            out.append(found)
+        if len(view["lists"]) >= 8:
+            view["lists"].clear()
+        view["lists"][wanted] = out
+    return out

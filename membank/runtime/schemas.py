@@ -1,0 +1,21 @@
+"""Every domain's index schema (index/schema.py), registered before an index opens.
+
+A domain registers its tables, indexes and row columns when the module declaring them is imported.
+The channel catalog names its handlers instead of importing them (contract.py `Lazy`), so nothing
+else imports these modules before `Project` opens its index: an index opened without one would not
+create that table, and a sync would store records without the rows that domain derives from them.
+`Project` imports this module first; a module that calls `register` or `register_row` is listed
+here (tests/test_index_schema.py fails on one that is not)."""
+
+from __future__ import annotations
+
+from ..domains.context import memories as context_memories
+from ..domains.episodes import store as episode_store, traces as episode_traces
+from ..domains.learning import events as learning_events
+from ..domains.lifecycle import runs as lifecycle_runs
+from ..domains.memories import read as memories_read
+from ..domains.recall import queries as recall_queries
+from ..domains.story import positions as story_positions
+
+REGISTERING = (context_memories, episode_store, episode_traces, learning_events, lifecycle_runs, memories_read,
+               recall_queries, story_positions)

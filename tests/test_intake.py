@@ -1,0 +1,175 @@
+"""A large sync shares its reading with a second process and embeds beside its writes
+(domains/indexing/intakes.py, files/intakeworker.py, domains/indexing/embedahead.py): whatever the
+worker does, the index it builds answers exactly as a one-process sync's does."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import membank
+from membank.domains.indexing import intakes
+from membank.domains.indexing.refresh import refresh
+from membank.files.intakeworker import IntakeWorker
+from membank.index.embed import EARLIER
+from membank.kernel import cancel
+from membank.kernel.errors import CANCELED, MembankError
+
+from .helpers import answers, write_memory
+
+
+def _grow(root: Path) -> None:
+    """The sample project plus what a sync must get right in any order: a clash, a broken file, text in
+    Chinese, a file that is not UTF-8, an oversized file."""
+    for i in range(12):
+        write_memory(root, f"bulk/note-{i:02d}.md", f"Bulk note {i} about the lighthouse and the tide.", id=f"m-bulk{i:02d}",
+                     type="note", scope="project")
+    write_memory(root, "bulk/twin-a.md", "One of two.", id="m-twin", type="fact", scope="project")
+    write_memory(root, "bulk/twin-b.md", "The other.", id="m-twin", type="fact", scope="project")
+    write_memory(root, "bulk/zh.md", "林默在灯塔下等潮水退去。", id="m-zh", type="fact", scope="project")
+    broken = root / ".writenow" / "memories" / "bulk" / "broken.md"
+    broken.write_text("---\nid: m-broken\ntype: [fact\n---\nbody\n", encoding="utf-8")
+    (root / ".writenow" / "memories" / "bulk" / "latin1.md").write_bytes(b"---\nid: m-l1\n---\ncaf\xe9\n")
+    (root / ".writenow" / "memories" / "bulk" / "huge.md").write_bytes(b"---\nid: m-huge\n---\n" + b"x" * (1 << 20))
+
+
+@pytest.fixture
+def twins(tmp_path: Path, sample: Path) -> tuple[Path, Path]:
+    _grow(sample)
+    other = tmp_path / "other"
+    shutil.copytree(sample, other)
+    return sample, other
+
+
+@pytest.fixture
+def shared(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Every sync shares its reading, in chunks of three; what the worker sent back is counted."""
+    monkeypatch.setattr(intakes, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(intakes, "CHUNK", 3)
+    seen: dict[str, Any] = {"replies": 0, "workers": []}
+    start, replies = IntakeWorker.start, IntakeWorker.replies
+
+    def started() -> IntakeWorker | None:
+        worker = start()
+        seen["workers"].append(worker)
+        return worker
+
+    def counted(self: IntakeWorker, wait: float | None) -> Any:
+        got = replies(self, wait)
+        seen["replies"] += len(got)
+        return got
+    monkeypatch.setattr(IntakeWorker, "start", staticmethod(started))
+    monkeypatch.setattr(IntakeWorker, "replies", counted)
+    return seen
+
+
+def _answers(root: Path) -> dict[str, Any]:
+    bank = membank.open(root)
+    try:
+        return answers(bank)
+    finally:
+        bank.close()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_shared_sync_builds_the_index_a_one_process_sync_builds(twins: tuple[Path, Path], shared: dict[str, Any]) -> None:
+    alone, together = twins
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(intakes, "PARALLEL_FROM", 10**9)
+        expected = _answers(alone)
+    assert _answers(together) == expected
+    assert shared["replies"] > 0  # the worker did take in chunks
+    assert all(_gone(w.pid) for w in shared["workers"] if w is not None)
+    # the previews above were semantic: the vectors made beside the writes are the same vectors
+    assert expected["previews"]["None|is the hero injured?"]["mode"] == "semantic"
+
+
+def test_a_worker_killed_halfway_leaves_its_chunks_to_the_sync(twins: tuple[Path, Path], shared: dict[str, Any],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    alone, together = twins
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(intakes, "PARALLEL_FROM", 10**9)
+        expected = _answers(alone)
+    send = IntakeWorker.send
+    sent = {"n": 0}
+
+    def send_then_kill(self: IntakeWorker, request: Any) -> bool:
+        sent["n"] += 1
+        if sent["n"] == 3:
+            os.kill(self.pid, signal.SIGKILL)
+        return send(self, request)
+    monkeypatch.setattr(IntakeWorker, "send", send_then_kill)
+    assert _answers(together) == expected
+    assert sent["n"] >= 2
+
+
+def test_no_second_interpreter_means_one_process(twins: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    alone, together = twins
+    monkeypatch.setattr(intakes, "PARALLEL_FROM", 1)
+    expected = _answers(alone)
+    monkeypatch.setattr(IntakeWorker, "start", staticmethod(lambda: None))
+    assert _answers(together) == expected
+
+
+def test_a_canceled_shared_sync_writes_nothing_and_stops_its_worker(sample: Path, shared: dict[str, Any]) -> None:
+    _grow(sample)
+    bank = membank.open(sample, sync=False)
+    try:
+        token = cancel.Token()
+
+        def halfway(done: int, total: int) -> None:
+            if done == total // 2:
+                token.cancel()
+        with cancel.installed(token), pytest.raises(MembankError) as stopped:
+            refresh(bank, progress=halfway)
+        assert stopped.value.code == CANCELED
+        assert bank.status()["counts"]["memories"] == 0  # rolled back whole
+        assert shared["workers"] and all(_gone(w.pid) for w in shared["workers"])
+        assert refresh(bank)["added"] > 0  # and the next sync does it all
+    finally:
+        bank.close()
+
+
+def test_a_large_sync_leaves_another_models_vectors_alone(sample: Path, shared: dict[str, Any]) -> None:
+    bank = membank.open(sample)
+    try:
+        bank.update_embedding_settings({"model": str(EARLIER)})
+        bank.sync(rebuild=True)
+        before = bank.status()["model"]["indexModel"]
+        bank.update_embedding_settings({"model": None})
+        _grow(sample)
+        assert refresh(bank)["added"] > 0
+        assert bank.status()["model"]["indexModel"] == before  # not mixed with the new model's vectors
+    finally:
+        bank.close()
+
+
+def test_the_worker_answers_chunks_in_order(sample: Path) -> None:
+    worker = IntakeWorker.start()
+    assert worker is not None
+    try:
+        from membank.files.scan import BankRoot, scan
+        root = BankRoot("project", sample / ".writenow")
+        found = [s for s in scan(root)[0] if s.section == "memories"][:4]
+        for number in range(2):
+            assert worker.send((number, root, [(stat, None) for stat in found]))
+        got: list[Any] = []
+        while len(got) < 2 and worker.alive:
+            got += worker.replies(5.0)
+        assert [number for number, _ in got] == [0, 1]
+        assert all(outcome.parsed.record is not None for outcome in got[0][1])
+    finally:
+        worker.close()
+    assert _gone(worker.pid)

@@ -1,0 +1,93 @@
+"""What a CLI command loads. The catalog lists every channel without importing the code behind it
+(handlers named `Lazy`, domains/contract.py), so a reading command imports the flows of the one
+channel it runs, and no embedding runtime, card formats, settings rewriting or file watcher
+(docs/performance.md, "The CLI as a writer waits for it"). Each case runs in an interpreter of its
+own: this one has imported everything already."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from membank.domains.contract import Lazy
+from membank.runtime.catalog import CATALOG
+
+from .helpers import membank
+
+# never needed to list the channels or to read a bank from the command line
+HEAVY = ("model2vec", "tokenizers", "safetensors", "huggingface_hub", "ruamel", "watchdog", "mcp")
+# the flows of channels a reading command does not run
+FLOWS = ("membank.domains.cards.flows", "membank.domains.cards.export", "membank.domains.settings.update",
+         "membank.domains.working.flows", "membank.shells.watch")
+REPORT = ("membank.domains.indexing.report", "membank.domains.lifecycle.triggers")  # status's and doctor's
+
+# the bench's cli_* rows (membank/shells/bench/cli.py), each naming the project as that command takes it
+READING = {"status": ("status", "{p}"), "doctor": ("doctor", "{p}"), "show": ("show", "m-fact-tingchao", "-C", "{p}"),
+           "list": ("list", "{p}", "--type", "preference"), "settings get": ("settings", "get", "-C", "{p}"),
+           "skills": ("skills", "-C", "{p}")}
+
+_LISTED = """
+import json, sys
+import membank.shells.cli
+from membank.runtime.catalog import CATALOG
+json.dump({"code": 0, "modules": sorted(sys.modules)}, open(sys.argv[1], "w"))
+"""
+
+_RUN = """
+import json, sys
+out, sys.argv = sys.argv[1], ["membank", *sys.argv[2:]]
+from membank.shells.cli import main
+try:
+    main()
+    code = 0
+except SystemExit as e:
+    code = e.code
+json.dump({"code": code, "modules": sorted(sys.modules)}, open(out, "w"))
+"""
+
+
+def _run(code: str, *args: str, tmp: Path, cwd: Path, home: Path) -> tuple[Any, set[str]]:
+    """How `code` ended (its exit code) and the modules its interpreter holds at the end."""
+    out = tmp / "modules.json"
+    env = {**os.environ, "WRITENOW_HOME": str(home)}
+    done = subprocess.run([sys.executable, "-c", code, str(out), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert out.exists(), done.stderr
+    found = json.loads(out.read_text("utf-8"))
+    return found["code"], set(found["modules"])
+
+
+def _roots(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+def test_the_cli_and_its_catalog_import_no_flow_and_no_numpy(tmp_path: Path, home: Path) -> None:
+    _, loaded = _run(_LISTED, tmp=tmp_path, cwd=tmp_path, home=home)
+    assert _roots(loaded) & {"numpy", "pydantic", *HEAVY} == set()
+    assert loaded & {*FLOWS, *REPORT, "membank.domains.indexing.sync", "membank.index.embed"} == set()
+
+
+def test_every_lazy_handler_names_a_function_that_exists() -> None:
+    named = [c for c in CATALOG.values() if isinstance(c.handler, Lazy)]
+    assert len(named) > len(CATALOG) // 2  # the tables name most handlers
+    for c in named:
+        assert callable(c.function), f"{c.name}: {c.handler.module}.{c.handler.name} is not a function"
+
+
+@pytest.mark.parametrize("command", READING)
+def test_a_reading_command_loads_only_its_own_channel(sample: Path, home: Path, tmp_path: Path, command: str) -> None:
+    assert membank("index", cwd=sample, home=home).returncode == 0  # the first sync embeds: it loads the model
+    args = (a.format(p=sample) for a in READING[command])
+    code, loaded = _run(_RUN, *args, tmp=tmp_path, cwd=sample, home=home)
+    assert code in (0, 1 if command == "doctor" else 0)  # doctor exits 1 when a file has an error
+    assert "membank.domains.memories.read" in loaded  # the project was opened: its domain tables registered
+    assert _roots(loaded) & set(HEAVY) == set()
+    assert loaded & set(FLOWS) == set()
+    if command not in ("status", "doctor"):  # their report reads episodes, lifecycle, recall and story problems
+        assert loaded & set(REPORT) == set()
