@@ -61,3 +61,23 @@ def membank(*args: str, cwd: Path, home: Path, stdin: str | None = None) -> subp
     env.pop("FORCE_COLOR", None)
     return subprocess.run([sys.executable, "-m", "membank.shells.cli", *args], cwd=cwd, env=env, input=stdin,
                           capture_output=True, text=True, timeout=120)
+
+
+def answers_of(root: Path) -> dict[str, Any]:
+    """`answers` of the project at `root`, opened (and synced) for the purpose and closed again."""
+    import membank
+
+    bank = membank.open(root)
+    try:
+        return answers(bank)
+    finally:
+        bank.close()
+
+
+def gone(pid: int) -> bool:
+    """Whether no process has this id any more (reaped, not a zombie)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False

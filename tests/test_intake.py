@@ -20,7 +20,7 @@ from membank.index.embed import EARLIER
 from membank.kernel import cancel
 from membank.kernel.errors import CANCELED, MembankError
 
-from .helpers import answers, write_memory
+from .helpers import answers_of, gone, write_memory
 
 
 def _grow(root: Path) -> None:
@@ -68,30 +68,16 @@ def shared(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     return seen
 
 
-def _answers(root: Path) -> dict[str, Any]:
-    bank = membank.open(root)
-    try:
-        return answers(bank)
-    finally:
-        bank.close()
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 def test_a_shared_sync_builds_the_index_a_one_process_sync_builds(twins: tuple[Path, Path], shared: dict[str, Any]) -> None:
     alone, together = twins
     with pytest.MonkeyPatch.context() as m:
         m.setattr(intakes, "PARALLEL_FROM", 10**9)
-        expected = _answers(alone)
-    assert _answers(together) == expected
+        expected = answers_of(alone)
+    assert answers_of(together) == expected
     assert shared["replies"] > 0  # the worker did take in chunks
-    assert all(_gone(w.pid) for w in shared["workers"] if w is not None)
+    assert all(gone(w.pid) for w in shared["workers"] if w is not None)
     # the previews above were semantic: the vectors made beside the writes are the same vectors
     assert expected["previews"]["None|is the hero injured?"]["mode"] == "semantic"
 
@@ -101,7 +87,7 @@ def test_a_worker_killed_halfway_leaves_its_chunks_to_the_sync(twins: tuple[Path
     alone, together = twins
     with pytest.MonkeyPatch.context() as m:
         m.setattr(intakes, "PARALLEL_FROM", 10**9)
-        expected = _answers(alone)
+        expected = answers_of(alone)
     send = IntakeWorker.send
     sent = {"n": 0}
 
@@ -111,16 +97,16 @@ def test_a_worker_killed_halfway_leaves_its_chunks_to_the_sync(twins: tuple[Path
             os.kill(self.pid, signal.SIGKILL)
         return send(self, request)
     monkeypatch.setattr(IntakeWorker, "send", send_then_kill)
-    assert _answers(together) == expected
+    assert answers_of(together) == expected
     assert sent["n"] >= 2
 
 
 def test_no_second_interpreter_means_one_process(twins: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     alone, together = twins
     monkeypatch.setattr(intakes, "PARALLEL_FROM", 1)
-    expected = _answers(alone)
+    expected = answers_of(alone)
     monkeypatch.setattr(IntakeWorker, "start", staticmethod(lambda: None))
-    assert _answers(together) == expected
+    assert answers_of(together) == expected
 
 
 def test_a_canceled_shared_sync_writes_nothing_and_stops_its_worker(sample: Path, shared: dict[str, Any]) -> None:
@@ -136,7 +122,7 @@ def test_a_canceled_shared_sync_writes_nothing_and_stops_its_worker(sample: Path
             refresh(bank, progress=halfway)
         assert stopped.value.code == CANCELED
         assert bank.status()["counts"]["memories"] == 0  # rolled back whole
-        assert shared["workers"] and all(_gone(w.pid) for w in shared["workers"])
+        assert shared["workers"] and all(gone(w.pid) for w in shared["workers"])
         assert refresh(bank)["added"] > 0  # and the next sync does it all
     finally:
         bank.close()
@@ -172,4 +158,4 @@ def test_the_worker_answers_chunks_in_order(sample: Path) -> None:
         assert all(outcome.parsed.record is not None for outcome in got[0][1])
     finally:
         worker.close()
-    assert _gone(worker.pid)
+    assert gone(worker.pid)

@@ -23,6 +23,7 @@ from .intake import Outcome, take
 from .scan import BankRoot, FileStat
 
 _HEADER = struct.Struct("<Q")
+MAX_FRAME = 1 << 30  # no chunk's frame comes near this: a larger length is bytes that are no frame
 Request = tuple[int, BankRoot, list[tuple[FileStat, str | None]]]  # chunk number, bank, (file, hash known)
 Reply = tuple[int, list[Outcome]]
 
@@ -34,11 +35,14 @@ def _send(stream: IO[bytes], value: Any) -> None:
 
 
 def _receive(stream: IO[bytes]) -> Any | None:
-    """The next frame; None at the end of the stream (or a frame cut short: the other side is gone)."""
+    """The next frame; None at the end of the stream (or a frame cut short: the other side is gone; or
+    a length no frame has: something else wrote to the stream, e.g. a print at import)."""
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
         return None
     size = _HEADER.unpack(header)[0]
+    if size > MAX_FRAME:
+        return None
     data = stream.read(size)
     return pickle.loads(data) if len(data) == size else None
 
@@ -66,11 +70,13 @@ class IntakeWorker:
         """A running worker, or None where no second interpreter can be started (a frozen app)."""
         if not sys.executable or getattr(sys, "frozen", False):
             return None
+        # -P: the working directory is not put first on the child's path (a folder named `membank` there
+        # would stand in for this package); PYTHONPATH names the folder this package is in
         package_parent = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
         try:
-            process = subprocess.Popen([sys.executable, "-m", "membank.files.intakeworker"], stdin=subprocess.PIPE,
+            process = subprocess.Popen([sys.executable, "-P", "-m", "membank.files.intakeworker"], stdin=subprocess.PIPE,
                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         except OSError:
             return None
@@ -85,7 +91,7 @@ class IntakeWorker:
             assert self._process.stdout is not None
             while (reply := _receive(self._process.stdout)) is not None:
                 self._replies.put(reply)
-        except (OSError, ValueError, pickle.UnpicklingError, EOFError, AttributeError):
+        except Exception:  # noqa: BLE001 - whatever unpickling garbage raises (it may raise almost anything)
             pass  # the child died or wrote something else: the parent takes its chunks back
         finally:
             self._replies.put(None)

@@ -69,7 +69,13 @@ class EmbedAhead:
         self._ready.clear()
 
     def close(self) -> None:
-        """Stop the thread (what it has not embedded yet stays pending for embed_pending)."""
+        """Stop the thread (what it has not embedded yet stays pending for embed_pending): the jobs not
+        started are dropped, so a failed or canceled sync does not keep a core busy after it."""
+        try:
+            while True:
+                self._jobs.get_nowait()
+        except queue.Empty:
+            pass
         self._jobs.put(None)
 
     def _collect(self, wait: bool) -> None:
