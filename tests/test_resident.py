@@ -16,7 +16,6 @@ import pytest
 from membank.index.store import Index
 from membank.index.vectors import Vectors
 from membank.kernel import heap
-from membank.shells import serveargs
 from membank.shells.settler import Settler
 
 from .helpers import membank
@@ -46,23 +45,7 @@ def test_the_copy_read_by_chunks_is_the_table(tmp_path: Path) -> None:
         index.close()
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    ([], ([], True, "info")),
-    (["--project", "a", "-C", "b c", "--project=d"], (["a", "b c", "d"], True, "info")),
-    (["--no-watch", "--log-level", "warning"], ([], False, "warning")),
-    (["--log-level=debug", "-C", "p"], (["p"], True, "debug")),
-])
-def test_serve_options_read_without_typer(args: list[str], expected: tuple[list[str], bool, str]) -> None:
-    assert serveargs.parse(args) == serveargs.Serve([Path(p) for p in expected[0]], *expected[1:])
-
-
-@pytest.mark.parametrize("args", [["--help"], ["--project"], ["-C", "--no-watch"], ["-Cfolder"], ["--watch"],
-                                  ["--log-level"], ["--project="], ["extra"], ["--", "-C", "p"]])
-def test_anything_else_goes_to_the_typer_command(args: list[str]) -> None:
-    assert serveargs.parse(args) is None
-
-
-def test_serve_starts_without_pydantic_and_help_still_reads_the_same(sample: Path, home: Path, tmp_path: Path) -> None:
+def test_serve_starts_without_pydantic_and_reads_its_options(sample: Path, home: Path, tmp_path: Path) -> None:
     out = tmp_path / "modules.json"
     code = ("import json, sys\nimport membank.shells.server as server\nout = sys.argv[1]\n"
             "def run(projects, **options):\n"

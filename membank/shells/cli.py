@@ -371,12 +371,6 @@ def main() -> None:
     # `membank status` at 10,000 files. A long-lived process settles its heap later (kernel/heap.py);
     # the little garbage the imports left is not worth a collection now.
     gc.freeze()
-    if sys.argv[1:2] == ["serve"]:  # the sidecar starts without typer (and the pydantic it imports): serveargs.py
-        from .serveargs import run as serve_plain
-
-        code = serve_plain(sys.argv[2:])
-        if code is not None:
-            raise SystemExit(code)
     app()
 
 

@@ -33,7 +33,6 @@ class EmbedAhead:
         self._cursor = 0  # entries up to this rowid are handed over
         self._out = 0  # jobs handed over whose vectors have not come back
         self._ready: list[tuple[list[int], Any]] = []  # vectors back, written by `finish`
-        self._writing: bool | None = None  # decided at the first result: can this model's vectors go in?
         self._thread = threading.Thread(target=self._run, name="membank-embed", daemon=True)
         self._thread.start()
 
@@ -63,7 +62,7 @@ class EmbedAhead:
         self.hand_over()
         self._collect(wait=True)
         self.close()
-        if self._ready and self._can_write():
+        if self._ready and self._model is not None and vectors_accept(self._index, self._model):
             for rowids, vectors in self._ready:
                 self._index.put_vectors(rowids, vectors)
         self._ready.clear()
@@ -88,17 +87,13 @@ class EmbedAhead:
             if vectors is not None:
                 self._ready.append((rowids, vectors))
 
-    def _can_write(self) -> bool:
-        """Whether this model's vectors may go into this index (decided once: the first result means
-        the thread has the model): a new index starts its vector table, another model's is left alone."""
-        if self._writing is None:
-            model, index = self._model, self._index
-            recorded = index.vector_model()
-            if model is None:
-                self._writing = False
-            elif recorded is None or not index.has_vectors():
-                index.start_vectors(model.name, model.dim)
-                self._writing = True
-            else:
-                self._writing = mismatch(recorded, model) is None
-        return self._writing
+
+def vectors_accept(index: Index, model: Embedder) -> bool:
+    """Whether `model`'s vectors may go into this index (the one place a sync decides it): a new index
+    starts its vector table for the model; an index of another model's vectors takes none (`membank
+    index --rebuild` moves it over)."""
+    recorded = index.vector_model()
+    if recorded is None or not index.has_vectors():
+        index.start_vectors(model.name, model.dim)
+        return True
+    return mismatch(recorded, model) is None

@@ -11,14 +11,14 @@ from ...files.intake import Outcome, read, take
 from ...files.reader import content_hash
 from ...files.records import ERROR, Diagnostic
 from ...files.scan import JOURNAL, SKIPPED, BankRoot, FileStat, examine, readable_name, scan, shown
-from ...index.embed import Embedder, mismatch
+from ...index.embed import Embedder
 from ...kernel import cancel
 from ...kernel.clock import now_iso
 from ...index import Index
 from ...index.entries import FileState
 from ..episodes import store as episode_store
 from . import intakes, journals
-from .embedahead import EmbedAhead
+from .embedahead import EmbedAhead, vectors_accept
 
 Progress = Callable[[int, int], None]
 EmbedderSource = Callable[[], Embedder | None]  # loads the model only when something needs embedding
@@ -239,10 +239,7 @@ def embed_pending(index: Index, embedder: EmbedderSource | None) -> None:
         episode_store.embed_pending(index, model)
     if not memories:
         return
-    recorded = index.vector_model()
-    if recorded is None or not index.has_vectors():
-        index.start_vectors(model.name, model.dim)
-    elif mismatch(recorded, model) is not None:
+    if not vectors_accept(index, model):
         return
     while rows := index.pending_vectors(EMBED_BATCH):
         cancel.check()  # in the caller's transaction: stopping here rolls the whole sync back
