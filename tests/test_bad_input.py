@@ -27,6 +27,7 @@ from membank.files import project
 from membank.files.frontmatter import load_yaml
 from membank.files.yamlbounds import MAX_DEPTH, TooComplex
 from membank.files.parse import ID_RE, path_id
+from membank.index import entries
 
 from .badcorpus import BAD, CASES, SECTIONS, build, committed, source_of
 
@@ -197,10 +198,17 @@ def test_rebuilding_the_index_gives_the_same_diagnostics(corpus: Corpus) -> None
 # -- fixing a file clears its diagnostic ------------------------------------------------------------
 
 
-def test_diagnostics_clear_when_the_files_are_fixed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("narrow_from", [None, 0], ids=["key-by-key", "narrowed-first"])
+def test_diagnostics_clear_when_the_files_are_fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    narrow_from: int | None) -> None:
+    if narrow_from is not None:  # as a large sync settles clashes (index/entries.py)
+        monkeypatch.setattr(entries, "NARROW_FROM", narrow_from)
     root, home = build(tmp_path)
     bank = membank.open(root, home=home)
     try:
+        clashing = [d for d in bank.diagnostics()["items"] if "is also used by" in d["message"]]
+        assert {d["source"] for d in clashing} == {source_of("memories/notes/duplicate-id-a.md"),
+                                                   source_of("memories/notes/duplicate-id-b.md")}
         bank_dir = root / ".writenow"
         fixes = {
             "memories/notes/unclosed-front-matter.md": "---\ntype: note\ntags: [pacing]\n---\nCut the cove.\n",

@@ -141,8 +141,8 @@ def test_a_fifo_swapped_in_after_the_scan_is_not_opened_for_good(fresh_bank: Ban
     os.mkfifo(pipe)
     real_scan = sync_.scan
 
-    def scan_before_the_swap(root: Any) -> Any:
-        found, problems = real_scan(root)
+    def scan_before_the_swap(root: Any, *args: Any) -> Any:
+        found, problems = real_scan(root, *args)
         if root.bank == "project":
             rel = "memories/swapped.md"
             found = [f for f in found if f.rel != rel] + [FileStat(root.source(rel), rel, "memories", 10, 1)]

@@ -293,8 +293,9 @@ def test_the_ranking_kept_in_memory_follows_every_change(bank: Bank, sample: Pat
     ids.append(_ok(bank, "memory:episode:record", sceneType="dialogue", summary="a bargain struck at the harbour",
                    importance=1.0, wait=True)["id"])  # a new one: added
     month = next((sample / ".writenow/journal").glob("*.jsonl"))
+    later = (datetime.now(timezone.utc) + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # after its record
     with month.open("a", encoding="utf-8") as f:  # evicted by hand: taken out
-        f.write(json.dumps({"event": "episode-evicted", "at": "2026-11-25T23:59:59.000000Z", "episodeId": ids[0]}) + "\n")
+        f.write(json.dumps({"event": "episode-evicted", "at": later, "episodeId": ids[0]}) + "\n")
     bank.sync()
     patched = _layer_four_episodes(bank)
     assert patched != first and ids[0] not in [i for i, _ in patched] and patched[0][0] == ids[3]

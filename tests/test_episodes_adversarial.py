@@ -182,13 +182,15 @@ def test_hand_appended_lines_of_every_wrong_shape_count_as_a_whole_read(bank: Ba
     assert trace["ok"] and len(diagnostics) == 6
 
 
-def test_wrong_types_in_an_episode_payload_are_left_out_not_trusted(bank: Bank, sample: Path) -> None:
+def test_wrong_types_in_an_episode_payload_are_left_out_not_trusted(bank: Bank, sample: Path,
+                                                                   fixed: list[datetime]) -> None:
+    at = fixed[0] - timedelta(hours=2)  # fresh when asked: the decay checked below is a fresh episode's
     _append(_month(sample), _raw(
-        {"event": "episode", "at": "2026-11-21T10:00:00.000000Z"},
+        {"event": "episode", "at": _at(at)},
         episode='{"id": "e-hand", "sceneType": 5, "importance": "0.9", "editDistance": "0.1", "signalWeight": 1e400, '
                 '"selectedIndex": 1.5, "candidates": 1e40, "tags": ["ok", 3, null], "pinned": "yes", '
                 '"summary": ["a"], "implicitSignal": {"x": 1}}'), {
-        "event": "episode", "at": "2026-11-21T10:00:01.000000Z", "episode": {
+        "event": "episode", "at": _at(at + timedelta(seconds=1)), "episode": {
             "id": "e-huge", "importance": 1e308, "signalWeight": -1e308, "editDistance": -0.5,
             "selectedIndex": 10 ** 40}})
     bank.sync()
@@ -245,7 +247,8 @@ def test_a_month_file_deleted_replaced_or_cut(bank: Bank, sample: Path, tmp_path
     assert [f["kind"] for f in _ok(bank, "memory:trace:get", runId=run)["feedback"]] == ["skill", "verdict"]
 
 
-def test_a_month_file_that_is_a_fifo_neither_hangs_nor_counts(bank: Bank, sample: Path) -> None:
+def test_a_month_file_that_is_a_fifo_neither_hangs_nor_counts(bank: Bank, sample: Path,
+                                                              fixed: list[datetime]) -> None:
     run = _run(bank)
     _ok(bank, "ai:skill:feedback", runId=run, action="accept", sceneType="action")
     month = _month(sample)
@@ -549,8 +552,9 @@ def test_repeats_count_earlier_live_episodes_in_order_capped_at_four(bank: Bank,
     assert [written[i]["signalRepeats"] for i in ids] == [0, 1, 2, 3, 4, 4, 4]
     assert [written[i]["signalWeight"] for i in ids] == [1.0, 1.15, 1.3, 1.45, 1.6, 1.6, 1.6]
     assert [written[i]["signalRepeats"] for i in other] == [0, 0, 0]
-    _append(_month(sample), *[{"event": "episode-evicted", "at": _at(datetime.now(timezone.utc)), "episodeId": i}
-                              for i in ids[:5]])
+    now = clock.now()  # after the records, in the month's file membank itself would write it to
+    _append(_month(sample, now.strftime("%Y-%m")), *[{"event": "episode-evicted", "at": _at(now), "episodeId": i}
+                                                     for i in ids[:5]])
     bank.sync()
     rejected = _ok(bank, "memory:episode:record", sceneType="action", skillUsed="continue", action="reject",
                    wait=True)["episode"]
@@ -836,7 +840,8 @@ def test_an_unwritable_journal_fails_after_three_tries(bank: Bank, sample: Path,
     assert (sample / "elsewhere.jsonl").read_text("utf-8") == "" if how == "month-link" else True
 
 
-def test_the_writer_survives_a_listener_that_raises(bank: Bank, sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_writer_survives_a_listener_that_raises(bank: Bank, sample: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   fixed: list[datetime]) -> None:
     monkeypatch.setattr(flows, "BACKOFF", (0.0, 0.0))
     month = _month(sample)
     month.mkdir()

@@ -159,3 +159,39 @@ def test_the_worker_answers_chunks_in_order(sample: Path) -> None:
     finally:
         worker.close()
     assert gone(worker.pid)
+
+
+def test_what_a_record_is_embedded_as_is_the_same_from_the_file_and_from_the_index(sample: Path) -> None:
+    """A large sync embeds the text `prepare` gave beside the parse; a small one the text of the record
+    the index holds: one rule, whichever way."""
+    import json
+
+    from membank.files.intake import Taken, embed_text, take
+    from membank.files.scan import BankRoot, scan
+
+    _grow(sample)
+    root = BankRoot("project", sample / ".writenow")
+    kinds = {"memories": "memory", "characters": "character", "world": "world"}
+    seen = 0
+    for stat in scan(root)[0]:
+        got = take(root, stat)
+        if not isinstance(got, Taken) or got.prepared is None:
+            continue
+        if stat.section not in kinds:  # a skill is not embedded
+            assert got.prepared.embed == ""
+            continue
+        assert got.prepared.embed == embed_text(kinds[stat.section], json.loads(got.prepared.record_json))
+        seen += 1
+    assert seen > 20
+
+
+def test_a_large_sync_gives_the_page_cache_back(sample: Path, shared: dict[str, Any]) -> None:
+    _grow(sample)
+    bank = membank.open(sample, sync=False)
+    try:
+        before = bank.index.db.execute("PRAGMA cache_size").fetchall()
+        assert refresh(bank)["added"] > 0 and shared["replies"] > 0
+        assert bank.index.db.execute("PRAGMA cache_size").fetchall() == before
+        assert bank.status()["counts"]["memories"] > 0
+    finally:
+        bank.close()

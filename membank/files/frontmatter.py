@@ -107,6 +107,9 @@ _PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^:#]|:(?=\S)|(?<=\S)#)*")
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+")
 _RESOLVER = yaml.resolver.Resolver()
+# the first characters PyYAML's resolver looks at (a null, bool, number, timestamp, merge, value or
+# empty scalar starts so): a plain scalar starting with any other is a string, as `resolve` would say
+_TYPED_FIRST = frozenset(_RESOLVER.yaml_implicit_resolvers)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -114,6 +117,8 @@ def _flat_scalar(value: str) -> tuple[bool, Any]:
     """(True, value) for a plain scalar this path can type exactly as PyYAML would; (False, None) otherwise."""
     if not _PLAIN.fullmatch(value):
         return False, None
+    if value[0] not in _TYPED_FIRST and None not in _TYPED_FIRST:
+        return True, value
     tag = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))
     if tag == "tag:yaml.org,2002:str":
         return True, value
@@ -271,16 +276,22 @@ class Document:
             return 1
         return 2 + self.fm_text.count("\n", 0, m.start())
 
+    @functools.cached_property
+    def _nodes(self) -> Any:
+        """The front matter composed into nodes, once per document (a card asks for the lines of two
+        lists, each twice); None when it does not compose. It loaded a moment ago, so composing it
+        again is within the same bounds."""
+        try:
+            return yaml.compose(self.fm_text, Loader=_Loader)  # noqa: S506 - nodes only, nothing built
+        except yaml.YAMLError:  # pragma: no cover - it loaded a moment ago
+            return None
+
     def item_lines(self, key: str) -> tuple[int, ...]:
         """The file line of each item of a top-level list (`relations:`, `progressions:`), so a value
-        can be cited where it is written; () when the key is absent or not a list. The front matter
-        was loaded already, so composing it again is within the same bounds."""
+        can be cited where it is written; () when the key is absent or not a list."""
         if not isinstance(self.meta.get(key), list):
             return ()
-        try:
-            root = yaml.compose(self.fm_text, Loader=_Loader)  # noqa: S506 - nodes only, nothing built
-        except yaml.YAMLError:  # pragma: no cover - it loaded a moment ago
-            return ()
+        root = self._nodes
         if not isinstance(root, yaml.MappingNode):
             return ()
         for key_node, value_node in root.value:
@@ -293,10 +304,7 @@ class Document:
         a caller that allows only true/false needs the words themselves)."""
         if not isinstance(self.meta.get(key), dict):
             return {}
-        try:
-            root = yaml.compose(self.fm_text, Loader=_Loader)  # noqa: S506 - nodes only, nothing built
-        except yaml.YAMLError:  # pragma: no cover - it loaded a moment ago
-            return {}
+        root = self._nodes
         for key_node, value_node in root.value if isinstance(root, yaml.MappingNode) else ():
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == key and isinstance(value_node, yaml.MappingNode):
                 return {str(k.value): v.value for k, v in value_node.value

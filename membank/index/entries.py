@@ -17,6 +17,7 @@ from ..files.intake import Prepared, prepare
 from ..files.records import Card, Diagnostic, Memory, Record
 from .schema import SCHEMAS, row_columns
 
+NARROW_FROM = 1000  # touched keys: above this, `settle_clashes` first asks which can need settling at all
 _GROUP = {"memory": "memory", "character": "card", "world": "card", "skill": "skill"}
 
 
@@ -168,9 +169,12 @@ class EntryStore:
         """Two live files with one id: the smaller source wins, both get an error.
 
         One query reads the live rows of every key; only a key with a clash, a shadowed row or an
-        old clash message is rewritten (a cold index touches every key, and nearly none clash)."""
+        old clash message is rewritten. A cold index touches every key and nearly none clash: above
+        NARROW_FROM keys, one pass over the index first says which those are."""
         if not keys:
             return
+        if len(keys) > NARROW_FROM:
+            keys = keys & self._unsettled()
         ordered = sorted(keys)
         rows_by_key: dict[tuple[str, str, str], list[tuple[int, str, int, int]]] = {k: [] for k in ordered}
         for i in range(0, len(ordered), 300):
@@ -197,6 +201,15 @@ class EntryStore:
                 self.db.execute(
                     "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'dup', ?, 'error', ?)",
                     (source, id_line, f"the id `{id_}` is also used by {others}; give each file its own id ({verdict})"))
+
+    def _unsettled(self) -> set[tuple[str, str, str]]:
+        """Every key the loop of `settle_clashes` would not skip: one with two live rows, a shadowed row
+        or a file with a clash message. One pass over the index instead of a lookup per key (a cold
+        index touches them all)."""
+        return {(g, b, i) for g, b, i in self.db.execute(
+            "SELECT grp, bank, id FROM entries WHERE removed_at IS NULL GROUP BY grp, bank, id"
+            " HAVING count(*) > 1 OR max(shadowed) = 1"
+            " OR max(source IN (SELECT source FROM diagnostics WHERE origin = 'dup')) = 1")}
 
     def set_link_diagnostics(self, diagnostics: list[Diagnostic], sources: Iterable[str] | None = None) -> None:
         """Problems found by the walk itself (links out of the bank, files that are not ordinary files, names

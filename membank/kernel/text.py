@@ -25,6 +25,8 @@ def fts_text(text: str) -> str:
 
     Chinese has no spaces between words; a phrase query over single characters matches
     any run of them (林默 matches 林 默), which trigram tokenizers cannot do for 2-character names."""
+    if text.isascii():  # NFKC leaves ASCII as it is, and it holds no CJK (most memories): no NFKC pass
+        return text
     text = unicodedata.normalize("NFKC", text)
     if not _CJK.search(text):
         return text

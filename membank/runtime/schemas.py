@@ -15,7 +15,8 @@ from ..domains.learning import events as learning_events
 from ..domains.lifecycle import runs as lifecycle_runs
 from ..domains.memories import read as memories_read
 from ..domains.recall import queries as recall_queries
-from ..domains.story import positions as story_positions
+from ..domains.story import positions as story_positions, refs as story_refs
+from ..index import store as index_store
 
 REGISTERING = (context_memories, episode_store, episode_traces, learning_events, lifecycle_runs, memories_read,
-               recall_queries, story_positions)
+               recall_queries, story_positions, story_refs, index_store)

@@ -23,7 +23,7 @@ from rich.text import Text
 from ..kernel import clock
 from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
-from .clikit import JsonOpt, PathArg, ProjectOpt, app, command, finish, open_registry, call
+from .clikit import JsonOpt, PathArg, ProjectOpt, app, command, finish, only, open_registry, call
 from .demo import run_demo
 from .render import diagnostic_lines, err, memory_table, memory_view, out, preview_view
 
@@ -58,6 +58,10 @@ def open_(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
 @command("index:sync")
 def index(path: Optional[Path] = PathArg, rebuild: bool = typer.Option(False, "--rebuild", help="Start from scratch."),
           as_json: bool = JsonOpt) -> None:
+    # numpy's OpenBLAS starts a thread per core at import, and they spin: ~0.05 s of a core that the
+    # sync's writes, parsing and embedding need (nothing here multiplies matrices). The process ends
+    # with the command; the sidecar keeps its BLAS threads for its searches.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     registry = open_registry(path, as_json, sync=False)
     try:
         if not as_json and err.is_terminal:
@@ -371,7 +375,8 @@ def main() -> None:
     # `membank status` at 10,000 files. A long-lived process settles its heap later (kernel/heap.py);
     # the little garbage the imports left is not worth a collection now.
     gc.freeze()
-    app()
+    with only(sys.argv[1:2]):
+        app()
 
 
 if __name__ == "__main__":

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, Iterator, NoReturn, Optional
 
 import typer
+from typer.main import get_command_name
 
 from ..kernel.errors import MembankError
 from ..runtime.catalog import CATALOG
@@ -44,6 +46,26 @@ def command(channel: str, *, group: Any = None) -> Any:
     entry = CATALOG[channel]
     name = entry.cli.split(" ")[-1]
     return (group or app).command(name, help=entry.summary)
+
+
+@contextmanager
+def only(args: list[str]) -> Iterator[None]:
+    """While a process runs the command `args` name, that command alone: typer makes a click command of
+    every registered one before it reads the arguments (~10 ms of `inspect` over ~40 commands, paid by
+    each process for the one it runs). No name (`membank`, `membank --help`), or a word that names no
+    command: all of them, so the list and click's own error are what they were."""
+    name = args[0] if args else ""
+    commands = [c for c in app.registered_commands
+                if (c.name or (get_command_name(c.callback.__name__) if c.callback else None)) == name]
+    if not (commands or any(g.name == name for g in app.registered_groups)):
+        yield
+        return
+    saved = app.registered_commands[:]
+    app.registered_commands[:] = commands  # the groups stay: an app of one command would become that command
+    try:
+        yield
+    finally:
+        app.registered_commands[:] = saved
 
 
 def open_registry(path: Optional[Path], as_json: bool, sync: bool = True) -> Registry:

@@ -4,6 +4,7 @@ activated cards is scanned again to `recursion` depth, never twice the same card
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 from ..story.cards import Catalog
@@ -12,6 +13,7 @@ from ..story.matching import Skipped
 # where a card was first found, best first: the selection, the writer's instruction, the text
 # around the selection (nearest first), then through another card
 TIERS = {"selection": 0, "instruction": 1, "before": 2, "after": 2}
+THROUGH = 3  # the tier of a card found through another card's text
 
 
 class Found(NamedTuple):  # a tuple: a prompt may activate hundreds
@@ -24,7 +26,7 @@ class Found(NamedTuple):  # a tuple: a prompt may activate hundreds
     distance: int  # code points from the selection (0 inside it)
 
     def key(self) -> tuple[Any, ...]:
-        tier = TIERS.get(self.where, 3)
+        tier = TIERS.get(self.where, THROUGH)
         return (tier, self.depth, self.distance if tier in (0, 2) else 0, self.name, self.id)
 
     def reason(self) -> dict[str, Any]:
@@ -32,17 +34,20 @@ class Found(NamedTuple):  # a tuple: a prompt may activate hundreds
 
 
 WHERES = ("selection", "instruction", "before", "after")  # scanned in this order: the first wins a tie
+# a Found without NamedTuple's __new__ (a Python function): half the cost, over hundreds of cards a prompt
+_found = functools.partial(tuple.__new__, Found)
 
 
-def _through_cards(catalog: Catalog, frontier: list[str], depth: int, allowed: set[str], best: dict[str, Found],
-                   skipped: list[Skipped]) -> dict[str, Found]:
+def _through_cards(catalog: Catalog, info: dict[str, Card], frontier: list[str], depth: int, allowed: set[str],
+                   best: dict[str, Found], skipped: list[Skipped]) -> dict[str, Found]:
     """Cards named in the text of the `frontier` cards, not found before; each card's text decides
     alone (its exclude and secondary keys too), so what a card names is known once per generation
     of the cards. A card named by several is credited to the first, in id order."""
     fresh: dict[str, Found] = {}
-    named = [catalog.named_in(source) for source in frontier]
+    named = list(map(catalog.named_in, frontier))
     for n in named:
-        skipped.extend(n.skipped)
+        if n.skipped:
+            skipped.extend(n.skipped)
     # what they name, a word's cards at a time (a word 40 cards share is in most cards' texts), less
     # what was found before (most of it)
     groups = {id(cards): cards for n in named for cards in n.groups}
@@ -54,11 +59,13 @@ def _through_cards(catalog: Catalog, frontier: list[str], depth: int, allowed: s
         if not mine:
             continue
         pending -= mine
+        where, first = f"card:{source}", n.first
         for other in mine:
-            if catalog.sections.get(other) not in allowed:
+            section, name, _ = info[other]
+            if section not in allowed:
                 continue
-            m = n.first[other]
-            fresh[other] = Found(other, catalog.cards[other]["name"], m.word, f"card:{source}", m.offset, depth, 0)
+            m = first[other]
+            fresh[other] = _found((other, name, m.word, where, m.offset, depth, 0))
     return fresh
 
 
@@ -87,6 +94,33 @@ def _ranked_spans(catalog: Catalog, texts: dict[str, str], skipped: list[Skipped
     return out
 
 
+class Card(NamedTuple):
+    section: str | None  # "characters" | "world", None for a card never injected
+    name: str
+    place: int  # in the order of (name, id)
+
+
+def _cards(catalog: Catalog) -> tuple[dict[str, Card], list[str], dict[str, int]]:
+    """What activation reads of each card, in one place (a prompt reads it for hundreds of cards); the
+    ids by name (then id), and each id's place among the ids: made once per generation of the cards,
+    so that ordering the activated cards compares integers, not names and ids."""
+    memo = catalog.memo("context.activation")
+    made = memo.get("cards")
+    if made is None:  # assigned whole: another thread never sees it half made
+        cards = catalog.cards
+        by_name = sorted(cards, key=lambda i: (cards[i]["name"], i))
+        info = {card_id: Card(catalog.sections.get(card_id), cards[card_id]["name"], n)
+                for n, card_id in enumerate(by_name)}
+        made = memo["cards"] = (info, by_name, {card_id: n for n, card_id in enumerate(sorted(cards))})
+    return made  # type: ignore[no-any-return]
+
+
+# `Found.key` as one integer, the name and id as the card's place by name, for the same order:
+# (((tier << 8 | depth) << 64 | distance) << 32) | place; a depth is at most 5, a distance a count of
+# code points, a place one of fewer than 2**32 cards. Written out where it is made (a call each costs).
+PLACE = (1 << 32) - 1
+
+
 def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
              recursion: int) -> tuple[list[Found], list[Skipped]]:
     """The activated cards of the sections in `allowed` ("characters", "world"), in Layer 4's order."""
@@ -96,22 +130,23 @@ def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
     chosen: dict[str, tuple[Any, ...]] = {}
     for span in spans:
         chosen.update(dict.fromkeys(span[5], span))  # a word 40 cards share: one call, not 40
+    info, by_place, by_id = _cards(catalog)
     best: dict[str, Found] = {}
-    keys: dict[str, tuple[Any, ...]] = {}
+    keys: list[int] = []  # one per card in `best`
     for card_id, (rank, word, where, offset, distance, _) in chosen.items():
-        if catalog.sections.get(card_id) not in allowed:
+        section, name, place = info[card_id]
+        if section not in allowed:
             continue
-        name = catalog.cards[card_id]["name"]
-        best[card_id] = Found(card_id, name, word, where, offset, 0, distance)
-        keys[card_id] = (rank[0], 0, rank[1], name, card_id)  # Found.key
-    frontier = sorted(best)
+        best[card_id] = _found((card_id, name, word, where, offset, 0, distance))
+        keys.append(((rank[0] << 72) | rank[1]) << 32 | place)  # depth 0
+    frontier = sorted(best, key=by_id.__getitem__)  # by id
     for depth in range(1, recursion + 1):
-        fresh = _through_cards(catalog, frontier, depth, allowed, best, skipped)
+        fresh = _through_cards(catalog, info, frontier, depth, allowed, best, skipped)
         best.update(fresh)
-        keys.update((f.id, f.key()) for f in fresh.values())
-        frontier = sorted(fresh)
+        through = (THROUGH << 8 | depth) << 96  # distance 0
+        keys.extend(through | info[card_id].place for card_id in fresh)
+        frontier = sorted(fresh, key=by_id.__getitem__)
         if not frontier:
             break
     unique = {(s.id, s.key, s.reason): s for s in skipped}
-    # each key ends with its card's id: no two are equal, so the keys sort alone
-    return [best[key[-1]] for key in sorted(keys.values())], sorted(unique.values(), key=lambda s: (s.id, s.key))
+    return [best[by_place[key & PLACE]] for key in sorted(keys)], sorted(unique.values(), key=lambda s: (s.id, s.key))

@@ -15,6 +15,7 @@ from ...files.write import new_id
 from ...kernel import cancel
 from ...kernel.errors import MembankError
 from ...kernel.paths import document_path
+from ...kernel.text import estimate_tokens
 from ..contract import Bank
 from ..episodes import flows as episodes
 from ..episodes.episode import prompt_line
@@ -29,7 +30,7 @@ from ..story.order import StoryOrder
 from . import budget, cardtext, memories
 from .activation import activate
 from .budget import Dropped
-from .layers import Piece, serialise
+from .layers import Piece, clean, serialise
 from .passage import Passage, take
 
 STORY_POSITION_UNKNOWN = "STORY_POSITION_UNKNOWN"
@@ -101,15 +102,29 @@ def _standing_cards(cards: Catalog, allowed: set[str]) -> list[Piece]:
                   (c.get("lines") or {}).get("name"), {"include": "always"}) for c in chosen]
 
 
-def _card_at(cards: Catalog, card_id: str, order: StoryOrder, position: str | None) -> tuple[str, int, int]:
-    """`cardtext.at_position` for Layer 4, made once per card, position and generation of the cards."""
-    at: dict[str, tuple[str, int, int]] = cards.memo("context.cards", order, position)
+def _card_at(cards: Catalog, card_id: str, order: StoryOrder, position: str | None) -> tuple[str, int, int, int]:
+    """`cardtext.at_position` for Layer 4 (its text clean, then its tokens last), made once per card,
+    position and generation of the cards."""
+    at: dict[str, tuple[str, int, int, int]] = cards.memo("context.cards", order, position)
     made = at.get(card_id)
     if made is None:
         card = cards.cards[card_id]
-        made = at[card_id] = cardtext.at_position(card, cards.relations.get(card_id, ()), order, position,
+        body, hid_p, hid_r = cardtext.at_position(card, cards.relations.get(card_id, ()), order, position,
                                                   whole=card.get("include") != "always")
+        body = clean(body)
+        made = at[card_id] = (body, hid_p, hid_r, estimate_tokens(body))
     return made
+
+
+def _late_entries(cards: Catalog) -> dict[str, dict[str, Any]]:
+    """Each card's entry in `dropped` when it is found after Layer 4 is full (as `Dropped.to_api`), made
+    once per generation of the cards: a prompt lists hundreds, each copied in C rather than built."""
+    memo = cards.memo("context.late")
+    table = memo.get("entries")
+    if table is None:  # assigned whole: another thread never sees it half made
+        table = memo["entries"] = {i: {"layer": 4, "kind": "card", "id": i, "source": c["source"],
+                                       "tokens": cards.tokens[i], "reason": LATE} for i, c in cards.cards.items()}
+    return table  # type: ignore[no-any-return]
 
 
 def _query(req: Request, passage: Passage) -> str:
@@ -117,13 +132,33 @@ def _query(req: Request, passage: Passage) -> str:
         "\n".join(filter(None, (passage.instruction, passage.selection)))
 
 
+TEXTS_KEPT = 2048  # Layer 4 texts of memories a view of the index keeps
+
+
+def _retrieved_piece(section: str, found: memories.Found, kept: dict[int, tuple[str, int]]) -> Piece:
+    """Layer 4's piece of a memory, its clean text and tokens made once per view of the index: a
+    session's prompts keep finding the same memories, and mostly drop them over the layer's cap."""
+    made = kept.get(found.rowid)
+    if made is None:
+        text = clean(_memory_text(found.memory))
+        made = (text, estimate_tokens(text))
+        if len(kept) >= TEXTS_KEPT:
+            kept.clear()
+        kept[found.rowid] = made
+    m = found.memory
+    return Piece.cleaned(4, section, "preference" if m["type"] == "preference" else "memory", made[0], made[1],
+                         m["id"], m["source"], None, found.reason, found.score)
+
+
 def _memory_pieces(bank: Bank, req: Request, passage: Passage, rules: dict[str, Any], document: str | None,
                    hidden: set[int], timed: set[int], reasons: list[Reason]) -> list[Piece]:
     """Layer 4's memories: the `memories` most relevant ones, then this document's own."""
     chosen, problems = memories.relevant(bank, _query(req, passage), rules["memories"], document, hidden)
     reasons += problems
-    return [_memory_piece(4, "memories", f, _memory_text(f.memory)) for f in chosen] + \
-        [_memory_piece(4, "document", f, _memory_text(f.memory))
+    kept = bank.index.view_memo("context.memory_texts")
+    kept = {} if kept is None else kept
+    return [_retrieved_piece("memories", f, kept) for f in chosen] + \
+        [_retrieved_piece("document", f, kept)
          for f in memories.document_memories(bank, document, hidden, timed, rules["preferences"],
                                              rules["memories"] > 0)]
 
@@ -156,9 +191,24 @@ def _history_pieces(bank: Bank, document: str | None) -> list[Piece]:
             for s in found]
 
 
+def _usable(bank: Bank, skill_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`skills.usable`, kept for this view of the index and the settings' `maxTokens` (a session runs a
+    few skills; each look-up reads and decodes the skill's row). Read only: shared by the prompts."""
+    memo = bank.index.view_memo("context.skills")
+    key = (skill_id, bank.settings_files.context()["maxTokens"])
+    made = memo.get(key) if memo is not None else None
+    if made is None:
+        made = skills.usable(bank, skill_id)  # a skill that cannot be used raises: never kept
+        if memo is not None and key[1] == bank.settings_files.context()["maxTokens"]:  # settings unmoved meanwhile
+            if len(memo) >= 16:
+                memo.clear()
+            memo[key] = made
+    return made  # type: ignore[no-any-return]
+
+
 def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     started = time.perf_counter()
-    skill, rules = skills.usable(bank, req.skill_id)
+    skill, rules = _usable(bank, req.skill_id)
     ctx = bank.settings_files.context()
     injection = bank.settings_files.memory()["injectionEnabled"]
     document = document_path(req.document_id) if req.document_id is not None else None
@@ -205,15 +255,14 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         used = 0
         for i, f in enumerate(found):
             if used > room:  # the budget drops Layer 4 from its end: what follows could never be kept
-                late = [{"layer": 4, "kind": "card", "id": g.id, "source": cards.cards[g.id]["source"],
-                         "tokens": cards.tokens[g.id], "reason": LATE} for g in found[i:]]  # as Dropped.to_api
+                late = list(map(dict.copy, map(_late_entries(cards).__getitem__, [g.id for g in found[i:]])))
                 break
             card = cards.cards[f.id]
-            body, hid_p, hid_r = _card_at(cards, f.id, order, position)
+            body, hid_p, hid_r, tokens = _card_at(cards, f.id, order, position)
             hidden["progressions"] += hid_p
             hidden["relations"] += hid_r
-            piece = Piece(4, "cards", "card" if card.get("include") != "always" else "state", body, f.id,
-                          card["source"], (card.get("lines") or {}).get("name"), f.reason())
+            piece = Piece.cleaned(4, "cards", "card" if card.get("include") != "always" else "state", body, tokens,
+                                  f.id, card["source"], (card.get("lines") or {}).get("name"), f.reason())
             used += piece.tokens
             pieces.append(piece)
         if skipped:

@@ -8,10 +8,10 @@ and the selection are never cut: when they alone are over, the call says OVER_BU
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...kernel.text import estimate_tokens
-from .layers import LAYERS, Piece
+from .layers import LAYERS, Piece, by_layer as _by_layer
 from .surrounding import trim
 
 BUDGETED = (2, 3, 4, 5)  # the layers `max_tokens` covers
@@ -19,8 +19,7 @@ NEVER_CUT = ("identity", "skill", "instruction", "selection")
 SURROUNDING = ("before", "after")
 
 
-@dataclass(frozen=True)
-class Dropped:
+class Dropped(NamedTuple):  # a tuple: a prompt drops dozens to thousands
     layer: int
     kind: str
     id: str | None
@@ -102,7 +101,7 @@ def _trim_surrounding(pieces: list[Piece], room: int, reason: str, dropped: list
 
 
 def fit(pieces: list[Piece], layer_caps: dict[str, int], max_tokens: int) -> Fitted:
-    by_layer: dict[int, list[Piece]] = {layer.number: [p for p in pieces if p.layer == layer.number] for layer in LAYERS}
+    by_layer: dict[int, list[Piece]] = _by_layer(pieces)
     dropped: list[Dropped] = []
     over = False
     for layer in LAYERS:  # each layer's own cap first

@@ -64,6 +64,18 @@ class Piece:
         object.__setattr__(self, "text", clean(self.text))
         object.__setattr__(self, "tokens", estimate_tokens(self.text))
 
+    @classmethod
+    def cleaned(cls, layer: int, section: str, kind: str, text: str, tokens: int, id: str | None = None,
+                source: str | None = None, line: int | None = None, reason: Any = None,
+                score: float | None = None) -> Piece:
+        """The piece `Piece(...)` makes of a text that `clean` gave and `estimate_tokens` counted (a text
+        kept from an earlier prompt): without the frozen dataclass's eleven attribute calls, as a prompt
+        makes dozens of memory pieces that the budget mostly drops."""
+        piece = object.__new__(cls)
+        piece.__dict__.update(layer=layer, section=section, kind=kind, text=text, id=id, source=source, line=line,
+                              reason=reason, score=score, tokens=tokens)
+        return piece
+
     def item(self) -> dict[str, Any]:
         out: dict[str, Any] = {"layer": self.layer, "kind": self.kind, "id": self.id, "source": self.source,
                                "tokens": self.tokens, "reason": self.reason}
@@ -102,15 +114,48 @@ class Assembled:
     breakpoints: tuple[int, ...]
 
 
+def by_layer(pieces: list[Piece]) -> dict[int, list[Piece]]:
+    """The pieces of each layer, in their order (a piece of no layer in LAYERS is in none)."""
+    out: dict[int, list[Piece]] = {layer.number: [] for layer in LAYERS}
+    for p in pieces:
+        mine = out.get(p.layer)
+        if mine is not None:
+            mine.append(p)
+    return out
+
+
 def serialise(pieces: list[Piece]) -> Assembled:
     """The six blocks, the two parts and the prefix hash. Cache breakpoints go after the skill (shared
     by every project using it), after the project's standing material and after the preferences (the
     end of the prefix): an edit to a later layer still hits the cache for the earlier ones."""
-    blocks = []
-    for layer in LAYERS:
-        text = render(layer, [p for p in pieces if p.layer == layer.number])
-        blocks.append({"layer": layer.number, "name": layer.name, "text": text, "tokens": estimate_tokens(text),
-                       "hash": sha256(text)})
-    system = "".join(b["text"] for b in blocks if b["layer"] in SYSTEM_LAYERS)
+    layered = by_layer(pieces)
+    prefix = _prefix(tuple((p.layer, p.section, p.text) for n in SYSTEM_LAYERS for p in layered[n]), layered)
+    blocks = [dict(b) for b in prefix[0]]  # the caller's own
+    blocks += [_block(layer, layered[layer.number]) for layer in LAYERS if layer.number not in SYSTEM_LAYERS]
     user = "".join(b["text"] for b in blocks if b["layer"] not in SYSTEM_LAYERS)
-    return Assembled(tuple(blocks), system, user, sha256(system), estimate_tokens(system), (1, 2, 3))
+    return Assembled(tuple(blocks), prefix[1], user, prefix[2], prefix[3], (1, 2, 3))
+
+
+def _block(layer: Layer, pieces: list[Piece]) -> dict[str, Any]:
+    text = render(layer, pieces)
+    return {"layer": layer.number, "name": layer.name, "text": text, "tokens": estimate_tokens(text), "hash": sha256(text)}
+
+
+PrefixKey = tuple[tuple[int, str, str], ...]
+_prefixes: dict[PrefixKey, tuple[tuple[dict[str, Any], ...], str, str, int]] = {}
+PREFIXES_KEPT = 8
+
+
+def _prefix(key: PrefixKey, layered: dict[int, list[Piece]]) -> tuple[tuple[dict[str, Any], ...], str, str, int]:
+    """Blocks 0-3, the systemPrompt, its hash and tokens, made once for the same texts in the same
+    sections: the prefix is byte-stable by design, so a session's prompts render and hash it again and
+    again (the texts are mostly the same string objects, whose hashes Python keeps)."""
+    made = _prefixes.get(key)
+    if made is None:
+        blocks = tuple(_block(layer, layered[layer.number]) for layer in LAYERS if layer.number in SYSTEM_LAYERS)
+        system = "".join(b["text"] for b in blocks)
+        made = (blocks, system, sha256(system), estimate_tokens(system))
+        if len(_prefixes) >= PREFIXES_KEPT:
+            _prefixes.clear()
+        _prefixes[key] = made
+    return made

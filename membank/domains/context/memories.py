@@ -5,8 +5,7 @@ document's own memories. Memories valid for part of the story (`since`/`until`) 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...index.schema import DomainSchema, register
 from ..contract import Bank
@@ -29,8 +28,7 @@ register(DomainSchema("context.document", 1, "CREATE INDEX entries_document ON e
                       " WHERE kind = 'memory' AND scope = 'document'", "DROP INDEX IF EXISTS entries_document"))
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(NamedTuple):  # a tuple: a prompt makes dozens, and Layer 3 hundreds once per view
     rowid: int
     memory: dict[str, Any]
     tokens: int

@@ -44,7 +44,9 @@ def score(importance: float, created_at: str, last_recalled_at: str | None, reca
         return 1.0
     days = days_between(last_recalled_at or created_at, now)
     value = importance_boost(importance) * math.exp(-LAMBDA * days) * (1 + RECALL_BOOST * max(0, recall_count))
-    return round(min(1.0, max(0.0, value)), 4)
+    # as numpy's round (`scores`): times 10^4, to the nearest integer (halves to even), divided back;
+    # Python's round(x, 4) decides halves on x's exact binary value and disagreed on some (0.00375)
+    return round(min(1.0, max(0.0, value)) * 10_000) / 10_000
 
 
 def level(value: float) -> str:

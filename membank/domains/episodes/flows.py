@@ -26,7 +26,6 @@ log = logging.getLogger("membank")
 WRITE_FAILED = "MEMORY_EPISODE_WRITE_FAILED"
 TRIES = 3
 BACKOFF = (0.05, 0.2)  # seconds before the second and the third try
-FAILED = "episodes.failed"  # bank.memo: episodes given up on since the project opened
 
 
 @dataclass(frozen=True)
@@ -155,7 +154,7 @@ def record(bank: Bank, f: Fields, wait: bool) -> dict[str, Any]:
         except Exception as e:  # a MembankError after three tries, or a bug: either way the app hears it
             code, message = (e.code, e.message) if isinstance(e, MembankError) else \
                 (errors.INTERNAL, "internal error writing the episode; this is a bug in membank, see its log")
-            bank.memo[FAILED] = bank.memo.get(FAILED, 0) + 1
+            bank.memo[store.FAILED] = bank.memo.get(store.FAILED, 0) + 1
             log.error("episode %s was not written: %s", episode_id, message, exc_info=not isinstance(e, MembankError))
             bank.notify("episode:failed", {"id": episode_id, "code": code, "message": message})
 
@@ -166,10 +165,6 @@ def record(bank: Bank, f: Fields, wait: bool) -> dict[str, Any]:
 
 def _closed() -> MembankError:
     return MembankError(errors.DB_ERROR, "the project is closed; the episode was not written (open it again)")
-
-
-def failed(bank: Bank) -> int:
-    return int(bank.memo.get(FAILED, 0))
 
 
 # -- finding the most alike ----------------------------------------------------------------------

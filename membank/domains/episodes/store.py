@@ -24,6 +24,7 @@ EMBED_BATCH = 256
 LEVEL_NAMES = tuple(name for _, name in LEVELS) + (TO_EVICT,)
 MODEL = "episodes.model"  # meta: the embedding model's identity the vectors were made with
 GENERATION = "episodes.generation"  # meta: moves whenever an episode's vector or its set of episodes changes
+FAILED = "episodes.failed"  # bank.memo: episodes given up on since the project opened (flows.py counts them)
 
 
 def forget(index: Index, source: str) -> None:

@@ -1,14 +1,14 @@
 """Embedding beside a large sync's writes: the model loads in a thread while the first files are read,
 and each batch of entries written is embedded there while the next batch is written (the tokenizer
-runs outside the GIL). The vectors are written by the sync's own thread, in its transaction, once
-the entries are all in: vec0 inserts interleaved with entry and FTS inserts cost ~10x as much (its
-1 MB chunk blobs fall out of SQLite's page cache between them). Whatever this leaves (an entry updated
-in place below the cursor, a model that did not load, another model's index) is left to
-`embed_pending` after it, as a small sync does it all."""
+runs outside the GIL). The vectors are written by the sync's own thread, in its transaction, as they
+come back, with the writer's page cache raised for the sync (index/vecstore.py `roomy_cache`):
+in the default 2 MB, vec0's 1 MB chunk blobs fall out between entry and FTS inserts and each batch
+of vectors costs ~5x as much as at the end. Whatever this leaves (an entry updated in place below
+the cursor, a model that did not load, another model's index) is left to `embed_pending` after it,
+as a small sync does it all."""
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 from typing import Any, Callable
@@ -16,23 +16,28 @@ from typing import Any, Callable
 from ...index import Index
 from ...index.embed import Embedder, mismatch
 
-Texts = Callable[[str, dict[str, Any]], str]
 Job = tuple[list[int], list[str]]
 Result = tuple[list[int], Any]  # the vectors, or None when the batch could not be embedded
 
 
 class EmbedAhead:
     """One sync's embedding thread: `hand_over` after each batch of writes, `finish` at the end of them,
-    `close` always (a sync that fails or is canceled drops what was embedded)."""
+    `close` always (the vectors are in the sync's transaction: a sync that fails or is canceled rolls
+    them back with everything else)."""
 
-    def __init__(self, index: Index, source: Callable[[], Embedder | None], texts: Texts, batch: int) -> None:
-        self._index, self._source, self._texts, self._batch = index, source, texts, batch
+    def __init__(self, index: Index, source: Callable[[], Embedder | None], batch: int) -> None:
+        self._index, self._source, self._batch = index, source, batch
+        # what each file written is embedded as (files/intake.py `prepare`), by citation: the sync
+        # fills it as it writes, so nothing is read back and decoded from the index
+        self.texts: dict[str, str] = {}
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._results: queue.Queue[Result] = queue.Queue()
         self._model: Embedder | None = None
         self._cursor = 0  # entries up to this rowid are handed over
         self._out = 0  # jobs handed over whose vectors have not come back
-        self._ready: list[tuple[list[int], Any]] = []  # vectors back, written by `finish`
+        self._accepted: bool | None = None  # whether this index takes the model's vectors, once asked
+        self._cache = index.roomy_cache()
+        self._cache.__enter__()
         self._thread = threading.Thread(target=self._run, name="membank-embed", daemon=True)
         self._thread.start()
 
@@ -50,11 +55,14 @@ class EmbedAhead:
             self._results.put((rowids, vectors))
 
     def hand_over(self) -> None:
-        """Give the embedding every written entry after the cursor, in batches; keep what came back."""
-        while rows := self._index.pending_vectors(self._batch, self._cursor):
+        """Give the embedding every written entry after the cursor, in batches; keep what came back. An
+        entry without a text here (none is known) stays pending for `embed_pending`."""
+        while rows := self._index.unembedded(self._batch, self._cursor):
             self._cursor = rows[-1][0]
-            self._jobs.put(([rowid for rowid, _, _ in rows], [self._texts(kind, json.loads(record)) for _, kind, record in rows]))
-            self._out += 1
+            known = [(rowid, self.texts.pop(source)) for rowid, source in rows if source in self.texts]
+            if known:
+                self._jobs.put(([rowid for rowid, _ in known], [text for _, text in known]))
+                self._out += 1
         self._collect(wait=False)
 
     def finish(self) -> None:
@@ -62,20 +70,18 @@ class EmbedAhead:
         self.hand_over()
         self._collect(wait=True)
         self.close()
-        if self._ready and self._model is not None and vectors_accept(self._index, self._model):
-            for rowids, vectors in self._ready:
-                self._index.put_vectors(rowids, vectors)
-        self._ready.clear()
 
     def close(self) -> None:
         """Stop the thread (what it has not embedded yet stays pending for embed_pending): the jobs not
-        started are dropped, so a failed or canceled sync does not keep a core busy after it."""
+        started are dropped, so a failed or canceled sync does not keep a core busy after it. The page
+        cache goes back to its size. Safe to call twice."""
         try:
             while True:
                 self._jobs.get_nowait()
         except queue.Empty:
             pass
         self._jobs.put(None)
+        self._cache.__exit__(None, None, None)
 
     def _collect(self, wait: bool) -> None:
         while self._out:
@@ -84,8 +90,12 @@ class EmbedAhead:
             except queue.Empty:
                 return
             self._out -= 1
-            if vectors is not None:
-                self._ready.append((rowids, vectors))
+            if vectors is None or self._model is None:
+                continue
+            if self._accepted is None:
+                self._accepted = vectors_accept(self._index, self._model)
+            if self._accepted:
+                self._index.put_vectors(rowids, vectors)
 
 
 def vectors_accept(index: Index, model: Embedder) -> bool:

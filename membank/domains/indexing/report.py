@@ -6,8 +6,8 @@ from typing import Any
 
 from ...files.records import ERROR, Diagnostic
 from ..contract import Bank
-from ..episodes import flows as episodes, store as episode_store
-from ..lifecycle import triggers
+from ..episodes import store as episode_store
+from ..lifecycle import runs as lifecycle_runs
 from ..recall.preview import semantic_problem
 from ..story.problems import diagnostics as story_problems
 
@@ -36,7 +36,7 @@ def status(bank: Bank) -> dict[str, Any]:
         counts = bank.index.counts()
         last_sync = bank.index.get_meta("last_sync")
         stored = episode_store.counts(bank.index)
-        life = {"lastRun": triggers.last_runs(bank), "levels": episode_store.levels(bank.index)}
+        life = lifecycle_runs.report(bank.index)
     return {
         "projectId": bank.info.id,
         "name": bank.info.name,
@@ -55,7 +55,8 @@ def status(bank: Bank) -> dict[str, Any]:
             "errors": sum(d.severity == ERROR for d in items),
             "warnings": sum(d.severity != ERROR for d in items),
         },
-        "episodes": {**stored, "pending": bank.background.pending, "failed": episodes.failed(bank)},
+        "episodes": {**stored, "pending": bank.background.pending,
+                     "failed": int(bank.memo.get(episode_store.FAILED, 0))},
         "lifecycle": life,
         "watch": bank.watcher.status() if bank.watcher is not None else None,
     }

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
-from ...files.intake import Outcome, read, take
+from ...files.intake import Outcome, Taken, embed_text, read, take
 from ...files.reader import content_hash
 from ...files.records import ERROR, Diagnostic
 from ...files.scan import JOURNAL, SKIPPED, BankRoot, FileStat, examine, readable_name, scan, shown
@@ -23,6 +24,8 @@ from .embedahead import EmbedAhead, vectors_accept
 Progress = Callable[[int, int], None]
 EmbedderSource = Callable[[], Embedder | None]  # loads the model only when something needs embedding
 EMBED_BATCH = 512
+HAND_OVER = 128  # files written between hand-overs to the embedding beside a large sync: what is left to
+# embed when the last file is written is at most this many (512 left ~40 ms at the end with one core busy)
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,12 @@ def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
     """One transaction: every bank scanned, changed files parsed and written, clashes settled."""
     started = time.perf_counter()
     report = Report()
-    scans = [(root, *scan(root)) for root in roots]
+    # a cold index reads every file and has each one's size and mtime from the read: no stat per file
+    # (read outside the transaction: if another process fills the index meanwhile, the plan below
+    # reads every file, and each whose hash it already holds is counted unchanged)
+    with index.lock:
+        sizes = not index.is_empty()
+    scans = [(root, *scan(root, sizes)) for root in roots]
     with index.transaction():
         touched: set[tuple[str, str, str]] = set()
         known = {root.bank: index.file_states(root.bank) for root in roots}
@@ -107,19 +115,30 @@ def _take_in(index: Index, files: list[intakes.Item], known: dict[str, dict[str,
     in is shared with a second process and the embedding runs beside the writes (intakes.py,
     embedahead.py); the index comes out the same either way."""
     touched: set[tuple[str, str, str]] = set()
-    ahead = (EmbedAhead(index, embedder, embed_text, EMBED_BATCH)
-             if embedder is not None and index.vec_error is None and len(files) >= intakes.PARALLEL_FROM else None)
+    large = len(files) >= intakes.PARALLEL_FROM
+    ahead = EmbedAhead(index, embedder, EMBED_BATCH) if large and embedder is not None and index.vec_error is None else None
+    # the chunks coming back from the worker are tens of thousands of objects that live a moment: the
+    # cycle collector would scan them again and again (~5% of this process's CPU in a cold 10,000-file
+    # sync) and they make no cycles; it is back on when the sync's writes are done
+    collecting = large and gc.isenabled()
+    if collecting:
+        gc.disable()
     try:
         for n, ((root, stat, _), outcome) in enumerate(intakes.taken(files), 1):
             step()
             touched |= _apply(index, root, stat, known[root.bank].get(stat.source), outcome, report, cold)
-            if ahead is not None and n % EMBED_BATCH == 0:
-                ahead.hand_over()
+            if ahead is not None:
+                if isinstance(outcome, Taken) and outcome.prepared is not None and outcome.prepared.embed:
+                    ahead.texts[stat.source] = outcome.prepared.embed
+                if n % HAND_OVER == 0:
+                    ahead.hand_over()
         if ahead is not None:
             ahead.finish()
     finally:
         if ahead is not None:
             ahead.close()
+        if collecting:
+            gc.enable()
     return touched
 
 
@@ -247,9 +266,3 @@ def embed_pending(index: Index, embedder: EmbedderSource | None) -> None:
         index.put_vectors([rowid for rowid, _, _ in rows], model.encode(texts))
 
 
-def embed_text(kind: str, record: dict[str, Any]) -> str:
-    """What a memory or card is embedded as."""
-    if kind == "memory":
-        return str(record["content"])
-    parts = [record["name"], *record["aliases"], record["summary"], record.get("state") or "", record["content"]]
-    return "\n".join(p for p in parts if p)

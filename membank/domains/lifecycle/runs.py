@@ -46,6 +46,16 @@ def last(index: Index) -> dict[str, str]:
 
 
 def report(index: Index) -> dict[str, Any]:
-    """For `index:status`: each trigger's last run (null: never), and the live episodes per decay level."""
-    ran = last(index)
-    return {"lastRun": {t: ran.get(t) for t in TRIGGERS}, "levels": episodes.levels(index)}
+    """For `index:status`: the last time each trigger ran (from the journal, or this index's own record
+    of a run that changed nothing: `ran_key`; null: never), and the live episodes per decay level."""
+    from_journal = last(index)
+    ran = {}
+    for trigger in TRIGGERS:
+        seen = [t for t in (from_journal.get(trigger), index.get_meta(ran_key(trigger))) if t]
+        ran[trigger] = max(seen) if seen else None
+    return {"lastRun": ran, "levels": episodes.levels(index)}
+
+
+def ran_key(trigger: str) -> str:
+    """meta: when `trigger` last ran without anything to write to the journal."""
+    return f"lifecycle.ran.{trigger}"

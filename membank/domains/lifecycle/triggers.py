@@ -109,7 +109,7 @@ def run(bank: Bank, trigger: str) -> dict[str, Any]:
         report = RUN[trigger](bank)
         if trigger != "daily" and report["changed"]:
             _journal(bank, trigger, {k: v for k, v in report.items() if k != "changed"})
-        bank.index.set_meta(f"lifecycle.ran.{trigger}", at)
+        bank.index.set_meta(runs.ran_key(trigger), at)
     return {"trigger": trigger, "at": at, **report, "tookMs": round((time.perf_counter() - started) * 1000, 2)}
 
 
@@ -169,15 +169,3 @@ def _write_history(bank: Bank, entries: list[history.Entry]) -> list[str]:
                                f"{e.strerror or e.__class__.__name__}; nothing else was changed") from None
         written.append(bank.project.source(rel))
     return written
-
-
-def last_runs(bank: Bank) -> dict[str, str | None]:
-    """The last time each trigger ran (from the journal, or this index's own record of a run that
-    changed nothing)."""
-    from_journal = runs.last(bank.index)
-    out = {}
-    for trigger in runs.TRIGGERS:
-        seen = [t for t in (from_journal.get(trigger), bank.index.get_meta(f"lifecycle.ran.{trigger}")) if t]
-        out[trigger] = max(seen) if seen else None
-    return out
-

@@ -196,8 +196,20 @@ def lexical_eligible(index: Index, match: str, k: int,
     if k <= 0:
         return [], {}
     rows = index.lexical(match, 4 * k)
-    keys = eligible_keys(index, [r for r, _ in rows], document)
-    hits = [(r, score) for r, score in rows if r in keys]
+    memo = index.view_memo("recall.eligible_table")
+    table = memo.get((document, _hidden.get())) if memo is not None else None
+    if table is not None:  # the view's eligible rows: the best k of them looked up, not all 4k
+        hits, keys = [], {}
+        for r, score in rows:
+            found = table.get(r)
+            if found is not None:
+                hits.append((r, score))
+                keys[r] = found
+                if len(hits) == k:
+                    return hits, keys
+    else:
+        keys = eligible_keys(index, [r for r, _ in rows], document)
+        hits = [(r, score) for r, score in rows if r in keys]
     if len(hits) >= k or len(rows) < 4 * k:
         return hits[:k], keys
     return _lexical_joined(index, match, k, document)

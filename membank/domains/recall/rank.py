@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from ...kernel.budget import fit
 from .order import deterministic_detail
@@ -52,8 +53,7 @@ def deterministic_items(candidates: Iterable[tuple[dict[str, Any], int]], max_it
 VECTOR_WEIGHT = 0.5
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):  # a tuple: a prompt fuses a hundred and keeps a few
     rowid: int
     vector_rank: int | None
     similarity: float | None  # cosine similarity, 1 - distance
@@ -62,23 +62,23 @@ class Hit:
     fused: float
 
 
+_hit = functools.partial(tuple.__new__, Hit)  # without NamedTuple's __new__, a Python function: half the cost
+
+
 def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]]) -> list[Hit]:
     """Score fusion of vector neighbours (rowid, cosine distance) and FTS5 hits (rowid, bm25).
 
     fused = w * cosine + (1 - w) * bm25 / best bm25: the best word match scores 1 on its side, and
     a hit missing from one list scores 0 on that side. Both lists hold eligible rows, best first."""
-    by_row: dict[int, dict[str, Any]] = {}
-    for rank, (rowid, distance) in enumerate(nearest, start=1):
-        by_row.setdefault(rowid, {})["v"] = (rank, 1.0 - float(distance))
-    for rank, (rowid, score) in enumerate(lexical, start=1):
-        by_row.setdefault(rowid, {})["l"] = (rank, float(score))
+    vector = {rowid: (rank, 1.0 - float(distance)) for rank, (rowid, distance) in enumerate(nearest, start=1)}
+    words = {rowid: (rank, float(score)) for rank, (rowid, score) in enumerate(lexical, start=1)}
     best = min((float(score) for _, score in lexical), default=-1.0) or -1.0
     hits = []
-    for rowid, parts in by_row.items():
-        v, lx = parts.get("v"), parts.get("l")
-        fused = VECTOR_WEIGHT * (v[1] if v else 0.0) + (1 - VECTOR_WEIGHT) * (lx[1] / best if lx else 0.0)
-        hits.append(Hit(rowid, v[0] if v else None, v[1] if v else None, lx[0] if lx else None,
-                        lx[1] if lx else None, fused))
+    for rowid in [*vector, *(r for r in words if r not in vector)]:  # the vector side's rows first
+        v, lx = vector.get(rowid), words.get(rowid)
+        hits.append(_hit((rowid, v[0] if v else None, v[1] if v else None, lx[0] if lx else None,
+                          lx[1] if lx else None,
+                          VECTOR_WEIGHT * (v[1] if v else 0.0) + (1 - VECTOR_WEIGHT) * (lx[1] / best if lx else 0.0))))
     return hits
 
 

@@ -32,11 +32,27 @@ def focus(terms: list[str], documents: list[int]) -> list[str]:
     return [terms[i] for i in sorted(kept)]
 
 
+TOKENS_KEPT = 8192  # terms whose FTS5 tokens an index keeps
+
+
+def _tokens(index: Index, term: str) -> tuple[str, ...]:
+    """`index.fts_tokens(term)`, kept: the tokenizer's answer never changes, and a session's queries
+    repeat most of their words (each asked afresh costs a tokenizer made for it)."""
+    kept: dict[str, tuple[str, ...]] = index.caches.setdefault("recall.term_tokens", {})
+    found = kept.get(term)
+    if found is None:
+        found = tuple(index.fts_tokens(term))
+        if len(kept) >= TOKENS_KEPT:
+            kept.clear()
+        kept[term] = found
+    return found
+
+
 def match(index: Index, text: str) -> str | None:
     """The FTS5 MATCH expression for `text` (any of its terms); None when nothing is searchable."""
     terms = fts_terms(text)
     if len(terms) > 1:
-        tokens = [index.fts_tokens(t.strip('"')) for t in terms]
+        tokens = [_tokens(index, t.strip('"')) for t in terms]
         counts = index.term_documents(t for ts in tokens for t in ts)
         # a phrase is in no more entries than its rarest word; a term FTS5 makes nothing of, in none
         terms = focus(terms, [min((counts[t] for t in ts), default=0) for ts in tokens])

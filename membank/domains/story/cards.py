@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from ...index import Index
 from ...kernel.text import estimate_tokens
 from .matching import Keyed, Match, Matcher, Skipped, normalize
+from .refs import LIVE
 from .state import Relation, incoming, links, outgoing
 
 REGEX_TIMEOUT = 0.02  # seconds a writer's /regex/ key may run on one text before it is skipped
@@ -78,14 +79,10 @@ class Catalog:
 
 
 def _live_cards(index: Index) -> list[dict[str, Any]]:
-    rows = index.db.execute(
-        "SELECT record FROM entries WHERE grp = 'card' AND removed_at IS NULL AND shadowed = 0 AND deleted = 0"
-        " ORDER BY bank = 'global', id")
-    out: dict[str, dict[str, Any]] = {}
-    for (record,) in rows:
-        card = json.loads(record)
-        out.setdefault(card["id"], card)  # a project card hides a global card with its id
-    return list(out.values())
+    """The cards the story sees (refs.LIVE, which the story's problems read too), project cards first."""
+    return [json.loads(record) for (record,) in index.db.execute(
+        f"WITH {LIVE} SELECT e.record FROM live JOIN entries AS e ON e.rowid = live.entry"
+        " ORDER BY e.bank = 'global', e.id")]
 
 
 def _signature(index: Index) -> str:

@@ -91,23 +91,6 @@ def walk(catalog: Catalog, card_id: str, order: StoryOrder, at: str | None, dept
     return out
 
 
-def unresolved(catalog: Catalog) -> list[tuple[str, int, str]]:
-    """(source, line, message) for every relation whose `to` names no card, or several."""
-    out = []
-    for cid in sorted(catalog.cards):
-        for rel in catalog.relations.get(cid, ()):
-            if rel.direction != "out":
-                continue
-            found = catalog.resolve(rel.other)
-            if not found:
-                out.append((rel.source, rel.line, f"`{rel.other}` names no character or world entry; the relation "
-                            f"({rel.type}) is kept but leads nowhere"))
-            elif len(found) > 1:
-                out.append((rel.source, rel.line, f"`{rel.other}` names {len(found)} entries "
-                            f"({', '.join(found)}); write the id to say which"))
-    return out
-
-
 def entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, at: str | None, whole: bool = False,
            relations: bool = False) -> dict[str, Any]:
     """An entity as the graph answers it at `at`: its state and facets there, (`relations`) the

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple
 
 import ahocorasick
 import regex
+
+from .names import normalize
 
 _CJK = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
                   r"\U00020000-\U0002ffff]")
@@ -55,10 +56,6 @@ class Skipped:
     key: str
     reason: str  # timeout | invalid
     message: str
-
-
-def normalize(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def is_regex_key(key: str) -> bool:

@@ -108,6 +108,21 @@ def named_positions(index: Index) -> list[str]:
     return [p for (p,) in index.db.execute("SELECT DISTINCT position FROM story_positions")]
 
 
+def _chapters(bank: Bank, memo: dict[str, Any]) -> tuple[str, ...] | None:
+    stamp = _project_stamp(bank.root)
+    if memo.get("project") != stamp:
+        memo["project"], memo["chapters"] = stamp, read_chapters(bank.root)
+        memo.pop("order", None)
+        memo.pop("views", None)
+    return memo["chapters"]  # type: ignore[no-any-return]
+
+
+def chapters(bank: Bank) -> tuple[str, ...] | None:
+    """project.yaml's `chapters:` (None without one), re-read only when the file moved: whether the order
+    is explicit needs neither the manuscript walk nor the positions the index holds."""
+    return _chapters(bank, bank.memo.setdefault("story.order", {}))
+
+
 def story_order(bank: Bank) -> StoryOrder:
     """The project's story order: `project.yaml` `chapters:`, else natural order of the manuscript and
     of every position a card or memory names. Re-made only when project.yaml, a manuscript folder or
@@ -118,12 +133,7 @@ def story_order(bank: Bank) -> StoryOrder:
         walk = memo["walk"] = walk_manuscript(bank.root)
         memo.pop("order", None)
         memo.pop("views", None)
-    stamp = _project_stamp(bank.root)
-    if memo.get("project") != stamp:
-        memo["project"], memo["chapters"] = stamp, read_chapters(bank.root)
-        memo.pop("order", None)
-        memo.pop("views", None)
-    chapters = memo["chapters"]
+    chapters = _chapters(bank, memo)
     key = None if chapters is not None else bank.index.view_key()
     cached = memo.get("order")
     views = memo.setdefault("views", {})  # per connection's view of the index: read threads each have one

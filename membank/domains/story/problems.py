@@ -10,19 +10,7 @@ from typing import Any
 from ...files.reader import read_regular
 from ...files.records import WARNING, Diagnostic
 from ..contract import Bank
-from . import graph, positions
-from .cards import catalog
-from .state import outgoing, progressions
-
-
-def _card_positions(card: dict[str, Any]) -> list[tuple[str, int, str]]:
-    """(position, line, key) for every position a card names."""
-    lines = card.get("lines") or {}
-    out = [(card["introduced"], lines.get("introduced", 1), "introduced")] if card.get("introduced") else []
-    out += [(at, line, "at") for at, _, line in progressions(card)]
-    for rel in outgoing(card):
-        out += [(p, rel.line, key) for p, key in ((rel.since, "since"), (rel.until, "until")) if p]
-    return out
+from . import positions, refs
 
 
 def _memory_line(bank: Bank, source: str, key: str) -> int:
@@ -47,35 +35,35 @@ def _outside(position: str) -> str:
 
 
 def diagnostics(bank: Bank) -> list[Diagnostic]:
-    """Kept until the cards, the story order or the index change (`index:status` asks every time)."""
+    """Read from what the cards' indexing kept (refs.py), never from the card catalog; kept until the
+    index or the story order changes (`index:status` asks every time). Without `chapters:` the order
+    is not needed at all: only an explicit list makes a position a problem."""
     with bank.index.lock:
-        cat = catalog(bank.index)
-        order = positions.story_order(bank)
+        order = positions.story_order(bank) if positions.chapters(bank) is not None else None
         key = bank.index.view_key()
-    memo = bank.index.caches.setdefault("story.problems", {})  # per connection's view, as the catalog
+    memo = bank.index.caches.setdefault("story.problems", {})  # per connection's view
     kept = memo.get(key) if key is not None else None
-    if kept is not None and kept[0] is cat and kept[1] is order:
-        return list(kept[2])
-    found = _diagnostics(bank, cat, order)
+    if kept is not None and kept[0] is order:
+        return list(kept[1])
+    found = _diagnostics(bank, order)
     if key is not None:
         if len(memo) >= 16:
             memo.clear()
-        memo[key] = (cat, order, found)
+        memo[key] = (order, found)
     return list(found)
 
 
-def _diagnostics(bank: Bank, cat: Any, order: Any) -> list[Diagnostic]:
+def _diagnostics(bank: Bank, order: Any) -> list[Diagnostic]:
     with bank.index.lock:
+        written = refs.written(bank.index, positions=order is not None)
         memories = bank.index.db.execute(
             "SELECT e.source, p.role, p.position FROM story_positions AS p JOIN entries AS e ON e.rowid = p.entry"
             " WHERE e.kind = 'memory' AND e.removed_at IS NULL AND p.role IN ('since', 'until')").fetchall() \
-            if order.explicit else []
-    out = [Diagnostic(source, line, WARNING, message) for source, line, message in graph.unresolved(cat)]
-    if order.explicit:
-        for card in cat.cards.values():
-            for position, line, _ in _card_positions(card):
-                if not order.knows(position):
-                    out.append(Diagnostic(card["source"], line, WARNING, _outside(position)))
+            if order is not None else []
+    out = [Diagnostic(source, line, WARNING, message) for source, line, message in refs.unresolved(written)]
+    if order is not None:
+        out += [Diagnostic(source, line, WARNING, _outside(position)) for source, line, position in written.positions
+                if not order.knows(position)]
         for source, role, position in memories:
             if not order.knows(position):
                 out.append(Diagnostic(source, _memory_line(bank, source, role), WARNING, _outside(position)))
