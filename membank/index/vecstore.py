@@ -7,10 +7,9 @@ every project opens an index, and a command that reads no vector (`membank statu
 
 from __future__ import annotations
 
-import contextlib
 import secrets
 import threading
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable
 
 import apsw
 
@@ -20,7 +19,10 @@ if TYPE_CHECKING:
     from .vectors import Vectors
 
 VEC0_MAX_K = 4096  # the most neighbours sqlite-vec's own KNN returns
-ROOMY_CACHE_KIB = 16384  # a large sync's page cache (index/vecstore.py `roomy_cache`): 16 MB cost as 64 did at 10,000 files
+ROOMY_CACHE_KIB = 16384  # a large sync's page cache (`page_cache`): 16 MB cost as 64 did at 10,000 files
+# live memories and cards without a vector, in rowid order, above a rowid (the `entries_pending` index)
+_PENDING = ("FROM entries WHERE embedded = 0 AND kind != 'skill' AND removed_at IS NULL AND rowid > ?"
+            " ORDER BY rowid LIMIT ?")
 PATCH_LIMIT = 256  # rows re-read one by one to patch the in-memory vectors; more, and they are reloaded whole
 
 
@@ -78,27 +80,20 @@ class VectorStore:
     def pending_vectors(self, limit: int, after: int = 0) -> list[tuple[int, str, str]]:
         """(rowid, kind, record JSON) of live memories and cards that have no vector yet (of rowids
         above `after` only: what a sync has not handed to its embedding yet)."""
-        return self.db.execute(
-            "SELECT rowid, kind, record FROM entries WHERE embedded = 0 AND kind != 'skill' AND removed_at IS NULL"
-            " AND rowid > ? ORDER BY rowid LIMIT ?", (after, limit)).fetchall()
+        return self.db.execute(f"SELECT rowid, kind, record {_PENDING}", (after, limit)).fetchall()
 
-    @contextlib.contextmanager
-    def roomy_cache(self, kib: int = ROOMY_CACHE_KIB) -> Iterator[None]:
-        """The writer's page cache raised to `kib` for a while, then put back (which frees the pages over
-        it): vectors written between other rows keep vec0's chunk blobs in memory instead of reading
-        them back each batch (~5x the cost in the default 2 MB)."""
-        before = self.db.execute("PRAGMA cache_size").fetchall()[0][0]
-        self.db.execute(f"PRAGMA cache_size=-{int(kib)}")
-        try:
-            yield
-        finally:
-            self.db.execute(f"PRAGMA cache_size={int(before)}")
+    def page_cache(self, size: int) -> int:
+        """Set the writer's page cache (SQLite's `cache_size`: pages, or KiB when negative) and return the
+        size it had. A large sync raises it to ROOMY_CACHE_KIB while it writes vectors between other rows
+        (vec0's chunk blobs stay in memory instead of being read back each batch: ~5x the cost in the
+        default 2 MB) and puts it back after, which frees the pages over it."""
+        before = int(self.db.execute("PRAGMA cache_size").fetchall()[0][0])
+        self.db.execute(f"PRAGMA cache_size={int(size)}")
+        return before
 
     def unembedded(self, limit: int, after: int = 0) -> list[tuple[int, str]]:
         """(rowid, citation) of the entries `pending_vectors` gives, without their records."""
-        return self.db.execute(
-            "SELECT rowid, source FROM entries WHERE embedded = 0 AND kind != 'skill' AND removed_at IS NULL"
-            " AND rowid > ? ORDER BY rowid LIMIT ?", (after, limit)).fetchall()
+        return self.db.execute(f"SELECT rowid, source {_PENDING}", (after, limit)).fetchall()
 
     def put_vectors(self, rowids: list[int], vectors: np.ndarray) -> None:
         """Delete + insert (vec0 has no upsert), in the caller's transaction."""

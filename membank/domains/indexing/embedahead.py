@@ -1,7 +1,7 @@
 """Embedding beside a large sync's writes: the model loads in a thread while the first files are read,
 and each batch of entries written is embedded there while the next batch is written (the tokenizer
 runs outside the GIL). The vectors are written by the sync's own thread, in its transaction, as they
-come back, with the writer's page cache raised for the sync (index/vecstore.py `roomy_cache`):
+come back, with the writer's page cache raised for the sync (index/vecstore.py `page_cache`):
 in the default 2 MB, vec0's 1 MB chunk blobs fall out between entry and FTS inserts and each batch
 of vectors costs ~5x as much as at the end. Whatever this leaves (an entry updated in place below
 the cursor, a model that did not load, another model's index) is left to `embed_pending` after it,
@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from ...index import Index
 from ...index.embed import Embedder, mismatch
+from ...index.vecstore import ROOMY_CACHE_KIB
 
 Job = tuple[list[int], list[str]]
 Result = tuple[list[int], Any]  # the vectors, or None when the batch could not be embedded
@@ -36,8 +37,7 @@ class EmbedAhead:
         self._cursor = 0  # entries up to this rowid are handed over
         self._out = 0  # jobs handed over whose vectors have not come back
         self._accepted: bool | None = None  # whether this index takes the model's vectors, once asked
-        self._cache = index.roomy_cache()
-        self._cache.__enter__()
+        self._cache_before: int | None = index.page_cache(-ROOMY_CACHE_KIB)  # put back by `close`
         self._thread = threading.Thread(target=self._run, name="membank-embed", daemon=True)
         self._thread.start()
 
@@ -81,7 +81,9 @@ class EmbedAhead:
         except queue.Empty:
             pass
         self._jobs.put(None)
-        self._cache.__exit__(None, None, None)
+        if self._cache_before is not None:
+            self._index.page_cache(self._cache_before)
+            self._cache_before = None
 
     def _collect(self, wait: bool) -> None:
         while self._out:
