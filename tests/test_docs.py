@@ -68,6 +68,14 @@ def test_every_docs_path_named_in_the_pages_exists():
     assert not missing, missing
 
 
+def test_every_code_path_the_readme_names_exists():
+    text = README.read_text("utf-8")
+    named = re.findall(r"`((?:membank|scripts|benchmarks|\.writenow-template)/[\w./-]*)`", text)
+    assert len(named) >= 20
+    missing = [name for name in named if not (ROOT / name.rstrip("/")).exists()]
+    assert not missing, missing
+
+
 def named_sections() -> list[tuple[str, str, str]]:
     """(where, doc, title) for every `docs/X.md, "Title"` or `docs/X.md` ("Title") in code, tests and docs."""
     pattern = re.compile(r'docs/([\w-]+\.md)`?\)?,?\s+\(?"([^"]+)"', re.MULTILINE)
