@@ -342,7 +342,7 @@ def bench(quick: bool = typer.Option(False, "--quick", help="Reduced sizes (2,00
           large: Optional[int] = typer.Option(None, "--large", help="Files in the large corpus (default 100,000; 0 skips)."),
           seed: Optional[int] = typer.Option(None, "--seed", help="The corpus seed (fixed by default)."),
           keep: bool = typer.Option(False, "--keep", help="Keep the generated corpora and print where they are.")) -> None:
-    """Measure every performance target in quality.md on a seeded corpus and print one table (docs/performance.md)."""
+    """Measure every performance target (docs/performance.md) on a seeded corpus and print one table."""
     from . import bench as bench_
 
     opts = bench_.options(quick, size, large, bench_.SEED if seed is None else seed, keep)

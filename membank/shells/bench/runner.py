@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="membank bench", description="`membank bench`: every performance target "
-                                     "in quality.md, measured on a seeded corpus, in one table.")
+                                     "(docs/performance.md), measured on a seeded corpus, in one table.")
     parser.add_argument("--quick", action="store_true", help="reduced sizes (2,000 and 10,000 files), under a minute")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON and nothing else")
     parser.add_argument("--output", "-o", type=Path, help="also write the JSON figures to this file")
