@@ -23,6 +23,8 @@ def imported_view(d: dict[str, Any]) -> None:
             for c in item["changes"]:
                 if c["change"] != "same":
                     out.print(f"  {c['change']:8} {c['source']}")
+        for s in item.get("skipped", []):
+            out.print(f"  skipped  {s['name']}: {s['reason']}")
 
 
 def exported_view(d: dict[str, Any]) -> None:

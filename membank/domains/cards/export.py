@@ -112,8 +112,9 @@ def _charx(root: Path, obj: dict[str, Any], meta: dict[str, Any]) -> bytes:
         if isinstance(folder, str) and folder.startswith("assets/") and formats.safe_member(folder):
             base = root / folder
             for dirpath, dirnames, filenames in os.walk(base):
-                dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
-                for name in sorted(filenames):
+                dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))
+                                     and not d.startswith("."))
+                for name in sorted(n for n in filenames if not n.startswith(".")):
                     inner = Path(dirpath, name).relative_to(base).as_posix()
                     data = _asset(root, f"{folder}/{inner}")
                     if data is not None and inner.startswith("assets/"):

@@ -21,7 +21,7 @@ from ...kernel import errors
 from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_FILE_BYTES
 from ..contract import Bank
-from . import formats, mapping
+from . import formats, mapping, safety
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
 
@@ -35,6 +35,7 @@ class Plan:
     writes: Writes = field(default_factory=list)
     changes: list[dict[str, str]] = field(default_factory=list)
     status: str = "created"
+    skipped: list[dict[str, str]] = field(default_factory=list)  # files of the input never written, and why
 
 
 def input_path(root: Path, given: str) -> Path:
@@ -127,7 +128,8 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     if book is not None:
         before = existing(root / rel) if again else None
         folder = before[0].get("lorebook") if before else None
-        if not (isinstance(folder, str) and folder.startswith("world/") and formats.safe_member(folder)):
+        if not (isinstance(folder, str) and folder.startswith("world/") and formats.safe_member(folder)
+                and not safety.hidden(folder)):
             folder, _ = _place(root, "world/{}", slug(mapping.text(book.get("name")) or name), "\0", claimed)
         claimed.add(folder)
         made = mapping.book_files(book, _entries(book), "character_book", {}, f"{name} lorebook", file)
@@ -142,7 +144,15 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     meta = {**{k: v for k, v in card.meta.items() if k not in ("card", "imported")}, **extra,
             "card": card.meta["card"], "imported": {**card.meta["imported"], "format": d.container}}
     writes.insert(0, (rel, _md(meta, card.body, rel)))
-    return Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes)
+    return Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes,
+                skipped=[{"name": name, "reason": why} for name, why in d.skipped])
+
+
+def check_writes(plan: Plan) -> None:
+    """The last guard before anything is written: every path is data membank names (no dot part)."""
+    for rel, _ in plan.writes:
+        if safety.hidden(rel) or not formats.safe_member(rel):
+            raise formats.Refused(f"it would write `{formats.short(rel)}`, a name an import never writes")
 
 
 def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
@@ -217,6 +227,7 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
         for file, d in decoded:
             try:
                 plans.append((plan_card if d.kind == "card" else plan_book)(bank.project.path, file, d, claimed))
+                check_writes(plans[-1])
             except formats.Refused as e:
                 refused.append({"file": file, "reason": e.reason})
         if refused:
@@ -232,4 +243,4 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
             elif plan.status == "changed":
                 plan.status = "pending"
     return {"items": [{"file": p.file, "kind": p.kind, "format": p.format, "target": f".writenow/{p.target}",
-                       "status": p.status, "changes": p.changes} for p in plans]}
+                       "status": p.status, "changes": p.changes, "skipped": p.skipped} for p in plans]}

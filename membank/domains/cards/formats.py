@@ -15,7 +15,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import png
+from . import png, safety
 
 MiB = 1024 * 1024
 MAX_INPUT = 20 * MiB  # one file given to `membank import`
@@ -46,6 +46,7 @@ class Decoded:
     obj: dict[str, Any]  # the JSON as read
     image: bytes | None = None  # the PNG the card came in (its picture)
     assets: dict[str, bytes] = field(default_factory=dict)  # CHARX: `assets/…` path in the zip -> bytes
+    skipped: tuple[tuple[str, str], ...] = ()  # CHARX entries never written (a dot name, a program): (name, why)
 
 
 def load_json(data: bytes, what: str = "the JSON") -> Any:
@@ -129,6 +130,11 @@ def _from_png(data: bytes) -> Decoded:
     return Decoded(kind, spec, "png", obj, image=data)
 
 
+def short(name: str) -> str:
+    """A name from a file as a message shows it: whole up to 80 characters, else its head and its tail."""
+    return name if len(name) <= 80 else f"{name[:56]}…{name[-20:]}"
+
+
 def safe_member(name: str) -> bool:
     """A name inside a zip (or a card) that stays inside the folder it is unpacked to."""
     if not name or "\\" in name or "\x00" in name or name.startswith("/") or ":" in name.split("/")[0]:
@@ -147,6 +153,7 @@ def _from_zip(data: bytes) -> Decoded:
     if sum(i.file_size for i in infos) > MAX_ZIP_TOTAL:
         raise Refused(f"the zip would unpack to more than {MAX_ZIP_TOTAL // MiB} MiB (a zip bomb?)")
     files: dict[str, bytes] = {}
+    skipped: list[tuple[str, str]] = []
     for info in infos:
         if info.is_dir():
             continue
@@ -154,16 +161,29 @@ def _from_zip(data: bytes) -> Decoded:
             raise Refused(f"the zip holds a file named `{info.filename[:80]}`, which would land outside its folder")
         if info.filename != "card.json" and not info.filename.startswith("assets/"):
             continue  # RisuAI's module.risum, x_meta/…: not membank's
+        if safety.hidden(info.filename):
+            skipped.append((info.filename, safety.skip_reason(info.filename, b"") or ""))
+            continue
         if info.file_size > MiB and info.file_size > MAX_ZIP_RATIO * max(info.compress_size, 1):
             raise Refused(f"`{info.filename[:80]}` in the zip is compressed more than {MAX_ZIP_RATIO}:1 (a zip bomb?)")
-        files[info.filename] = _read_member(archive, info)
+        data = _read_member(archive, info)
+        why = safety.skip_reason(info.filename, data, info.external_attr >> 16 if info.create_system == 3 else 0)
+        if why and info.filename != "card.json":
+            skipped.append((info.filename, why))
+            continue
+        files[info.filename] = data
+    for name in files:
+        if (why := safety.too_long(name)) is not None:
+            raise Refused(f"`{short(name)}` in the zip cannot be written: {why}")
+    if (clash := safety.file_and_folder(list(files))) is not None:
+        raise Refused(f"the zip holds `{clash[:80]}` both as a file and as a folder")
     if "card.json" not in files:
         raise Refused("it is a zip without `card.json` at its root, so not a CHARX card")
     obj = load_json(files.pop("card.json"), "its card.json")
     kind, spec = classify(obj)
     if kind != "card":
         raise Refused("its card.json holds a lorebook, not a character card")
-    return Decoded(kind, spec, "charx", obj, assets=files)
+    return Decoded(kind, spec, "charx", obj, assets=files, skipped=tuple(skipped))
 
 
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:

@@ -1,0 +1,141 @@
+"""Imports write only data, refuse what they cannot hold, and exports are complete, valid JSON (issue 29:
+dot names and programs in a CHARX, other lorebook dialects, hand-written cards, numbers and characters JSON
+or a file cannot hold, export into .writenow/, file/folder clashes, aliases, base64 in PNGs;
+docs/import-export.md). The real cards are fixtures/cards/ (MIT, see its README)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from membank import Bank
+from membank.domains.cards import formats, png, safety
+from membank.files.frontmatter import decode, split as split_doc
+
+from . import cardkit
+
+CARDS = Path(__file__).resolve().parent.parent / "fixtures" / "cards"
+
+
+def _flux() -> dict[str, Any]:
+    """The real V2 card in fixtures/cards/default_FluxTheCat.png, as JSON."""
+    return json.loads(base64.b64decode(png.texts((CARDS / "default_FluxTheCat.png").read_bytes())["chara"]))
+
+
+def _write(tmp: Path, name: str, data: Any) -> Path:
+    path = tmp / name
+    path.write_bytes(data if isinstance(data, bytes) else json.dumps(data, ensure_ascii=False).encode())
+    return path
+
+
+def _import(bank: Bank, *paths: Path, update: bool = False) -> dict[str, Any]:
+    envelope = bank.call("card:import", {"paths": [str(p) for p in paths], "update": update})
+    assert envelope["ok"], envelope
+    return envelope["data"]
+
+
+def _refusal(bank: Bank, path: Path) -> str:
+    envelope = bank.call("card:import", {"paths": [str(path)]})
+    assert not envelope["ok"] and envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
+    return envelope["error"]["message"]
+
+
+def _export(bank: Bank, source: str, out: Path, fmt: str = "json", spec: str | None = None) -> Any:
+    payload: dict[str, Any] = {"source": source, "format": fmt, "output": str(out), "force": True}
+    if spec:
+        payload["spec"] = spec
+    envelope = bank.call("card:export", payload)
+    assert envelope["ok"], envelope
+    return json.loads(out.read_bytes()) if fmt == "json" else out.read_bytes()
+
+
+def _meta(path: Path) -> dict[str, Any]:
+    return split_doc(decode(path.read_bytes())).meta
+
+
+def _zip(members: dict[str, bytes | tuple[bytes, int]]) -> bytes:
+    """A zip; a member given as (bytes, mode) carries that Unix mode."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, value in members.items():
+            data, mode = value if isinstance(value, tuple) else (value, 0o644)
+            info = zipfile.ZipInfo(name)
+            info.create_system = 3
+            info.external_attr = (0o100000 | mode) << 16
+            z.writestr(info, data)
+    return out.getvalue()
+
+
+def _flux_charx(extra: dict[str, bytes | tuple[bytes, int]]) -> bytes:
+    card = _flux()
+    card = {"spec": "chara_card_v3", "spec_version": "3.0", "data": {**card["data"], "group_only_greetings": []}}
+    picture = (CARDS / "default_FluxTheCat.png").read_bytes()
+    return _zip({"card.json": json.dumps(card).encode(), "assets/icon/images/main.png": picture, **extra})
+
+
+# -- 1. an import writes only data ----------------------------------------------------------------------
+
+HOSTILE: dict[str, bytes | tuple[bytes, int]] = {
+    "assets/.git/config": b"[core]\n\tfsmonitor = touch /tmp/pwned\n",
+    "assets/.git/HEAD": b"ref: refs/heads/main\n",
+    "assets/.gitattributes": b"* filter=evil\n",
+    "assets/other/.hooks/post": b"x",
+    "assets/other/run.sh": b"echo hi\n",
+    "assets/other/tool": (b"\x00\x01data", 0o755),
+    "assets/other/elf.bin": b"\x7fELF\x02\x01\x01",
+    "assets/other/script.txt": b"#!/bin/sh\nrm -rf ~\n",
+    "assets/other/setup.EXE": b"data",
+    "assets/other/bg.webp": b"RIFF....WEBP",
+}
+
+
+def test_a_charx_never_plants_dot_files_or_programs(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    item = _import(bank, _write(tmp_path, "flux.charx", _flux_charx(HOSTILE)))["items"][0]
+    skipped = {s["name"]: s["reason"] for s in item["skipped"]}
+    assert set(skipped) == set(HOSTILE) - {"assets/other/bg.webp"}
+    assert "starting with `.`" in skipped["assets/.git/config"] and "executable" in skipped["assets/other/tool"]
+    assets = sample / ".writenow" / _meta(sample / item["target"])["assets"]
+    written = sorted(p.relative_to(assets).as_posix() for p in assets.rglob("*"))
+    assert written == ["assets", "assets/icon", "assets/icon/images", "assets/icon/images/main.png", "assets/other",
+                       "assets/other/bg.webp"]
+    assert all(not (p.stat().st_mode & 0o111) for p in assets.rglob("*") if p.is_file())
+
+
+def test_the_command_lists_what_it_skipped(sample: Path, home: Path, tmp_path: Path) -> None:
+    from .helpers import membank
+
+    path = _write(tmp_path, "flux.charx", _flux_charx({"assets/.git/config": b"[core]\n"}))
+    done = membank("import", str(path), cwd=sample, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "skipped  assets/.git/config: a name starting with `.`" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("name, data, mode, skip", [
+    ("assets/a.png", b"\x89PNG", 0o644, False),
+    ("assets/x/.env", b"", 0o644, True),
+    ("assets/..x/a", b"", 0o644, True),
+    ("assets/model.moc3", b"MOC3", 0o644, False),
+    ("assets/run", b"", 0o700, True),
+    ("assets/a.PS1", b"", 0o644, True),
+    ("assets/readme", b"MZ\x90", 0o644, True),
+])
+def test_which_files_an_import_never_writes(name: str, data: bytes, mode: int, skip: bool) -> None:
+    assert (safety.skip_reason(name, data, 0o100000 | mode) is not None) is skip
+
+
+def test_a_book_folder_named_with_a_dot_in_a_card_file_is_not_used(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    path = _write(tmp_path, "c.json", cardkit.card_v2())
+    item = _import(bank, path)["items"][0]
+    card = sample / item["target"]
+    text = card.read_text("utf-8")
+    assert "lorebook: world/eldoria-lore\n" in text
+    card.write_text(text.replace("lorebook: world/eldoria-lore", "lorebook: world/.hooks"), "utf-8")
+    again = _import(bank, path, update=True)["items"][0]
+    assert all("/." not in c["source"] for c in again["changes"])
+    assert not (sample / ".writenow" / "world" / ".hooks").exists()
