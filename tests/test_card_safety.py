@@ -139,3 +139,78 @@ def test_a_book_folder_named_with_a_dot_in_a_card_file_is_not_used(bank: Bank, s
     again = _import(bank, path, update=True)["items"][0]
     assert all("/." not in c["source"] for c in again["changes"])
     assert not (sample / ".writenow" / "world" / ".hooks").exists()
+
+
+# -- 9. a lorebook in another dialect ----------------------------------------------------------------------
+
+def _activated(bank: Bank, text: str) -> set[str]:
+    envelope = bank.call("context:assemble", {"skillId": "rewrite", "documentText": text, "selection": {"text": text}})
+    assert envelope["ok"], envelope
+    return {i["source"].rsplit("/", 1)[-1] for i in envelope["data"]["items"] if i["kind"] == "card"}
+
+
+def test_a_lorebook_in_another_dialect_is_read_as_a_lorebook(bank: Bank, tmp_path: Path) -> None:
+    book = {"name": "Deep Sea", "description": "What lives below.", "author": "someone",
+            "entries": [{"keys": ["kraken"], "content": "The kraken sleeps below.", "enabled": True},
+                        {"keys": ["reef"], "content": "The reef is sharp.", "comment": "Reef", "x_tool": {"a": 1}}]}
+    item = _import(bank, _write(tmp_path, "deep.json", book))["items"][0]
+    assert item["kind"] == "lorebook" and item["format"] == "json, lorebook (a card's book on its own)"
+    assert "kraken.md" in _activated(bank, "A kraken rose.") and "reef.md" not in _activated(bank, "A kraken rose.")
+    assert _export(bank, item["target"], tmp_path / "o.json") == book  # as it came
+
+
+@pytest.mark.parametrize("entries, reason", [
+    ([{"name": "x", "entry": "c", "keywords": ["k"]}], "entry 1 has no `keys` list"),  # Agnai's memory book
+    ({"a": {"keys": "x", "content": "y"}}, "entry 1 has no `keys` list"),
+    ([{"keys": ["a"], "content": "b"}, "text"], "entry 2 is not an object"),
+    ("all of it", "neither a list nor a map"),
+])
+def test_a_lorebook_membank_cannot_read_is_refused_not_made_a_card(bank: Bank, sample: Path, tmp_path: Path,
+                                                                    entries: Any, reason: str) -> None:
+    before = sorted(p.name for p in (sample / ".writenow").rglob("*"))
+    path = _write(tmp_path, "book.json", {"name": "Other", "description": "d", "entries": entries})
+    assert reason in _refusal(bank, path)
+    assert sorted(p.name for p in (sample / ".writenow").rglob("*")) == before
+
+
+# -- 10. numbers and characters JSON or a file cannot hold ------------------------------------------------
+
+@pytest.mark.parametrize("raw, field, reason", [
+    (b'{"spec": "chara_card_v2", "data": {"name": "A", "extensions": {"n": [1, 1e400]}}}', "data.extensions.n[1]",
+     "the number 1e400"),
+    (b'{"name": "A", "description": "a\\u0000b"}', "description", "NUL character"),
+    (b'{"name": "A", "description": "x", "mes_example": "a\\ud800b"}', "mes_example", "surrogate"),
+    (b'{"name": "A", "description": "x", "extensions": {"k\\udc00": 1}}', "extensions.k\\udc00", "surrogate"),
+])
+def test_what_a_text_file_or_json_cannot_hold_is_refused_naming_the_field(bank: Bank, sample: Path, tmp_path: Path,
+                                                                         raw: bytes, field: str, reason: str) -> None:
+    message = _refusal(bank, _write(tmp_path, "card.json", raw))
+    assert f"`{field}`" in message and reason in message, message
+    assert _refusal(bank, _write(tmp_path, "card.json", raw)) == message
+    assert not list((sample / ".writenow" / "characters").glob("a*.md"))  # never created, never copied as a-2
+
+
+def test_a_card_in_a_png_names_its_field_too(bank: Bank, tmp_path: Path) -> None:
+    card = cardkit.card_v2()
+    card["data"]["character_book"]["entries"][2]["content"] = "\x00"
+    message = _refusal(bank, _write(tmp_path, "c.png", cardkit.png_card(card)))
+    assert "`data.character_book.entries[2].content` in the card in its `chara` chunk holds a NUL" in message
+
+
+@pytest.mark.parametrize("uid", ["²", "9" * 5000])
+def test_odd_entry_keys_export_never_internal(bank: Bank, tmp_path: Path, uid: str) -> None:
+    item = _import(bank, _write(tmp_path, "wi.json", {"entries": {uid: {"uid": 0, "key": ["a"], "content": "x"}}}))
+    (Path(bank.project.path) / item["items"][0]["target"].removeprefix(".writenow/") / "b.md").write_text(
+        "---\nname: B\nkeys: [b]\n---\nNew.\n", "utf-8")
+    got = _export(bank, item["items"][0]["target"], tmp_path / "o.json")
+    assert list(got["entries"]) == [uid, "1"] and got["entries"]["1"]["key"] == ["b"] and got["entries"]["1"]["uid"] == 1
+
+
+def test_values_json_cannot_hold_export_as_strings(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    (sample / ".writenow" / "characters" / "odd.md").write_text(
+        "---\nname: Odd\nkind: character\ncard: {data: {extensions: {big: .inf, m: 1.0e+400, nan: .nan, "
+        "day: 2024-01-02}}}\n---\nOdd.\n", "utf-8")
+    out = tmp_path / "o.json"
+    got = _export(bank, "characters/odd.md", out)
+    assert got["data"]["extensions"] == {"big": "inf", "m": "inf", "nan": "nan", "day": "2024-01-02"}
+    assert "Infinity" not in out.read_text("utf-8") and "NaN" not in out.read_text("utf-8")

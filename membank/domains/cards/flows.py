@@ -115,7 +115,8 @@ def _entries(book: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
 
 
 LABELS = {"v1": "Character Card V1", "v2": "Character Card V2", "v3": "Character Card V3",
-          "lorebook_v3": "lorebook_v3", "sillytavern": "SillyTavern World Info"}
+          "lorebook_v3": "lorebook_v3", "sillytavern": "SillyTavern World Info",
+          "book": "lorebook (a card's book on its own)"}
 
 
 def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
@@ -159,6 +160,10 @@ def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     if d.spec == "lorebook_v3":
         book, shell = d.obj["data"], {k: v for k, v in d.obj.items() if k != "data"}
         entries = _entries(book)
+    elif d.spec == "book":  # a card's book on its own (another tool's lorebook): its fields as they are
+        book, shell = d.obj, {}
+        found = d.obj["entries"]
+        entries = [(str(k), e) for k, e in found.items()] if isinstance(found, dict) else [(None, e) for e in found]
     else:
         book, shell = {}, {k: v for k, v in d.obj.items() if k != "entries"}
         entries = [(str(k), e) for k, e in d.obj["entries"].items()]

@@ -10,6 +10,7 @@ import base64
 import binascii
 import io
 import json
+import math
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -57,11 +58,11 @@ def load_json(data: bytes, what: str = "the JSON") -> Any:
     except UnicodeDecodeError:
         raise Refused(f"{what} is not UTF-8 text") from None
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:
         raise Refused(f"{what} is nested too deeply") from None
     except ValueError as e:
-        raise Refused(f"{what} is not valid JSON ({e})") from None
+        raise Refused(f"{what} is not valid JSON ({str(e)[:200]})") from None
     _check_shape(value, what)
     return value
 
@@ -70,17 +71,68 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+class _Huge(str):
+    """A number JSON wrote but a float cannot hold (`1e400`): refused by _check_shape, naming its field."""
+
+
+def _finite(literal: str) -> Any:
+    value = float(literal)
+    return value if math.isfinite(value) else _Huge(literal)
+
+
+Where = tuple[Any, ...]  # (parent's Where, key) chains, rendered only for a refusal
+
+
+def field_name(where: Where | None) -> str:
+    """`data.character_book.entries[3].content` for a chain of keys (a key's odd characters escaped)."""
+    parts: list[Any] = []
+    while where:
+        where, key = where
+        parts.append(key)
+    out = ""
+    for key in reversed(parts):
+        if isinstance(key, int):
+            out += f"[{key}]"
+        else:
+            shown = key.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")[:60]
+            out += f".{shown}" if out else shown
+    return out or "the top level"
+
+
+def text_problem(value: str) -> str | None:
+    """Why a text cannot go into a Markdown file: a NUL character (the file would read as binary) or half of a
+    UTF-16 pair (no UTF-8 for it); None when it can."""
+    if "\x00" in value:
+        return "holds a NUL character (U+0000), which a text file cannot hold"
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "holds half of a UTF-16 surrogate pair (a lone \\ud800-\\udfff escape), which is not a character"
+    return None
+
+
 def _check_shape(value: Any, what: str) -> None:
-    stack, nodes = [(value, 1)], 0
+    stack: list[tuple[Any, int, Where | None]] = [(value, 1, None)]
+    nodes = 0
     while stack:
-        item, depth = stack.pop()
+        item, depth, where = stack.pop()
         nodes += 1
         if depth > MAX_DEPTH or nodes > MAX_NODES:
             raise Refused(f"{what} is nested deeper than {MAX_DEPTH} levels or holds more than {MAX_NODES:,} values")
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
+        if isinstance(item, _Huge):
+            raise Refused(f"`{field_name(where)}` in {what} is the number {item[:40]}, too large for JSON readers "
+                          "(it would become Infinity)")
+        if isinstance(item, str):
+            if (why := text_problem(item)) is not None:
+                raise Refused(f"`{field_name(where)}` in {what} {why}")
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if (why := text_problem(k)) is not None:
+                    raise Refused(f"the key `{field_name((where, k))}` in {what} {why}")
+                stack.append((v, depth + 1, (where, k)))
         elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
+            stack.extend((v, depth + 1, (where, i)) for i, v in enumerate(item))
 
 
 def classify(obj: Any) -> tuple[str, str]:
@@ -101,14 +153,34 @@ def classify(obj: Any) -> tuple[str, str]:
     if spec is not None:
         raise Refused(f"`spec: {str(spec)[:40]}` is not a format membank imports (chara_card_v2, chara_card_v3, "
                       "lorebook_v3)")
-    entries = obj.get("entries")
-    if isinstance(entries, dict) and all(isinstance(e, dict) for e in entries.values()):
-        return "lorebook", "sillytavern"
+    if "entries" in obj:
+        return "lorebook", _dialect(obj["entries"])
     if isinstance(obj.get("name"), str) and obj["name"].strip() and any(
             isinstance(obj.get(k), str) for k in V1_FIELDS[1:]):
         return "card", "v1"
     raise Refused("its JSON is neither a character card (no `spec`, no V1 `name` and `description`) nor a lorebook "
                   "(no `spec: lorebook_v3`, no World Info `entries`)")
+
+
+def _dialect(entries: Any) -> str:
+    """The lorebook dialect of a JSON with `entries` (whatever else it holds): SillyTavern World Info (a map of
+    `{key, content}`), or a bare book as a card holds it (a list or map of `{keys, content}`); else Refused."""
+    items = list(entries.values()) if isinstance(entries, dict) else entries if isinstance(entries, list) else None
+    if items is None:
+        raise Refused("its `entries` is neither a list nor a map of lore entries, so it is not a lorebook membank "
+                      "reads")
+    for n, entry in enumerate(items):
+        if not isinstance(entry, dict):
+            raise Refused(f"its entry {n + 1} is not an object, so it is not a lorebook membank reads")
+    if isinstance(entries, dict) and (not items or all(isinstance(e.get("key"), list) for e in items)):
+        return "sillytavern"
+    for n, entry in enumerate(items):
+        if not isinstance(entry.get("keys"), list) or not isinstance(entry.get("content", ""), str):
+            found = ", ".join(f"`{k}`" for k in list(entry)[:6]) or "nothing"
+            raise Refused(f"its entry {n + 1} has no `keys` list (it holds {found}), so its entries could never "
+                          "trigger: it is a lorebook in a dialect membank does not read (it reads Character Card "
+                          "books, lorebook_v3 and SillyTavern World Info)")
+    return "book"
 
 
 def _from_png(data: bytes) -> Decoded:

@@ -195,14 +195,17 @@ def book_json(meta: Obj, body: str, entries: list[tuple[Obj, str]], target: str 
     shell = meta.get("lore") if isinstance(meta.get("lore"), dict) else {}
     kept = shell.get("data") if source == "lorebook_v3" and isinstance(shell.get("data"), dict) else shell
     keys = [(m.get("imported") or {}).get("key") if isinstance(m.get("imported"), dict) else None for m, _ in entries]
-    fresh = 1 + max((int(k) for k in keys if isinstance(k, str) and k.isdigit()), default=-1)
+    uids = [m["lore"].get("uid") for m, _ in entries if isinstance(m.get("lore"), dict)]
+    fresh = 1 + max([int(k) for k in keys if isinstance(k, str) and k.isascii() and k.isdigit() and len(k) <= 15]
+                    + [u for u in uids if isinstance(u, int) and not isinstance(u, bool)],
+                    default=-1)  # `²` is a digit to str.isdigit; 5,000 digits are no uid
     made = []
     for n, ((entry_meta, entry_body), key) in enumerate(zip(entries, keys)):
         e_imported = entry_meta.get("imported") if isinstance(entry_meta.get("imported"), dict) else {}
         e_kept = entry_meta.get("lore") if isinstance(entry_meta.get("lore"), dict) else {}
         if source == "sillytavern" and key is None:
             key, fresh = str(fresh), fresh + 1
-        if not e_kept:  # an entry the writer added: the fields its format requires
+        if not e_kept and "lore" not in entry_meta:  # an entry the writer added: the fields its format requires
             e_kept = lore.new_st_entry(int(key)) if source == "sillytavern" else {"extensions": {}, "insertion_order": 100}
         entry = join(lore.values_of(entry_meta, entry_body), e_kept, words(e_imported.get("absent")),
                      lore.entry_groups(source))
