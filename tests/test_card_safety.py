@@ -214,3 +214,72 @@ def test_values_json_cannot_hold_export_as_strings(bank: Bank, sample: Path, tmp
     got = _export(bank, "characters/odd.md", out)
     assert got["data"]["extensions"] == {"big": "inf", "m": "inf", "nan": "nan", "day": "2024-01-02"}
     assert "Infinity" not in out.read_text("utf-8") and "NaN" not in out.read_text("utf-8")
+
+
+# -- 11. the rest -------------------------------------------------------------------------------------------
+
+def test_export_into_a_bank_is_refused(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    item = _import(bank, _write(tmp_path, "c.json", cardkit.card_v2()))["items"][0]
+    card = sample / item["target"]
+    before = card.read_bytes()
+    for output in (str(card), str(sample / ".writenow" / "memories" / "notes" / "c.json"), ".writenow/c.json"):
+        envelope = bank.call("card:export", {"source": item["target"], "format": "json", "output": output,
+                                             "force": True})
+        assert not envelope["ok"] and envelope["error"]["details"]["field"] == "output", envelope
+        assert ".writenow" in envelope["error"]["message"]
+    assert card.read_bytes() == before and not (sample / ".writenow" / "c.json").exists()
+
+
+@pytest.mark.parametrize("members, named", [
+    ({"assets/other/a": b"file", "assets/other/a/b.png": b"in a folder"}, "`assets/other/a` both as a file and as"),
+    ({"assets/other/" + "n" * 300 + ".png": b"x"}, "longer than 255 bytes"),
+])
+def test_a_charx_whose_files_cannot_be_written_names_the_file(bank: Bank, sample: Path, tmp_path: Path,
+                                                              members: dict[str, bytes], named: str) -> None:
+    before = sorted(p.relative_to(sample).as_posix() for p in sample.rglob("*"))
+    message = _refusal(bank, _write(tmp_path, "flux.charx", _flux_charx(members)))
+    assert named in message and "flux.charx" in message, message
+    assert sorted(p.relative_to(sample).as_posix() for p in sample.rglob("*")) == before  # no empty folders
+
+
+def test_a_write_that_fails_halfway_leaves_no_empty_folders(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    (sample / ".writenow" / "assets").write_text("a file where a folder should be")
+    before = sorted(p.relative_to(sample).as_posix() for p in sample.rglob("*"))
+    envelope = bank.call("card:import", {"paths": [str(_write(tmp_path, "flux.charx", _flux_charx({})))]})
+    assert not envelope["ok"] and envelope["error"]["code"] == "DB_ERROR", envelope
+    assert "could not write .writenow/assets/flux-the-cat/" in envelope["error"]["message"]
+    assert sorted(p.relative_to(sample).as_posix() for p in sample.rglob("*")) == before
+
+
+def test_a_card_named_like_another_cards_alias_warns(bank: Bank, sample: Path, home: Path, tmp_path: Path) -> None:
+    card = cardkit.card_v1()
+    card["name"] = "阿默"  # an alias of 林默 in the sample project
+    item = _import(bank, _write(tmp_path, "amo.json", card))["items"][0]
+    assert item["warnings"] == ["`阿默` is already an alias of 林默 (.writenow/characters/lin-mo.md); a lookup by "
+                                "`阿默` answers CONFLICT until one of them is renamed (ask by id meanwhile)"]
+    assert bank.call("kg:entity:get", {"name": "阿默"})["error"]["code"] == "CONFLICT"
+    assert _import(bank, _write(tmp_path, "amo.json", card))["items"][0]["warnings"] == []  # the same card again
+    plain = _import(bank, _write(tmp_path, "new.json", {**card, "name": "Someone New"}))["items"][0]
+    assert plain["warnings"] == []
+
+
+def _png_with(text: bytes) -> bytes:
+    return cardkit.image(extra=cardkit.chunk(b"tEXt", b"chara\x00" + text))
+
+
+@pytest.mark.parametrize("shape", ["wrapped", "unpadded", "both"])
+def test_wrapped_or_unpadded_base64_in_a_png_is_read(bank: Bank, tmp_path: Path, shape: str) -> None:
+    card = {**cardkit.card_v1(), "name": "Maren Voss!"}  # 18 bytes of name: its base64 has padding to leave out
+    text = base64.b64encode(json.dumps(card).encode())
+    assert text.endswith(b"=")
+    if shape in ("unpadded", "both"):
+        text = text.rstrip(b"=")
+    if shape in ("wrapped", "both"):
+        text = b"\r\n".join(text[i:i + 76] for i in range(0, len(text), 76)) + b"\n"
+    item = _import(bank, _write(tmp_path, "c.png", _png_with(text)))["items"][0]
+    assert item["status"] == "created" and item["target"] == ".writenow/characters/maren-voss-2.md"
+
+
+def test_base64_that_is_not_is_still_refused() -> None:
+    assert formats.unbase64(b"abcde") is None and formats.unbase64(b"ab!d") is None
+    assert formats.unbase64(b"aGk") == b"hi" and formats.unbase64(b"aG\nk=") == b"hi"

@@ -46,6 +46,7 @@ class Imported(TypedDict):
     status: Literal["created", "unchanged", "pending", "updated"]  # pending: would change; import with update
     changes: list[Change]
     skipped: list[Skipped]  # files of the input never written (dot names, programs), listed here
+    warnings: list[str]  # e.g. the card's name is already another card's alias (lookups by it answer CONFLICT)
 
 
 class ImportOut(TypedDict):

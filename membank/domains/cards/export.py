@@ -124,6 +124,14 @@ def _charx(root: Path, obj: dict[str, Any], meta: dict[str, Any]) -> bytes:
     return out.getvalue()
 
 
+def inside_bank(target: Path, banks: list[Path]) -> bool:
+    """True when `target` (links followed as far as they go) is inside one of `banks` or any `.writenow` folder."""
+    resolved = Path(os.path.realpath(target))
+    if ".writenow" in target.parts or ".writenow" in resolved.parts:
+        return True
+    return any(resolved.is_relative_to(os.path.realpath(b)) for b in banks)
+
+
 def jsonable(value: Any) -> Any:
     """`value` as JSON every reader takes: a number JSON cannot hold (YAML's `.inf`, NaN) and a date become
     strings, any other value YAML may give becomes its text; never `Infinity`, never a failure."""
@@ -156,6 +164,9 @@ def export_card(bank: Any, source: str, format_: str, output: str, spec: str | N
     else:
         data = _charx(root, obj, meta)
     target = input_path(bank.root, output)
+    if inside_bank(target, [bank.project.path, bank.global_.path]):
+        raise errors.invalid("output", f"{target.name} would be written inside a memory bank (.writenow/), where "
+                             "membank reads every file as a memory or a card; write it anywhere else")
     if os.path.lexists(target) and not force:
         raise MembankError(errors.CONFLICT, f"{target.name} exists; choose another output or pass force "
                            "(--force) to replace it", {"field": "output"})

@@ -21,6 +21,7 @@ from ...kernel import errors
 from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_FILE_BYTES
 from ..contract import Bank
+from ..story.cards import catalog
 from . import formats, mapping, safety
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
@@ -36,6 +37,8 @@ class Plan:
     changes: list[dict[str, str]] = field(default_factory=list)
     status: str = "created"
     skipped: list[dict[str, str]] = field(default_factory=list)  # files of the input never written, and why
+    names: list[str] = field(default_factory=list)  # the card's name and aliases, as lookups will know it
+    warnings: list[str] = field(default_factory=list)
 
 
 def input_path(root: Path, given: str) -> Path:
@@ -146,7 +149,22 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
             "card": card.meta["card"], "imported": {**card.meta["imported"], "format": d.container}}
     writes.insert(0, (rel, _md(meta, card.body, rel)))
     return Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes,
-                skipped=[{"name": name, "reason": why} for name, why in d.skipped])
+                skipped=[{"name": name, "reason": why} for name, why in d.skipped],
+                names=[name, *mapping.words(card.meta.get("aliases"))])
+
+
+def name_warnings(bank: Bank, plan: Plan) -> list[str]:
+    """A warning for each name of the card that already names another card or entry (as its name or one of
+    its aliases): a lookup by that name would then answer CONFLICT."""
+    known = catalog(bank.index)
+    out = []
+    for name in dict.fromkeys(plan.names):
+        others = [known.cards[i] for i in known.resolve(name) if known.cards[i]["source"] != f".writenow/{plan.target}"]
+        for other in others:
+            how = "the name" if other["name"].strip().casefold() == name.strip().casefold() else "an alias"
+            out.append(f"`{name}` is already {how} of {other['name']} ({other['source']}); a lookup by `{name}` "
+                       "answers CONFLICT until one of them is renamed (ask by id meanwhile)")
+    return out
 
 
 def check_writes(plan: Plan) -> None:
@@ -197,12 +215,16 @@ def _write(bank: Bank, plan: Plan) -> None:
     for rel, _ in plan.writes:
         check_inside(root.path, root.path / rel, root.source)
     done: list[tuple[Path, bytes | None]] = []
+    made: list[Path] = []  # folders this import created, outermost first
     try:
+        current = plan.target
         for rel, data in plan.writes:
+            current = rel
             path = root.path / rel
             old = read_regular(path, None, follow_links=False)[0] if os.path.lexists(path) else None
             if old == data:
                 continue
+            made += _new_folders(root.path, path.parent)
             atomic_write(path, data)
             done.append((path, old))
     except (OSError, Unreadable) as e:
@@ -211,10 +233,24 @@ def _write(bank: Bank, plan: Plan) -> None:
                 path.unlink(missing_ok=True) if old is None else atomic_write(path, old)
             except OSError:
                 pass
-        raise storage_error(e if isinstance(e, OSError) else OSError(str(e)), root.source(plan.target)) from None
+        for folder in reversed(made):  # innermost first; one that still holds something stays
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        raise storage_error(e if isinstance(e, OSError) else OSError(str(e)), root.source(current)) from None
     for rel, _ in plan.writes:
         if rel.endswith(".md"):
             bank.sync_one(root, rel)
+
+
+def _new_folders(top: Path, folder: Path) -> list[Path]:
+    """The folders between `top` and `folder` (itself included) that do not exist yet, outermost first."""
+    missing: list[Path] = []
+    while folder != top and top in folder.parents and not os.path.lexists(folder):
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
 
 
 def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str, Any]:
@@ -241,6 +277,8 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
                                {"field": "paths", "refused": refused})
         for plan in plans:
             _compare(bank.project.path, plan)
+            if plan.kind == "card" and plan.status == "created":
+                plan.warnings = name_warnings(bank, plan)
         for plan in plans:
             if plan.status == "created" or (plan.status == "changed" and update):
                 _write(bank, plan)
@@ -248,4 +286,4 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
             elif plan.status == "changed":
                 plan.status = "pending"
     return {"items": [{"file": p.file, "kind": p.kind, "format": p.format, "target": f".writenow/{p.target}",
-                       "status": p.status, "changes": p.changes, "skipped": p.skipped} for p in plans]}
+                       "status": p.status, "changes": p.changes, "skipped": p.skipped, "warnings": p.warnings} for p in plans]}

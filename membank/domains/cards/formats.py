@@ -183,6 +183,19 @@ def _dialect(entries: Any) -> str:
     return "book"
 
 
+def unbase64(text: bytes) -> bytes | None:
+    """Base64 as tools write it: wrapped in lines (MIME's 76 columns), padding left out; None when it is not
+    base64 (a character outside the alphabet, a length no base64 has: truncated)."""
+    packed = b"".join(text.split())  # spaces, CR and LF between the lines
+    if len(packed) % 4 == 1:
+        return None
+    packed += b"=" * (-len(packed) % 4) if not packed.endswith(b"=") else b""
+    try:
+        return base64.b64decode(packed, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
 def _from_png(data: bytes) -> Decoded:
     try:
         found = png.texts(data)
@@ -191,10 +204,9 @@ def _from_png(data: bytes) -> Decoded:
     keyword = next((k for k in png.CARD_KEYWORDS if k in found), None)
     if keyword is None:
         raise Refused("it is a PNG without a character card (no `ccv3` or `chara` text chunk)")
-    try:
-        raw = base64.b64decode(found[keyword], validate=True)
-    except (binascii.Error, ValueError):
-        raise Refused(f"its `{keyword}` text is not valid base64 (truncated or damaged)") from None
+    raw = unbase64(found[keyword])
+    if raw is None:
+        raise Refused(f"its `{keyword}` text is not valid base64 (truncated or damaged)")
     obj = load_json(raw, f"the card in its `{keyword}` chunk")
     kind, spec = classify(obj)
     if kind != "card":
