@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import shutil
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -283,3 +284,70 @@ def test_wrapped_or_unpadded_base64_in_a_png_is_read(bank: Bank, tmp_path: Path,
 def test_base64_that_is_not_is_still_refused() -> None:
     assert formats.unbase64(b"abcde") is None and formats.unbase64(b"ab!d") is None
     assert formats.unbase64(b"aGk") == b"hi" and formats.unbase64(b"aG\nk=") == b"hi"
+
+
+# -- 10. export is complete and round-trips ----------------------------------------------------------------
+
+V3_REQUIRED = ("name", "description", "tags", "creator", "character_version", "mes_example", "extensions",
+               "system_prompt", "post_history_instructions", "first_mes", "alternate_greetings", "personality",
+               "scenario", "creator_notes", "group_only_greetings")
+OWN = ("aliases", "keys", "summary", "state", "state_at", "introduced", "relations", "progressions")
+
+
+def test_a_card_written_by_hand_exports_everything_and_comes_back(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    original = _meta(sample / ".writenow" / "characters" / "lin-mo.md")
+    first = _export(bank, "characters/lin-mo.md", tmp_path / "lin.json")
+    data = first["data"]
+    assert first["spec"] == "chara_card_v3" and first["spec_version"] == "3.0"
+    assert all(k in data for k in V3_REQUIRED), [k for k in V3_REQUIRED if k not in data]
+    assert data["nickname"] == "阿默" and data["extensions"]["membank"]["aliases"] == ["阿默", "Lin Mo"]
+    assert original["summary"] in data["creator_notes"] and original["state"] in data["creator_notes"]
+    assert data["character_book"]["entries"][0]["keys"] == ["听潮", "the swordsman"]
+    assert {k: data["extensions"]["membank"][k] for k in OWN} == {k: original[k] for k in OWN}
+    (sample / ".writenow" / "characters" / "lin-mo.md").unlink()
+    item = _import(bank, tmp_path / "lin.json")["items"][0]
+    back = _meta(sample / item["target"])
+    assert {k: back.get(k) for k in OWN} == {k: original[k] for k in OWN}
+    assert "lorebook" not in back and "membank" not in back["card"]["data"]["extensions"]  # the keys' book is not a book
+    assert _export(bank, item["target"].removeprefix(".writenow/"), tmp_path / "again.json") == first
+
+
+def test_what_the_writer_adds_to_a_real_card_goes_out_and_comes_back(bank: Bank, sample: Path,
+                                                                       tmp_path: Path) -> None:
+    item = _import(bank, CARDS / "default_FluxTheCat.png")["items"][0]
+    path = sample / item["target"]
+    path.write_text(path.read_text("utf-8").replace("\ncard:", "\naliases: [Flux]\nkeys: [the cat]\nstate: asleep\n"
+                                                    "progressions:\n  - {at: chapters/ch01.md, state: hungry}\ncard:", 1),
+                    "utf-8")
+    png_out = _export(bank, item["target"], tmp_path / "flux.png", fmt="png")
+    card = json.loads(base64.b64decode(png.texts(png_out)["chara"]))
+    assert card["spec"] == "chara_card_v2"  # V2 has no nickname of its own: the aliases are carried
+    assert card["data"]["extensions"]["membank"] == {
+        "aliases": ["Flux"], "keys": ["the cat"], "state": "asleep",
+        "progressions": [{"at": "chapters/ch01.md", "state": "hungry"}]}
+    path.unlink()  # and its picture: the exported PNG comes back as a new card
+    shutil.rmtree(sample / ".writenow" / "assets" / "flux-the-cat")
+    again = _meta(sample / _import(bank, _write(tmp_path, "flux-out.png", png_out))["items"][0]["target"])
+    assert (again["aliases"], again["keys"], again["state"], again["progressions"]) == (
+        ["Flux"], ["the cat"], "asleep", [{"at": "chapters/ch01.md", "state": "hungry"}])
+
+
+def test_an_unedited_real_card_still_exports_as_it_came(bank: Bank, tmp_path: Path) -> None:
+    item = _import(bank, CARDS / "default_CodingSensei.png")["items"][0]
+    original = json.loads(base64.b64decode(png.texts((CARDS / "default_CodingSensei.png").read_bytes())["chara"]))
+    assert _export(bank, item["target"], tmp_path / "o.json") == original
+
+
+def test_spec_v3_writes_every_field_v3_requires(bank: Bank, tmp_path: Path) -> None:
+    v2 = cardkit.card_v2()
+    del v2["data"]["creator_notes"]
+    item = _import(bank, _write(tmp_path, "c.json", v2))["items"][0]
+    data = _export(bank, item["target"], tmp_path / "o.json", spec="v3")["data"]
+    assert all(k in data for k in V3_REQUIRED), [k for k in V3_REQUIRED if k not in data]
+    assert all({"keys", "content", "extensions", "enabled", "insertion_order", "use_regex"} <= set(e)
+               for e in data["character_book"]["entries"])
+    v3 = cardkit.card_v3()
+    del v3["data"]["group_only_greetings"]
+    item = _import(bank, _write(tmp_path, "c3.json", v3))["items"][0]
+    assert _export(bank, item["target"], tmp_path / "o3.json")["data"].get("group_only_greetings") is None  # as it came
+    assert _export(bank, item["target"], tmp_path / "o3.json", spec="v3")["data"]["group_only_greetings"] == []

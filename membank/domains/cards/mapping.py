@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...files.write import slug
-from . import lore
+from . import lore, own
 from .formats import V1_FIELDS, V3_ONLY
 from .groups import Group, Obj, body_text, join, same, split, text, words
 
@@ -22,6 +22,8 @@ _SENTENCE = re.compile(r"(.+?[.!?。！？])(?:\s|$)", re.DOTALL)
 V2_DEFAULTS: Obj = {"description": "", "personality": "", "scenario": "", "first_mes": "", "mes_example": "",
                     "creator_notes": "", "system_prompt": "", "post_history_instructions": "",
                     "alternate_greetings": [], "tags": [], "creator": "", "character_version": "", "extensions": {}}
+V3_ENTRY: Obj = {"keys": [], "content": "", "extensions": {}, "enabled": True, "insertion_order": 100,
+                 "use_regex": False}  # the fields a V3 book entry requires
 SPECS = {"v2": ("chara_card_v2", "2.0"), "v3": ("chara_card_v3", "3.0")}
 BOOK_FILE = "book.md"
 
@@ -89,7 +91,7 @@ def _imported(**values: Any) -> Obj:
 
 def card_files(obj: Obj, spec: str, origin: str) -> tuple[File, Obj | None]:
     """The character file (without `lorebook:` and picture keys, which the caller adds) and the card's book."""
-    data = obj if spec == "v1" else obj["data"]
+    data, restored = own.take(obj if spec == "v1" else obj["data"])  # membank's own front matter, exported
     book = data.get("character_book") if isinstance(data.get("character_book"), dict) else None
     front, kept, absent = split({k: v for k, v in data.items() if k != "character_book" or book is None}, CARD)
     meta: Obj = {"name": front["name"]}
@@ -98,6 +100,7 @@ def card_files(obj: Obj, spec: str, origin: str) -> tuple[File, Obj | None]:
             meta[key] = front[key]
     if summary_of(data.get("description")):
         meta["summary"] = summary_of(data.get("description"))
+    meta.update(restored)
     mirror: list[str] = []
     if spec == "v1":
         card = kept
@@ -151,9 +154,16 @@ def card_json(meta: Obj, body: str, book: Obj | None, target: str | None) -> tup
     data = join({**meta, "body": body}, kept, words(imported.get("absent")), CARD)
     if book is not None:
         data["character_book"] = book
+    by_hand = imported.get("spec") not in ("v1", "v2", "v3")
+    if spec != "v1":
+        data = own.put(data, meta, summary_of(data.get("description")), by_hand, spec == "v3")
+    if by_hand:
+        return convert(data, spec), spec  # a card of the writer's own: every field its spec requires
     if spec == source:
         if spec == "v1":
             return data, spec
+        if target == "v3":  # asked for V3: the fields V3 requires that the card lacked, the rest as it came
+            data = convert(data, "v3")["data"]
         outer = {k: v for k, v in card.items() if k != "data"}
         for k in words(imported.get("mirror")):
             if k in data:
@@ -175,6 +185,10 @@ def convert(data: Obj, spec: str) -> Obj:
                 _v2_entry(e) for e in out["character_book"].get("entries", []) if isinstance(e, dict)]}
     else:
         out.setdefault("group_only_greetings", [])
+        if isinstance(out.get("character_book"), dict):
+            book = out["character_book"]
+            out["character_book"] = {"extensions": {}, **book, "entries": [
+                {**V3_ENTRY, **e} for e in book.get("entries", []) if isinstance(e, dict)]}
     return {"spec": SPECS[spec][0], "spec_version": SPECS[spec][1], "data": out}
 
 
