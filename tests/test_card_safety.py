@@ -112,9 +112,11 @@ def test_the_command_lists_what_it_skipped(sample: Path, home: Path, tmp_path: P
     from .helpers import membank
 
     path = _write(tmp_path, "flux.charx", _flux_charx({"assets/.git/config": b"[core]\n"}))
-    done = membank("import", str(path), cwd=sample, home=home)
+    amo = _write(tmp_path, "amo.json", {**cardkit.card_v1(), "name": "阿默"})
+    done = membank("import", str(path), str(amo), cwd=sample, home=home)
     assert done.returncode == 0, done.stderr
     assert "skipped  assets/.git/config: a name starting with `.`" in done.stdout, done.stdout
+    assert "warning: `阿默` is already an alias of 林默 (.writenow/characters/lin-mo.md)" in done.stdout
 
 
 @pytest.mark.parametrize("name, data, mode, skip", [
@@ -179,6 +181,8 @@ def test_a_lorebook_membank_cannot_read_is_refused_not_made_a_card(bank: Bank, s
 @pytest.mark.parametrize("raw, field, reason", [
     (b'{"spec": "chara_card_v2", "data": {"name": "A", "extensions": {"n": [1, 1e400]}}}', "data.extensions.n[1]",
      "the number 1e400"),
+    (b'{"name": "A", "description": "x", "extensions": {"n": ' + b"9" * 5000 + b'}}', "extensions.n",
+     "a number of 5,000 digits"),
     (b'{"name": "A", "description": "a\\u0000b"}', "description", "NUL character"),
     (b'{"name": "A", "description": "x", "mes_example": "a\\ud800b"}', "mes_example", "surrogate"),
     (b'{"name": "A", "description": "x", "extensions": {"k\\udc00": 1}}', "extensions.k\\udc00", "surrogate"),
@@ -234,6 +238,7 @@ def test_export_into_a_bank_is_refused(bank: Bank, sample: Path, tmp_path: Path)
 @pytest.mark.parametrize("members, named", [
     ({"assets/other/a": b"file", "assets/other/a/b.png": b"in a folder"}, "`assets/other/a` both as a file and as"),
     ({"assets/other/" + "n" * 300 + ".png": b"x"}, "longer than 255 bytes"),
+    ({"assets/other/A.png": b"1", "assets/other/a.png": b"2"}, "`assets/other/A.png` and `assets/other/a.png`, names"),
 ])
 def test_a_charx_whose_files_cannot_be_written_names_the_file(bank: Bank, sample: Path, tmp_path: Path,
                                                               members: dict[str, bytes], named: str) -> None:

@@ -23,6 +23,7 @@ MAX_INPUT = 20 * MiB  # one file given to `membank import`
 MAX_JSON = 8 * MiB  # the card's JSON text
 MAX_DEPTH = 64  # nesting of the card's JSON
 MAX_NODES = 500_000  # values in the card's JSON, all levels together
+MAX_DIGITS = 4_000  # of an integer (Python reads at most 4,300; YAML, and so the card's file, as many)
 MAX_ZIP_ENTRIES = 2_000
 MAX_ZIP_TOTAL = 100 * MiB  # all entries of a CHARX, uncompressed
 MAX_ZIP_RATIO = 100  # uncompressed / compressed, for an entry over 1 MiB: more is a zip bomb
@@ -58,7 +59,7 @@ def load_json(data: bytes, what: str = "the JSON") -> Any:
     except UnicodeDecodeError:
         raise Refused(f"{what} is not UTF-8 text") from None
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite, parse_int=_int)
     except RecursionError:
         raise Refused(f"{what} is nested too deeply") from None
     except ValueError as e:
@@ -78,6 +79,10 @@ class _Huge(str):
 def _finite(literal: str) -> Any:
     value = float(literal)
     return value if math.isfinite(value) else _Huge(literal)
+
+
+def _int(literal: str) -> Any:
+    return int(literal) if len(literal) <= MAX_DIGITS else _Huge(literal)
 
 
 Where = tuple[Any, ...]  # (parent's Where, key) chains, rendered only for a refusal
@@ -121,6 +126,9 @@ def _check_shape(value: Any, what: str) -> None:
         if depth > MAX_DEPTH or nodes > MAX_NODES:
             raise Refused(f"{what} is nested deeper than {MAX_DEPTH} levels or holds more than {MAX_NODES:,} values")
         if isinstance(item, _Huge):
+            if len(item) > MAX_DIGITS:
+                raise Refused(f"`{field_name(where)}` in {what} is a number of {len(item):,} digits, more than "
+                              f"membank keeps ({MAX_DIGITS:,})")
             raise Refused(f"`{field_name(where)}` in {what} is the number {item[:40]}, too large for JSON readers "
                           "(it would become Infinity)")
         if isinstance(item, str):
@@ -260,7 +268,7 @@ def _from_zip(data: bytes) -> Decoded:
         if (why := safety.too_long(name)) is not None:
             raise Refused(f"`{short(name)}` in the zip cannot be written: {why}")
     if (clash := safety.file_and_folder(list(files))) is not None:
-        raise Refused(f"the zip holds `{clash[:80]}` both as a file and as a folder")
+        raise Refused(f"the zip holds {clash}")
     if "card.json" not in files:
         raise Refused("it is a zip without `card.json` at its root, so not a CHARX card")
     obj = load_json(files.pop("card.json"), "its card.json")

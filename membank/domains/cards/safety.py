@@ -56,11 +56,18 @@ def too_long(name: str) -> str | None:
 
 
 def file_and_folder(names: list[str]) -> str | None:
-    """The first name that is both a file and a folder among `names` (`a` and `a/b`); None when there is none."""
-    files = set(names)
+    """Why `names` cannot all be written: one is both a file and a folder (`a` and `a/b`), or two differ only
+    in case (one file on macOS and Windows disks); None when they can."""
+    files = {name.casefold(): name for name in names}
+    if len(files) < len(set(names)):
+        seen: dict[str, str] = {}
+        for name in sorted(names):
+            if name.casefold() in seen:
+                return f"`{seen[name.casefold()]}` and `{name}`, names that differ only in case"
+            seen[name.casefold()] = name
     for name in sorted(names):
         parts = name.split("/")
         for n in range(1, len(parts)):
-            if "/".join(parts[:n]) in files:
-                return "/".join(parts[:n])
+            if "/".join(parts[:n]).casefold() in files:
+                return f"`{files['/'.join(parts[:n]).casefold()]}` both as a file and as a folder"
     return None
