@@ -127,6 +127,8 @@ def test_the_command_lists_what_it_skipped(sample: Path, home: Path, tmp_path: P
     ("assets/run", b"", 0o700, True),
     ("assets/a.PS1", b"", 0o644, True),
     ("assets/readme", b"MZ\x90", 0o644, True),
+    ("assets/a\nb.png", b"", 0o644, True),
+    ("assets/\x1b[31mred.png", b"", 0o644, True),
 ])
 def test_which_files_an_import_never_writes(name: str, data: bytes, mode: int, skip: bool) -> None:
     assert (safety.skip_reason(name, data, 0o100000 | mode) is not None) is skip
@@ -356,3 +358,8 @@ def test_spec_v3_writes_every_field_v3_requires(bank: Bank, tmp_path: Path) -> N
     item = _import(bank, _write(tmp_path, "c3.json", v3))["items"][0]
     assert _export(bank, item["target"], tmp_path / "o3.json")["data"].get("group_only_greetings") is None  # as it came
     assert _export(bank, item["target"], tmp_path / "o3.json", spec="v3")["data"]["group_only_greetings"] == []
+
+
+def test_names_with_control_characters_are_shown_escaped(bank: Bank, tmp_path: Path) -> None:
+    item = _import(bank, _write(tmp_path, "flux.charx", _flux_charx({"assets/\x1b[2Jx.png": b"x"})))["items"][0]
+    assert item["skipped"][0]["name"] == "assets/\\x1b[2Jx.png" and "control characters" in item["skipped"][0]["reason"]

@@ -224,7 +224,7 @@ def _from_png(data: bytes) -> Decoded:
 
 def short(name: str) -> str:
     """A name from a file as a message shows it: whole up to 80 characters, else its head and its tail."""
-    return name if len(name) <= 80 else f"{name[:56]}…{name[-20:]}"
+    return safety.shown(name if len(name) <= 80 else f"{name[:56]}…{name[-20:]}")
 
 
 def safe_member(name: str) -> bool:
@@ -250,25 +250,25 @@ def _from_zip(data: bytes) -> Decoded:
         if info.is_dir():
             continue
         if not safe_member(info.filename):
-            raise Refused(f"the zip holds a file named `{info.filename[:80]}`, which would land outside its folder")
+            raise Refused(f"the zip holds a file named `{short(info.filename)}`, which would land outside its folder")
         if info.filename != "card.json" and not info.filename.startswith("assets/"):
             continue  # RisuAI's module.risum, x_meta/…: not membank's
         if safety.hidden(info.filename):
-            skipped.append((info.filename, safety.skip_reason(info.filename, b"") or ""))
+            skipped.append((short(info.filename), safety.skip_reason(info.filename, b"") or ""))
             continue
         if info.file_size > MiB and info.file_size > MAX_ZIP_RATIO * max(info.compress_size, 1):
-            raise Refused(f"`{info.filename[:80]}` in the zip is compressed more than {MAX_ZIP_RATIO}:1 (a zip bomb?)")
+            raise Refused(f"`{short(info.filename)}` in the zip is compressed more than {MAX_ZIP_RATIO}:1 (a zip bomb?)")
         data = _read_member(archive, info)
         why = safety.skip_reason(info.filename, data, info.external_attr >> 16 if info.create_system == 3 else 0)
         if why and info.filename != "card.json":
-            skipped.append((info.filename, why))
+            skipped.append((short(info.filename), why))
             continue
         files[info.filename] = data
     for name in files:
         if (why := safety.too_long(name)) is not None:
             raise Refused(f"`{short(name)}` in the zip cannot be written: {why}")
     if (clash := safety.file_and_folder(list(files))) is not None:
-        raise Refused(f"the zip holds {clash}")
+        raise Refused(f"the zip holds {safety.shown(clash)}")
     if "card.json" not in files:
         raise Refused("it is a zip without `card.json` at its root, so not a CHARX card")
     obj = load_json(files.pop("card.json"), "its card.json")
@@ -284,9 +284,9 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
         with archive.open(info) as stream:
             data = stream.read(info.file_size + 1)
     except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, zlib.error) as e:
-        raise Refused(f"`{info.filename[:80]}` in the zip cannot be unpacked ({e})") from None
+        raise Refused(f"`{short(info.filename)}` in the zip cannot be unpacked ({e})") from None
     if len(data) > info.file_size:
-        raise Refused(f"`{info.filename[:80]}` in the zip is larger than its header says (a zip bomb?)")
+        raise Refused(f"`{short(info.filename)}` in the zip is larger than its header says (a zip bomb?)")
     return data
 
 

@@ -42,8 +42,15 @@ def skip_reason(name: str, data: bytes, mode: int = 0) -> str | None:
     """Why an import must not write the file `name`; None when it is data it may write."""
     if hidden(name):
         return "a name starting with `.` (such files and folders are read by tools, e.g. git)"
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        return "a name with control characters (a line break, an escape), which terminals and tools misread"
     why = program(name, data, mode)
     return f"{why}; an import writes only data" if why else None
+
+
+def shown(name: str) -> str:
+    """`name` as a message or a terminal may show it: control characters written as `\\xNN` escapes."""
+    return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127 else ch for ch in name)
 
 
 def too_long(name: str) -> str | None:
