@@ -159,7 +159,7 @@ def classify(obj: Any) -> tuple[str, str]:
             raise Refused("it says `spec: lorebook_v3` but has no `data.entries` list")
         return "lorebook", "lorebook_v3"
     if spec is not None:
-        raise Refused(f"`spec: {str(spec)[:40]}` is not a format membank imports (chara_card_v2, chara_card_v3, "
+        raise Refused(f"`spec: {short(str(spec))[:40]}` is not a format membank imports (chara_card_v2, chara_card_v3, "
                       "lorebook_v3)")
     if "entries" in obj:
         return "lorebook", _dialect(obj["entries"])
@@ -184,7 +184,7 @@ def _dialect(entries: Any) -> str:
         return "sillytavern"
     for n, entry in enumerate(items):
         if not isinstance(entry.get("keys"), list) or not isinstance(entry.get("content", ""), str):
-            found = ", ".join(f"`{k}`" for k in list(entry)[:6]) or "nothing"
+            found = ", ".join(f"`{short(k)[:40]}`" for k in list(entry)[:6]) or "nothing"
             raise Refused(f"its entry {n + 1} has no `keys` list (it holds {found}), so its entries could never "
                           "trigger: it is a lorebook in a dialect membank does not read (it reads Character Card "
                           "books, lorebook_v3 and SillyTavern World Info)")
