@@ -572,6 +572,8 @@ export interface Imported {
   target: string;
   status: "created" | "unchanged" | "pending" | "updated";
   changes: Change[];
+  skipped: Skipped[];
+  warnings: string[];
 }
 
 /** Sent by the server (a JSON-RPC notification) after the watcher re-indexed changed files. */
@@ -1051,6 +1053,11 @@ export interface SkillSummary {
   rules: { [key: string]: unknown };
   valid: boolean;
   problems: RuleProblem[];
+}
+
+export interface Skipped {
+  name: string;
+  reason: string;
 }
 
 export interface State {

@@ -23,6 +23,10 @@ def imported_view(d: dict[str, Any]) -> None:
             for c in item["changes"]:
                 if c["change"] != "same":
                     out.print(f"  {c['change']:8} {c['source']}")
+        for s in item.get("skipped", []):
+            out.print(f"  skipped  {s['name']}: {s['reason']}")
+        for w in item.get("warnings", []):
+            out.print(f"  warning: {w}")
 
 
 def exported_view(d: dict[str, Any]) -> None:

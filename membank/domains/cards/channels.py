@@ -33,6 +33,11 @@ class Change(TypedDict):
     change: Literal["new", "changed", "same"]
 
 
+class Skipped(TypedDict):
+    name: str  # the file's name inside the input (a CHARX entry)
+    reason: str  # why an import never writes it: a name starting with `.`, a program
+
+
 class Imported(TypedDict):
     file: str  # the input's base name
     kind: Literal["card", "lorebook"]
@@ -40,6 +45,8 @@ class Imported(TypedDict):
     target: str  # the character file or the book folder
     status: Literal["created", "unchanged", "pending", "updated"]  # pending: would change; import with update
     changes: list[Change]
+    skipped: list[Skipped]  # files of the input never written (dot names, programs), listed here
+    warnings: list[str]  # e.g. the card's name is already another card's alias (lookups by it answer CONFLICT)
 
 
 class ImportOut(TypedDict):

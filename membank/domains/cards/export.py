@@ -7,8 +7,10 @@ file is written atomically and never over an existing one unless `force`."""
 from __future__ import annotations
 
 import base64
+import datetime
 import io
 import json
+import math
 import os
 import zipfile
 from pathlib import Path
@@ -77,7 +79,7 @@ def build(root: Path, source: str, spec: str | None) -> tuple[dict[str, Any], st
     meta, body, entries = read_book(root, folder)
     kind = (meta.get("imported") or {}).get("spec") if isinstance(meta.get("imported"), dict) else None
     obj, used = mapping.book_json(meta, body, entries, "v3" if spec == "v3" or kind not in ("sillytavern",
-                                                                                            "lorebook_v3") else None)
+                                                                                            "lorebook_v3", "book") else None)
     return obj, "lorebook", used, meta
 
 
@@ -112,8 +114,9 @@ def _charx(root: Path, obj: dict[str, Any], meta: dict[str, Any]) -> bytes:
         if isinstance(folder, str) and folder.startswith("assets/") and formats.safe_member(folder):
             base = root / folder
             for dirpath, dirnames, filenames in os.walk(base):
-                dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
-                for name in sorted(filenames):
+                dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))
+                                     and not d.startswith("."))
+                for name in sorted(n for n in filenames if not n.startswith(".")):
                     inner = Path(dirpath, name).relative_to(base).as_posix()
                     data = _asset(root, f"{folder}/{inner}")
                     if data is not None and inner.startswith("assets/"):
@@ -121,10 +124,35 @@ def _charx(root: Path, obj: dict[str, Any], meta: dict[str, Any]) -> bytes:
     return out.getvalue()
 
 
+def inside_bank(target: Path, banks: list[Path]) -> bool:
+    """True when `target` (links followed as far as they go) is inside one of `banks` or any `.writenow` folder."""
+    resolved = Path(os.path.realpath(target))
+    if ".writenow" in target.parts or ".writenow" in resolved.parts:
+        return True
+    return any(resolved.is_relative_to(os.path.realpath(b)) for b in banks)
+
+
+def jsonable(value: Any) -> Any:
+    """`value` as JSON every reader takes: a number JSON cannot hold (YAML's `.inf`, NaN) and a date become
+    strings, any other value YAML may give becomes its text; never `Infinity`, never a failure."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    return str(value)
+
+
 def export_card(bank: Any, source: str, format_: str, output: str, spec: str | None = None,
                 force: bool = False) -> dict[str, Any]:
     root = bank.project.path
     obj, kind, used, meta = build(root, source, spec)
+    obj = jsonable(obj)
     if kind == "lorebook" and format_ != "json":
         raise errors.invalid("format", "a lorebook exports as JSON only (png and charx hold a character card)")
     if format_ == "charx" and used != "v3":
@@ -136,6 +164,9 @@ def export_card(bank: Any, source: str, format_: str, output: str, spec: str | N
     else:
         data = _charx(root, obj, meta)
     target = input_path(bank.root, output)
+    if inside_bank(target, [bank.project.path, bank.global_.path]):
+        raise errors.invalid("output", f"{target.name} would be written inside a memory bank (.writenow/), where "
+                             "membank reads every file as a memory or a card; write it anywhere else")
     if os.path.lexists(target) and not force:
         raise MembankError(errors.CONFLICT, f"{target.name} exists; choose another output or pass force "
                            "(--force) to replace it", {"field": "output"})

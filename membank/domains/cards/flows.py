@@ -21,7 +21,8 @@ from ...kernel import errors
 from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_FILE_BYTES
 from ..contract import Bank
-from . import formats, mapping
+from ..story.cards import catalog
+from . import formats, mapping, safety
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
 
@@ -35,6 +36,9 @@ class Plan:
     writes: Writes = field(default_factory=list)
     changes: list[dict[str, str]] = field(default_factory=list)
     status: str = "created"
+    skipped: list[dict[str, str]] = field(default_factory=list)  # files of the input never written, and why
+    names: list[str] = field(default_factory=list)  # the card's name and aliases, as lookups will know it
+    warnings: list[str] = field(default_factory=list)
 
 
 def input_path(root: Path, given: str) -> Path:
@@ -114,7 +118,8 @@ def _entries(book: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
 
 
 LABELS = {"v1": "Character Card V1", "v2": "Character Card V2", "v3": "Character Card V3",
-          "lorebook_v3": "lorebook_v3", "sillytavern": "SillyTavern World Info"}
+          "lorebook_v3": "lorebook_v3", "sillytavern": "SillyTavern World Info",
+          "book": "lorebook (a card's book on its own)"}
 
 
 def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
@@ -127,7 +132,8 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     if book is not None:
         before = existing(root / rel) if again else None
         folder = before[0].get("lorebook") if before else None
-        if not (isinstance(folder, str) and folder.startswith("world/") and formats.safe_member(folder)):
+        if not (isinstance(folder, str) and folder.startswith("world/") and formats.safe_member(folder)
+                and not safety.hidden(folder)):
             folder, _ = _place(root, "world/{}", slug(mapping.text(book.get("name")) or name), "\0", claimed)
         claimed.add(folder)
         made = mapping.book_files(book, _entries(book), "character_book", {}, f"{name} lorebook", file)
@@ -142,13 +148,40 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     meta = {**{k: v for k, v in card.meta.items() if k not in ("card", "imported")}, **extra,
             "card": card.meta["card"], "imported": {**card.meta["imported"], "format": d.container}}
     writes.insert(0, (rel, _md(meta, card.body, rel)))
-    return Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes)
+    return Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes,
+                skipped=[{"name": name, "reason": why} for name, why in d.skipped],
+                names=[name, *mapping.words(card.meta.get("aliases"))])
+
+
+def name_warnings(bank: Bank, plan: Plan) -> list[str]:
+    """A warning for each name of the card that already names another card or entry (as its name or one of
+    its aliases): a lookup by that name would then answer CONFLICT."""
+    known = catalog(bank.index)
+    out = []
+    for name in dict.fromkeys(plan.names):
+        others = [known.cards[i] for i in known.resolve(name) if known.cards[i]["source"] != f".writenow/{plan.target}"]
+        for other in others:
+            how = "the name" if other["name"].strip().casefold() == name.strip().casefold() else "an alias"
+            out.append(f"`{name}` is already {how} of {other['name']} ({other['source']}); a lookup by `{name}` "
+                       "answers CONFLICT until one of them is renamed (ask by id meanwhile)")
+    return out
+
+
+def check_writes(plan: Plan) -> None:
+    """The last guard before anything is written: every path is data membank names (no dot part)."""
+    for rel, _ in plan.writes:
+        if safety.hidden(rel) or not formats.safe_member(rel):
+            raise formats.Refused(f"it would write `{formats.short(rel)}`, a name an import never writes")
 
 
 def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
     if d.spec == "lorebook_v3":
         book, shell = d.obj["data"], {k: v for k, v in d.obj.items() if k != "data"}
         entries = _entries(book)
+    elif d.spec == "book":  # a card's book on its own (another tool's lorebook): its fields as they are
+        book, shell = d.obj, {}
+        found = d.obj["entries"]
+        entries = [(str(k), e) for k, e in found.items()] if isinstance(found, dict) else [(None, e) for e in found]
     else:
         book, shell = {}, {k: v for k, v in d.obj.items() if k != "entries"}
         entries = [(str(k), e) for k, e in d.obj["entries"].items()]
@@ -182,12 +215,16 @@ def _write(bank: Bank, plan: Plan) -> None:
     for rel, _ in plan.writes:
         check_inside(root.path, root.path / rel, root.source)
     done: list[tuple[Path, bytes | None]] = []
+    made: list[Path] = []  # folders this import created, outermost first
     try:
+        current = plan.target
         for rel, data in plan.writes:
+            current = rel
             path = root.path / rel
             old = read_regular(path, None, follow_links=False)[0] if os.path.lexists(path) else None
             if old == data:
                 continue
+            made += _new_folders(root.path, path.parent)
             atomic_write(path, data)
             done.append((path, old))
     except (OSError, Unreadable) as e:
@@ -196,10 +233,24 @@ def _write(bank: Bank, plan: Plan) -> None:
                 path.unlink(missing_ok=True) if old is None else atomic_write(path, old)
             except OSError:
                 pass
-        raise storage_error(e if isinstance(e, OSError) else OSError(str(e)), root.source(plan.target)) from None
+        for folder in reversed(made):  # innermost first; one that still holds something stays
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        raise storage_error(e if isinstance(e, OSError) else OSError(str(e)), root.source(current)) from None
     for rel, _ in plan.writes:
         if rel.endswith(".md"):
             bank.sync_one(root, rel)
+
+
+def _new_folders(top: Path, folder: Path) -> list[Path]:
+    """The folders between `top` and `folder` (itself included) that do not exist yet, outermost first."""
+    missing: list[Path] = []
+    while folder != top and top in folder.parents and not os.path.lexists(folder):
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
 
 
 def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str, Any]:
@@ -217,6 +268,7 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
         for file, d in decoded:
             try:
                 plans.append((plan_card if d.kind == "card" else plan_book)(bank.project.path, file, d, claimed))
+                check_writes(plans[-1])
             except formats.Refused as e:
                 refused.append({"file": file, "reason": e.reason})
         if refused:
@@ -225,6 +277,8 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
                                {"field": "paths", "refused": refused})
         for plan in plans:
             _compare(bank.project.path, plan)
+            if plan.kind == "card" and plan.status == "created":
+                plan.warnings = name_warnings(bank, plan)
         for plan in plans:
             if plan.status == "created" or (plan.status == "changed" and update):
                 _write(bank, plan)
@@ -232,4 +286,4 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
             elif plan.status == "changed":
                 plan.status = "pending"
     return {"items": [{"file": p.file, "kind": p.kind, "format": p.format, "target": f".writenow/{p.target}",
-                       "status": p.status, "changes": p.changes} for p in plans]}
+                       "status": p.status, "changes": p.changes, "skipped": p.skipped, "warnings": p.warnings} for p in plans]}

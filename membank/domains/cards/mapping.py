@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...files.write import slug
-from . import lore
+from . import lore, own
 from .formats import V1_FIELDS, V3_ONLY
 from .groups import Group, Obj, body_text, join, same, split, text, words
 
@@ -22,6 +22,8 @@ _SENTENCE = re.compile(r"(.+?[.!?。！？])(?:\s|$)", re.DOTALL)
 V2_DEFAULTS: Obj = {"description": "", "personality": "", "scenario": "", "first_mes": "", "mes_example": "",
                     "creator_notes": "", "system_prompt": "", "post_history_instructions": "",
                     "alternate_greetings": [], "tags": [], "creator": "", "character_version": "", "extensions": {}}
+V3_ENTRY: Obj = {"keys": [], "content": "", "extensions": {}, "enabled": True, "insertion_order": 100,
+                 "use_regex": False}  # the fields a V3 book entry requires
 SPECS = {"v2": ("chara_card_v2", "2.0"), "v3": ("chara_card_v3", "3.0")}
 BOOK_FILE = "book.md"
 
@@ -89,7 +91,7 @@ def _imported(**values: Any) -> Obj:
 
 def card_files(obj: Obj, spec: str, origin: str) -> tuple[File, Obj | None]:
     """The character file (without `lorebook:` and picture keys, which the caller adds) and the card's book."""
-    data = obj if spec == "v1" else obj["data"]
+    data, restored = own.take(obj if spec == "v1" else obj["data"])  # membank's own front matter, exported
     book = data.get("character_book") if isinstance(data.get("character_book"), dict) else None
     front, kept, absent = split({k: v for k, v in data.items() if k != "character_book" or book is None}, CARD)
     meta: Obj = {"name": front["name"]}
@@ -98,6 +100,7 @@ def card_files(obj: Obj, spec: str, origin: str) -> tuple[File, Obj | None]:
             meta[key] = front[key]
     if summary_of(data.get("description")):
         meta["summary"] = summary_of(data.get("description"))
+    meta.update(restored)
     mirror: list[str] = []
     if spec == "v1":
         card = kept
@@ -151,9 +154,16 @@ def card_json(meta: Obj, body: str, book: Obj | None, target: str | None) -> tup
     data = join({**meta, "body": body}, kept, words(imported.get("absent")), CARD)
     if book is not None:
         data["character_book"] = book
+    by_hand = imported.get("spec") not in ("v1", "v2", "v3")
+    if spec != "v1":
+        data = own.put(data, meta, summary_of(data.get("description")), by_hand, spec == "v3")
+    if by_hand:
+        return convert(data, spec), spec  # a card of the writer's own: every field its spec requires
     if spec == source:
         if spec == "v1":
             return data, spec
+        if target == "v3":  # asked for V3: the fields V3 requires that the card lacked, the rest as it came
+            data = convert(data, "v3")["data"]
         outer = {k: v for k, v in card.items() if k != "data"}
         for k in words(imported.get("mirror")):
             if k in data:
@@ -175,6 +185,10 @@ def convert(data: Obj, spec: str) -> Obj:
                 _v2_entry(e) for e in out["character_book"].get("entries", []) if isinstance(e, dict)]}
     else:
         out.setdefault("group_only_greetings", [])
+        if isinstance(out.get("character_book"), dict):
+            book = out["character_book"]
+            out["character_book"] = {"extensions": {}, **book, "entries": [
+                {**V3_ENTRY, **e} for e in book.get("entries", []) if isinstance(e, dict)]}
     return {"spec": SPECS[spec][0], "spec_version": SPECS[spec][1], "data": out}
 
 
@@ -195,14 +209,17 @@ def book_json(meta: Obj, body: str, entries: list[tuple[Obj, str]], target: str 
     shell = meta.get("lore") if isinstance(meta.get("lore"), dict) else {}
     kept = shell.get("data") if source == "lorebook_v3" and isinstance(shell.get("data"), dict) else shell
     keys = [(m.get("imported") or {}).get("key") if isinstance(m.get("imported"), dict) else None for m, _ in entries]
-    fresh = 1 + max((int(k) for k in keys if isinstance(k, str) and k.isdigit()), default=-1)
+    uids = [m["lore"].get("uid") for m, _ in entries if isinstance(m.get("lore"), dict)]
+    fresh = 1 + max([int(k) for k in keys if isinstance(k, str) and k.isascii() and k.isdigit() and len(k) <= 15]
+                    + [u for u in uids if isinstance(u, int) and not isinstance(u, bool)],
+                    default=-1)  # `²` is a digit to str.isdigit; 5,000 digits are no uid
     made = []
     for n, ((entry_meta, entry_body), key) in enumerate(zip(entries, keys)):
         e_imported = entry_meta.get("imported") if isinstance(entry_meta.get("imported"), dict) else {}
         e_kept = entry_meta.get("lore") if isinstance(entry_meta.get("lore"), dict) else {}
         if source == "sillytavern" and key is None:
             key, fresh = str(fresh), fresh + 1
-        if not e_kept:  # an entry the writer added: the fields its format requires
+        if not e_kept and "lore" not in entry_meta:  # an entry the writer added: the fields its format requires
             e_kept = lore.new_st_entry(int(key)) if source == "sillytavern" else {"extensions": {}, "insertion_order": 100}
         entry = join(lore.values_of(entry_meta, entry_body), e_kept, words(e_imported.get("absent")),
                      lore.entry_groups(source))
