@@ -33,6 +33,15 @@ class Change(TypedDict):
     change: Literal["new", "changed", "same"]
 
 
+class BookReport(TypedDict):
+    target: str  # the book folder
+    name: str
+    scope: Literal["character", "project"]  # character: only in a prompt where its character is activated
+    entries: int
+    alwaysOn: int  # entries with `include: always` (constant)
+    alwaysOnTokens: int  # what they add to each prompt the book takes part in
+
+
 class Imported(TypedDict):
     file: str  # the input's base name
     kind: Literal["card", "lorebook"]
@@ -40,6 +49,8 @@ class Imported(TypedDict):
     target: str  # the character file or the book folder
     status: Literal["created", "unchanged", "pending", "updated"]  # pending: would change; import with update
     changes: list[Change]
+    books: list[BookReport]  # the card's own book, or the lorebook
+    warnings: list[str]  # e.g. another book with the same name
 
 
 class ImportOut(TypedDict):

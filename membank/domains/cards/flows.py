@@ -20,6 +20,7 @@ from ...index.failures import storage_error
 from ...kernel import errors
 from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_FILE_BYTES
+from ...kernel.text import estimate_tokens
 from ..contract import Bank
 from . import formats, mapping
 
@@ -33,8 +34,10 @@ class Plan:
     format: str  # e.g. "png, Character Card V3"
     target: str  # the character file or the book folder, bank-relative
     writes: Writes = field(default_factory=list)
-    changes: list[dict[str, str]] = field(default_factory=list)
+    changes: list[dict[str, Any]] = field(default_factory=list)
     status: str = "created"
+    books: list[dict[str, Any]] = field(default_factory=list)  # per book: its scope and always-on entries
+    warnings: list[str] = field(default_factory=list)
 
 
 def input_path(root: Path, given: str) -> Path:
@@ -106,6 +109,14 @@ def _book_writes(book: mapping.Book, folder: str) -> Writes:
     return out
 
 
+def book_report(made: mapping.Book, folder: str) -> dict[str, Any]:
+    """How much of a book is always on (ecosystem.md, Books in a novel): what it costs each prompt it is in."""
+    always = [f for _, f in made.entries if f.meta.get("include") == "always"]
+    return {"target": f".writenow/{folder}", "name": made.book.meta["name"], "scope": made.book.meta["scope"],
+            "entries": len(made.entries), "alwaysOn": len(always),
+            "alwaysOnTokens": sum(estimate_tokens(f.body) for f in always)}
+
+
 def _entries(book: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
     entries = book.get("entries", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
@@ -124,6 +135,7 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     stem = rel[len("characters/"):-3]
     extra: dict[str, Any] = {}
     writes: Writes = []
+    books: list[dict[str, Any]] = []
     if book is not None:
         before = existing(root / rel) if again else None
         folder = before[0].get("lorebook") if before else None
@@ -133,6 +145,7 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
         made = mapping.book_files(book, _entries(book), "character_book", {}, f"{name} lorebook", file)
         writes += _book_writes(made, folder)
         extra["lorebook"] = folder
+        books = [book_report(made, folder)]
     if d.image is not None:
         extra["image"] = f"assets/{stem}/card.png"
         writes.append((extra["image"], d.image))
@@ -142,7 +155,7 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     meta = {**{k: v for k, v in card.meta.items() if k not in ("card", "imported")}, **extra,
             "card": card.meta["card"], "imported": {**card.meta["imported"], "format": d.container}}
     writes.insert(0, (rel, _md(meta, card.body, rel)))
-    return Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes)
+    return Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes, books=books)
 
 
 def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
@@ -156,7 +169,8 @@ def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     made = mapping.book_files(book, entries, d.spec, shell, fallback, file)
     name = made.book.meta["name"]
     folder, _ = _place(root, "world/{}", slug(name), name, claimed)
-    return Plan(file, "lorebook", f"{d.container}, {LABELS[d.spec]}", folder, _book_writes(made, folder))
+    return Plan(file, "lorebook", f"{d.container}, {LABELS[d.spec]}", folder, _book_writes(made, folder),
+                books=[book_report(made, folder)])
 
 
 def _compare(root: Path, plan: Plan) -> None:
@@ -232,4 +246,5 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
             elif plan.status == "changed":
                 plan.status = "pending"
     return {"items": [{"file": p.file, "kind": p.kind, "format": p.format, "target": f".writenow/{p.target}",
-                       "status": p.status, "changes": p.changes} for p in plans]}
+                       "status": p.status, "changes": p.changes, "books": p.books, "warnings": p.warnings}
+                      for p in plans]}

@@ -126,7 +126,8 @@ def book_files(book: Obj, entries: list[tuple[str | None, Obj]], spec: str, shel
         name = _free(slug(values["name"]), taken)
         files.append((name, File(meta, body)))
     lore_keys = {**shell, "data": kept} if spec == "lorebook_v3" else {**shell, **kept}
-    meta = {"name": front["name"], "kind": "lore", "include": "never", "entries": [n for n, _ in files],
+    scope = "character" if spec == "character_book" else "project"  # context.md, Books
+    meta = {"name": front["name"], "kind": "lore", "scope": scope, "entries": [n for n, _ in files],
             "lore": lore_keys, "imported": _imported(origin=origin, spec=spec, absent=absent, fallback=fallback)}
     return Book(File(meta, front["body"]), files)
 

@@ -148,5 +148,32 @@ def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
         frontier = sorted(fresh, key=by_id.__getitem__)
         if not frontier:
             break
+    if catalog.owners:
+        keys = _scoped(catalog, info, best, keys, allowed)
     unique = {(s.id, s.key, s.reason): s for s in skipped}
     return [best[by_place[key & PLACE]] for key in sorted(keys)], sorted(unique.values(), key=lambda s: (s.id, s.key))
+
+
+def _scoped(catalog: Catalog, info: dict[str, Card], best: dict[str, Found], keys: list[int],
+            allowed: set[str]) -> list[int]:
+    """A character-scoped book (context.md, Books) in this prompt: its entries found by their words stay
+    only when one of their characters is activated (or always on); the always-on entries of an activated
+    character's book come in through that character, right after it. Changes `best`; the keys kept."""
+    present = set(best) | set(catalog.always)
+    for card_id in [i for i in best if i in catalog.owners]:
+        if present.isdisjoint(catalog.owners[card_id]):
+            del best[card_id]
+    for owner in sorted((o for o in present if o in catalog.constant), key=lambda o: info[o].place):
+        via = best.get(owner)
+        depth = via.depth + 1 if via is not None else 1
+        for card_id in catalog.constant[owner]:
+            if card_id not in best and info[card_id].section in allowed:
+                best[card_id] = _found((card_id, info[card_id].name, info[owner].name, f"card:{owner}", 0, depth, 0))
+    return [((THROUGH << 8 | f.depth) << 96) | info[i].place if f.where.startswith("card:") else k
+            for i, f, k in _keyed(best, keys, info)]
+
+
+def _keyed(best: dict[str, Found], keys: list[int], info: dict[str, Card]) -> list[tuple[str, Found, int]]:
+    """Each card kept in `best` with its key (its old one when it had one, else 0: made by the caller)."""
+    old = {k & PLACE: k for k in keys}
+    return [(i, f, old.get(info[i].place, 0)) for i, f in best.items()]

@@ -1,0 +1,90 @@
+"""Books (context.md, Books): which world entries a book switches and to whom a book is scoped. Pure.
+
+A world entry belongs to a book when its folder holds a `book.md`. The book's `include:` is the default for
+its entries (an entry's own `include:` wins) and `never` switches the whole book off. `scope: character`
+(a card's own `character_book`) makes its entries take part only when a character whose `lorebook:` names
+the folder is activated in the prompt. `book.md` itself is never put into a prompt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+BOOK_FILE = "book.md"
+
+
+@dataclass(frozen=True)
+class Books:
+    include: dict[str, str]  # card id -> the include in effect (the book applied), for the cards a book changes
+    owners: dict[str, tuple[str, ...]]  # entry id -> the characters it is scoped to (scope: character)
+    constant: dict[str, tuple[str, ...]]  # character id -> its scoped books' always-on entries, by name then id
+    files: frozenset[str]  # the ids of book.md cards (never injected)
+
+
+def _place(source: str) -> tuple[str, str, str] | None:
+    """(bank prefix, folder under world/, file name) of a world file's citation; None outside world/."""
+    for prefix in (".writenow/", "global:"):
+        if source.startswith(prefix):
+            rel = source[len(prefix):]
+            if rel.startswith("world/") and rel.count("/") >= 2:
+                folder, _, name = rel.rpartition("/")
+                return prefix, folder, name
+    return None
+
+
+def _bank(source: str) -> str:
+    return "global:" if source.startswith("global:") else ".writenow/"
+
+
+def _meta(card: dict[str, Any]) -> dict[str, Any]:
+    meta = card.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def written_include(card: dict[str, Any]) -> bool:
+    """Whether the card writes its own `include:` (a default `auto` is the book's to decide)."""
+    lines = card.get("lines")
+    return isinstance(lines, dict) and lines.get("include") is not None or card.get("include") != "auto"
+
+
+def of(cards: list[dict[str, Any]]) -> Books:
+    books: dict[tuple[str, str], dict[str, Any]] = {}  # (bank, folder) -> its book.md card
+    for c in cards:
+        place = _place(c["source"])
+        if place is not None and place[2] == BOOK_FILE:
+            books[(place[0], place[1])] = c
+    if not books:
+        return Books({}, {}, {}, frozenset())
+    holders: dict[tuple[str, str], list[str]] = {}
+    for c in cards:
+        folder = _meta(c).get("lorebook")
+        if c.get("section") == "characters" and isinstance(folder, str):
+            holders.setdefault((_bank(c["source"]), folder.strip().strip("/")), []).append(c["id"])
+    include: dict[str, str] = {}
+    owners: dict[str, tuple[str, ...]] = {}
+    constant: dict[str, list[dict[str, Any]]] = {}
+    for c in cards:
+        place = _place(c["source"])
+        if place is None or place[2] == BOOK_FILE or (place[0], place[1]) not in books:
+            continue
+        book = books[(place[0], place[1])]
+        switch = book.get("include") or "auto"
+        own = c.get("include") or "auto"
+        effective = "never" if switch == "never" else own if written_include(c) else switch
+        scoped = _meta(book).get("scope") == "character"
+        if scoped and effective != "never":
+            held = tuple(sorted(holders.get((place[0], place[1]), ())))
+            if not held:  # scoped to a character the project does not have: it never takes part
+                effective = "never"
+            else:
+                owners[c["id"]] = held
+                if effective == "always":
+                    for h in held:
+                        constant.setdefault(h, []).append(c)
+                    effective = "auto"  # taken in with its character, never standing in Layer 2
+        if effective != own:
+            include[c["id"]] = effective
+    return Books(include, owners,
+                 {h: tuple(c["id"] for c in sorted(found, key=lambda c: (c["name"], c["id"])))
+                  for h, found in constant.items()},
+                 frozenset(c["id"] for c in books.values()))

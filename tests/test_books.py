@@ -1,0 +1,87 @@
+"""Books in a novel (context.md, Books; ecosystem.md): a card's own lorebook is scoped to its character,
+`include:` on book.md switches a whole book, the writer's switches never reach the export, re-import is a
+merge against the last imported original, and a book is known by its content, not its name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from membank import Bank
+from membank.files.frontmatter import decode, split as split_doc
+
+RULES = "GAME RULES: roll a d20 before every action."
+
+
+def _entry(uid: int, comment: str, keys: list[str], content: str, constant: bool = False) -> dict[str, Any]:
+    return {"id": uid, "keys": keys, "content": content, "comment": comment, "constant": constant,
+            "enabled": True, "insertion_order": 100, "selective": False, "secondary_keys": [], "extensions": {}}
+
+
+def role_play_card(name: str = "Seraphine Vale") -> dict[str, Any]:
+    """A V2 role-play card whose book holds always-on game rules (the shape of real RP cards)."""
+    book = {"name": "Vale Rules", "entries": [
+        _entry(0, "Rules", ["rules"], RULES, constant=True),
+        _entry(1, "Stats", ["stats"], "STATS: HP 10, MP 5.", constant=True),
+        _entry(2, "Grove", ["grove"], "The grove where Seraphine lives."),
+    ]}
+    data = {"name": name, "description": "A forest guardian. She heals travellers.", "personality": "Kind.",
+            "scenario": "", "first_mes": "Welcome.", "mes_example": "", "creator_notes": "", "system_prompt": "",
+            "post_history_instructions": "", "alternate_greetings": [], "tags": [], "creator": "",
+            "character_version": "", "extensions": {}, "character_book": book}
+    return {"spec": "chara_card_v2", "spec_version": "2.0", "data": data}
+
+
+def _write(tmp: Path, name: str, obj: Any) -> Path:
+    path = tmp / name
+    path.write_bytes(json.dumps(obj, ensure_ascii=False).encode())
+    return path
+
+
+def _import(bank: Bank, *paths: Path, update: bool = False) -> dict[str, Any]:
+    envelope = bank.call("card:import", {"paths": [str(p) for p in paths], "update": update})
+    assert envelope["ok"], envelope
+    return envelope["data"]
+
+
+def _prompt(bank: Bank, text: str) -> str:
+    envelope = bank.call("context:assemble", {"skillId": "rewrite", "documentText": text, "selection": {"text": text}})
+    assert envelope["ok"], envelope
+    return str(envelope["data"]["systemPrompt"]) + str(envelope["data"]["userContent"])
+
+
+def _meta(path: Path) -> dict[str, Any]:
+    return split_doc(decode(path.read_bytes())).meta
+
+
+def _set(path: Path, old: str, new: str) -> None:
+    text = path.read_text("utf-8")
+    assert old in text, text
+    path.write_text(text.replace(old, new, 1), "utf-8")
+
+
+def test_a_cards_own_book_takes_part_only_with_its_character(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    item = _import(bank, _write(tmp_path, "seraphine.json", role_play_card()))["items"][0]
+    report = item["books"][0]
+    assert (report["scope"], report["entries"], report["alwaysOn"]) == ("character", 3, 2)
+    assert report["alwaysOnTokens"] > 0
+    folder = sample / report["target"]
+    assert _meta(folder / "book.md")["scope"] == "character"
+    assert RULES not in _prompt(bank, "The rain fell on the harbour.")  # without the character: no rules
+    assert "The grove where" not in _prompt(bank, "They walked into the grove.")  # a key alone is not enough
+    with_her = _prompt(bank, "Seraphine Vale looked up.")
+    assert RULES in with_her and "STATS: HP 10" in with_her
+    assert "The grove where" in _prompt(bank, "Seraphine Vale walked into the grove.")
+
+
+def test_include_on_book_md_switches_the_whole_book(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    item = _import(bank, _write(tmp_path, "seraphine.json", role_play_card()))["items"][0]
+    book = sample / item["books"][0]["target"] / "book.md"
+    _set(book, "scope: character\n", "scope: character\ninclude: never\n")
+    bank.call("index:sync", {})
+    text = _prompt(bank, "Seraphine Vale walked into the grove.")
+    assert RULES not in text and "The grove where" not in text
+    _set(book, "scope: character\ninclude: never\n", "scope: project\n")  # the writer makes it a project book
+    bank.call("index:sync", {})
+    assert RULES in _prompt(bank, "The rain fell.")
