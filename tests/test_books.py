@@ -85,3 +85,30 @@ def test_include_on_book_md_switches_the_whole_book(bank: Bank, sample: Path, tm
     _set(book, "scope: character\ninclude: never\n", "scope: project\n")  # the writer makes it a project book
     bank.call("index:sync", {})
     assert RULES in _prompt(bank, "The rain fell.")
+
+
+def _export(bank: Bank, source: str, out: Path) -> Any:
+    envelope = bank.call("card:export", {"source": source, "format": "json", "output": str(out), "force": True})
+    assert envelope["ok"], envelope
+    return json.loads(out.read_bytes())
+
+
+def test_the_writers_switches_stay_in_the_project(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    item = _import(bank, _write(tmp_path, "seraphine.json", role_play_card()))["items"][0]
+    folder = sample / item["books"][0]["target"]
+    _set(folder / "rules.md", "include: always\n", "include: never\n")  # switched off for this novel
+    _set(folder / "grove.md", "kind: lore\n", "kind: lore\ninclude: never\n")
+    _set(folder / "book.md", "scope: character\n", "scope: project\ninclude: never\n")
+    assert _export(bank, item["target"], tmp_path / "out.json") == role_play_card()
+    _set(folder / "stats.md", "constant: true", "constant: false")  # the card's own field, edited by the writer
+    book = _export(bank, item["target"], tmp_path / "out.json")["data"]["character_book"]
+    assert [e["constant"] for e in book["entries"]] == [True, False, False]
+    assert all(e["enabled"] for e in book["entries"])
+
+
+def test_an_entry_the_writer_adds_takes_its_switches_from_include(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    item = _import(bank, _write(tmp_path, "seraphine.json", role_play_card()))["items"][0]
+    folder = sample / item["books"][0]["target"]
+    (folder / "moon.md").write_text("---\nname: Moon\nkind: lore\nkeys: [moon]\ninclude: always\n---\nTwo moons.\n")
+    entry = _export(bank, item["target"], tmp_path / "out.json")["data"]["character_book"]["entries"][-1]
+    assert (entry["content"], entry["constant"], entry["enabled"]) == ("Two moons.", True, True)

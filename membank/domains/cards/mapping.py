@@ -118,7 +118,7 @@ def book_files(book: Obj, entries: list[tuple[str | None, Obj]], spec: str, shel
     files: list[tuple[str, File]] = []
     taken = {BOOK_FILE}
     for key, entry in entries:
-        values, entry_kept, entry_absent = split(entry, lore.entry_groups(spec))
+        values, entry_kept, entry_absent = split(entry, lore.entry_groups(spec, local=True))
         meta, body = lore.front_of(values)
         meta["lore"] = entry_kept
         if _imported(absent=entry_absent, key=key):
@@ -128,7 +128,8 @@ def book_files(book: Obj, entries: list[tuple[str | None, Obj]], spec: str, shel
     lore_keys = {**shell, "data": kept} if spec == "lorebook_v3" else {**shell, **kept}
     scope = "character" if spec == "character_book" else "project"  # context.md, Books
     meta = {"name": front["name"], "kind": "lore", "scope": scope, "entries": [n for n, _ in files],
-            "lore": lore_keys, "imported": _imported(origin=origin, spec=spec, absent=absent, fallback=fallback)}
+            "lore": lore_keys, "imported": _imported(origin=origin, spec=spec, absent=absent, fallback=fallback,
+                                                include=lore.SWITCHES)}
     return Book(File(meta, front["body"]), files)
 
 
@@ -197,16 +198,19 @@ def book_json(meta: Obj, body: str, entries: list[tuple[Obj, str]], target: str 
     kept = shell.get("data") if source == "lorebook_v3" and isinstance(shell.get("data"), dict) else shell
     keys = [(m.get("imported") or {}).get("key") if isinstance(m.get("imported"), dict) else None for m, _ in entries]
     fresh = 1 + max((int(k) for k in keys if isinstance(k, str) and k.isdigit()), default=-1)
+    local = imported.get("include") == lore.SWITCHES
     made = []
     for n, ((entry_meta, entry_body), key) in enumerate(zip(entries, keys)):
         e_imported = entry_meta.get("imported") if isinstance(entry_meta.get("imported"), dict) else {}
         e_kept = entry_meta.get("lore") if isinstance(entry_meta.get("lore"), dict) else {}
         if source == "sillytavern" and key is None:
             key, fresh = str(fresh), fresh + 1
-        if not e_kept:  # an entry the writer added: the fields its format requires
-            e_kept = lore.new_st_entry(int(key)) if source == "sillytavern" else {"extensions": {}, "insertion_order": 100}
+        if not e_kept:  # an entry the writer added: the fields its format requires, its switches from include:
+            e_kept = {**(lore.new_st_entry(int(key)) if source == "sillytavern" else
+                         {"extensions": {}, "insertion_order": 100}),
+                      **(lore.switches(entry_meta.get("include"), source) if local else {})}
         entry = join(lore.values_of(entry_meta, entry_body), e_kept, words(e_imported.get("absent")),
-                     lore.entry_groups(source))
+                     lore.entry_groups(source, local))
         made.append((key, lore.to_v3_entry(entry, source, n) if spec != source else entry))
     if spec == "sillytavern":
         return {**kept, "entries": {str(k): e for k, e in made}}, spec
