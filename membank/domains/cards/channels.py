@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from ...kernel.payload import Id, Most
 from ..contract import Channel, Lazy
@@ -14,7 +14,7 @@ FilePath = Annotated[str, Most(chars=4096)]  # a file anywhere on this machine (
 @dataclass(frozen=True)
 class CardImport:
     paths: Annotated[list[FilePath], Most(items=100)]
-    update: bool = False  # write a card imported before whose files would change
+    update: bool = False  # merge a new version of a card imported before into its files
     projectId: Id | None = None
 
 
@@ -28,9 +28,17 @@ class CardExport:
     projectId: Id | None = None
 
 
+class FieldChange(TypedDict):
+    field: str  # a front-matter key (`card.data.first_mes` inside one), or `body`
+    change: Literal["changed", "kept"]  # kept: both the writer and the card changed it; the writer's stays
+    mine: NotRequired[Any]  # kept: the writer's value (null: the writer removed it)
+    theirs: NotRequired[Any]  # kept: the new card's value
+
+
 class Change(TypedDict):
     source: str  # .writenow/…
-    change: Literal["new", "changed", "same"]
+    change: Literal["new", "changed", "same", "kept"]  # against the last imported original (a merge)
+    fields: NotRequired[list[FieldChange]]
 
 
 class BookReport(TypedDict):

@@ -7,6 +7,7 @@ or what would change, written only with `update`."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 
 from ...files.frontmatter import FrontMatterError, decode, split
 from ...files.reader import Unreadable, read_regular
-from ...files.rewrite import RewriteError, render
+from ...files.rewrite import REMOVE, RewriteError, render, rewrite
 from ...files.write import atomic_write, check_inside, slug
 from ...index.failures import storage_error
 from ...kernel import errors
@@ -22,7 +23,7 @@ from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_FILE_BYTES
 from ...kernel.text import estimate_tokens
 from ..contract import Bank
-from . import formats, mapping
+from . import formats, identity, mapping, merge
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
 
@@ -38,6 +39,7 @@ class Plan:
     status: str = "created"
     books: list[dict[str, Any]] = field(default_factory=list)  # per book: its scope and always-on entries
     warnings: list[str] = field(default_factory=list)
+    base: dict[str, bytes] | None = None  # what the last imported original made of each file
 
 
 def input_path(root: Path, given: str) -> Path:
@@ -128,20 +130,27 @@ LABELS = {"v1": "Character Card V1", "v2": "Character Card V2", "v3": "Character
           "lorebook_v3": "lorebook_v3", "sillytavern": "SillyTavern World Info"}
 
 
-def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
+def _original_bytes(d: formats.Decoded) -> bytes:
+    return (json.dumps(d.obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
+def _read_original(root: Path, target: str) -> formats.Decoded | None:
+    try:
+        data, _ = read_regular(root / identity.original_of(target), formats.MAX_INPUT + 1, follow_links=False)
+        return formats.decode(data)
+    except (OSError, Unreadable, formats.Refused):
+        return None
+
+
+def _card_writes(d: formats.Decoded, file: str, rel: str, folder: str | None) -> tuple[Writes, list[dict[str, Any]]]:
+    """The files of a card placed at `rel` (its book in `folder`), and its book's report."""
     card, book = mapping.card_files(d.obj, d.spec, file)
     name = card.meta["name"]
-    rel, again = _place(root, "characters/{}.md", slug(name), name, claimed)
     stem = rel[len("characters/"):-3]
     extra: dict[str, Any] = {}
     writes: Writes = []
     books: list[dict[str, Any]] = []
-    if book is not None:
-        before = existing(root / rel) if again else None
-        folder = before[0].get("lorebook") if before else None
-        if not (isinstance(folder, str) and folder.startswith("world/") and formats.safe_member(folder)):
-            folder, _ = _place(root, "world/{}", slug(mapping.text(book.get("name")) or name), "\0", claimed)
-        claimed.add(folder)
+    if book is not None and folder is not None:
         made = mapping.book_files(book, _entries(book), "character_book", {}, f"{name} lorebook", file)
         writes += _book_writes(made, folder)
         extra["lorebook"] = folder
@@ -155,39 +164,119 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     meta = {**{k: v for k, v in card.meta.items() if k not in ("card", "imported")}, **extra,
             "card": card.meta["card"], "imported": {**card.meta["imported"], "format": d.container}}
     writes.insert(0, (rel, _md(meta, card.body, rel)))
-    return Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes, books=books)
+    return writes, books
 
 
-def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
+def _book_parts(d: formats.Decoded, file: str) -> mapping.Book:
     if d.spec == "lorebook_v3":
         book, shell = d.obj["data"], {k: v for k, v in d.obj.items() if k != "data"}
         entries = _entries(book)
     else:
         book, shell = {}, {k: v for k, v in d.obj.items() if k != "entries"}
         entries = [(str(k), e) for k, e in d.obj["entries"].items()]
-    fallback = Path(file).stem or "lorebook"
-    made = mapping.book_files(book, entries, d.spec, shell, fallback, file)
+    return mapping.book_files(book, entries, d.spec, shell, Path(file).stem or "lorebook", file)
+
+
+def _base(d: formats.Decoded | None, file: str, rel: str, folder: str | None) -> dict[str, bytes] | None:
+    """What the last imported original made of each file (None: no original kept)."""
+    if d is None:
+        return None
+    if d.kind == "card":
+        return dict(_card_writes(d, file, rel, folder)[0])
+    return dict(_book_writes(_book_parts(d, file), rel))
+
+
+def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
+    name = mapping.card_files(d.obj, d.spec, file)[0].meta["name"]
+    rel, again = _place(root, "characters/{}.md", slug(name), name, claimed)
+    book = (d.obj if d.spec == "v1" else d.obj["data"]).get("character_book")
+    folder = None
+    warnings: list[str] = []
+    if isinstance(book, dict):
+        before = existing(root / rel) if again else None
+        folder = before[0].get("lorebook") if before else None
+        if not (isinstance(folder, str) and folder.startswith("world/") and formats.safe_member(folder)):
+            book_name = mapping.text(book.get("name")).strip() or f"{name} lorebook"
+            folder = identity.place_book(root, slug(mapping.text(book.get("name")) or name), book_name, None,
+                                         claimed, warnings)
+        claimed.add(folder)
+    writes, books = _card_writes(d, file, rel, folder)
+    writes.append((identity.original_of(rel), _original_bytes(d)))
+    plan = Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes, books=books, warnings=warnings)
+    if again:
+        plan.base = _base(_read_original(root, rel), file, rel, folder)
+    return plan
+
+
+def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
+    made = _book_parts(d, file)
     name = made.book.meta["name"]
-    folder, _ = _place(root, "world/{}", slug(name), name, claimed)
-    return Plan(file, "lorebook", f"{d.container}, {LABELS[d.spec]}", folder, _book_writes(made, folder),
-                books=[book_report(made, folder)])
+    warnings: list[str] = []
+    folder = identity.place_book(root, slug(name), name, identity.Candidate(file, d.obj), claimed, warnings)
+    writes = _book_writes(made, folder) + [(identity.original_of(folder), _original_bytes(d))]
+    plan = Plan(file, "lorebook", f"{d.container}, {LABELS[d.spec]}", folder, writes,
+                books=[book_report(made, folder)], warnings=warnings)
+    if os.path.lexists(root / folder):
+        plan.base = _base(_read_original(root, folder), file, folder, None)
+    return plan
+
+
+def _doc(data: bytes) -> tuple[dict[str, Any], str] | None:
+    try:
+        doc = split(decode(data))
+    except FrontMatterError:
+        return None
+    return doc.meta, doc.body
+
+
+def _merged_file(root: Path, rel: str, data: bytes, base: dict[str, bytes] | None) -> tuple[dict[str, Any], bytes]:
+    """The change of one Markdown file and the bytes to write: the merge of the last imported original,
+    the new version and the file as it is now (merge.py)."""
+    found = existing(root / rel)
+    theirs = _doc(data)
+    if found is None or theirs is None:
+        return {"change": "changed"}, data
+    mine_meta, mine_body, mine_bytes = found
+    was = base.get(rel) if base is not None else None
+    made = merge.merge(_doc(was) if was is not None else None, theirs, (mine_meta, mine_body))
+    change: dict[str, Any] = {"change": made.change}
+    if made.fields:
+        change["fields"] = made.fields
+    if not made.updates and made.body is None:
+        return change, mine_bytes
+    updates = {k: REMOVE if v is merge.MISSING else v for k, v in made.updates.items()}
+    try:
+        text = rewrite(mine_bytes.decode("utf-8"), updates, made.body)
+    except (RewriteError, UnicodeDecodeError):  # a front matter the rewrite cannot keep: written anew
+        meta = {k: v for k, v in {**mine_meta, **made.updates}.items() if v is not merge.MISSING}
+        return change, _md(meta, made.body if made.body is not None else mine_body, rel)
+    return change, text.encode("utf-8")
 
 
 def _compare(root: Path, plan: Plan) -> None:
+    """Each file's change (new, same, changed, kept) and what will be written for it."""
+    original = identity.original_of(plan.target)
+    merged: Writes = []
     for rel, data in plan.writes:
-        found = existing(root / rel) if rel.endswith(".md") else None
+        if rel == original:
+            merged.append((rel, data))
+            continue
         if not os.path.lexists(root / rel):
-            change = "new"
+            change: dict[str, Any] = {"change": "new"}
         elif rel.endswith(".md"):
-            change = "same" if found is not None and found[2] == data else "changed"
+            change, data = _merged_file(root, rel, data, plan.base)
         else:
             try:
-                change = "same" if read_regular(root / rel, len(data) + 1)[0] == data else "changed"
+                change = {"change": "same" if read_regular(root / rel, len(data) + 1)[0] == data else "changed"}
             except (OSError, Unreadable):
-                change = "changed"
-        plan.changes.append({"source": f".writenow/{rel}", "change": change})
+                change = {"change": "changed"}
+        merged.append((rel, data))
+        plan.changes.append({"source": f".writenow/{rel}", **change})
+    plan.writes = merged
     kinds = {c["change"] for c in plan.changes}
-    plan.status = "created" if kinds == {"new"} else "unchanged" if kinds == {"same"} else "changed"
+    writes = {c["change"] for c in plan.changes if c["change"] != "same" and (c["change"] != "kept" or any(
+        f["change"] == "changed" for f in c.get("fields", ())))}
+    plan.status = "created" if kinds == {"new"} else "unchanged" if not writes else "changed"
 
 
 def _write(bank: Bank, plan: Plan) -> None:
@@ -225,10 +314,21 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
             decoded.append((path.name, formats.decode(read_input(path))))
         except formats.Refused as e:
             refused.append({"file": path.name, "reason": e.reason})
+    firsts: dict[str, int] = {}  # a content's fingerprint -> its first place in `decoded`
+    twins: list[int | None] = []  # per input: the earlier input with the same content, if any
+    for n, (_, d) in enumerate(decoded):
+        mark = identity.fingerprint(json.dumps(d.obj, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace")
+                                    + (d.image or b"") + b"".join(d.assets.get(k, b"") for k in sorted(d.assets)))
+        twins.append(firsts.get(mark))
+        firsts.setdefault(mark, n)
     with bank.write_lock:
         plans: list[Plan] = []
         claimed: set[str] = set()
-        for file, d in decoded:
+        for n, (file, d) in enumerate(decoded):
+            twin = twins[n]
+            if twin is not None:  # the same card or book twice in one call: imported once
+                plans.append(Plan(file, d.kind, "", "", status="twin"))
+                continue
             try:
                 plans.append((plan_card if d.kind == "card" else plan_book)(bank.project.path, file, d, claimed))
             except formats.Refused as e:
@@ -238,9 +338,17 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
                                                                   for r in refused) + "; nothing was written",
                                {"field": "paths", "refused": refused})
         for plan in plans:
-            _compare(bank.project.path, plan)
-        for plan in plans:
-            if plan.status == "created" or (plan.status == "changed" and update):
+            if plan.status != "twin":
+                _compare(bank.project.path, plan)
+        for n, plan in enumerate(plans):
+            twin = twins[n]
+            if twin is not None:
+                first = plans[twin]
+                plan.format, plan.target, plan.status = first.format, first.target, "unchanged"
+                plan.warnings.append(f"the same {'card' if plan.kind == 'card' else 'lorebook'} as {first.file} "
+                                     "in this import: imported once")
+                plan.changes = [{**c, "change": "same"} for c in first.changes]
+            elif plan.status == "created" or (plan.status == "changed" and update):
                 _write(bank, plan)
                 plan.status = "updated" if plan.status == "changed" else plan.status
             elif plan.status == "changed":
