@@ -112,3 +112,92 @@ def test_an_entry_the_writer_adds_takes_its_switches_from_include(bank: Bank, sa
     (folder / "moon.md").write_text("---\nname: Moon\nkind: lore\nkeys: [moon]\ninclude: always\n---\nTwo moons.\n")
     entry = _export(bank, item["target"], tmp_path / "out.json")["data"]["character_book"]["entries"][-1]
     assert (entry["content"], entry["constant"], entry["enabled"]) == ("Two moons.", True, True)
+
+
+def test_reimport_is_a_merge_against_the_last_imported_original(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    source = _write(tmp_path, "seraphine.json", role_play_card())
+    item = _import(bank, source)["items"][0]
+    again = _import(bank, source)["items"][0]
+    assert again["status"] == "unchanged" and {c["change"] for c in again["changes"]} == {"same"}
+    card = sample / item["target"]
+    state = bank.call("kg:state:update", {"name": "Seraphine Vale", "at": "chapters/ch05.md", "state": "wounded"})
+    assert state["ok"], state
+    _set(card, "name: Seraphine Vale\n", "name: Seraphine Vale  # the writer's note\n")
+    assert "revision: 2" in card.read_text("utf-8")  # membank's progress wrote it
+    _set(card, "Kind.", "Kind, but wary of strangers.")  # the writer's edit of the personality (the body)
+    assert _import(bank, source)["items"][0]["status"] == "unchanged"  # the card did not change: nothing to do
+    new = role_play_card()
+    new["data"]["first_mes"] = "Welcome, traveller."
+    new["data"]["personality"] = "Kind and patient."  # both sides changed the body
+    new["data"]["character_book"]["entries"][2]["content"] = "The grove, silver in moonlight."
+    _write(tmp_path, "seraphine.json", new)
+    pending = _import(bank, source)["items"][0]
+    assert pending["status"] == "pending"
+    fields = {(c["source"].rsplit("/", 1)[-1], f["field"]): f for c in pending["changes"] for f in c.get("fields", ())}
+    name = item["target"].rsplit("/", 1)[-1]
+    assert fields[(name, "card.data.first_mes")]["change"] == "changed"
+    kept = fields[(name, "body")]
+    assert kept["change"] == "kept" and "wary of strangers" in kept["mine"] and "patient" in kept["theirs"]
+    assert fields[("grove.md", "body")]["change"] == "changed"
+    assert _import(bank, source, update=True)["items"][0]["status"] == "updated"
+    text = card.read_text("utf-8")
+    assert "# the writer's note" in text and "revision: 2" in text and "wounded" in text
+    assert "wary of strangers" in text and "Welcome, traveller." in text
+    assert "silver in moonlight" in (sample / item["books"][0]["target"] / "grove.md").read_text("utf-8")
+    assert _import(bank, source)["items"][0]["status"] == "unchanged"  # merged: the new original is the base
+
+
+def world_info(name: str) -> dict[str, Any]:
+    def entry(uid: int, key: str, content: str) -> dict[str, Any]:
+        return {"uid": uid, "key": [key], "keysecondary": [], "comment": key.title(), "content": content,
+                "constant": False, "selective": False, "selectiveLogic": 0, "order": 100, "position": 0,
+                "disable": False, "displayIndex": uid}
+    return {"entries": {"0": entry(0, "harbour", "The harbour."), "1": entry(1, "tower", "The tower.")},
+            "originalData": {"name": name}}
+
+
+def test_a_book_is_known_by_content_and_origin_never_by_name(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    card = role_play_card()
+    card["data"]["character_book"]["name"] = "Eldoria"
+    item = _import(bank, _write(tmp_path, "seraphine.json", card))["items"][0]
+    folder = item["books"][0]["target"]
+    wi = _write(tmp_path, "Eldoria.json", world_info("Eldoria"))  # shares only a name with the card's book
+    for update in (False, True):
+        book = _import(bank, wi, update=update)["items"][0]
+        assert book["target"] != folder and folder in book["warnings"][0], book
+    assert book["status"] == "unchanged"  # the second time: the same book, already imported
+    exported = _export(bank, item["target"], tmp_path / "out.json")
+    assert exported == card and isinstance(exported["data"]["character_book"]["entries"], list)
+    other = _write(tmp_path, "Eldoria.json", {**world_info("Eldoria"), "entries": {}})  # same file name, new version
+    assert _import(bank, other)["items"][0]["target"] == book["target"]
+    atlas = {"spec": "lorebook_v3", "data": {"name": "Atlas", "entries": role_play_card()["data"]["character_book"][
+        "entries"]}}
+    first = _import(bank, _write(tmp_path, "atlas.json", atlas))["items"][0]
+    again = _import(bank, _write(tmp_path, "atlas-copy.json", atlas))["items"][0]  # the same book, another file
+    assert (again["status"], again["target"], again["warnings"]) == ("unchanged", first["target"], [])
+    atlas["data"]["entries"] = atlas["data"]["entries"][:1]  # another book of the same name, from another file
+    different = _import(bank, _write(tmp_path, "atlas-2.json", atlas))["items"][0]
+    assert different["target"] != first["target"] and first["target"] in different["warnings"][0]
+
+
+def test_the_same_file_twice_in_one_call_is_imported_once(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    path = _write(tmp_path, "seraphine.json", role_play_card())
+    first, second = _import(bank, path, path)["items"]
+    assert (first["status"], second["status"]) == ("created", "unchanged")
+    assert second["target"] == first["target"] and "imported once" in second["warnings"][0]
+    assert sorted(p.name for p in (sample / ".writenow" / "characters").glob("seraphine*")) == ["seraphine-vale.md"]
+
+
+def test_a_copied_entry_file_is_exported_with_its_own_uid(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    item = _import(bank, _write(tmp_path, "saltmarsh.json", world_info("Saltmarsh")))["items"][0]
+    folder = sample / item["target"]
+    text = (folder / "harbour.md").read_text("utf-8")
+    (folder / "harbour-east.md").write_text(text.replace("name: Harbour", "name: East Harbour"), "utf-8")
+    entries = _export(bank, item["target"], tmp_path / "out.json")["entries"]
+    assert len(entries) == 3 and len({e["uid"] for e in entries.values()}) == 3
+    assert {k: e["uid"] for k, e in entries.items()} == {"0": 0, "1": 1, "2": 2}
+    card = _import(bank, _write(tmp_path, "seraphine.json", role_play_card()))["items"][0]
+    book = sample / card["books"][0]["target"]
+    (book / "grove-2.md").write_text((book / "grove.md").read_text("utf-8").replace("name: Grove", "name: Glade"))
+    ids = [e["id"] for e in _export(bank, card["target"], tmp_path / "c.json")["data"]["character_book"]["entries"]]
+    assert sorted(ids) == [0, 1, 2, 3]

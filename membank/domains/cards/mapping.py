@@ -199,12 +199,21 @@ def book_json(meta: Obj, body: str, entries: list[tuple[Obj, str]], target: str 
     keys = [(m.get("imported") or {}).get("key") if isinstance(m.get("imported"), dict) else None for m, _ in entries]
     fresh = 1 + max((int(k) for k in keys if isinstance(k, str) and k.isdigit()), default=-1)
     local = imported.get("include") == lore.SWITCHES
+    ids = [m["lore"].get("id") if isinstance(m.get("lore"), dict) else None for m, _ in entries]
+    ids = [i if isinstance(i, (int, str)) and not isinstance(i, bool) else None for i in ids]  # hashable ids only
+    next_id = 1 + max((i for i in ids if isinstance(i, int) and not isinstance(i, bool)), default=-1)
+    used: set[Any] = set()  # a writer's copy of an entry file has its original's key and id: it gets new ones
     made = []
     for n, ((entry_meta, entry_body), key) in enumerate(zip(entries, keys)):
         e_imported = entry_meta.get("imported") if isinstance(entry_meta.get("imported"), dict) else {}
         e_kept = entry_meta.get("lore") if isinstance(entry_meta.get("lore"), dict) else {}
-        if source == "sillytavern" and key is None:
-            key, fresh = str(fresh), fresh + 1
+        if source == "sillytavern" and (key is None or key in used):
+            copied, (key, fresh) = key is not None, (str(fresh), fresh + 1)
+            if copied and "uid" in e_kept:
+                e_kept = {**e_kept, "uid": int(key)}
+        elif source != "sillytavern" and ids[n] is not None and ("id", ids[n]) in used:
+            e_kept, next_id = {**e_kept, "id": next_id}, next_id + 1
+        used.update((key, ("id", ids[n])))
         if not e_kept:  # an entry the writer added: the fields its format requires, its switches from include:
             e_kept = {**(lore.new_st_entry(int(key)) if source == "sillytavern" else
                          {"extensions": {}, "insertion_order": 100}),

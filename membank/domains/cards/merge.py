@@ -50,16 +50,16 @@ def value(base: Any, theirs: Any, mine: Any, path: str, out: list[dict[str, Any]
         return theirs
     if _eq(theirs, base):
         return mine  # the card left it alone: the writer's (edited or not)
-    if _eq(mine, base):
-        out.append({"field": path, "change": "changed"})
-        return theirs
-    if all(isinstance(v, dict) for v in (base, theirs, mine)):
+    if all(isinstance(v, dict) for v in (base, theirs, mine)):  # key by key: reported where it changed
         merged: dict[str, Any] = {}
         for key in [*mine, *(k for k in theirs if k not in mine)]:
             got = value(base.get(key, MISSING), theirs.get(key, MISSING), mine.get(key, MISSING), f"{path}.{key}", out)
             if got is not MISSING:
                 merged[key] = got
         return merged
+    if _eq(mine, base):
+        out.append({"field": path, "change": "changed"})
+        return theirs
     out.append({"field": path, "change": "kept", "mine": _shown(mine), "theirs": _shown(theirs)})
     return mine
 
