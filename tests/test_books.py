@@ -4,11 +4,13 @@ merge against the last imported original, and a book is known by its content, no
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
 
 from membank import Bank
+from membank.domains.cards import merge, png
 from membank.files.frontmatter import decode, split as split_doc
 
 RULES = "GAME RULES: roll a d20 before every action."
@@ -201,3 +203,55 @@ def test_a_copied_entry_file_is_exported_with_its_own_uid(bank: Bank, sample: Pa
     (book / "grove-2.md").write_text((book / "grove.md").read_text("utf-8").replace("name: Grove", "name: Glade"))
     ids = [e["id"] for e in _export(bank, card["target"], tmp_path / "c.json")["data"]["character_book"]["entries"]]
     assert sorted(ids) == [0, 1, 2, 3]
+
+
+REAL = Path(__file__).resolve().parent.parent / "fixtures" / "mit-cards"  # README.md there: source, licence
+
+
+def _new_version(data: bytes, change: dict[str, Any]) -> bytes:
+    """The PNG card with some of its `data` fields changed, as its author's next version would be."""
+    card = json.loads(base64.b64decode(png.texts(data)["chara"]))
+    card["data"].update(change)
+    return png.with_texts(data, {"chara": base64.b64encode(json.dumps(card).encode()).decode("ascii").encode()})
+
+
+def test_real_cards_merge_with_the_writers_work(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    sensei = tmp_path / "default_CodingSensei.png"
+    sensei.write_bytes((REAL / "default_CodingSensei.png").read_bytes())
+    flux = REAL / "default_FluxTheCat.png"
+    items = _import(bank, sensei, flux)["items"]
+    assert [i["status"] for i in items] == ["created", "created"]
+    again = _import(bank, sensei, flux)["items"]
+    assert [i["status"] for i in again] == ["unchanged", "unchanged"]
+    assert {c["change"] for i in again for c in i["changes"]} == {"same"}
+    card = sample / items[0]["target"]
+    assert bank.call("kg:state:update", {"name": "Coding Sensei", "at": "chapters/ch01.md", "state": "patient"})["ok"]
+    _set(card, "tags: [coding, utility, assistant]\n", "tags: [coding, utility, assistant]  # mine\n")
+    _set(card, "creator: RossAscends\n", "creator: RossAscends and me\n")
+    sensei.write_bytes(_new_version(sensei.read_bytes(), {"creator": "Ross", "character_version": "v2"}))
+    pending = _import(bank, sensei)["items"][0]
+    fields = {f["field"]: f for c in pending["changes"] for f in c.get("fields", ())}
+    assert fields["card.data.character_version"]["change"] == "changed"
+    assert fields["card.data.creator"] == {"field": "card.data.creator", "change": "kept",
+                                           "mine": "RossAscends and me", "theirs": "Ross"}
+    assert _import(bank, sensei, update=True)["items"][0]["status"] == "updated"
+    text = card.read_text("utf-8")
+    assert "# mine" in text and "state: patient" in text and "character_version: v2" in text
+    assert "RossAscends and me" in text
+
+
+def test_the_merge_decides_field_by_field() -> None:
+    base = ({"name": "A", "card": {"data": {"x": 1, "y": 1, "z": 1}}, "tags": ["a"]}, "Body.")
+    theirs = ({"name": "A", "card": {"data": {"x": 2, "y": 2, "z": 1}}, "imported": {"spec": "v2"}}, "Body.")
+    mine = ({"name": "A", "card": {"data": {"x": 1, "y": 3, "z": 1}}, "tags": ["a"], "revision": 4}, "Mine.")
+    made = merge.merge(base, theirs, mine)
+    assert made.updates == {"card": {"data": {"x": 2, "y": 3, "z": 1}}, "tags": merge.MISSING,
+                            "imported": {"spec": "v2"}}
+    assert made.body is None  # only the writer changed the body
+    assert made.fields == [{"field": "card.data.x", "change": "changed"},
+                           {"field": "card.data.y", "change": "kept", "mine": 3, "theirs": 2},
+                           {"field": "tags", "change": "changed"}]
+    assert made.change == "kept"
+    assert merge.merge(base, base, mine).updates == {} and merge.merge(base, base, mine).change == "same"
+    legacy = merge.merge(None, theirs, mine)  # no original kept: the card's values where they differ
+    assert legacy.updates["card"] == theirs[0]["card"] and legacy.body == "Body." and "revision" not in legacy.updates
