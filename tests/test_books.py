@@ -255,3 +255,15 @@ def test_the_merge_decides_field_by_field() -> None:
     assert merge.merge(base, base, mine).updates == {} and merge.merge(base, base, mine).change == "same"
     legacy = merge.merge(None, theirs, mine)  # no original kept: the card's values where they differ
     assert legacy.updates["card"] == theirs[0]["card"] and legacy.body == "Body." and "revision" not in legacy.updates
+
+
+def test_an_entry_its_author_renamed_stays_in_its_file(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    source = _write(tmp_path, "seraphine.json", role_play_card())
+    item = _import(bank, source)["items"][0]
+    folder = sample / item["books"][0]["target"]
+    new = role_play_card()
+    new["data"]["character_book"]["entries"][2]["comment"] = "Sacred Grove"
+    _write(tmp_path, "seraphine.json", new)
+    _import(bank, source, update=True)
+    assert not (folder / "sacred-grove.md").exists() and "name: Sacred Grove" in (folder / "grove.md").read_text()
+    assert _export(bank, item["target"], tmp_path / "out.json") == new

@@ -95,3 +95,33 @@ def place_book(root: Path, base: str, name: str, candidate: Candidate | None, cl
 def fingerprint(data: bytes) -> str:
     """The same file twice in one import is imported once."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def entry_identity(meta: dict[str, Any]) -> tuple[str, Any] | None:
+    """A lore entry's identity across versions of its book: SillyTavern's key, else the entry's `id`."""
+    note, kept = meta.get("imported"), meta.get("lore")
+    if isinstance(note, dict) and isinstance(note.get("key"), str):
+        return ("key", note["key"])
+    ident = kept.get("id") if isinstance(kept, dict) else None
+    if isinstance(ident, (int, str)) and not isinstance(ident, bool):
+        return ("id", ident)
+    return None
+
+
+def renames(theirs: dict[str, dict[str, Any]], mine: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Entry files of a new version (name -> front matter) to give the name the writer's file of the same
+    entry has (`mine`: name -> front matter): an entry the card's author renamed stays in its file. Pure."""
+    found: dict[tuple[str, Any], str] = {}
+    for name in sorted(mine):  # a writer's copy of a file has its identity too: the first name keeps it
+        ident = entry_identity(mine[name])
+        if ident is not None:
+            found.setdefault(ident, name)
+    out: dict[str, str] = {}
+    taken = set(theirs)
+    for name, meta in theirs.items():
+        ident = entry_identity(meta)
+        to = found.get(ident) if ident is not None else None
+        if to is not None and to != name and to not in taken:
+            out[name] = to
+            taken.add(to)
+    return out
