@@ -267,3 +267,12 @@ def test_an_entry_its_author_renamed_stays_in_its_file(bank: Bank, sample: Path,
     _import(bank, source, update=True)
     assert not (folder / "sacred-grove.md").exists() and "name: Sacred Grove" in (folder / "grove.md").read_text()
     assert _export(bank, item["target"], tmp_path / "out.json") == new
+
+
+def test_an_entry_without_its_character_brings_nothing_through_recursion(bank: Bank, sample: Path,
+                                                                         tmp_path: Path) -> None:
+    card = role_play_card()
+    card["data"]["character_book"]["entries"][2]["content"] = "The grove where Seraphine Vale lives."
+    _import(bank, _write(tmp_path, "seraphine.json", card))
+    text = _prompt(bank, "They walked into the grove.")  # the entry names her: she is not activated by it
+    assert "The grove where" not in text and RULES not in text and "A forest guardian" not in text
