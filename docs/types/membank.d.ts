@@ -247,6 +247,15 @@ export interface Block {
   hash: string;
 }
 
+export interface BookReport {
+  target: string;
+  name: string;
+  scope: "character" | "project";
+  entries: number;
+  alwaysOn: number;
+  alwaysOnTokens: number;
+}
+
 export interface CardExport {
   source: string;
   format: "json" | "png" | "charx";
@@ -266,7 +275,8 @@ export interface CardImport {
 
 export interface Change {
   source: string;
-  change: "new" | "changed" | "same";
+  change: "new" | "changed" | "same" | "kept";
+  fields?: FieldChange[];
 }
 
 export interface Checked {
@@ -548,6 +558,13 @@ export interface Fact {
   entities: string[];
 }
 
+export interface FieldChange {
+  field: string;
+  change: "changed" | "kept";
+  mine?: unknown;
+  theirs?: unknown;
+}
+
 export interface Flag {
   code: string;
   entity: string;
@@ -572,6 +589,8 @@ export interface Imported {
   target: string;
   status: "created" | "unchanged" | "pending" | "updated";
   changes: Change[];
+  books: BookReport[];
+  warnings: string[];
 }
 
 /** Sent by the server (a JSON-RPC notification) after the watcher re-indexed changed files. */
