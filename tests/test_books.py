@@ -276,3 +276,13 @@ def test_an_entry_without_its_character_brings_nothing_through_recursion(bank: B
     _import(bank, _write(tmp_path, "seraphine.json", card))
     text = _prompt(bank, "They walked into the grove.")  # the entry names her: she is not activated by it
     assert "The grove where" not in text and RULES not in text and "A forest guardian" not in text
+
+
+def test_a_book_an_older_membank_imported_is_scoped_and_not_switched_off(bank: Bank, sample: Path,
+                                                                        tmp_path: Path) -> None:
+    item = _import(bank, _write(tmp_path, "seraphine.json", role_play_card()))["items"][0]
+    book = sample / item["books"][0]["target"] / "book.md"
+    _set(book, "scope: character\n", "include: never\n")  # as older imports wrote it (only: book.md is no card)
+    bank.call("index:sync", {})
+    assert RULES not in _prompt(bank, "The rain fell.")  # a card's book: still only with its character
+    assert RULES in _prompt(bank, "Seraphine Vale looked up.")

@@ -47,6 +47,18 @@ def written_include(card: dict[str, Any]) -> bool:
     return isinstance(lines, dict) and lines.get("include") is not None or card.get("include") != "auto"
 
 
+def switches(book: dict[str, Any]) -> tuple[str, bool]:
+    """A book's `include:` and whether it is scoped to its character. A `book.md` an older membank imported
+    (an `imported:` note, no `scope:`) wrote `include: never` only to keep itself out of prompts: that is
+    not read as switching its book off; its scope follows where it came from (a card's book: character)."""
+    meta = _meta(book)
+    note = meta.get("imported") if isinstance(meta.get("imported"), dict) else None
+    include = book.get("include") or "auto"
+    if "scope" not in meta and note is not None:
+        return ("auto" if include == "never" else include), note.get("spec") == "character_book"
+    return include, meta.get("scope") == "character"
+
+
 def of(cards: list[dict[str, Any]]) -> Books:
     books: dict[tuple[str, str], dict[str, Any]] = {}  # (bank, folder) -> its book.md card
     for c in cards:
@@ -68,10 +80,9 @@ def of(cards: list[dict[str, Any]]) -> Books:
         if place is None or place[2] == BOOK_FILE or (place[0], place[1]) not in books:
             continue
         book = books[(place[0], place[1])]
-        switch = book.get("include") or "auto"
+        switch, scoped = switches(book)
         own = c.get("include") or "auto"
         effective = "never" if switch == "never" else own if written_include(c) else switch
-        scoped = _meta(book).get("scope") == "character"
         if scoped and effective != "never":
             held = tuple(sorted(holders.get((place[0], place[1]), ())))
             if not held:  # scoped to a character the project does not have: it never takes part
