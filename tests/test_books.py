@@ -286,3 +286,17 @@ def test_a_book_an_older_membank_imported_is_scoped_and_not_switched_off(bank: B
     bank.call("index:sync", {})
     assert RULES not in _prompt(bank, "The rain fell.")  # a card's book: still only with its character
     assert RULES in _prompt(bank, "Seraphine Vale looked up.")
+
+
+def test_an_entry_file_the_writer_deleted_stays_deleted(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    source = _write(tmp_path, "seraphine.json", role_play_card())
+    item = _import(bank, source)["items"][0]
+    stats = sample / item["books"][0]["target"] / "stats.md"
+    stats.unlink()
+    assert _import(bank, source, update=True)["items"][0]["status"] == "unchanged" and not stats.exists()
+    new = role_play_card()
+    new["data"]["character_book"]["entries"][1]["content"] = "STATS: HP 12."
+    _write(tmp_path, "seraphine.json", new)
+    item = _import(bank, source, update=True)["items"][0]
+    assert not stats.exists()
+    assert [c["change"] for c in item["changes"] if c["source"].endswith("stats.md")] == ["kept"]

@@ -301,6 +301,13 @@ def _compare(root: Path, plan: Plan) -> None:
         if rel == original:
             merged.append((rel, data))
             continue
+        was = plan.base.get(rel) if plan.base is not None else None
+        if not os.path.lexists(root / rel) and was is not None and rel.endswith(".md"):
+            # the writer deleted a file the last import wrote: it stays deleted (changed by the card: reported)
+            plan.changes.append({"source": f".writenow/{rel}", "change": "same"} if _doc(was) == _doc(data) else
+                                {"source": f".writenow/{rel}", "change": "kept", "fields": [
+                                    {"field": "file", "change": "kept", "mine": None, "theirs": "changed"}]})
+            continue
         if not os.path.lexists(root / rel):
             change: dict[str, Any] = {"change": "new"}
         elif rel.endswith(".md"):
