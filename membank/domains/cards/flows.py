@@ -186,44 +186,6 @@ def _base(d: formats.Decoded | None, file: str, rel: str, folder: str | None) ->
     return dict(_book_writes(_book_parts(d, file), rel))
 
 
-def _renamed(files: dict[str, bytes], folder: str, mine: dict[str, dict[str, Any]]) -> dict[str, bytes]:
-    """`files` (rel -> bytes) with the entry files of `folder` named as the writer's files of the same
-    entries are (identity.renames), and book.md's `entries:` following."""
-    inside = {rel[len(folder) + 1:]: _doc(data) for rel, data in files.items()
-              if rel.startswith(folder + "/") and rel.endswith(".md") and rel != f"{folder}/{mapping.BOOK_FILE}"}
-    moves = identity.renames({n: d[0] for n, d in inside.items() if d is not None}, mine)
-    if not moves:
-        return files
-    out = {f"{folder}/{moves[rel[len(folder) + 1:]]}" if rel[len(folder) + 1:] in moves and
-           rel.startswith(folder + "/") else rel: data for rel, data in files.items()}
-    book_rel = f"{folder}/{mapping.BOOK_FILE}"
-    book = _doc(out[book_rel]) if book_rel in out else None
-    if book is not None:
-        meta = {**book[0], "entries": [moves.get(n, n) for n in mapping.words(book[0].get("entries"))]}
-        out[book_rel] = _md(meta, book[1], book_rel)
-    return out
-
-
-def _align(root: Path, folder: str | None, plan: Plan) -> None:
-    """An entry the card's author renamed stays in the writer's file of it (by its uid or id), in the new
-    version and in the base alike."""
-    if folder is None or not os.path.isdir(root / folder):
-        return
-    mine: dict[str, dict[str, Any]] = {}
-    try:
-        names = [e.name for e in os.scandir(root / folder) if e.name.endswith(".md") and e.name != mapping.BOOK_FILE
-                 and not e.name.startswith(".") and e.is_file(follow_symlinks=False)]
-    except OSError:
-        return
-    for name in names:
-        found = existing(root / folder / name)
-        if found is not None:
-            mine[name] = found[0]
-    plan.writes = list(_renamed(dict(plan.writes), folder, mine).items())
-    if plan.base is not None:
-        plan.base = _renamed(plan.base, folder, mine)
-
-
 def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
     name = mapping.card_files(d.obj, d.spec, file)[0].meta["name"]
     rel, again = _place(root, "characters/{}.md", slug(name), name, claimed)
@@ -243,7 +205,7 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     plan = Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes, books=books, warnings=warnings)
     if again:
         plan.base = _base(_read_original(root, rel), file, rel, folder)
-        _align(root, folder, plan)
+        plan.writes, plan.base = identity.align(root, folder, plan.writes, plan.base)
     return plan
 
 
@@ -257,7 +219,7 @@ def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
                 books=[book_report(made, folder)], warnings=warnings)
     if os.path.lexists(root / folder):
         plan.base = _base(_read_original(root, folder), file, folder, None)
-        _align(root, folder, plan)
+        plan.writes, plan.base = identity.align(root, folder, plan.writes, plan.base)
     return plan
 
 

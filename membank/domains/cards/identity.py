@@ -17,6 +17,7 @@ from typing import Any
 
 from ...files.frontmatter import FrontMatterError, decode, split
 from ...files.reader import Unreadable, read_regular
+from ...files.rewrite import render
 from ...kernel.limits import MAX_FILE_BYTES
 from . import formats
 from .groups import same
@@ -41,12 +42,17 @@ class Candidate:
     obj: dict[str, Any]
 
 
-def _book_meta(root: Path, folder: str) -> dict[str, Any] | None:
+def _front(path: Path) -> dict[str, Any] | None:
+    """A Markdown file's front matter; None when there is none to read."""
     try:
-        data, _ = read_regular(root / folder / BOOK_FILE, MAX_FILE_BYTES + 1, follow_links=False)
+        data, _ = read_regular(path, MAX_FILE_BYTES + 1, follow_links=False)
         return split(decode(data)).meta
     except (OSError, Unreadable, FrontMatterError):
         return None
+
+
+def _book_meta(root: Path, folder: str) -> dict[str, Any] | None:
+    return _front(root / folder / BOOK_FILE)
 
 
 def _original(root: Path, folder: str) -> Any:
@@ -125,3 +131,47 @@ def renames(theirs: dict[str, dict[str, Any]], mine: dict[str, dict[str, Any]]) 
             out[name] = to
             taken.add(to)
     return out
+
+
+def _parsed(data: bytes) -> tuple[dict[str, Any], str] | None:
+    try:
+        doc = split(decode(data))
+    except FrontMatterError:
+        return None
+    return doc.meta, doc.body
+
+
+def _renamed(files: dict[str, bytes], folder: str, mine: dict[str, dict[str, Any]]) -> dict[str, bytes]:
+    """`files` (rel -> bytes) with the entry files of `folder` named as the writer's files of the same
+    entries are (`renames`), and book.md's `entries:` following."""
+    book_rel, prefix = f"{folder}/{BOOK_FILE}", folder + "/"
+    inside = {rel[len(prefix):]: _parsed(data) for rel, data in files.items()
+              if rel.startswith(prefix) and rel.endswith(".md") and rel != book_rel}
+    moves = renames({n: d[0] for n, d in inside.items() if d is not None}, mine)
+    if not moves:
+        return files
+    out = {prefix + moves.get(rel[len(prefix):], rel[len(prefix):]) if rel.startswith(prefix) else rel: data
+           for rel, data in files.items()}
+    book = _parsed(out[book_rel]) if book_rel in out else None
+    if book is not None:
+        listed = book[0].get("entries")
+        if isinstance(listed, list):
+            meta = {**book[0], "entries": [moves.get(n, n) if isinstance(n, str) else n for n in listed]}
+            out[book_rel] = render(meta, book[1]).encode("utf-8")
+    return out
+
+
+def align(root: Path, folder: str | None, writes: list[tuple[str, bytes]], base: dict[str, bytes] | None
+          ) -> tuple[list[tuple[str, bytes]], dict[str, bytes] | None]:
+    """A new version's files (and the base's) with each entry in the file the writer has of it, found by
+    its uid or id: an entry its author renamed is merged into that file, not written beside it."""
+    if folder is None or not os.path.isdir(root / folder):
+        return writes, base
+    try:
+        names = [e.name for e in os.scandir(root / folder) if e.name.endswith(".md") and e.name != BOOK_FILE
+                 and not e.name.startswith(".") and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return writes, base
+    mine = {name: meta for name in names if (meta := _front(root / folder / name)) is not None}
+    return (list(_renamed(dict(writes), folder, mine).items()),
+            _renamed(base, folder, mine) if base is not None else None)
