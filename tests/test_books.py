@@ -300,3 +300,18 @@ def test_an_entry_file_the_writer_deleted_stays_deleted(bank: Bank, sample: Path
     item = _import(bank, source, update=True)["items"][0]
     assert not stats.exists()
     assert [c["change"] for c in item["changes"] if c["source"].endswith("stats.md")] == ["kept"]
+
+
+def test_a_books_include_is_the_default_its_entries_own_include_overrides(bank: Bank, sample: Path,
+                                                                         tmp_path: Path) -> None:
+    entries = [_entry(0, "Harbour", ["harbour"], "HARBOUR-TEXT"), _entry(1, "Tower", ["tower"], "TOWER-TEXT")]
+    item = _import(bank, _write(tmp_path, "atlas.json", {"spec": "lorebook_v3", "data": {"name": "Atlas",
+                                                                                         "entries": entries}}))
+    folder = sample / item["items"][0]["target"]
+    assert item["items"][0]["books"][0]["scope"] == "project"
+    assert "HARBOUR-TEXT" not in _prompt(bank, "The rain fell.")
+    _set(folder / "book.md", "scope: project\n", "scope: project\ninclude: always\n")
+    _set(folder / "tower.md", "kind: lore\n", "kind: lore\ninclude: auto\n")  # its own include wins
+    bank.call("index:sync", {})
+    text = _prompt(bank, "The rain fell.")
+    assert "HARBOUR-TEXT" in text and "TOWER-TEXT" not in text
