@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from membank import Bank
-from membank.domains.cards import merge, png
+from membank.domains.cards import identity, merge, png
+from membank.domains.story import books
 from membank.files.frontmatter import decode, split as split_doc
 
 RULES = "GAME RULES: roll a d20 before every action."
@@ -315,3 +316,35 @@ def test_a_books_include_is_the_default_its_entries_own_include_overrides(bank: 
     bank.call("index:sync", {})
     text = _prompt(bank, "The rain fell.")
     assert "HARBOUR-TEXT" in text and "TOWER-TEXT" not in text
+
+
+def _card(card_id: str, source: str, include: str = "auto", written: bool = False, **metadata: Any) -> dict[str, Any]:
+    section = "characters" if "/characters/" in source else "world"
+    return {"id": card_id, "name": card_id, "section": section, "source": source, "include": include,
+            "lines": {"include": 3} if written else {}, "metadata": metadata}
+
+
+def test_books_decide_their_entries() -> None:
+    cards = [_card("hero", ".writenow/characters/hero.md", lorebook="world/rules"),
+             _card("rules-book", ".writenow/world/rules/book.md", scope="character"),
+             _card("dice", ".writenow/world/rules/dice.md", "always"),
+             _card("grove", ".writenow/world/rules/grove.md"),
+             _card("off-book", ".writenow/world/off/book.md", "never", scope="project"),
+             _card("ghost", ".writenow/world/off/ghost.md", "always"),
+             _card("orphan-book", ".writenow/world/lost/book.md", scope="character"),
+             _card("lost", ".writenow/world/lost/lost.md"),
+             _card("loose", ".writenow/world/loose.md", "always")]
+    made = books.of(cards)
+    assert made.files == {"rules-book", "off-book", "orphan-book"}
+    assert made.owners == {"dice": ("hero",), "grove": ("hero",)}
+    assert made.constant == {"hero": ("dice",)}
+    assert made.include == {"dice": "auto", "ghost": "never", "lost": "never"}  # loose: in no book
+    assert books.of([c for c in cards if c["id"] != "rules-book"]).owners == {}
+
+
+def test_renamed_entries_keep_their_files() -> None:
+    theirs = {"sacred-grove.md": {"lore": {"id": 2}}, "dice.md": {"lore": {"id": 0}}, "new.md": {"lore": {"id": 9}}}
+    mine = {"grove.md": {"lore": {"id": 2}}, "dice.md": {"lore": {"id": 0}}, "grove-copy.md": {"lore": {"id": 2}}}
+    assert identity.renames(theirs, mine) == {"sacred-grove.md": "grove.md"}
+    st = {"b.md": {"imported": {"key": "1"}, "lore": {"uid": 1}}}
+    assert identity.renames(st, {"a.md": {"imported": {"key": "1"}}}) == {"b.md": "a.md"}

@@ -116,9 +116,10 @@ def entry_identity(meta: dict[str, Any]) -> tuple[str, Any] | None:
 
 def renames(theirs: dict[str, dict[str, Any]], mine: dict[str, dict[str, Any]]) -> dict[str, str]:
     """Entry files of a new version (name -> front matter) to give the name the writer's file of the same
-    entry has (`mine`: name -> front matter): an entry the card's author renamed stays in its file. Pure."""
+    entry has (`mine`: name -> front matter, in the export's order: those book.md lists, then by name): an
+    entry the card's author renamed stays in its file. Pure."""
     found: dict[tuple[str, Any], str] = {}
-    for name in sorted(mine):  # a writer's copy of a file has its identity too: the first name keeps it
+    for name in mine:  # a writer's copy of a file has its identity too: the first (as the export orders) keeps it
         ident = entry_identity(mine[name])
         if ident is not None:
             found.setdefault(ident, name)
@@ -172,6 +173,9 @@ def align(root: Path, folder: str | None, writes: list[tuple[str, bytes]], base:
                  and not e.name.startswith(".") and e.is_file(follow_symlinks=False)]
     except OSError:
         return writes, base
-    mine = {name: meta for name in names if (meta := _front(root / folder / name)) is not None}
+    book = _book_meta(root, folder) or {}
+    listed = [n for n in book.get("entries") or () if isinstance(n, str) and n in names]
+    ordered = listed + sorted(n for n in names if n not in listed)
+    mine = {name: meta for name in ordered if (meta := _front(root / folder / name)) is not None}
     return (list(_renamed(dict(writes), folder, mine).items()),
             _renamed(base, folder, mine) if base is not None else None)
