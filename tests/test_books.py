@@ -183,6 +183,14 @@ def test_a_book_is_known_by_content_and_origin_never_by_name(bank: Bank, sample:
     assert different["target"] != first["target"] and first["target"] in different["warnings"][0]
 
 
+def test_two_books_of_one_name_in_one_call_are_two_with_a_warning(bank: Bank, tmp_path: Path) -> None:
+    card = role_play_card()
+    card["data"]["character_book"]["name"] = "Eldoria"
+    first, second = _import(bank, _write(tmp_path, "seraphine.json", card),
+                            _write(tmp_path, "Eldoria.json", world_info("Eldoria")))["items"]
+    assert first["books"][0]["target"] != second["target"] and first["books"][0]["target"] in second["warnings"][0]
+
+
 def test_the_same_file_twice_in_one_call_is_imported_once(bank: Bank, sample: Path, tmp_path: Path) -> None:
     path = _write(tmp_path, "seraphine.json", role_play_card())
     first, second = _import(bank, path, path)["items"]

@@ -186,7 +186,7 @@ def _base(d: formats.Decoded | None, file: str, rel: str, folder: str | None) ->
     return dict(_book_writes(_book_parts(d, file), rel))
 
 
-def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
+def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str], planned: dict[str, str]) -> Plan:
     name = mapping.card_files(d.obj, d.spec, file)[0].meta["name"]
     rel, again = _place(root, "characters/{}.md", slug(name), name, claimed)
     book = (d.obj if d.spec == "v1" else d.obj["data"]).get("character_book")
@@ -195,11 +195,12 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     if isinstance(book, dict):
         before = existing(root / rel) if again else None
         folder = before[0].get("lorebook") if before else None
+        book_name = mapping.text(book.get("name")).strip() or f"{name} lorebook"
         if not (isinstance(folder, str) and folder.startswith("world/") and formats.safe_member(folder)):
-            book_name = mapping.text(book.get("name")).strip() or f"{name} lorebook"
             folder = identity.place_book(root, slug(mapping.text(book.get("name")) or name), book_name, None,
-                                         claimed, warnings)
+                                         claimed, warnings, planned)
         claimed.add(folder)
+        planned.setdefault(folder, book_name)
     writes, books = _card_writes(d, file, rel, folder)
     writes.append((identity.original_of(rel), _original_bytes(d)))
     plan = Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes, books=books, warnings=warnings)
@@ -209,11 +210,12 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     return plan
 
 
-def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
+def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str], planned: dict[str, str]) -> Plan:
     made = _book_parts(d, file)
     name = made.book.meta["name"]
     warnings: list[str] = []
-    folder = identity.place_book(root, slug(name), name, identity.Candidate(file, d.obj), claimed, warnings)
+    folder = identity.place_book(root, slug(name), name, identity.Candidate(file, d.obj), claimed, warnings,
+                                 planned)
     writes = _book_writes(made, folder) + [(identity.original_of(folder), _original_bytes(d))]
     plan = Plan(file, "lorebook", f"{d.container}, {LABELS[d.spec]}", folder, writes,
                 books=[book_report(made, folder)], warnings=warnings)
@@ -342,13 +344,15 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
     with bank.write_lock:
         plans: list[Plan] = []
         claimed: set[str] = set()
+        planned: dict[str, str] = {}  # a book folder planned in this import -> its book's name
         for n, (file, d) in enumerate(decoded):
             twin = twins[n]
             if twin is not None:  # the same card or book twice in one call: imported once
                 plans.append(Plan(file, d.kind, "", "", status="twin"))
                 continue
             try:
-                plans.append((plan_card if d.kind == "card" else plan_book)(bank.project.path, file, d, claimed))
+                plans.append((plan_card if d.kind == "card" else plan_book)(bank.project.path, file, d, claimed,
+                                                                            planned))
             except formats.Refused as e:
                 refused.append({"file": file, "reason": e.reason})
         if refused:

@@ -72,14 +72,17 @@ def earlier(root: Path, folder: str, meta: dict[str, Any], name: str, candidate:
 
 
 def place_book(root: Path, base: str, name: str, candidate: Candidate | None, claimed: set[str],
-               warnings: list[str]) -> str:
+               warnings: list[str], planned: dict[str, str]) -> str:
     """The folder for a book named `name`: its earlier version's (a standalone book only), else the first
-    free one; a folder passed over that holds a book of the same name is named in a warning."""
+    free one; a folder passed over that holds a book of the same name (on disk, or `planned` in this
+    import: folder -> book name) is named in a warning."""
     n, namesakes = 1, []
     while True:
         rel = f"world/{base}" if n == 1 else f"world/{base}-{n}"
         n += 1
         if rel in claimed:
+            if planned.get(rel) == name:
+                namesakes.append(rel)
             continue
         if not os.path.lexists(root / rel):
             break
@@ -91,6 +94,7 @@ def place_book(root: Path, base: str, name: str, candidate: Candidate | None, cl
         if meta.get("name") == name:
             namesakes.append(rel)
     claimed.add(rel)
+    planned[rel] = name
     for other in namesakes:
         warnings.append(f"another book named {json.dumps(name, ensure_ascii=False)} is in .writenow/{other}: "
                         f"this one is a different book and goes to .writenow/{rel}; both take part in prompts "
