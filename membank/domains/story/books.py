@@ -60,31 +60,32 @@ def switches(book: dict[str, Any]) -> tuple[str, bool]:
 
 
 def of(cards: list[dict[str, Any]]) -> Books:
-    books: dict[tuple[str, str], dict[str, Any]] = {}  # (bank, folder) -> its book.md card
+    books: dict[str, dict[str, Any]] = {}  # a book folder's citation (".writenow/world/x") -> its book.md card
+    suffix = "/" + BOOK_FILE
     for c in cards:
-        place = _place(c["source"])
-        if place is not None and place[2] == BOOK_FILE:
-            books[(place[0], place[1])] = c
+        source = c["source"]
+        if source.endswith(suffix) and _place(source) is not None:
+            books[source[: -len(suffix)]] = c
     if not books:
         return Books({}, {}, {}, frozenset())
-    holders: dict[tuple[str, str], list[str]] = {}
+    holders: dict[str, list[str]] = {}  # a book folder's citation -> the characters whose lorebook it is
     for c in cards:
-        folder = _meta(c).get("lorebook")
-        if c.get("section") == "characters" and isinstance(folder, str):
-            holders.setdefault((_bank(c["source"]), folder.strip().strip("/")), []).append(c["id"])
+        folder = _meta(c).get("lorebook") if c.get("section") == "characters" else None
+        if isinstance(folder, str):
+            holders.setdefault(_bank(c["source"]) + folder.strip().strip("/"), []).append(c["id"])
+    rules = {at: switches(book) for at, book in books.items()}
     include: dict[str, str] = {}
     owners: dict[str, tuple[str, ...]] = {}
     constant: dict[str, list[dict[str, Any]]] = {}
     for c in cards:
-        place = _place(c["source"])
-        if place is None or place[2] == BOOK_FILE or (place[0], place[1]) not in books:
+        at, _, name = c["source"].rpartition("/")
+        if at not in rules or name == BOOK_FILE:
             continue
-        book = books[(place[0], place[1])]
-        switch, scoped = switches(book)
+        switch, scoped = rules[at]
         own = c.get("include") or "auto"
         effective = "never" if switch == "never" else own if written_include(c) else switch
         if scoped and effective != "never":
-            held = tuple(sorted(holders.get((place[0], place[1]), ())))
+            held = tuple(sorted(holders.get(at, ())))
             if not held:  # scoped to a character the project does not have: it never takes part
                 effective = "never"
             else:
