@@ -247,6 +247,15 @@ export interface Block {
   hash: string;
 }
 
+export interface BookReport {
+  target: string;
+  name: string;
+  scope: "character" | "project";
+  entries: number;
+  alwaysOn: number;
+  alwaysOnTokens: number;
+}
+
 export interface CardExport {
   source: string;
   format: "json" | "png" | "charx";
@@ -266,7 +275,8 @@ export interface CardImport {
 
 export interface Change {
   source: string;
-  change: "new" | "changed" | "same";
+  change: "new" | "changed" | "same" | "kept";
+  fields?: FieldChange[];
 }
 
 export interface Checked {
@@ -548,6 +558,13 @@ export interface Fact {
   entities: string[];
 }
 
+export interface FieldChange {
+  field: string;
+  change: "changed" | "kept";
+  mine?: unknown;
+  theirs?: unknown;
+}
+
 export interface Flag {
   code: string;
   entity: string;
@@ -573,6 +590,7 @@ export interface Imported {
   status: "created" | "unchanged" | "pending" | "updated";
   changes: Change[];
   skipped: Skipped[];
+  books: BookReport[];
   warnings: string[];
 }
 

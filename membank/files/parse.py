@@ -324,6 +324,7 @@ def parse_card(data: bytes, source: str, section: str, rel: str, mtime_ns: int) 
         introduced=_position(r, "introduced"),
         lines={"name": doc.key_line("name"), "summary": doc.key_line("summary"),
                "state": doc.key_line("state"),
+               **({"include": doc.key_line("include")} if "include" in doc.meta else {}),
                "introduced": doc.key_line("introduced"), "relations": list(doc.item_lines("relations")),
                "progressions": list(doc.item_lines("progressions")), "body": doc.body_line},
     )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Optional
@@ -16,17 +17,32 @@ SHOWN = {"created": "imported", "unchanged": "already imported, unchanged",
          "pending": "imported before; would change (run again with --update to write it)", "updated": "updated"}
 
 
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 def imported_view(d: dict[str, Any]) -> None:
     for item in d["items"]:
         out.print(f"{item['file']} ({item['format']}): {SHOWN[item['status']]} -> {item['target']}")
-        if item["status"] in ("pending", "updated"):
-            for c in item["changes"]:
-                if c["change"] != "same":
-                    out.print(f"  {c['change']:8} {c['source']}")
-        for s in item.get("skipped", []):
+        for book in item.get("books", ()):
+            scope = "only with its character" if book["scope"] == "character" else "in every prompt it matches"
+            out.print(f"  book {book['target']}: {book['entries']} entries, {book['alwaysOn']} always on "
+                      f"(~{book['alwaysOnTokens']:,} tokens), {scope}")
+        for s in item.get("skipped", ()):
             out.print(f"  skipped  {s['name']}: {s['reason']}")
-        for w in item.get("warnings", []):
-            out.print(f"  warning: {w}")
+        for warning in item.get("warnings", ()):
+            out.print(f"  warning: {warning}")
+        for c in item["changes"]:
+            if c["change"] == "same" or (c["change"] == "new" and item["status"] == "created"):
+                continue
+            out.print(f"  {c['change']:8} {c['source']}")
+            for f in c.get("fields", ()):
+                if f["change"] == "kept":
+                    out.print(f"    kept {f['field']} (yours: {_short(f['mine'])}; the card's: {_short(f['theirs'])})")
+                else:
+                    out.print(f"    {f['change']} {f['field']}")
 
 
 def exported_view(d: dict[str, Any]) -> None:
@@ -35,7 +51,7 @@ def exported_view(d: dict[str, Any]) -> None:
 
 @command("card:import")
 def import_(files: list[Path] = typer.Argument(..., metavar="FILE...", help="Card or lorebook files."),
-            update: bool = typer.Option(False, "--update", help="Write cards imported before whose files would change."),
+            update: bool = typer.Option(False, "--update", help="Merge a new version of a card imported before into its files (your edits stay)."),
             project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
     call(project, "card:import", {"paths": [os.path.abspath(f) for f in files], "update": update}, as_json,
          imported_view)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from ...kernel.payload import Id, Most
 from ..contract import Channel, Lazy
@@ -14,7 +14,7 @@ FilePath = Annotated[str, Most(chars=4096)]  # a file anywhere on this machine (
 @dataclass(frozen=True)
 class CardImport:
     paths: Annotated[list[FilePath], Most(items=100)]
-    update: bool = False  # write a card imported before whose files would change
+    update: bool = False  # merge a new version of a card imported before into its files
     projectId: Id | None = None
 
 
@@ -28,9 +28,26 @@ class CardExport:
     projectId: Id | None = None
 
 
+class FieldChange(TypedDict):
+    field: str  # a front-matter key (`card.data.first_mes` inside one), or `body`
+    change: Literal["changed", "kept"]  # kept: both the writer and the card changed it; the writer's stays
+    mine: NotRequired[Any]  # kept: the writer's value (null: the writer removed it)
+    theirs: NotRequired[Any]  # kept: the new card's value
+
+
 class Change(TypedDict):
     source: str  # .writenow/…
-    change: Literal["new", "changed", "same"]
+    change: Literal["new", "changed", "same", "kept"]  # against the last imported original (a merge)
+    fields: NotRequired[list[FieldChange]]
+
+
+class BookReport(TypedDict):
+    target: str  # the book folder
+    name: str
+    scope: Literal["character", "project"]  # character: only in a prompt where its character is activated
+    entries: int
+    alwaysOn: int  # entries with `include: always` (constant)
+    alwaysOnTokens: int  # what they add to each prompt the book takes part in
 
 
 class Skipped(TypedDict):
@@ -46,7 +63,8 @@ class Imported(TypedDict):
     status: Literal["created", "unchanged", "pending", "updated"]  # pending: would change; import with update
     changes: list[Change]
     skipped: list[Skipped]  # files of the input never written (dot names, programs), listed here
-    warnings: list[str]  # e.g. the card's name is already another card's alias (lookups by it answer CONFLICT)
+    books: list[BookReport]  # the card's own book, or the lorebook
+    warnings: list[str]  # e.g. the card's name is already another card's alias, another book with the same name
 
 
 class ImportOut(TypedDict):

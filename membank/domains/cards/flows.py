@@ -7,6 +7,7 @@ or what would change, written only with `update`."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,15 +15,16 @@ from typing import Any
 
 from ...files.frontmatter import FrontMatterError, decode, split
 from ...files.reader import Unreadable, read_regular
-from ...files.rewrite import RewriteError, render
+from ...files.rewrite import REMOVE, RewriteError, render, rewrite
 from ...files.write import atomic_write, check_inside, slug
 from ...index.failures import storage_error
 from ...kernel import errors
 from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_FILE_BYTES
+from ...kernel.text import estimate_tokens
 from ..contract import Bank
 from ..story.cards import catalog
-from . import formats, mapping, safety
+from . import formats, identity, mapping, merge, safety
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
 
@@ -34,11 +36,13 @@ class Plan:
     format: str  # e.g. "png, Character Card V3"
     target: str  # the character file or the book folder, bank-relative
     writes: Writes = field(default_factory=list)
-    changes: list[dict[str, str]] = field(default_factory=list)
+    changes: list[dict[str, Any]] = field(default_factory=list)
     status: str = "created"
     skipped: list[dict[str, str]] = field(default_factory=list)  # files of the input never written, and why
     names: list[str] = field(default_factory=list)  # the card's name and aliases, as lookups will know it
+    books: list[dict[str, Any]] = field(default_factory=list)  # per book: its scope and always-on entries
     warnings: list[str] = field(default_factory=list)
+    base: dict[str, bytes] | None = None  # what the last imported original made of each file
 
 
 def input_path(root: Path, given: str) -> Path:
@@ -110,6 +114,14 @@ def _book_writes(book: mapping.Book, folder: str) -> Writes:
     return out
 
 
+def book_report(made: mapping.Book, folder: str) -> dict[str, Any]:
+    """How much of a book is always on (ecosystem.md, Books in a novel): what it costs each prompt it is in."""
+    always = [f for _, f in made.entries if f.meta.get("include") == "always"]
+    return {"target": f".writenow/{folder}", "name": made.book.meta["name"], "scope": made.book.meta["scope"],
+            "entries": len(made.entries), "alwaysOn": len(always),
+            "alwaysOnTokens": sum(estimate_tokens(f.body) for f in always)}
+
+
 def _entries(book: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
     entries = book.get("entries", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
@@ -122,23 +134,31 @@ LABELS = {"v1": "Character Card V1", "v2": "Character Card V2", "v3": "Character
           "book": "lorebook (a card's book on its own)"}
 
 
-def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
+def _original_bytes(d: formats.Decoded) -> bytes:
+    return (json.dumps(d.obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
+def _read_original(root: Path, target: str) -> formats.Decoded | None:
+    try:
+        data, _ = read_regular(root / identity.original_of(target), formats.MAX_INPUT + 1, follow_links=False)
+        return formats.decode(data)
+    except (OSError, Unreadable, formats.Refused):
+        return None
+
+
+def _card_writes(d: formats.Decoded, file: str, rel: str, folder: str | None) -> tuple[Writes, list[dict[str, Any]]]:
+    """The files of a card placed at `rel` (its book in `folder`), and its book's report."""
     card, book = mapping.card_files(d.obj, d.spec, file)
     name = card.meta["name"]
-    rel, again = _place(root, "characters/{}.md", slug(name), name, claimed)
     stem = rel[len("characters/"):-3]
     extra: dict[str, Any] = {}
     writes: Writes = []
-    if book is not None:
-        before = existing(root / rel) if again else None
-        folder = before[0].get("lorebook") if before else None
-        if not (isinstance(folder, str) and folder.startswith("world/") and formats.safe_member(folder)
-                and not safety.hidden(folder)):
-            folder, _ = _place(root, "world/{}", slug(mapping.text(book.get("name")) or name), "\0", claimed)
-        claimed.add(folder)
+    books: list[dict[str, Any]] = []
+    if book is not None and folder is not None:
         made = mapping.book_files(book, _entries(book), "character_book", {}, f"{name} lorebook", file)
         writes += _book_writes(made, folder)
         extra["lorebook"] = folder
+        books = [book_report(made, folder)]
     if d.image is not None:
         extra["image"] = f"assets/{stem}/card.png"
         writes.append((extra["image"], d.image))
@@ -148,9 +168,7 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     meta = {**{k: v for k, v in card.meta.items() if k not in ("card", "imported")}, **extra,
             "card": card.meta["card"], "imported": {**card.meta["imported"], "format": d.container}}
     writes.insert(0, (rel, _md(meta, card.body, rel)))
-    return Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes,
-                skipped=[{"name": name, "reason": why} for name, why in d.skipped],
-                names=[name, *mapping.words(card.meta.get("aliases"))])
+    return writes, books
 
 
 def name_warnings(bank: Bank, plan: Plan) -> list[str]:
@@ -174,7 +192,7 @@ def check_writes(plan: Plan) -> None:
             raise formats.Refused(f"it would write `{formats.short(rel)}`, a name an import never writes")
 
 
-def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> Plan:
+def _book_parts(d: formats.Decoded, file: str) -> mapping.Book:
     if d.spec == "lorebook_v3":
         book, shell = d.obj["data"], {k: v for k, v in d.obj.items() if k != "data"}
         entries = _entries(book)
@@ -185,28 +203,132 @@ def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str]) -> P
     else:
         book, shell = {}, {k: v for k, v in d.obj.items() if k != "entries"}
         entries = [(str(k), e) for k, e in d.obj["entries"].items()]
-    fallback = Path(file).stem or "lorebook"
-    made = mapping.book_files(book, entries, d.spec, shell, fallback, file)
+    return mapping.book_files(book, entries, d.spec, shell, Path(file).stem or "lorebook", file)
+
+
+def _base(d: formats.Decoded | None, file: str, rel: str, folder: str | None) -> dict[str, bytes] | None:
+    """What the last imported original made of each file (None: no original kept)."""
+    if d is None:
+        return None
+    if d.kind == "card":
+        return dict(_card_writes(d, file, rel, folder)[0])
+    return dict(_book_writes(_book_parts(d, file), rel))
+
+
+def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str], planned: dict[str, str]) -> Plan:
+    card, book = mapping.card_files(d.obj, d.spec, file)  # book: None when the card has none (or it held keys)
+    name = card.meta["name"]
+    rel, again = _place(root, "characters/{}.md", slug(name), name, claimed)
+    folder = None
+    warnings: list[str] = []
+    if isinstance(book, dict):
+        before = existing(root / rel) if again else None
+        folder = before[0].get("lorebook") if before else None
+        book_name = mapping.text(book.get("name")).strip() or f"{name} lorebook"
+        if not (isinstance(folder, str) and folder.startswith("world/") and formats.safe_member(folder)
+                and not safety.hidden(folder)):
+            folder = identity.place_book(root, slug(mapping.text(book.get("name")) or name), book_name, None,
+                                         claimed, warnings, planned)
+        claimed.add(folder)
+        planned.setdefault(folder, book_name)
+    writes, books = _card_writes(d, file, rel, folder)
+    writes.append((identity.original_of(rel), _original_bytes(d)))
+    plan = Plan(file, "card", f"{d.container}, {LABELS[d.spec]}", rel, writes, books=books, warnings=warnings,
+                skipped=[{"name": n, "reason": why} for n, why in d.skipped],
+                names=[name, *mapping.words(card.meta.get("aliases"))])
+    if again:
+        plan.base = _base(_read_original(root, rel), file, rel, folder)
+        plan.writes, plan.base = identity.align(root, folder, plan.writes, plan.base)
+    return plan
+
+
+def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str], planned: dict[str, str]) -> Plan:
+    made = _book_parts(d, file)
     name = made.book.meta["name"]
-    folder, _ = _place(root, "world/{}", slug(name), name, claimed)
-    return Plan(file, "lorebook", f"{d.container}, {LABELS[d.spec]}", folder, _book_writes(made, folder))
+    warnings: list[str] = []
+    folder = identity.place_book(root, slug(name), name, identity.Candidate(file, d.obj), claimed, warnings,
+                                 planned)
+    writes = _book_writes(made, folder) + [(identity.original_of(folder), _original_bytes(d))]
+    plan = Plan(file, "lorebook", f"{d.container}, {LABELS[d.spec]}", folder, writes,
+                books=[book_report(made, folder)], warnings=warnings)
+    if os.path.lexists(root / folder):
+        plan.base = _base(_read_original(root, folder), file, folder, None)
+        plan.writes, plan.base = identity.align(root, folder, plan.writes, plan.base)
+    return plan
+
+
+def _doc(data: bytes) -> tuple[dict[str, Any], str] | None:
+    try:
+        doc = split(decode(data))
+    except FrontMatterError:
+        return None
+    return doc.meta, doc.body
+
+
+def _merged_file(root: Path, rel: str, data: bytes, base: dict[str, bytes] | None
+                 ) -> tuple[dict[str, Any], bytes | None]:
+    """The change of one Markdown file and the bytes to write (None: nothing): the merge of the last
+    imported original, the new version and the file as it is now (merge.py). A file membank cannot read
+    (its front matter broken by hand) is left alone and reported."""
+    found = existing(root / rel)
+    theirs = _doc(data)
+    if found is None or theirs is None:
+        return {"change": "kept", "fields": [{"field": "file", "change": "kept", "mine": None,
+                                              "theirs": "not merged: the file's front matter cannot be read"}]}, None
+    mine_meta, mine_body, mine_bytes = found
+    was = base.get(rel) if base is not None else None
+    made = merge.merge(_doc(was) if was is not None else None, theirs, (mine_meta, mine_body))
+    change: dict[str, Any] = {"change": made.change}
+    if made.fields:
+        change["fields"] = made.fields
+    if not made.updates and made.body is None:
+        return change, mine_bytes
+    updates = {k: REMOVE if v is merge.MISSING else v for k, v in made.updates.items()}
+    try:
+        text = rewrite(mine_bytes.decode("utf-8"), updates, made.body)
+    except (RewriteError, UnicodeDecodeError):  # a front matter the rewrite cannot keep: written anew
+        meta = {k: v for k, v in {**mine_meta, **made.updates}.items() if v is not merge.MISSING}
+        return change, _md(meta, made.body if made.body is not None else mine_body, rel)
+    return change, text.encode("utf-8")
 
 
 def _compare(root: Path, plan: Plan) -> None:
+    """Each file's change (new, same, changed, kept) and what will be written for it."""
+    original = identity.original_of(plan.target)
+    merged: Writes = []
     for rel, data in plan.writes:
-        found = existing(root / rel) if rel.endswith(".md") else None
+        if rel == original:
+            merged.append((rel, data))
+            continue
+        was = plan.base.get(rel) if plan.base is not None else None
+        if not os.path.lexists(root / rel) and was is not None and rel.endswith(".md"):
+            # the writer deleted a file the last import wrote: it stays deleted (changed by the card: reported)
+            before, after = _doc(was), _doc(data)
+            alone = before is not None and after is not None and merge.merge(before, after, before).change == "same"
+            plan.changes.append({"source": f".writenow/{rel}", "change": "same"} if alone else
+                                {"source": f".writenow/{rel}", "change": "kept", "fields": [
+                                    {"field": "file", "change": "kept", "mine": None, "theirs": "changed"}]})
+            continue
         if not os.path.lexists(root / rel):
-            change = "new"
+            change: dict[str, Any] = {"change": "new"}
         elif rel.endswith(".md"):
-            change = "same" if found is not None and found[2] == data else "changed"
+            change, made = _merged_file(root, rel, data, plan.base)
+            if made is None:
+                plan.changes.append({"source": f".writenow/{rel}", **change})
+                continue
+            data = made
         else:
             try:
-                change = "same" if read_regular(root / rel, len(data) + 1)[0] == data else "changed"
+                change = {"change": "same" if read_regular(root / rel, len(data) + 1)[0] == data else "changed"}
             except (OSError, Unreadable):
-                change = "changed"
-        plan.changes.append({"source": f".writenow/{rel}", "change": change})
+                change = {"change": "changed"}
+        merged.append((rel, data))
+        plan.changes.append({"source": f".writenow/{rel}", **change})
+    plan.writes = merged
     kinds = {c["change"] for c in plan.changes}
-    plan.status = "created" if kinds == {"new"} else "unchanged" if kinds == {"same"} else "changed"
+    writes = {c["change"] for c in plan.changes if c["change"] != "same" and (c["change"] != "kept" or any(
+        f["change"] == "changed" for f in c.get("fields", ())))}
+    plan.status = "created" if kinds == {"new"} else "unchanged" if not writes else "changed"
 
 
 def _write(bank: Bank, plan: Plan) -> None:
@@ -262,12 +384,25 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
             decoded.append((path.name, formats.decode(read_input(path))))
         except formats.Refused as e:
             refused.append({"file": path.name, "reason": e.reason})
+    firsts: dict[str, int] = {}  # a content's fingerprint -> its first place in `decoded`
+    twins: list[int | None] = []  # per input: the earlier input with the same content, if any
+    for n, (_, d) in enumerate(decoded):
+        mark = identity.fingerprint(json.dumps(d.obj, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace")
+                                    + (d.image or b"") + b"".join(d.assets.get(k, b"") for k in sorted(d.assets)))
+        twins.append(firsts.get(mark))
+        firsts.setdefault(mark, n)
     with bank.write_lock:
         plans: list[Plan] = []
         claimed: set[str] = set()
-        for file, d in decoded:
+        planned: dict[str, str] = {}  # a book folder planned in this import -> its book's name
+        for n, (file, d) in enumerate(decoded):
+            twin = twins[n]
+            if twin is not None:  # the same card or book twice in one call: imported once
+                plans.append(Plan(file, d.kind, "", "", status="twin"))
+                continue
             try:
-                plans.append((plan_card if d.kind == "card" else plan_book)(bank.project.path, file, d, claimed))
+                plans.append((plan_card if d.kind == "card" else plan_book)(bank.project.path, file, d, claimed,
+                                                                            planned))
                 check_writes(plans[-1])
             except formats.Refused as e:
                 refused.append({"file": file, "reason": e.reason})
@@ -276,14 +411,24 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
                                                                   for r in refused) + "; nothing was written",
                                {"field": "paths", "refused": refused})
         for plan in plans:
-            _compare(bank.project.path, plan)
-            if plan.kind == "card" and plan.status == "created":
-                plan.warnings = name_warnings(bank, plan)
-        for plan in plans:
-            if plan.status == "created" or (plan.status == "changed" and update):
+            if plan.status != "twin":
+                _compare(bank.project.path, plan)
+                if plan.kind == "card" and plan.status == "created":
+                    plan.warnings += name_warnings(bank, plan)
+        for n, plan in enumerate(plans):
+            twin = twins[n]
+            if twin is not None:
+                first = plans[twin]
+                plan.format, plan.target, plan.status = first.format, first.target, "unchanged"
+                plan.warnings.append(f"the same {'card' if plan.kind == 'card' else 'lorebook'} as {first.file} "
+                                     "in this import: imported once")
+                plan.changes = [{**c, "change": "same"} for c in first.changes]
+            elif plan.status == "created" or (plan.status == "changed" and update):
                 _write(bank, plan)
                 plan.status = "updated" if plan.status == "changed" else plan.status
             elif plan.status == "changed":
                 plan.status = "pending"
     return {"items": [{"file": p.file, "kind": p.kind, "format": p.format, "target": f".writenow/{p.target}",
-                       "status": p.status, "changes": p.changes, "skipped": p.skipped, "warnings": p.warnings} for p in plans]}
+                       "status": p.status, "changes": p.changes, "skipped": p.skipped, "books": p.books,
+                       "warnings": p.warnings}
+                      for p in plans]}

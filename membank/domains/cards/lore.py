@@ -40,7 +40,11 @@ def _title(entry: Obj, keys_field: str) -> str:
     return (pattern.group(1) if pattern else first) or "entry"
 
 
-def _groups(keys_f: str, second_f: str, off_f: str, off_when: bool, st: bool) -> tuple[Group, ...]:
+def _groups(keys_f: str, second_f: str, off_f: str, off_when: bool, st: bool, local: bool = False
+            ) -> tuple[Group, ...]:
+    """`local`: `include:` is the writer's switch for this project (ecosystem.md, "The writer's choices stay in
+    the project"): read from `constant`/`enabled` at import, never written back into them (they stay in
+    `lore:` as the card had them)."""
     def keys_to(e: Obj) -> Obj:
         ks = words(e.get(keys_f))
         return {"keys": [wrap(k) for k in ks] if e.get("use_regex") is True else ks}
@@ -84,7 +88,7 @@ def _groups(keys_f: str, second_f: str, off_f: str, off_when: bool, st: bool) ->
         Group((keys_f,), keys_to, keys_back),
         Group(("comment",), lambda e: {"name": _title(e, keys_f)}, lambda f, ctx: {"comment": text(f.get("name"))}),
         Group((second_f, "selective") + (("selectiveLogic",) if st else ()), second_to, second_back),
-        Group(("constant", off_f), include_to, include_back),
+        Group((), include_to, lambda f, ctx: {}) if local else Group(("constant", off_f), include_to, include_back),
         Group(("content",), lambda e: {"body": body_text(e.get("content"))},
               lambda f, ctx: {"content": text(f.get("body"))}),
     )
@@ -94,8 +98,24 @@ CARD_ENTRY = _groups("keys", "secondary_keys", "enabled", False, st=False)  # V2
 ST_ENTRY = _groups("key", "keysecondary", "disable", True, st=True)  # SillyTavern World Info
 
 
-def entry_groups(spec: str) -> tuple[Group, ...]:
+CARD_ENTRY_LOCAL = _groups("keys", "secondary_keys", "enabled", False, st=False, local=True)
+ST_ENTRY_LOCAL = _groups("key", "keysecondary", "disable", True, st=True, local=True)
+SWITCHES = "local"  # a book's `imported.include`: its entries' `include:` is the writer's, never exported
+
+
+def entry_groups(spec: str, local: bool = False) -> tuple[Group, ...]:
+    """The groups of a book's entries; `local` for books imported since `include:` stays in the project
+    (older imports carried an edited `include:` into `constant`/`enabled`)."""
+    if local:
+        return ST_ENTRY_LOCAL if spec == "sillytavern" else CARD_ENTRY_LOCAL
     return ST_ENTRY if spec == "sillytavern" else CARD_ENTRY
+
+
+def switches(include: object, spec: str) -> Obj:
+    """`constant` and `enabled`/`disable` for an entry the writer added (no card author's values to keep)."""
+    include = include if include in ("always", "never") else "auto"
+    off_f, off_when = ("disable", True) if spec == "sillytavern" else ("enabled", False)
+    return {"constant": include == "always", off_f: off_when if include == "never" else not off_when}
 
 
 def front_of(values: Obj) -> tuple[Obj, str]:
@@ -129,4 +149,4 @@ def to_v3_entry(entry: Obj, spec: str, index: int) -> Obj:
 
 def new_st_entry(uid: int) -> Obj:
     """The fields SillyTavern expects of an entry the writer added by hand."""
-    return {"uid": uid, "order": 100, "position": 0, "disable": False, "addMemo": True}
+    return {"uid": uid, "order": 100, "position": 0, "addMemo": True}

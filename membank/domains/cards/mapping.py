@@ -121,7 +121,7 @@ def book_files(book: Obj, entries: list[tuple[str | None, Obj]], spec: str, shel
     files: list[tuple[str, File]] = []
     taken = {BOOK_FILE}
     for key, entry in entries:
-        values, entry_kept, entry_absent = split(entry, lore.entry_groups(spec))
+        values, entry_kept, entry_absent = split(entry, lore.entry_groups(spec, local=True))
         meta, body = lore.front_of(values)
         meta["lore"] = entry_kept
         if _imported(absent=entry_absent, key=key):
@@ -129,8 +129,10 @@ def book_files(book: Obj, entries: list[tuple[str | None, Obj]], spec: str, shel
         name = _free(slug(values["name"]), taken)
         files.append((name, File(meta, body)))
     lore_keys = {**shell, "data": kept} if spec == "lorebook_v3" else {**shell, **kept}
-    meta = {"name": front["name"], "kind": "lore", "include": "never", "entries": [n for n, _ in files],
-            "lore": lore_keys, "imported": _imported(origin=origin, spec=spec, absent=absent, fallback=fallback)}
+    scope = "character" if spec == "character_book" else "project"  # context.md, Books
+    meta = {"name": front["name"], "kind": "lore", "scope": scope, "entries": [n for n, _ in files],
+            "lore": lore_keys, "imported": _imported(origin=origin, spec=spec, absent=absent, fallback=fallback,
+                                                include=lore.SWITCHES)}
     return Book(File(meta, front["body"]), files)
 
 
@@ -213,16 +215,29 @@ def book_json(meta: Obj, body: str, entries: list[tuple[Obj, str]], target: str 
     fresh = 1 + max([int(k) for k in keys if isinstance(k, str) and k.isascii() and k.isdigit() and len(k) <= 15]
                     + [u for u in uids if isinstance(u, int) and not isinstance(u, bool)],
                     default=-1)  # `²` is a digit to str.isdigit; 5,000 digits are no uid
+    local = imported.get("include") == lore.SWITCHES
+    ids = [m["lore"].get("id") if isinstance(m.get("lore"), dict) else None for m, _ in entries]
+    ids = [i if isinstance(i, (int, str)) and not isinstance(i, bool) else None for i in ids]  # hashable ids only
+    next_id = 1 + max((i for i in ids if isinstance(i, int) and not isinstance(i, bool)), default=-1)
+    used: set[Any] = set()  # a writer's copy of an entry file has its original's key and id: it gets new ones
     made = []
     for n, ((entry_meta, entry_body), key) in enumerate(zip(entries, keys)):
         e_imported = entry_meta.get("imported") if isinstance(entry_meta.get("imported"), dict) else {}
         e_kept = entry_meta.get("lore") if isinstance(entry_meta.get("lore"), dict) else {}
-        if source == "sillytavern" and key is None:
-            key, fresh = str(fresh), fresh + 1
-        if not e_kept and "lore" not in entry_meta:  # an entry the writer added: the fields its format requires
-            e_kept = lore.new_st_entry(int(key)) if source == "sillytavern" else {"extensions": {}, "insertion_order": 100}
+        if source == "sillytavern" and (key is None or key in used):
+            copied, (key, fresh) = key is not None, (str(fresh), fresh + 1)
+            if copied and "uid" in e_kept:
+                e_kept = {**e_kept, "uid": int(key)}
+        elif source != "sillytavern" and ids[n] is not None and ("id", ids[n]) in used:
+            e_kept, next_id = {**e_kept, "id": next_id}, next_id + 1
+        used.update((key, ("id", ids[n])))
+        if not e_kept and "lore" not in entry_meta:  # an entry the writer added: the fields its format requires,
+            # its switches from include:
+            e_kept = {**(lore.new_st_entry(int(key)) if source == "sillytavern" else
+                         {"extensions": {}, "insertion_order": 100}),
+                      **(lore.switches(entry_meta.get("include"), source) if local else {})}
         entry = join(lore.values_of(entry_meta, entry_body), e_kept, words(e_imported.get("absent")),
-                     lore.entry_groups(source))
+                     lore.entry_groups(source, local))
         made.append((key, lore.to_v3_entry(entry, source, n) if spec != source else entry))
     if spec == "sillytavern":
         return {**kept, "entries": {str(k): e for k, e in made}}, spec

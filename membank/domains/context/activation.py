@@ -139,14 +139,53 @@ def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
             continue
         best[card_id] = _found((card_id, name, word, where, offset, 0, distance))
         keys.append(((rank[0] << 72) | rank[1]) << 32 | place)  # depth 0
+    waiting = _hold(catalog, best, list(best)) if catalog.owners else {}  # scoped, their character not (yet) found
     frontier = sorted(best, key=by_id.__getitem__)  # by id
     for depth in range(1, recursion + 1):
         fresh = _through_cards(catalog, info, frontier, depth, allowed, best, skipped)
         best.update(fresh)
+        if catalog.owners:
+            for card_id, found in _hold(catalog, best, list(fresh)).items():
+                waiting.setdefault(card_id, found)
+                del fresh[card_id]
         through = (THROUGH << 8 | depth) << 96  # distance 0
         keys.extend(through | info[card_id].place for card_id in fresh)
         frontier = sorted(fresh, key=by_id.__getitem__)
         if not frontier:
             break
+    if catalog.owners:
+        keys = _scoped(catalog, info, best, waiting, keys, allowed)
     unique = {(s.id, s.key, s.reason): s for s in skipped}
     return [best[by_place[key & PLACE]] for key in sorted(keys)], sorted(unique.values(), key=lambda s: (s.id, s.key))
+
+
+def _hold(catalog: Catalog, best: dict[str, Found], ids: list[str]) -> dict[str, Found]:
+    """Take out of `best` the entries of `ids` whose book is scoped to characters not found so far: they
+    bring nothing through recursion and come back only if their character is found after all."""
+    present = set(best) | set(catalog.always)
+    return {i: best.pop(i) for i in ids if i in catalog.owners and present.isdisjoint(catalog.owners[i])}
+
+
+def _scoped(catalog: Catalog, info: dict[str, Card], best: dict[str, Found], waiting: dict[str, Found],
+            keys: list[int], allowed: set[str]) -> list[int]:
+    """A character-scoped book (context.md, Books) in this prompt: its entries found by their words count
+    only when one of their characters is activated (or always on); the always-on entries of an activated
+    character's book come in through that character, right after it. Changes `best`; the keys kept."""
+    present = set(best) | set(catalog.always)
+    for card_id, found in waiting.items():
+        if card_id not in best and not present.isdisjoint(catalog.owners[card_id]):
+            best[card_id] = found
+    for owner in sorted((o for o in present if o in catalog.constant), key=lambda o: info[o].place):
+        via = best.get(owner)
+        depth = via.depth + 1 if via is not None else 1
+        for card_id in catalog.constant[owner]:
+            if card_id not in best and info[card_id].section in allowed:
+                best[card_id] = _found((card_id, info[card_id].name, info[owner].name, f"card:{owner}", 0, depth, 0))
+    return [((THROUGH << 8 | f.depth) << 96) | info[i].place if f.where.startswith("card:") else k
+            for i, f, k in _keyed(best, keys, info)]
+
+
+def _keyed(best: dict[str, Found], keys: list[int], info: dict[str, Card]) -> list[tuple[str, Found, int]]:
+    """Each card kept in `best` with its key (its old one when it had one, else 0: made by the caller)."""
+    old = {k & PLACE: k for k in keys}
+    return [(i, f, old.get(info[i].place, 0)) for i, f in best.items()]

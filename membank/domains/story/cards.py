@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from ...index import Index
 from ...kernel.text import estimate_tokens
+from . import books as book_rules
 from .matching import Keyed, Match, Matcher, Skipped, normalize
 from .refs import LIVE
 from .state import Relation, incoming, links, outgoing
@@ -34,6 +35,8 @@ class Catalog:
     tokens: dict[str, int]  # id -> the estimated tokens of the card's body
     by_source: dict[str, str]  # a card's file (citation) -> its id
     sections: dict[str, str]  # id -> "characters" | "world", for the cards a prompt may show (not `never`)
+    owners: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a scoped book's entry -> its characters
+    constant: dict[str, tuple[str, ...]] = field(default_factory=dict)  # character -> its book's always-on entries
     _named: dict[str, Named] = field(default_factory=dict, repr=False, compare=False)
     _memos: dict[str, dict[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
     _built: dict[str, Matcher] = field(default_factory=dict, repr=False, compare=False)
@@ -94,6 +97,10 @@ def _signature(index: Index) -> str:
 
 
 def build(cards: list[dict[str, Any]]) -> Catalog:
+    books = book_rules.of(cards)  # a book's `include:` and `scope:` applied to its entries (context.md, Books)
+    if books.include or books.files:
+        cards = [{**c, "include": "never"} if c["id"] in books.files else
+                 {**c, "include": books.include[c["id"]]} if c["id"] in books.include else c for c in cards]
     by_id = {c["id"]: c for c in cards}
     keyed = [Keyed(c["id"], c["name"], tuple(c.get("aliases") or ()), tuple(c.get("keys") or ()),
                    tuple(c.get("excludeKeys") or ()), tuple(c.get("secondaryKeys") or ()), c.get("logic") or "and_any")
@@ -120,7 +127,7 @@ def build(cards: list[dict[str, Any]]) -> Catalog:
     tokens = {c["id"]: estimate_tokens(c.get("content") or "") for c in cards}
     return Catalog(by_id, tuple(keyed), resolved, ordered, always, tokens,
                    {c["source"]: c["id"] for c in cards},
-                   {c["id"]: c["section"] for c in cards if c.get("include") != "never"})
+                   {c["id"]: c["section"] for c in cards if c.get("include") != "never"}, books.owners, books.constant)
 
 
 def catalog(index: Index) -> Catalog:
