@@ -214,7 +214,7 @@ def test_a_copied_entry_file_is_exported_with_its_own_uid(bank: Bank, sample: Pa
     assert sorted(ids) == [0, 1, 2, 3]
 
 
-REAL = Path(__file__).resolve().parent.parent / "fixtures" / "mit-cards"  # README.md there: source, licence
+REAL = Path(__file__).resolve().parent.parent / "fixtures" / "cards"  # README.md there: source, licence
 
 
 def _new_version(data: bytes, change: dict[str, Any]) -> bytes:

@@ -104,7 +104,7 @@ def test_a_charx_never_plants_dot_files_or_programs(bank: Bank, sample: Path, tm
     assets = sample / ".writenow" / _meta(sample / item["target"])["assets"]
     written = sorted(p.relative_to(assets).as_posix() for p in assets.rglob("*"))
     assert written == ["assets", "assets/icon", "assets/icon/images", "assets/icon/images/main.png", "assets/other",
-                       "assets/other/bg.webp"]
+                       "assets/other/bg.webp", "original.json"]  # original.json: the card as imported, for re-import
     assert all(not (p.stat().st_mode & 0o111) for p in assets.rglob("*") if p.is_file())
 
 
