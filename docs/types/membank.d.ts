@@ -578,6 +578,8 @@ export interface Imported {
 export interface IndexChanged {
   projectId: string;
   sources: string[];
+  diagnostics: DiagnosticItem[];
+  fixed: DiagnosticItem[];
 }
 
 export interface IndexCounts {
