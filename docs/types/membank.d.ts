@@ -882,6 +882,8 @@ export interface ProjectCreated {
 export interface ProjectInit {
   path: string;
   name?: string | null;
+  /** @defaultValue false */
+  bare?: boolean;
 }
 
 /** The payload of a channel that needs nothing but the project. */

@@ -34,14 +34,20 @@ from .render import diagnostic_lines, err, memory_table, memory_view, out, previ
 
 @command("project:init")
 def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None, "--name", help="The project's name."),
+         bare: bool = typer.Option(False, "--bare", help="The layout without the example memories, character and place."),
          as_json: bool = JsonOpt) -> None:
     payload: dict[str, Any] = {"path": str(path) if path is not None else str(Path.cwd())}
+    if bare:
+        payload["bare"] = True
     if name is not None:
         payload["name"] = name
 
     def show(d: dict[str, Any]) -> None:
         out.print(Text.assemble("project ", (d["name"], "bold"), f" ({d['projectId']}): "
                                 + (f"{len(d['created'])} files created" if d["created"] else "already set up, nothing changed")))
+        if any(c.startswith((".writenow/memories/", ".writenow/characters/", ".writenow/world/")) for c in d["created"]):
+            out.print("the example memories, character and place are switched off (they reach no prompt); each "
+                      "file's comment says how to use it (`membank list --all` lists the memories)")
     finish(dispatch(Registry(), "project:init", payload), as_json, show)
 
 
