@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from membank.files.parse import parse_card, parse_memory
+from membank.shells.cells import cells, clip, pad
 
 
 def test_a_pair_inside_tags_is_named_with_quotes_suggested_and_the_good_tags_kept() -> None:
@@ -21,3 +27,44 @@ def test_a_card_keeps_its_good_keys_around_a_bad_one() -> None:
     parsed = parse_card(data, ".writenow/characters/j.md", "characters", "j.md", 0)
     assert parsed.record is not None and parsed.record.keys == ("雨村",)
     assert [d.message.split(" is ")[0] for d in parsed.diagnostics] == ["`keys` item 2", "`keys` item 3"]
+
+
+# -- terminal cells --------------------------------------------------------------------------------
+
+
+def test_cells_count_wide_characters_twice_and_marks_not_at_all() -> None:
+    assert cells("Lin Mo") == 6 and cells("林默") == 4 and cells("「听潮」") == 8 and cells("e\u0301") == 1
+    assert clip("林默的剑名叫听潮", 7) == "林默的…" and cells(clip("林默的剑名叫听潮", 8)) <= 8
+    assert clip("Lin Mo", 6) == "Lin Mo" and clip("Lin Mo's sword", 6) == "Lin M…"
+    assert pad("林默", 6) == "林默  " and pad("Lin", 6) == "Lin   "
+
+
+def piped(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """`membank ARGS` piped, as a script or CI runs it: no terminal and no $COLUMNS."""
+    env = {**os.environ, "WRITENOW_HOME": str(home)}
+    for name in ("COLUMNS", "LINES", "FORCE_COLOR"):
+        env.pop(name, None)
+    return subprocess.run([sys.executable, "-m", "membank.shells.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_list_and_preview_columns_line_up_in_cells_with_chinese(sample: Path, home: Path) -> None:
+    for command, last in (("list", ".writenow/"), ("preview", None)):
+        lines = piped(command, cwd=sample, home=home).stdout.splitlines()
+        rows = [line for line in lines if "m-fact-tingchao" in line or "m-fact-maren-father" in line]
+        assert len(rows) == 2, lines
+        if last:  # the source column starts at the same cell in every row
+            assert len({cells(row[:row.index(last)]) for row in rows}) == 1
+        for row in rows:  # the content was cut by cells: at most 70 (list) or 80 (preview) of them
+            content = [part for part in row.split("  ") if "林默" in part or "Maren's" in part][0]
+            assert cells(content.strip()) <= (70 if command == "list" else 80)
+
+
+def test_the_demo_asks_its_question_and_its_tables_fit_without_a_terminal(tmp_path: Path, home: Path) -> None:
+    result = piped("demo", cwd=tmp_path, home=home)
+    assert result.returncode == 0, result.stderr
+    assert 'the app asks: "is the hero injured?"' in result.stdout
+    # one row per memory, not one word per line
+    assert any("m-pref-linmo-zh-dialogue" in line and "preference" in line and "林默" in line
+               for line in result.stdout.splitlines())
+    assert max(cells(line) for line in result.stdout.splitlines() if "─" in line) >= 100  # the rules' width
