@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from membank.domains.cards.mapping import card_files
+from membank.domains.cards.summary import card_summary
 from membank.files.parse import parse_card, parse_memory
 from membank.shells.cells import cells, clip, pad
 
@@ -68,3 +70,39 @@ def test_the_demo_asks_its_question_and_its_tables_fit_without_a_terminal(tmp_pa
     assert any("m-pref-linmo-zh-dialogue" in line and "preference" in line and "林默" in line
                for line in result.stdout.splitlines())
     assert max(cells(line) for line in result.stdout.splitlines() if "─" in line) >= 100  # the rules' width
+
+
+# -- a W++ card's summary --------------------------------------------------------------------------
+
+BLOCKS = ('[Seraphina\'s Personality= "caring", "protective", "compassionate", "healing", "nurturing", '
+          '"magical", "watchful", "apologetic"]\n[Seraphina\'s body= "pink hair", "long hair", "amber eyes"]\n')
+DIALOGUE = '<START>\n{{user}}: "Describe your traits?"\n{{char}}: *Seraphina smiles.* "I am a guardian."'
+SERAPHINA = BLOCKS + DIALOGUE
+
+
+def test_a_w_plus_plus_card_is_summarised_from_its_prose_not_its_first_block() -> None:
+    prose = "{{char}} is the guardian of the forest of Eldoria. She heals the lost."
+    assert card_summary("Seraphina", BLOCKS + prose + "\n" + DIALOGUE) == \
+        "Seraphina is the guardian of the forest of Eldoria."
+    assert card_summary("Seraphina", SERAPHINA, "A gentle healer, slow to anger. Kind.") == \
+        "A gentle healer, slow to anger."
+    only_markup = card_summary("Seraphina", SERAPHINA)
+    assert only_markup == "Seraphina: caring, protective, compassionate, healing, nurturing, magical…"
+    assert not only_markup.startswith("[")
+    w_classic = '[character("Lin Mo")\n{\nSpecies("human")\nMind("stubborn" + "loyal")\n}]'
+    assert card_summary("Lin Mo", w_classic) == "Lin Mo: human, stubborn, loyal"
+    assert card_summary("Maren", "A quiet keeper of the light. She never leaves.") == "A quiet keeper of the light."
+    assert card_summary("Nobody", "") == ""
+    sensei = "[Coding Sensei = assists {{user}} with coding-related questions, and provides example codes.]"
+    assert card_summary("Coding Sensei", sensei) == \
+        "Coding Sensei: assists the user with coding-related questions, and provides example codes."
+
+
+def test_an_imported_w_plus_plus_card_gets_the_prose_summary(tmp_path: Path) -> None:
+    card = {"spec": "chara_card_v2", "spec_version": "2.0",
+            "data": {"name": "Seraphina", "description": SERAPHINA, "personality": "",
+                     "scenario": "You were attacked by beasts in the forest of Eldoria. She found you."}}
+    meta = card_files(card, "v2", "seraphina.json")[0].meta
+    assert meta["summary"] == "You were attacked by beasts in the forest of Eldoria."
+    card["data"]["scenario"] = ""
+    assert card_files(card, "v2", "seraphina.json")[0].meta["summary"].startswith("Seraphina: caring, protective")

@@ -15,10 +15,10 @@ from ...files.write import slug
 from . import lore
 from .formats import V1_FIELDS, V3_ONLY
 from .groups import Group, Obj, body_text, join, same, split, text, words
+from .summary import card_summary
 
 SECTIONS = (("description", "Description"), ("personality", "Personality"), ("scenario", "Scenario"))
 _HEADING = re.compile(r"## (Description|Personality|Scenario)[ \t]*")
-_SENTENCE = re.compile(r"(.+?[.!?。！？])(?:\s|$)", re.DOTALL)
 V2_DEFAULTS: Obj = {"description": "", "personality": "", "scenario": "", "first_mes": "", "mes_example": "",
                     "creator_notes": "", "system_prompt": "", "post_history_instructions": "",
                     "alternate_greetings": [], "tags": [], "creator": "", "character_version": "", "extensions": {}}
@@ -40,13 +40,6 @@ def parse_body(body: str) -> Obj:
         else:
             parts[current].append(line)
     return {key: "\n".join(lines).strip() for key, lines in parts.items()}
-
-
-def summary_of(description: Any) -> str:
-    flat = " ".join(body_text(description).split())
-    m = _SENTENCE.match(flat)
-    first = m.group(1) if m else flat
-    return first if len(first) <= 200 else first[:199].rstrip() + "…"
 
 
 def _nickname(d: Obj) -> Obj:
@@ -96,8 +89,9 @@ def card_files(obj: Obj, spec: str, origin: str) -> tuple[File, Obj | None]:
     for key in ("aliases", "tags"):
         if front[key]:
             meta[key] = front[key]
-    if summary_of(data.get("description")):
-        meta["summary"] = summary_of(data.get("description"))
+    summary = card_summary(front["name"], data.get("description"), data.get("personality"), data.get("scenario"))
+    if summary:  # the prose's first sentence, never a W++ block (summary.py)
+        meta["summary"] = summary
     mirror: list[str] = []
     if spec == "v1":
         card = kept
