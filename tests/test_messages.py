@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 from membank.domains.cards.mapping import card_files
 from membank.domains.cards.summary import card_summary
 from membank.files.parse import parse_card, parse_memory
+from membank.shells import render
 from membank.shells.cells import cells, clip, pad
 
 
@@ -106,3 +108,26 @@ def test_an_imported_w_plus_plus_card_gets_the_prose_summary(tmp_path: Path) -> 
     assert meta["summary"] == "You were attacked by beasts in the forest of Eldoria."
     card["data"]["scenario"] = ""
     assert card_files(card, "v2", "seraphina.json")[0].meta["summary"].startswith("Seraphina: caring, protective")
+
+
+# -- show and story ----------------------------------------------------------------------------------
+
+
+def test_show_prints_yaml_values_not_python_reprs(sample: Path, home: Path) -> None:
+    made = piped("add", "金陵的官场", "--type", "note", "--tag", "讽刺", "--tag", "idea: 判案", "--json", cwd=sample,
+                 home=home)
+    memory_id = json.loads(made.stdout)["data"]["id"]
+    shown = piped("show", memory_id, cwd=sample, home=home).stdout.splitlines()
+    assert "tags: [讽刺, 'idea: 判案']" in shown and "pinned: false" in shown
+    assert not [line for line in shown if "['" in line or "False" in line or "True" in line]
+    assert render.shown({"mood": "wistful", "weights": [1, 2.5]}) == "{mood: wistful, weights: [1, 2.5]}"
+    assert render.shown(None) == "null" and render.shown(1.0) == "1.0" and render.shown("a: b") == "a: b"
+
+
+def test_story_of_a_card_without_a_timeline_says_how_to_get_one(sample: Path, home: Path) -> None:
+    (sample / ".writenow/characters/seraphina.md").write_text("---\nname: Seraphina\n---\nA healer.\n", "utf-8")
+    result = piped("story", "Seraphina", cwd=sample, home=home)
+    assert result.returncode == 0, result.stderr
+    assert "no timeline yet: add progressions or run a capture" in result.stdout
+    assert "timeline" not in result.stdout.replace("no timeline yet", "")  # no empty table
+    assert "no timeline yet" not in piped("story", "Lin Mo", cwd=sample, home=home).stdout

@@ -86,13 +86,33 @@ def diagnostic_lines(items: list[dict[str, Any]]) -> None:
         out.print(Text.assemble((d["severity"], style), f" {d['source']}:{d['line']}: {d['message']}"))
 
 
+def shown(value: Any) -> str:
+    """A value as YAML writes it on one line: `true`, `null`, `[讽刺, pacing]`, `{mood: wistful}`; text as it
+    is (never a Python repr such as `['讽刺']` or `False`)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    import yaml
+
+    try:
+        return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, sort_keys=False,
+                              width=1 << 30).strip()
+    except yaml.YAMLError:
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+
 def memory_view(m: dict[str, Any]) -> None:
     for key in ("id", "type", "scope", "documentId", "origin", "confidence", "tags", "pinned", "revision",
                 "createdAt", "updatedAt", "deletedAt", "source"):
         if m.get(key) not in (None, [], ""):
-            out.print(Text.assemble((key, "bold"), f": {m[key]}"))
+            out.print(Text.assemble((key, "bold"), f": {shown(m[key])}"))
     if m.get("metadata"):
-        out.print(Text.assemble(("metadata", "bold"), f": {json.dumps(m['metadata'], ensure_ascii=False)}"))
+        out.print(Text.assemble(("metadata", "bold"), f": {shown(m['metadata'])}"))
     out.print()
     out.print(m["content"])
 
