@@ -54,4 +54,6 @@ def test_init_bare_has_the_layout_without_examples(tmp_path: Path, home: Path) -
     # the CLI and the channel take it too
     result = run_cli("init", str(tmp_path / "cli"), "--bare", cwd=tmp_path, home=home)
     assert result.returncode == 0, result.stderr
-    assert not list((tmp_path / "cli/.writenow").glob("world/*.md"))
+    assert not list((tmp_path / "cli/.writenow").glob("world/*.md")) and "switched off" not in result.stdout
+    full = run_cli("init", str(tmp_path / "full"), cwd=tmp_path, home=home)
+    assert "switched off (they reach no prompt)" in full.stdout  # the writer is told at once
