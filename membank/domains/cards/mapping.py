@@ -42,6 +42,11 @@ def parse_body(body: str) -> Obj:
     return {key: "\n".join(lines).strip() for key, lines in parts.items()}
 
 
+def summary_of(description: Any) -> str:
+    """The one-line summary a card's description gives: its prose's first sentence, never a W++ block."""
+    return card_summary(description)
+
+
 def _nickname(d: Obj) -> Obj:
     nick = d.get("nickname")
     return {"aliases": [nick.strip()] if isinstance(nick, str) and nick.strip() else []}
@@ -89,9 +94,8 @@ def card_files(obj: Obj, spec: str, origin: str) -> tuple[File, Obj | None]:
     for key in ("aliases", "tags"):
         if front[key]:
             meta[key] = front[key]
-    summary = card_summary(front["name"], data.get("description"), data.get("personality"), data.get("scenario"))
-    if summary:  # the prose's first sentence, never a W++ block (summary.py)
-        meta["summary"] = summary
+    if summary_of(data.get("description")):
+        meta["summary"] = summary_of(data.get("description"))
     mirror: list[str] = []
     if spec == "v1":
         card = kept
