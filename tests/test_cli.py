@@ -111,6 +111,8 @@ def test_init_twice_changes_nothing(tmp_path: Path, home: Path) -> None:
     assert second["data"]["created"] == [] and second["data"]["projectId"] == first["data"]["projectId"]
     assert {p: p.read_bytes() for p in bank.rglob("*") if p.is_file() and ".index" not in p.parts} == snapshot
     listed = json.loads(membank("list", "--json", cwd=project, home=home).stdout)["data"]["items"]
+    assert listed == []  # the three examples are switched off (soft-deleted)
+    listed = json.loads(membank("list", "--all", "--json", cwd=project, home=home).stdout)["data"]["items"]
     assert len(listed) == 3
 
 

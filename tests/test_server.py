@@ -350,6 +350,25 @@ def test_a_file_edited_on_disk_is_announced_and_visible(sidecar: Sidecar, sample
     assert [i["content"] for i in preview["items"] if i["id"] == memory["id"]] == ["Silence carries the scene."]
 
 
+def test_a_broken_edit_is_announced_with_its_diagnostic(sidecar: Sidecar, sample: Path) -> None:
+    path = sample / ".writenow/characters/su-yao.md"
+    source = ".writenow/characters/su-yao.md"
+    good = path.read_text("utf-8")
+    assert sidecar.ok("index:status")["watch"]["running"]  # the project is open and watched
+    path.write_text(good.replace("state: Lodging", "state: 住在: Lodging"), "utf-8")
+    note = sidecar.wait_for(lambda: [n for n in sidecar.notifications("index:changed")
+                                     if source in n["params"]["sources"]], "index:changed")[-1]
+    _check_notification(note)
+    broken = [d for d in note["params"]["diagnostics"] if d["source"] == source]
+    assert broken and broken[0]["severity"] == "error" and broken[0]["line"] == 9
+    assert broken[0] in sidecar.ok("index:diagnostics")["items"]  # the message doctor gives
+    path.write_text(good, "utf-8")
+    fixed = sidecar.wait_for(lambda: [n for n in sidecar.notifications("index:changed")
+                                      if broken[0] in n["params"]["fixed"]], "the fix announced")[-1]
+    _check_notification(fixed)
+    assert fixed["params"]["diagnostics"] == []
+
+
 def _check_notification(note: dict[str, Any]) -> None:
     doc = json.loads((SCHEMAS / "index.changed.json").read_text("utf-8"))
     assert not schema.check({"method": note["method"], "params": note["params"]}, doc)

@@ -22,7 +22,9 @@ from membank import Bank
 from membank.index.store import reading
 from membank.shells import watch as watch_module
 from membank.shells import observers
+from membank.shells import watchreport
 from membank.shells.watch import POLLING_ENV, Watcher
+from membank.shells.watchreport import Report
 from membank.domains.memories import read
 
 from .watching import STAMP, converged, wait_converged, wait_until, watched
@@ -568,3 +570,73 @@ def test_periodic_reconcile_runs_while_quiet(bank: Bank) -> None:
         assert converged(bank)
     finally:
         w.stop()
+
+
+# -- what a batch reports ------------------------------------------------------------------------------
+
+
+def test_a_broken_edit_reports_its_diagnostic_and_its_fix(bank: Bank) -> None:
+    reports: list[Report] = []
+    w = Watcher(bank, on_report=reports.append, debounce=0.05, reconcile_every=None)
+    w.start()
+    try:
+        wait_until(w.idle, what="the first reconcile")
+        path = bank_dir(bank) / "characters/su-yao.md"
+        source = ".writenow/characters/su-yao.md"
+        good = path.read_text("utf-8")
+        path.write_text(good.replace("state: Lodging", "state: 住在: Lodging"), "utf-8")  # a `: ` typed in the text
+        introduced = wait_until(lambda: [p for r in reports if source in r.sources for p in r.diagnostics],
+                                what="the report of the broken card")
+        doctor = bank.diagnostics()["items"]
+        assert all(p in doctor for p in introduced)  # what doctor says, line and all
+        broken = [p for p in introduced if p["source"] == source]
+        assert len(broken) == 1 and broken[0]["severity"] == "error" and broken[0]["line"] == 9
+        # and what follows from it: the card that names her now names no card
+        assert any(p["source"] == ".writenow/characters/lin-mo.md" and "苏瑶" in p["message"] for p in introduced)
+        path.write_text(good, "utf-8")
+        fixed = wait_until(lambda: [p for r in reports for p in r.fixed], what="the report of the fix")
+        assert fixed == introduced
+        assert all(not r.diagnostics for r in reports[reports.index(next(r for r in reports if r.fixed)):])
+    finally:
+        w.stop()
+
+
+def test_problems_compare_by_file_and_message_not_line() -> None:
+    a = {"source": "s.md", "line": 3, "severity": "error", "message": "bad"}
+    moved = {**a, "line": 5}
+    other = {**a, "message": "worse"}
+    assert watchreport.diff([a], [moved]) == ([], [])
+    assert watchreport.diff([a], [moved, other]) == ([other], [])
+    assert watchreport.diff([a, other], [other]) == ([], [a])
+    assert watchreport.diff([a], [a, moved]) == ([moved], [])  # a second, identical problem is new
+
+
+def test_cli_watch_prints_a_new_problem_and_its_fix(sample: Path, home: Path) -> None:
+    env = {**os.environ, "WRITENOW_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    env.pop(POLLING_ENV, None)
+    proc = subprocess.Popen([sys.executable, "-m", "membank.shells.cli", "watch", str(sample), "--debounce", "0.05"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    lines: list[str] = []
+    errors: list[str] = []
+    readers = [threading.Thread(target=lambda s=s, out=o: out.extend(iter(s.readline, "")), daemon=True)
+               for s, o in ((proc.stdout, lines), (proc.stderr, errors))]
+    for r in readers:
+        r.start()
+    path = sample / ".writenow/characters/su-yao.md"
+    good = path.read_text("utf-8")
+    try:
+        wait_until(lambda: any("changed:" in line for line in lines), 30, "the first reconcile's line")
+        path.write_text(good.replace("state: Lodging", "state: 住在: Lodging"), "utf-8")
+        wanted = "  error .writenow/characters/su-yao.md:9: the front matter is not valid YAML"
+        wait_until(lambda: any(line.startswith(wanted) for line in lines), 30, "the problem's line")
+        path.write_text(good, "utf-8")
+        wait_until(lambda: any(line.startswith("  fixed .writenow/characters/su-yao.md:9:") for line in lines), 30,
+                   "the fix's line")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, "".join(errors)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    for r in readers:
+        r.join(timeout=5)

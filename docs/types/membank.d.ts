@@ -598,6 +598,8 @@ export interface Imported {
 export interface IndexChanged {
   projectId: string;
   sources: string[];
+  diagnostics: DiagnosticItem[];
+  fixed: DiagnosticItem[];
 }
 
 export interface IndexCounts {
@@ -900,6 +902,8 @@ export interface ProjectCreated {
 export interface ProjectInit {
   path: string;
   name?: string | null;
+  /** @defaultValue false */
+  bare?: boolean;
 }
 
 /** The payload of a channel that needs nothing but the project. */

@@ -62,6 +62,14 @@ class _Reader:
         if isinstance(value, str):
             self.report(key, f"`{key}` should be a list, like [{value}]; membank reads it as a list of one", WARNING)
             return (value,)
+        if isinstance(value, list):  # keep the good items; name each bad one, and how to write it
+            kept = []
+            for number, item in enumerate(value, start=1):
+                if isinstance(item, (list, dict)) or item is None:
+                    self.report(key, _bad_word(key, number, item), WARNING)
+                else:
+                    kept.append(str(item))
+            return tuple(kept)
         return self.get(key, _as_words, (), "a list of words, like [style, tone]", "it is ignored")
 
     def time(self, key: str, instead: str = "it is ignored") -> str | None:
@@ -106,6 +114,28 @@ def _as_text(value: Any) -> str | None:
     if isinstance(value, (dt.date, dt.datetime)):
         return iso(value)
     return str(value)
+
+
+def _bad_word(key: str, number: int, item: Any) -> str:
+    """What is wrong with item `number` of a list of words, and how to write it so it stays one word."""
+    left = "it is left out, the other items are kept"
+    if item is None:
+        return f"`{key}` item {number} is empty; {left}"
+    if isinstance(item, dict) and len(item) == 1:
+        (k, v), = item.items()
+        written = f"{_plain(k)}: {_plain(v)}" if v is not None else f"{_plain(k)}:"
+        if len(written) > 40:
+            written = written[:39] + "…"
+        return (f"`{key}` item {number}, `{written}`, is read as a `key: value` pair because of its `: `; "
+                f'put it in quotes ("{written}") to keep it as one word; {left}')
+    shown = "a list" if isinstance(item, list) else "a set of `key: value` pairs"
+    return f"`{key}` item {number} is {shown}, not a word; put it in quotes to keep it as one word; {left}"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if not isinstance(value, (list, dict)) else _show(value)
 
 
 def _as_words(value: Any) -> tuple[str, ...] | None:

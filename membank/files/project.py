@@ -83,13 +83,23 @@ def read_chapters(root: Path) -> tuple[str, ...] | None:
     return tuple(c.strip().replace("\\", "/").removeprefix("./") for c in chapters)
 
 
-def init(root: Path, name: str | None = None) -> tuple[ProjectInfo, list[str]]:
+EXAMPLE_SECTIONS = ("memories", "characters", "world")  # what the template holds there is an example
+
+
+def is_example(rel: Path) -> bool:
+    """True for a template path holding an example (a memory, a card, a world entry): `init --bare` skips
+    them. The template's examples are born switched off (a soft-deleted memory, an `include: never` card)."""
+    return len(rel.parts) > 1 and rel.parts[0] in EXAMPLE_SECTIONS
+
+
+def init(root: Path, name: str | None = None, bare: bool = False) -> tuple[ProjectInfo, list[str]]:
     """Create `.writenow/` from the template, never overwriting; returns the project and the files created.
+    `bare`: the layout, settings, skills and guide without the example memories, character and place.
 
     Nothing is written through a link that leads out of `.writenow/` (ProjectError)."""
     bank = root / BANK_DIR
     try:
-        return _init(root, bank, name)
+        return _init(root, bank, name, bare)
     except MembankError as e:  # a link out of the bank: the CLI reports a ProjectError
         raise ProjectError(e.message) from None
 
@@ -98,12 +108,14 @@ def _cite(rel: str) -> str:
     return f"{BANK_DIR}/{rel}"
 
 
-def _init(root: Path, bank: Path, name: str | None) -> tuple[ProjectInfo, list[str]]:
+def _init(root: Path, bank: Path, name: str | None, bare: bool) -> tuple[ProjectInfo, list[str]]:
     created: list[str] = []
     template = template_dir()
     bank.mkdir(parents=True, exist_ok=True)
     for src in sorted(template.rglob("*")):
         rel = src.relative_to(template)
+        if bare and is_example(rel):
+            continue
         dest = bank / rel
         if src.is_dir():
             make_folder(bank, dest, _cite)

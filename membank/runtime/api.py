@@ -83,7 +83,9 @@ def open_project(path: str | Path = ".", *, home: str | Path | None = None, sync
 
 
 @converting("init")
-def init(path: str | Path = ".", name: str | None = None) -> dict[str, Any]:
-    """`project:init`: `.writenow/` from the template in `path`; never overwrites a file."""
-    checked = build(CATALOG["project:init"].payload, {"path": str(path), **({"name": name} if name is not None else {})})
-    return init_project(Registry(), checked.path, checked.name)
+def init(path: str | Path = ".", name: str | None = None, bare: bool = False) -> dict[str, Any]:
+    """`project:init`: `.writenow/` from the template in `path`; never overwrites a file. `bare`: without
+    the template's example memories, character and place (they are switched off either way)."""
+    checked = build(CATALOG["project:init"].payload,
+                    {"path": str(path), "bare": bare, **({"name": name} if name is not None else {})})
+    return init_project(Registry(), checked.path, checked.name, checked.bare)

@@ -71,6 +71,7 @@ class ProjectOpen:
 class ProjectInit:
     path: Annotated[str, Most(chars=4096)]
     name: Annotated[str, Most(chars=200)] | None = None
+    bare: bool = False  # the layout without the template's (switched-off) example memories, character and place
 
 
 class ProjectOpened(TypedDict):
@@ -90,12 +91,13 @@ def open_project(registry: Registry, path: str) -> dict[str, Any]:
     return {"projectId": bank.info.id, "name": bank.info.name, "root": bank.root.name}
 
 
-def init_project(registry: Registry, path: str, name: str | None = None) -> dict[str, Any]:
-    """`.writenow/` from the template in the folder `path` (made if needed); never overwrites a file."""
+def init_project(registry: Registry, path: str, name: str | None = None, bare: bool = False) -> dict[str, Any]:
+    """`.writenow/` from the template in the folder `path` (made if needed); never overwrites a file.
+    `bare`: without the example memories, character and place."""
     try:
         root = Path(path).expanduser()
         root.mkdir(parents=True, exist_ok=True)
-        info, created = project_files.init(root, name)
+        info, created = project_files.init(root, name, bare)
     except ValueError:  # a NUL byte: no such path can exist
         raise errors.invalid("path", "the path holds a NUL character, which no file name can") from None
     except (project_files.ProjectError, OSError, RuntimeError) as e:
@@ -108,5 +110,5 @@ CHANNELS = (
     Channel("project:open", ProjectOpen, ProjectOpened, open_project, "write", "open",
             "Open the project at or above a folder and bring its index up to date.", "open", target="registry"),
     Channel("project:init", ProjectInit, ProjectCreated, init_project, "write", "init",
-            "Create .writenow/ from the template; never overwrites a file.", "init", target="registry"),
+            "Create .writenow/ from the template (--bare: without its examples); never overwrites a file.", "init", target="registry"),
 )

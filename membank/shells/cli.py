@@ -34,14 +34,20 @@ from .render import diagnostic_lines, err, memory_table, memory_view, out, previ
 
 @command("project:init")
 def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None, "--name", help="The project's name."),
+         bare: bool = typer.Option(False, "--bare", help="The layout without the example memories, character and place."),
          as_json: bool = JsonOpt) -> None:
     payload: dict[str, Any] = {"path": str(path) if path is not None else str(Path.cwd())}
+    if bare:
+        payload["bare"] = True
     if name is not None:
         payload["name"] = name
 
     def show(d: dict[str, Any]) -> None:
         out.print(Text.assemble("project ", (d["name"], "bold"), f" ({d['projectId']}): "
                                 + (f"{len(d['created'])} files created" if d["created"] else "already set up, nothing changed")))
+        if any(c.startswith((".writenow/memories/", ".writenow/characters/", ".writenow/world/")) for c in d["created"]):
+            out.print("the example memories, character and place are switched off (they reach no prompt); each "
+                      "file's comment says how to use it (`membank list --all` lists the memories)")
     finish(dispatch(Registry(), "project:init", payload), as_json, show)
 
 
@@ -266,28 +272,34 @@ def watch(path: Optional[Path] = PathArg,
           debounce: float = typer.Option(0.1, "--debounce", help="Seconds of quiet before a batch of changes is applied."),
           polling: bool = typer.Option(False, "--polling", help="Poll the folders instead of using native file events."),
           as_json: bool = JsonOpt) -> None:
-    """Keep the index in sync with the files until interrupted (Ctrl-C); one line per applied batch."""
+    """Keep the index in sync with the files until interrupted (Ctrl-C); one line per applied batch, and one
+    per problem a batch introduces or fixes (as `membank doctor` words it)."""
     import signal
     import threading
     import time
 
     from .daily import Daily
     from .watch import Watcher
+    from .watchreport import Report, line as problem_line
 
     registry = open_registry(path, as_json, sync=False)
     bank = next(iter(registry.banks.values()))
     stop = threading.Event()
 
-    def show(sources: list[str]) -> None:
+    def show(report: Report) -> None:
+        sources = report.sources
         if as_json:
-            line = json.dumps({"ok": True, "data": {"changed": sources, "at": clock.now_iso()}}, ensure_ascii=False)
+            line = json.dumps({"ok": True, "data": {"changed": sources, "at": clock.now_iso(), "diagnostics":
+                               report.diagnostics, "fixed": report.fixed}}, ensure_ascii=False)
         else:
             shown = ", ".join(sources[:5]) + (f" and {len(sources) - 5} more" if len(sources) > 5 else "")
-            line = f"{time.strftime('%H:%M:%S')} {len(sources)} changed: {shown}"
+            line = "\n".join([f"{time.strftime('%H:%M:%S')} {len(sources)} changed: {shown}",
+                              *(f"  {problem_line(p)}" for p in report.diagnostics),
+                              *(f"  {problem_line(p, fixed=True)}" for p in report.fixed)])
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
-    watcher = Watcher(bank, on_change=show, debounce=debounce, force_polling=True if polling else None)
+    watcher = Watcher(bank, on_report=show, debounce=debounce, force_polling=True if polling else None)
     daily = Daily(registry, lambda pid: dispatch(registry, "memory:lifecycle:run", {"projectId": pid, "trigger": "daily"}))
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -58,7 +58,10 @@ def run_demo(folder: Path, out: Console) -> None:
     preview_view(call("memory:injection:preview", {"documentId": "chapters/ch05.md"}))
 
     out.rule("6. A query the app sends while the writer works")
-    preview_view(call("memory:injection:preview", {"queryText": "is the hero injured?"}))
+    question = "is the hero injured?"
+    out.print(f"  the app asks: \"{question}\" (ranked by meaning too: \"wounded\" answers \"injured\")",
+              markup=False)
+    preview_view(call("memory:injection:preview", {"queryText": question}))
 
     out.rule("7. The prompt for `continue` in chapter five: six layers, a prefix that does not move")
     first = call("context:assemble", {"skillId": "continue", "documentId": "chapters/ch05.md",

@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .cells import cells, clip, pad
+
 # markup off: sources, ids and memory text are the writer's own and may hold [brackets]; styles are given as Text
 out = Console(highlight=False, soft_wrap=True, markup=False)
 err = Console(stderr=True, highlight=False, markup=False)
+
+PIPED_WIDTH = 120  # without a terminal (piped, redirected, CI) rich would lay tables out in 80 columns
+
+
+def _piped_width(console: Console) -> None:
+    """A console writing to no terminal gets PIPED_WIDTH columns, unless $COLUMNS says otherwise."""
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = PIPED_WIDTH
+
+
+for _console in (out, err):
+    _piped_width(_console)
 
 
 def table(title: str, columns: tuple[str, ...]) -> Table:
@@ -34,8 +49,8 @@ def memory_table(items: list[dict[str, Any]], title: str | None = None) -> None:
     for m in items:
         content = m["content"].replace("\n", " ")
         flags = " (deleted)" if m.get("deletedAt") else ""
-        rows.append((m["id"], m["type"], m["scope"], (m["updatedAt"] or "")[:10],
-                     (content[:70] + "…" if len(content) > 70 else content) + flags, m["source"]))
+        rows.append((m["id"], m["type"], m["scope"], (m["updatedAt"] or "")[:10], clip(content, 70) + flags,
+                     m["source"]))
     columns = ("id", "type", "scope", "updated", "content", "source")
     if len(rows) > TABLE_ROWS or not out.is_terminal:
         plain_columns(columns, rows, title)
@@ -49,11 +64,12 @@ def memory_table(items: list[dict[str, Any]], title: str | None = None) -> None:
 
 
 def plain_columns(columns: tuple[str, ...], rows: list[tuple[str, ...]], title: str | None = None) -> None:
-    """Rows as left-aligned columns two spaces apart (the last one unpadded), written straight out."""
-    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(columns[:-1])]
+    """Rows as left-aligned columns two spaces apart (the last one unpadded), written straight out; widths
+    in terminal cells, so a column of Chinese lines up."""
+    widths = [max(cells(c), *(cells(r[i]) for r in rows)) for i, c in enumerate(columns[:-1])]
     lines = [title] if title else []
     for row in (columns, *rows):
-        lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths)) + "  " + row[-1])
+        lines.append("  ".join(pad(v, w) for v, w in zip(row, widths)) + "  " + row[-1])
     out.file.write("\n".join(lines) + "\n")
     out.file.flush()
 
@@ -70,13 +86,33 @@ def diagnostic_lines(items: list[dict[str, Any]]) -> None:
         out.print(Text.assemble((d["severity"], style), f" {d['source']}:{d['line']}: {d['message']}"))
 
 
+def shown(value: Any) -> str:
+    """A value as YAML writes it on one line: `true`, `null`, `[讽刺, pacing]`, `{mood: wistful}`; text as it
+    is (never a Python repr such as `['讽刺']` or `False`)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    import yaml
+
+    try:
+        return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, sort_keys=False,
+                              width=1 << 30).strip()
+    except yaml.YAMLError:
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+
 def memory_view(m: dict[str, Any]) -> None:
     for key in ("id", "type", "scope", "documentId", "origin", "confidence", "tags", "pinned", "revision",
                 "createdAt", "updatedAt", "deletedAt", "source"):
         if m.get(key) not in (None, [], ""):
-            out.print(Text.assemble((key, "bold"), f": {m[key]}"))
+            out.print(Text.assemble((key, "bold"), f": {shown(m[key])}"))
     if m.get("metadata"):
-        out.print(Text.assemble(("metadata", "bold"), f": {json.dumps(m['metadata'], ensure_ascii=False)}"))
+        out.print(Text.assemble(("metadata", "bold"), f": {shown(m['metadata'])}"))
     out.print()
     out.print(m["content"])
 
@@ -87,9 +123,8 @@ def preview_view(d: dict[str, Any]) -> None:
         err.print(f"note [{reason['code']}]: {reason['message']}")
     if not d["items"]:
         out.print("nothing to inject")
-    table = Table(title=f"injection preview ({d['mode']})")
-    for col in ("#", "id", "type", "scope", "tokens", "why", "content"):
-        table.add_column(col, overflow="fold")
+    columns = ("#", "id", "type", "scope", "tokens", "why", "content")
+    rows = []
     for item in d["items"]:
         r = item["reason"]
         why = r.get("detail", "")
@@ -100,9 +135,17 @@ def preview_view(d: dict[str, Any]) -> None:
                 f"words #{sc['lexicalRank']}" if sc["lexicalRank"] else "",
                 f"= {sc['fused']:.4f}")))
         content = item["content"].replace("\n", " ")
-        table.add_row(str(r["rank"]), item["id"], item["type"], item["scope"], str(item["tokens"]), why,
-                      content[:80] + "…" if len(content) > 80 else content)
-    if d["items"]:
+        rows.append((str(r["rank"]), item["id"], item["type"], item["scope"], str(item["tokens"]), why,
+                     clip(content, 80)))
+    title = f"injection preview ({d['mode']})"
+    if rows and (len(rows) > TABLE_ROWS or not out.is_terminal):
+        plain_columns(columns, rows, title)
+    elif rows:
+        table = Table(title=title)
+        for col in columns:
+            table.add_column(col, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
         out.print(table)
     out.print(f"{len(d['items'])} items, {diag['tokens']} tokens, {diag['truncated']} left out, {diag['tookMs']} ms")
 

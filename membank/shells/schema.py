@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
+from ..domains.indexing.channels import DiagnosticItem
 from ..kernel import shapes
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -34,6 +35,8 @@ class IndexChanged(TypedDict):
 
     projectId: str
     sources: list[str]
+    diagnostics: list[DiagnosticItem]  # problems `membank doctor` now reports that the batch introduced
+    fixed: list[DiagnosticItem]  # problems the batch cleared (as they were last reported)
 
 
 def file_name(channel: str) -> str:

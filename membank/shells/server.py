@@ -36,6 +36,7 @@ from . import cancels
 from .requestid import ID_SCAN, no_constants, request_id, valid_id
 from .daily import Daily
 from .settler import Settler
+from .watchreport import Report
 
 log = logging.getLogger("membank.shells.server")
 
@@ -361,7 +362,7 @@ class Server:
         """Watch an open project's files; `index:changed` goes out after each re-index."""
         from .watch import Watcher
 
-        watcher = Watcher(bank, on_change=lambda sources: self._changed(project_id, sources), debounce=self.debounce)
+        watcher = Watcher(bank, on_report=lambda report: self._changed(project_id, report), debounce=self.debounce)
         try:
             watcher.start()
         except Exception:
@@ -369,11 +370,12 @@ class Server:
             return
         self._watchers[project_id] = watcher  # a polling fallback is logged once, by the watcher itself
 
-    def _changed(self, project_id: str, sources: Iterable[str]) -> None:
-        sources = sorted(sources)
+    def _changed(self, project_id: str, report: Report) -> None:
+        sources = sorted(report.sources)
         if sources:
             self.settler.changed()
-            self.notify("index:changed", {"projectId": project_id, "sources": sources})
+            self.notify("index:changed", {"projectId": project_id, "sources": sources,
+                                          "diagnostics": report.diagnostics, "fixed": report.fixed})
 
     # -- running --------------------------------------------------------------------------------
 

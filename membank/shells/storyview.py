@@ -21,11 +21,7 @@ def _facets(facets: dict[str, Any]) -> str:
 
 
 def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    return str(value)
+    return render.shown(value)
 
 
 def _edge(e: dict[str, Any]) -> str:
@@ -54,11 +50,16 @@ def entity_view(e: dict[str, Any]) -> None:
         out.print(e["summary"])
     if e["introduced"]:
         out.print(f"introduced: {e['introduced']['value']} ({_cite(e['introduced'])})")
+    timeless = [r for r in e["relations"] if not r["since"]]
+    if not e["timeline"] and not timeless:
+        out.print(f"no timeline yet: add progressions or run a capture (one by hand: membank progress "
+                  f"\"{e['name']}\" --at CHAPTER --state …)")
+        _now(e)
+        return
     table = render.table("timeline", ("position", "state", "facets", "relations", "source:line"))
     steps: dict[str, list[dict[str, Any]]] = {}
     for p in e["progressions"]:
         steps.setdefault(p["at"], []).append(p)
-    timeless = [r for r in e["relations"] if not r["since"]]
     if timeless:
         table.add_row("(throughout)", "", "", "\n".join(_edge(r) for r in timeless),
                       "\n".join(_cite(r) for r in timeless))
@@ -70,6 +71,10 @@ def entity_view(e: dict[str, Any]) -> None:
         cites = [_cite(p) for p in here] + [_cite(r) for r in rels]
         table.add_row(position, state, facets, "\n".join(_edge(r) for r in rels), "\n".join(dict.fromkeys(cites)))
     out.print(table)
+    _now(e)
+
+
+def _now(e: dict[str, Any]) -> None:
     if e["state"] or e["facets"]:
         out.print(Text.assemble(("now: ", "bold"), e["state"]["value"] if e["state"] else "",
                                 f"  {_facets(e['facets'])}" if e["facets"] else ""))

@@ -38,6 +38,7 @@ from ..domains.indexing import sync as sync_
 from ..kernel import clock
 from . import overflow
 from .observers import open_observer
+from .watchreport import Problem, Report, diff, problems
 from ..files.scan import SECTIONS, BankRoot, is_ignored, is_temporary
 
 if TYPE_CHECKING:
@@ -89,13 +90,18 @@ class Watcher:
 
     `on_change(sources)` is called from the watcher's thread after each applied batch with the
     sorted citations whose index entries changed (settings files included, by their source).
+    `on_report(report)` is called there too, with those sources and the problems `membank doctor` would
+    report that the batch introduced or fixed (`watchreport.Report`); only then are problems looked up.
     """
 
     def __init__(self, bank: Bank, on_change: Callable[[list[str]], None] | None = None, debounce: float = 0.1, *,
                  force_polling: bool | None = None, poll_interval: float = POLL_INTERVAL,
-                 reconcile_every: float | None = RECONCILE_EVERY):
+                 reconcile_every: float | None = RECONCILE_EVERY,
+                 on_report: Callable[[Report], None] | None = None):
         self.bank = bank
         self.on_change = on_change
+        self.on_report = on_report
+        self._known: list[Problem] = []  # the problems as of the last batch (on_report only)
         self.debounce = max(0.0, float(debounce))
         self.max_wait = max(0.5, 5 * self.debounce)  # a steady stream of events still flushes this often
         if force_polling is None:
@@ -339,6 +345,8 @@ class Watcher:
 
     def _run(self) -> None:
         try:
+            if self.on_report is not None:
+                self._known = self._problems()  # as the index held them before watching: the baseline
             self._apply(_Batch(full=True))  # the first reconcile; events seen meanwhile are pending
             next_reconcile = time.monotonic() + (self.reconcile_every or 0)
             while True:
@@ -402,6 +410,21 @@ class Watcher:
                 self.on_change(changed)
             except Exception:
                 log.exception("the watcher's change listener failed")
+        if self.on_report is not None:
+            found = self._problems()
+            introduced, fixed = diff(self._known, found)
+            self._known = found
+            try:
+                self.on_report(Report(changed, introduced, fixed))
+            except Exception:
+                log.exception("the watcher's report listener failed")
+
+    def _problems(self) -> list[Problem]:
+        try:
+            return problems(self.bank)
+        except Exception:  # a report without its problems beats none: keep the last known ones
+            log.exception("the watcher could not list the bank's problems")
+            return self._known
 
     def _sync(self, batch: _Batch) -> list[str]:
         """Apply one batch in one transaction; the sources that changed, sorted."""

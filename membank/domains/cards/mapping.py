@@ -15,10 +15,10 @@ from ...files.write import slug
 from . import lore, own
 from .formats import V1_FIELDS, V3_ONLY
 from .groups import Group, Obj, body_text, join, same, split, text, words
+from .summary import card_summary
 
 SECTIONS = (("description", "Description"), ("personality", "Personality"), ("scenario", "Scenario"))
 _HEADING = re.compile(r"## (Description|Personality|Scenario)[ \t]*")
-_SENTENCE = re.compile(r"(.+?[.!?。！？])(?:\s|$)", re.DOTALL)
 V2_DEFAULTS: Obj = {"description": "", "personality": "", "scenario": "", "first_mes": "", "mes_example": "",
                     "creator_notes": "", "system_prompt": "", "post_history_instructions": "",
                     "alternate_greetings": [], "tags": [], "creator": "", "character_version": "", "extensions": {}}
@@ -45,10 +45,8 @@ def parse_body(body: str) -> Obj:
 
 
 def summary_of(description: Any) -> str:
-    flat = " ".join(body_text(description).split())
-    m = _SENTENCE.match(flat)
-    first = m.group(1) if m else flat
-    return first if len(first) <= 200 else first[:199].rstrip() + "…"
+    """The one-line summary a card's description gives: its prose's first sentence, never a W++ block."""
+    return card_summary(description)
 
 
 def _nickname(d: Obj) -> Obj:

@@ -1,0 +1,50 @@
+"""Terminal cells: how wide text shows, so columns of Chinese line up and cuts never overflow them.
+
+A wide or full-width character (CJK ideographs, kana, hangul, full-width punctuation: East Asian Width
+W or F) takes two cells; a combining mark, a zero-width character or a control character none; every
+other character one. The same rule as wcwidth, from the standard library's Unicode tables.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+
+ELLIPSIS = "…"
+
+
+@functools.lru_cache(maxsize=4096)
+def char_cells(char: str) -> int:
+    """The cells one character takes on a terminal: 0, 1 or 2."""
+    if char < "\u0300":  # ASCII and Latin-1 (fast path): controls take none, the rest one
+        return 0 if char < " " or "\x7f" <= char < "\xa0" else 1
+    if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf", "Cc"):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def cells(text: str) -> int:
+    """How many terminal cells `text` takes on one line."""
+    if text.isascii():
+        return sum(1 for c in text if " " <= c < "\x7f")
+    return sum(char_cells(c) for c in text)
+
+
+def clip(text: str, width: int) -> str:
+    """`text` cut to at most `width` cells, ending in … when cut (never a wide character split in half)."""
+    if cells(text) <= width:
+        return text
+    room, used, end = max(0, width - 1), 0, 0
+    for end, char in enumerate(text):
+        w = char_cells(char)
+        if used + w > room:
+            break
+        used += w
+    else:
+        end = len(text)
+    return text[:end] + ELLIPSIS
+
+
+def pad(text: str, width: int) -> str:
+    """`text` followed by spaces up to `width` cells (as str.ljust, counted in cells)."""
+    return text + " " * max(0, width - cells(text))

@@ -1,0 +1,70 @@
+"""What a watcher batch tells its listener: the sources that changed, and the problems `membank doctor`
+would now report that it did not before the batch (and those that went away).
+
+A problem is the same problem while its file, severity and message stay the same: an edit above it that
+moves it to another line neither reports it again nor calls it fixed. `diff` is pure; `problems` reads
+what `index:diagnostics` answers (the index's diagnostics, the settings files' and the story's).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from ..runtime.project import Project as Bank
+
+Problem = dict[str, Any]  # {"source", "line", "severity", "message"}, as index:diagnostics lists them
+
+
+@dataclass(frozen=True)
+class Report:
+    """One applied batch: `sources` changed; `diagnostics` are the problems it introduced, `fixed` those it
+    cleared (each {source, line, severity, message}, sorted by source, line and message)."""
+
+    sources: list[str]
+    diagnostics: list[Problem] = field(default_factory=list)
+    fixed: list[Problem] = field(default_factory=list)
+
+
+def _key(problem: Problem) -> tuple[str, str, str]:
+    return problem["source"], problem["severity"], problem["message"]
+
+
+def _order(problem: Problem) -> tuple[str, int, str]:
+    return problem["source"], problem["line"], problem["message"]
+
+
+def diff(before: Iterable[Problem], after: Iterable[Problem]) -> tuple[list[Problem], list[Problem]]:
+    """(introduced, fixed): the problems in `after` that `before` lacks, and those in `before` gone from
+    `after`, compared by source, severity and message (the line may move), counting repeats."""
+    before, after = list(before), list(after)
+    left = Counter(_key(p) for p in before)
+    introduced = []
+    for p in sorted(after, key=_order):
+        if left[_key(p)] > 0:
+            left[_key(p)] -= 1
+        else:
+            introduced.append(p)
+    remaining = Counter(_key(p) for p in after)
+    fixed = []
+    for p in sorted(before, key=_order):
+        if remaining[_key(p)] > 0:
+            remaining[_key(p)] -= 1
+        else:
+            fixed.append(p)
+    return introduced, fixed
+
+
+def problems(bank: Bank) -> list[Problem]:
+    """Every problem `membank doctor` reports for this bank right now."""
+    from ..domains.indexing.report import diagnostics
+
+    return list(diagnostics(bank)["items"])
+
+
+def line(problem: Problem, fixed: bool = False) -> str:
+    """`error .writenow/characters/x.md:3: message`, as doctor prints it (`fixed …` once it is gone)."""
+    word = "fixed" if fixed else problem["severity"]
+    return f"{word} {problem['source']}:{problem['line']}: {problem['message']}"
