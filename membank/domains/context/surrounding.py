@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")  # a blank line (and the blank space after it)
-# a sentence ends at 。！？… (Chinese needs no space after them) or at .!? followed by a space or
+# a sentence ends at 。！？… or a full-width ．｡ (Chinese needs no space after them) or at .!? followed by a space or
 # the end; closing quotes and brackets right after belong to the sentence
-_SENTENCE = re.compile(r"(?:[。！？…]+|[.!?]+(?=[\"'”’」』）)\]]*(?:\s|$)))[\"'”’」』）)\]]*[ \t]*")
+_SENTENCE = re.compile(r"(?:[。！？…．｡]+|[.!?]+(?=[\"'”’」』）)\]]*(?:\s|$)))[\"'”’」』）)\]]*[ \t]*")
 
 
 @dataclass(frozen=True)
@@ -110,3 +110,62 @@ def trim(text: str, side: str, max_tokens: int, tokens: Callable[[str], int]) ->
         if tokens(text) <= max_tokens:
             return text, how
     return "", "all"
+
+
+NEAR = 500  # code points next to the selection the budget's first cut never takes (context.md, Budgets)
+
+
+def near_floor(text: str) -> int:
+    """The code points of a side the budget's first cut keeps: its near half, and never fewer than the
+    500 nearest the selection (all of a shorter side)."""
+    return max(-(-len(text) // 2), min(len(text), NEAR))
+
+
+def _kept_lengths(text: str, side: str, pattern: re.Pattern[str], paragraph: bool) -> list[int]:
+    """Each boundary of `pattern` in a side as the code points a cut there keeps (those nearest the
+    selection), longest first: the order in which cuts from the far end reach them."""
+    size = len(text)
+    if side == "before":  # the far end is the start: a cut keeps what follows the boundary
+        kept = {size - m.end() for m in pattern.finditer(text) if 0 < m.end() < size}
+    else:  # the far end is the end: a paragraph's cut keeps what precedes the blank line, a sentence's its end
+        kept = {(m.start() if paragraph else m.end()) for m in pattern.finditer(text)}
+        kept = {k for k in kept if 0 < k < size}
+    return sorted(kept, reverse=True)
+
+
+@dataclass(frozen=True)
+class Cut:
+    kept: int  # code points the side keeps after this cut (nearest the selection)
+    how: str  # "paragraph" | "sentence" | "all"
+    tokens: int  # tokens this cut gives up
+
+
+def cuts(text: str, side: str, keep: int, tokens: Callable[[str], int]) -> list[Cut]:
+    """The successive cuts the budget may make to one side, from its far end toward the selection: whole
+    paragraphs first, then the sentences of the paragraph that no longer goes whole, never keeping fewer
+    than `keep` code points; with `keep` 0 the last step leaves the side out. Pure; each cut's tokens are
+    those of the text it takes (the caller stops as soon as enough is given)."""
+    out: list[Cut] = []
+    current = len(text)
+
+    def piece(kept: int) -> str:
+        return text[len(text) - current:len(text) - kept] if side == "before" else text[kept:current]
+
+    for pattern, how in ((_PARAGRAPH, "paragraph"), (_SENTENCE, "sentence")):
+        for kept in _kept_lengths(text, side, pattern, how == "paragraph"):
+            if kept >= current:
+                continue
+            if kept < keep:
+                break
+            out.append(Cut(kept, how, tokens(piece(kept))))
+            current = kept
+    if keep <= 0 and current > 0:
+        out.append(Cut(0, "all", tokens(piece(0))))
+    return out
+
+
+def kept_text(text: str, side: str, kept: int) -> str:
+    """The `kept` code points of a side nearest the selection, without the blank space at the cut."""
+    if kept <= 0:
+        return ""
+    return text[len(text) - kept:].lstrip() if side == "before" else text[:kept].rstrip()
