@@ -179,3 +179,14 @@ def test_the_mcp_tools_hold_a_session_and_pass_it_through(sample: Path) -> None:
         assert not error and data["ended"] and data["dropped"] == 1
     finally:
         registry.close()
+
+
+def test_an_unreadable_index_still_gets_the_session(bank: Bank, sample: Path) -> None:  # MS1-R3-S2 with MS1-R1-S1
+    _skill(sample)
+    bank.sync()
+    _working(bank)
+    for f in (sample / ".writenow/.index").glob("index.db*"):
+        f.write_bytes(b"not a database " * 100)
+    d = _assemble(bank, sessionId="win-1")
+    assert d["diagnostics"]["memoryDegraded"] is True
+    assert _session(d["blocks"][5]["text"]).split("\n\n")[0] == "- [selection] Maren runs down the cliff path"
