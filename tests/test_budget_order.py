@@ -57,17 +57,20 @@ def test_near_floor_keeps_the_near_half_and_never_less_than_500_code_points() ->
 
 def test_cuts_take_far_paragraphs_then_sentences_never_closer_than_keep() -> None:
     text = _paragraphs(4)  # 4 paragraphs of 90 code points (5 sentences), a blank line between each
-    before = cuts(text, "before", 100, estimate_tokens)
+    before = list(cuts(text, "before", 100))
     assert [c.how for c in before] == ["paragraph"] * 2 + ["sentence"] * 4
     assert [c.kept for c in before] == [274, 182, 164, 146, 128, 110] and all(c.kept >= 100 for c in before)
     assert kept_text(text, "before", 182) == _paragraphs(2)
     assert kept_text(text, "before", 110) == SENTENCE + "\n\n" + SENTENCE * 5
-    after = cuts(text, "after", 0, estimate_tokens)
+    after = list(cuts(text, "after", 0))
     assert [c.how for c in after] == ["paragraph"] * 3 + ["sentence"] * 4 + ["all"]
     assert kept_text(text, "after", after[2].kept) == SENTENCE * 5 and after[-1].kept == 0
     assert abs(sum(c.tokens for c in after) - estimate_tokens(text)) <= len(after)  # estimates round per cut
-    assert cuts("一句话没有句号", "before", 0, estimate_tokens) == [Cut(0, "all", 7)]
-    assert cuts(text, "before", len(text), estimate_tokens) == []
+    assert list(cuts("一句话没有句号", "before", 0)) == [Cut(0, "all", 7)]
+    mixed = "Lin Mo 拔剑。He ran.\n\n林黛玉 came in. 她笑了！"
+    assert [c.tokens for c in cuts(mixed, "after", 0)] == [estimate_tokens(mixed[c.kept:k]) for c, k in zip(
+        cuts(mixed, "after", 0), [len(mixed)] + [c.kept for c in cuts(mixed, "after", 0)])]
+    assert list(cuts(text, "before", len(text))) == []
 
 
 def test_layer4_gives_way_least_relevant_first_and_the_selections_cards_last() -> None:
@@ -143,3 +146,13 @@ def test_the_immediate_layers_cap_cuts_far_halves_then_session_then_text() -> No
     assert kinds[:2] in (["before", "after"], ["after", "before"]) and kinds[2:4] == ["w-1", "w-2"]
     assert kinds[4:] in (["before"], ["after"]) and "far half" not in result.dropped[4].reason
     assert sum(p.tokens for p in result.pieces if p.layer == 5) <= cap and not result.over_budget
+
+
+def test_span_tokens_is_estimate_tokens_of_the_span() -> None:
+    from membank.kernel.text import span_tokens
+
+    for text in ("Lin Mo 拔剑。He ran.\n\n林黛玉 came in. 她笑了！𠀀x", "plain ascii text here", "林黛玉"):
+        measure = span_tokens(text)
+        for a in range(len(text) + 1):
+            for b in range(a, len(text) + 1):
+                assert measure(a, b) == estimate_tokens(text[a:b]), (text, a, b)

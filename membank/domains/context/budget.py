@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable, NamedTuple
 
-from ...kernel.text import estimate_tokens
 from . import giveway
 from .layers import LAYERS, Piece, by_layer as _by_layer
-from .surrounding import cuts, kept_text, near_floor
+from .surrounding import Cut, cuts, kept_text, near_floor
 
 BUDGETED = (2, 3, 4, 5)  # the layers `max_tokens` covers
 NEVER_CUT = ("identity", "skill", "instruction", "selection")
@@ -99,26 +98,26 @@ def _cut_surrounding(layer5: list[Piece], excess: int, keep: Callable[[str], int
     sides = {p.kind: p for p in layer5 if p.kind in SURROUNDING and p.text}
     if excess <= 0 or not sides:
         return layer5
-    plans = {k: cuts(p.text, k, keep(k), estimate_tokens) for k, p in sides.items()}
+    plans = {k: cuts(p.text, k, keep(k)) for k, p in sides.items()}
+    pending = {k: next(plans[k], None) for k in sides}
+    taken: dict[str, Cut] = {}
     held = {k: p.tokens for k, p in sides.items()}
-    step = dict.fromkeys(sides, 0)
     given = 0
     while given < excess:
-        ready = [k for k in sides if step[k] < len(plans[k])]
+        ready = [k for k in sides if pending[k] is not None]
         if not ready:
             break
         k = max(ready, key=lambda s: (held[s], s == "after"))
-        cut = plans[k][step[k]]
-        step[k] += 1
+        cut = taken[k] = pending[k]  # type: ignore[assignment]
+        pending[k] = next(plans[k], None)
         held[k] -= cut.tokens
         given += cut.tokens
     out = []
     for p in layer5:
-        n = step.get(p.kind, 0) if p.kind in sides else 0
-        if not n:
+        last = taken.get(p.kind) if p.kind in sides else None
+        if last is None:
             out.append(p)
             continue
-        last = plans[p.kind][n - 1]
         kept = replace(p, text=kept_text(p.text, p.kind, last.kept))
         dropped.append(_drop(p, f"{reason}: {what} {p.kind} the selection {HOW[last.how]}", p.tokens - kept.tokens))
         out.append(kept)

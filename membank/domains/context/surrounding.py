@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
+
+from ...kernel.text import span_tokens
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")  # a blank line (and the blank space after it)
 # a sentence ends at 。！？… or a full-width ．｡ (Chinese needs no space after them) or at .!? followed by a space or
@@ -121,16 +123,18 @@ def near_floor(text: str) -> int:
     return max(-(-len(text) // 2), min(len(text), NEAR))
 
 
-def _kept_lengths(text: str, side: str, pattern: re.Pattern[str], paragraph: bool) -> list[int]:
+def _kept_lengths(text: str, side: str, pattern: re.Pattern[str], paragraph: bool, keep: int) -> list[int]:
     """Each boundary of `pattern` in a side as the code points a cut there keeps (those nearest the
-    selection), longest first: the order in which cuts from the far end reach them."""
+    selection), at least `keep`, longest first: the order in which cuts from the far end reach them.
+    Only the part a cut may take is searched (and a few code points past it, for a boundary's context)."""
     size = len(text)
     if side == "before":  # the far end is the start: a cut keeps what follows the boundary
-        kept = {size - m.end() for m in pattern.finditer(text) if 0 < m.end() < size}
+        ends = (m.end() for m in pattern.finditer(text, 0, min(size, size - keep + 8)))
+        kept = {size - e for e in ends if 0 < e < size}
     else:  # the far end is the end: a paragraph's cut keeps what precedes the blank line, a sentence's its end
-        kept = {(m.start() if paragraph else m.end()) for m in pattern.finditer(text)}
-        kept = {k for k in kept if 0 < k < size}
-    return sorted(kept, reverse=True)
+        found = pattern.finditer(text, max(0, keep - 8))
+        kept = {k for k in ((m.start() if paragraph else m.end()) for m in found) if 0 < k < size}
+    return sorted((k for k in kept if k >= keep), reverse=True)
 
 
 @dataclass(frozen=True)
@@ -140,28 +144,25 @@ class Cut:
     tokens: int  # tokens this cut gives up
 
 
-def cuts(text: str, side: str, keep: int, tokens: Callable[[str], int]) -> list[Cut]:
+def cuts(text: str, side: str, keep: int) -> Iterator[Cut]:
     """The successive cuts the budget may make to one side, from its far end toward the selection: whole
     paragraphs first, then the sentences of the paragraph that no longer goes whole, never keeping fewer
-    than `keep` code points; with `keep` 0 the last step leaves the side out. Pure; each cut's tokens are
-    those of the text it takes (the caller stops as soon as enough is given)."""
-    out: list[Cut] = []
-    current = len(text)
+    than `keep` code points; with `keep` 0 the last step leaves the side out. Pure and lazy (the caller
+    stops as soon as enough is given); each cut's tokens are `estimate_tokens` of the text it takes."""
+    size = len(text)
+    measure = span_tokens(text)
+    current = size
 
-    def piece(kept: int) -> str:
-        return text[len(text) - current:len(text) - kept] if side == "before" else text[kept:current]
+    def taken(kept: int) -> int:
+        return measure(size - current, size - kept) if side == "before" else measure(kept, current)
 
     for pattern, how in ((_PARAGRAPH, "paragraph"), (_SENTENCE, "sentence")):
-        for kept in _kept_lengths(text, side, pattern, how == "paragraph"):
-            if kept >= current:
-                continue
-            if kept < keep:
-                break
-            out.append(Cut(kept, how, tokens(piece(kept))))
-            current = kept
+        for kept in _kept_lengths(text, side, pattern, how == "paragraph", max(keep, 1)):
+            if kept < current:
+                yield Cut(kept, how, taken(kept))
+                current = kept
     if keep <= 0 and current > 0:
-        out.append(Cut(0, "all", tokens(piece(0))))
-    return out
+        yield Cut(0, "all", taken(0))
 
 
 def kept_text(text: str, side: str, kept: int) -> str:
