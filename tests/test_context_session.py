@@ -113,13 +113,16 @@ def test_the_working_budget_and_an_unknown_or_absent_session(bank: Bank, sample:
     assert "SESSION_UNKNOWN" in {r["code"] for r in _assemble(bank, sessionId="win-1")["diagnostics"]["reasons"]}
 
 
-def test_a_tight_budget_drops_the_session_least_important_first_after_retrieved(bank: Bank, sample: Path) -> None:
+def test_a_tight_budget_drops_the_session_least_important_first_after_the_text(bank: Bank, sample: Path) -> None:
     (sample / ".writenow" / "skills" / "tight.md").write_text(
         "---\nid: tight\nname: tight\ncontext_rules:\n  characters: true\n  preferences: false\n  working: 400\n"
         "  max_tokens: 100\n---\nGo.\n", "utf-8")
     _skill(sample)
     bank.sync()
     _working(bank)
+    for label, importance in (("A", 0.1), ("B", 0.2)):  # two large, unimportant entries: over the budget
+        _ok(bank, "memory:working:add", sessionId="win-1", kind="note", content=f"{label} " + "spray " * 40,
+            importance=importance)
     d = _ok(bank, "context:assemble", skillId="tight", documentId=CH05, selection={"text": SELECTION},
             sessionId="win-1")
     dropped = [x["id"] for x in d["diagnostics"]["dropped"] if x["kind"] == "working"]

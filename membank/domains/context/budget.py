@@ -1,13 +1,13 @@
 """Budgets (context.md): each layer's cap, then the skill's `max_tokens` over Layers 2-5, and the order
 in which things give way. Pure: pieces in, the pieces kept and every piece dropped (with why) out.
 
-Pieces give way by relevance to this moment, not by layer (`fit`): first the far halves of the
+Pieces give way by relevance to this moment, not by layer (`give_way`): first the far halves of the
 surrounding text (cut back to a paragraph, then a sentence, never closer than 500 code points to the
-selection), then Layer 4's items from the least relevant (`giveway.retrieved`), then working memory's
-"this session" entries (least important first), then the rest of the surrounding text, then Layer 2
-(its last cards first), and last of all the cards the selection or the instruction names. Layers 0
-and 1, Layer 3, the instruction and the selection are never cut: when they alone are over, the call
-says OVER_BUDGET."""
+selection), then Layer 4's least relevant items, then the rest of the surrounding text, then Layer 2
+(its last cards first), then the rest of Layer 4, then working memory's "this session" entries (least
+important first), and last of all the cards the selection or the instruction names (`giveway.py`).
+Layers 0 and 1, Layer 3, the instruction and the selection are never cut: when they alone are over,
+the call says OVER_BUDGET."""
 
 from __future__ import annotations
 
@@ -110,8 +110,8 @@ def _cut_surrounding(layer5: list[Piece], excess: int, keep: Callable[[str], int
         k = max(ready, key=lambda s: (held[s], s == "after"))
         cut = taken[k] = pending[k]  # type: ignore[assignment]
         pending[k] = next(plans[k], None)
-        held[k] -= cut.tokens
-        given += cut.tokens
+        given += held[k] - cut.tokens
+        held[k] = cut.tokens
     out = []
     for p in layer5:
         last = taken.get(p.kind) if p.kind in sides else None
@@ -126,11 +126,13 @@ def _cut_surrounding(layer5: list[Piece], excess: int, keep: Callable[[str], int
 
 def _immediate(layer5: list[Piece], excess: int, originals: dict[str, Piece], reason: str,
                dropped: list[Dropped]) -> list[Piece]:
-    """Layer 5 over its own cap: the far halves, then the session's entries, then the rest of the text."""
+    """Layer 5 over its own cap, in the budget's order: the far halves, the rest of the text, then the
+    session's entries."""
     floors = {k: near_floor(p.text) for k, p in originals.items()}
+    cap = _total(layer5) - excess
     mine = _cut_surrounding(layer5, excess, lambda k: floors.get(k, 0), "the far half of the text", reason, dropped)
-    mine = _give(mine, giveway.session(mine), _total(mine) - (_total(layer5) - excess), reason, dropped)
-    return _cut_surrounding(mine, _total(mine) - (_total(layer5) - excess), lambda k: 0, "the text", reason, dropped)
+    mine = _cut_surrounding(mine, _total(mine) - cap, lambda k: 0, "the text", reason, dropped)
+    return _give(mine, giveway.session(mine), _total(mine) - cap, reason, dropped)
 
 
 def fit(pieces: list[Piece], layer_caps: dict[str, int], max_tokens: int) -> Fitted:
@@ -150,8 +152,8 @@ def fit(pieces: list[Piece], layer_caps: dict[str, int], max_tokens: int) -> Fit
             by_layer[5] = _immediate(mine, _total(mine) - cap, originals, reason, dropped)
             over = over or _total(by_layer[5]) > cap
         elif layer.number == 4:
-            early, last = giveway.retrieved(mine)
-            by_layer[4] = _give(mine, early + last, _total(mine) - cap, reason, dropped)
+            least, rest, last = giveway.retrieved(mine)
+            by_layer[4] = _give(mine, least + rest + last, _total(mine) - cap, reason, dropped)
         else:
             by_layer[layer.number] = _drop_last(mine, cap, reason, dropped)
     excess = budget_excess(by_layer, max_tokens)
@@ -170,20 +172,21 @@ def budget_excess(by_layer: dict[int, list[Piece]], max_tokens: int) -> int:
 def give_way(by_layer: dict[int, list[Piece]], excess: int, originals: dict[str, Piece], reason: str,
              dropped: list[Dropped]) -> dict[int, list[Piece]]:
     """The budget's order (context.md, Budgets), each stage only while something is still over: the far
-    halves of the surrounding text; Layer 4 from its least relevant item; the session's entries; the
-    rest of the surrounding text; Layer 2 from its last card; the cards the selection or instruction
-    names. `originals` are the sides as taken, whose near halves (at least 500 code points) the first
-    stage keeps."""
+    halves of the surrounding text; Layer 4's least relevant items; the rest of the surrounding text;
+    Layer 2 from its last card; the rest of Layer 4; the session's entries; the cards the selection or
+    instruction names. `originals` are the sides as taken, whose near halves (at least 500 code points)
+    the first stage keeps."""
     out = dict(by_layer)
     floors = {k: near_floor(p.text) for k, p in originals.items()}
-    early, last = giveway.retrieved(out[4])
+    least, rest, last = giveway.retrieved(out[4])
     stages: list[tuple[int, Callable[[list[Piece], int], list[Piece]]]] = [
         (5, lambda mine, e: _cut_surrounding(mine, e, lambda k: floors.get(k, 0), "the far half of the text",
                                              reason, dropped)),
-        (4, lambda mine, e: _give(mine, early, e, reason, dropped)),
-        (5, lambda mine, e: _give(mine, giveway.session(mine), e, reason, dropped)),
+        (4, lambda mine, e: _give(mine, least, e, reason, dropped)),
         (5, lambda mine, e: _cut_surrounding(mine, e, lambda k: 0, "the text", reason, dropped)),
         (2, lambda mine, e: _give(mine, [p for p in mine if p.kind != "project"][::-1], e, reason, dropped)),
+        (4, lambda mine, e: _give(mine, rest, e, reason, dropped)),
+        (5, lambda mine, e: _give(mine, giveway.session(mine), e, reason, dropped)),
         (4, lambda mine, e: _give(mine, last, e, reason, dropped)),
     ]
     for layer, stage in stages:

@@ -1,12 +1,13 @@
 """The order in which a prompt's pieces give way to a budget (context.md, Budgets): by relevance to
 this moment, not by layer. Pure: pieces in, the same pieces in the order they go out.
 
-Layer 4 is split in two. What a budget may take early, least relevant first: memories below the
-relevance floor or of no known relevance (recall could not rank them), then cards reached only
-through another card, then the compact history, then past runs, then the relevant memories (lowest
-score first) and this document's own, then the cards the surrounding text mentions (the farthest
-first). What goes last of all: the cards the selection or the instruction names (the last found
-first). Working memory's "this session" entries give way least important first."""
+Layer 4 is split in three. The least relevant, which go right after the far halves of the surrounding
+text: memories below the relevance floor or of no known relevance (recall could not rank them), then
+cards reached only through another card, then the compact history (its last sections first). The
+rest, which outlives the surrounding text and Layer 2: past runs, the relevant memories (lowest score
+first) and this document's own, then the cards the surrounding text mentions (the farthest first).
+Last of all: the cards the selection or the instruction names (the last found first). Working
+memory's "this session" entries give way least important first."""
 
 from __future__ import annotations
 
@@ -48,14 +49,18 @@ def _tier(piece: Piece) -> tuple[int, float]:
     return UNRANKED, 0.0
 
 
-def retrieved(layer4: list[Piece]) -> tuple[list[Piece], list[Piece]]:
-    """Layer 4's pieces (in their prompt order) as (what may go early, what goes last of all), each in
-    the order it gives way. Within a tier the later piece in the prompt goes first: cards are ordered
-    nearest the selection first, memories and episodes best first."""
-    early = [(i, p) for i, p in enumerate(layer4) if not protected(p)]
-    early.sort(key=lambda ip: (*_tier(ip[1]), -ip[0]))
-    last = [p for p in layer4 if protected(p)][::-1]
-    return [p for _, p in early], last
+LEAST = (UNRANKED, THROUGH_CARD, HISTORY)  # "Layer 4's least relevant items" (context.md, Budgets)
+
+
+def retrieved(layer4: list[Piece]) -> tuple[list[Piece], list[Piece], list[Piece]]:
+    """Layer 4's pieces (in their prompt order) as (the least relevant, the rest, what goes last of all),
+    each in the order it gives way. Within a tier the later piece in the prompt goes first: cards are
+    ordered nearest the selection first, memories and episodes best first."""
+    ranked = [(_tier(p), -i, p) for i, p in enumerate(layer4) if not protected(p)]
+    ranked.sort(key=lambda r: (*r[0], r[1]))
+    least = [p for tier, _, p in ranked if tier[0] in LEAST]
+    rest = [p for tier, _, p in ranked if tier[0] not in LEAST]
+    return least, rest, [p for p in layer4 if protected(p)][::-1]
 
 
 def session(layer5: list[Piece]) -> list[Piece]:

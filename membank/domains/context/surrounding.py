@@ -141,20 +141,20 @@ def _kept_lengths(text: str, side: str, pattern: re.Pattern[str], paragraph: boo
 class Cut:
     kept: int  # code points the side keeps after this cut (nearest the selection)
     how: str  # "paragraph" | "sentence" | "all"
-    tokens: int  # tokens this cut gives up
+    tokens: int  # tokens the side holds after this cut (measured whole: estimates round, pieces do not add up)
 
 
 def cuts(text: str, side: str, keep: int) -> Iterator[Cut]:
     """The successive cuts the budget may make to one side, from its far end toward the selection: whole
     paragraphs first, then the sentences of the paragraph that no longer goes whole, never keeping fewer
     than `keep` code points; with `keep` 0 the last step leaves the side out. Pure and lazy (the caller
-    stops as soon as enough is given); each cut's tokens are `estimate_tokens` of the text it takes."""
+    stops as soon as enough is given); each cut's tokens are `estimate_tokens` of what the side keeps."""
     size = len(text)
     measure = span_tokens(text)
     current = size
 
     def taken(kept: int) -> int:
-        return measure(size - current, size - kept) if side == "before" else measure(kept, current)
+        return measure(size - kept, size) if side == "before" else measure(0, kept)
 
     for pattern, how in ((_PARAGRAPH, "paragraph"), (_SENTENCE, "sentence")):
         for kept in _kept_lengths(text, side, pattern, how == "paragraph", max(keep, 1)):
