@@ -65,11 +65,12 @@ def test_cuts_take_far_paragraphs_then_sentences_never_closer_than_keep() -> Non
     after = list(cuts(text, "after", 0))
     assert [c.how for c in after] == ["paragraph"] * 3 + ["sentence"] * 4 + ["all"]
     assert kept_text(text, "after", after[2].kept) == SENTENCE * 5 and after[-1].kept == 0
-    assert [c.tokens for c in after] == [estimate_tokens(text[:c.kept]) for c in after]  # what each cut keeps
+    assert [c.tokens for c in after] == [estimate_tokens(kept_text(text, "after", c.kept)) for c in after]
     assert list(cuts("一句话没有句号", "before", 0)) == [Cut(0, "all", 0)]
     mixed = "Lin Mo 拔剑。He ran.\n\n林黛玉 came in. 她笑了！"
-    assert [c.tokens for c in cuts(mixed, "before", 0)] == [estimate_tokens(mixed[len(mixed) - c.kept:])
-                                                           for c in cuts(mixed, "before", 0)]
+    for side in ("before", "after"):  # each cut's tokens are those of what it keeps, blank space at the cut left out
+        assert [c.tokens for c in cuts(mixed, side, 0)] == [estimate_tokens(kept_text(mixed, side, c.kept))
+                                                            for c in cuts(mixed, side, 0)]
     assert list(cuts(text, "before", len(text))) == []
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
 import unicodedata
 from typing import Callable
@@ -23,25 +21,29 @@ def estimate_tokens(text: str) -> int:
 _CJK_RUN = re.compile(_CJK.pattern + "+")
 
 
+# the code point ranges of _CJK, for counting them over a whole text at once
+_CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF),
+               (0x20000, 0x2FFFF))
+
+
 def span_tokens(text: str) -> Callable[[int, int], int]:
-    """`estimate_tokens(text[a:b])` for any a <= b, each in O(log n) after one pass over `text`: for
-    cutting a long text back piece by piece without measuring every piece again."""
+    """`estimate_tokens(text[a:b])` for any a <= b, each in O(1) after one vectorised pass over `text`:
+    for cutting a long text back piece by piece without measuring every piece again."""
     if text.isascii():
         return lambda a, b: 0 if b <= a else max(1, -(-(b - a) // 4))
-    spans = [m.span() for m in _CJK_RUN.finditer(text)]
-    starts = [a for a, _ in spans]
-    ends = [b for _, b in spans]
-    before = [0, *itertools.accumulate(b - a for a, b in spans)]  # CJK characters in the runs before run i
+    import numpy as np  # here: the kernel is imported by every command, few cut a long text
 
-    def cjk_before(i: int) -> int:
-        k = bisect.bisect_right(starts, i) - 1
-        return 0 if k < 0 else before[k] + min(i, ends[k]) - starts[k]
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    cjk = np.zeros(len(points), dtype=bool)
+    for low, high in _CJK_RANGES:
+        cjk |= (points >= low) & (points <= high)
+    before = [0, *np.cumsum(cjk, dtype=np.int64).tolist()]  # CJK characters in text[:i]
 
     def count(a: int, b: int) -> int:
         if b <= a:
             return 0
-        cjk = cjk_before(b) - cjk_before(a)
-        return max(1, cjk + -(-(b - a - cjk) // 4))
+        n = before[b] - before[a]
+        return max(1, n + -(-(b - a - n) // 4))
 
     return count
 

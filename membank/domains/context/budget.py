@@ -11,7 +11,7 @@ the call says OVER_BUDGET."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 from . import giveway
@@ -118,7 +118,8 @@ def _cut_surrounding(layer5: list[Piece], excess: int, keep: Callable[[str], int
         if last is None:
             out.append(p)
             continue
-        kept = replace(p, text=kept_text(p.text, p.kind, last.kept))
+        kept = Piece.cleaned(p.layer, p.section, p.kind, kept_text(p.text, p.kind, last.kept), last.tokens, p.id,
+                             p.source, p.line, p.reason, p.score)  # a part of a clean text, its tokens known
         dropped.append(_drop(p, f"{reason}: {what} {p.kind} the selection {HOW[last.how]}", p.tokens - kept.tokens))
         out.append(kept)
     return out

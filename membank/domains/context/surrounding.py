@@ -141,7 +141,7 @@ def _kept_lengths(text: str, side: str, pattern: re.Pattern[str], paragraph: boo
 class Cut:
     kept: int  # code points the side keeps after this cut (nearest the selection)
     how: str  # "paragraph" | "sentence" | "all"
-    tokens: int  # tokens the side holds after this cut (measured whole: estimates round, pieces do not add up)
+    tokens: int  # tokens of what the side keeps after this cut (`kept_text`; measured whole, as estimates round)
 
 
 def cuts(text: str, side: str, keep: int) -> Iterator[Cut]:
@@ -153,8 +153,16 @@ def cuts(text: str, side: str, keep: int) -> Iterator[Cut]:
     measure = span_tokens(text)
     current = size
 
-    def taken(kept: int) -> int:
-        return measure(size - kept, size) if side == "before" else measure(0, kept)
+    def taken(kept: int) -> int:  # the tokens of `kept_text(text, side, kept)`, without making it
+        if side == "before":
+            start = size - kept
+            while start < size and text[start].isspace():
+                start += 1
+            return measure(start, size)
+        end = kept
+        while end > 0 and text[end - 1].isspace():
+            end -= 1
+        return measure(0, end)
 
     for pattern, how in ((_PARAGRAPH, "paragraph"), (_SENTENCE, "sentence")):
         for kept in _kept_lengths(text, side, pattern, how == "paragraph", max(keep, 1)):
