@@ -24,7 +24,7 @@ from membank.shells.schema import channel_schema
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 CHANNELS = {"memory:injection:preview", "context:assemble", "kg:state", "kg:consistency:check", "memory:create",
-            "memory:update", "skill:list"}
+            "memory:update", "memory:working:add", "memory:session:end", "skill:list"}
 DEADLINE = 120.0  # seconds for the whole session; it takes a few
 
 
@@ -146,7 +146,7 @@ def test_initialize_names_the_server_and_its_capabilities(session: dict[str, Any
 
 def test_every_tool_is_listed_with_its_channels_payload_schema(session: dict[str, Any]) -> None:
     tools = {t.name: t for t in session["tools"]}
-    assert set(tools) == {t.name for t in mcptools.TOOLS} and len(tools) == 7
+    assert set(tools) == {t.name for t in mcptools.TOOLS} and len(tools) == 9
     assert {t.channel for t in mcptools.TOOLS} == CHANNELS
     for t in mcptools.TOOLS:
         listed = tools[t.name]
@@ -155,6 +155,8 @@ def test_every_tool_is_listed_with_its_channels_payload_schema(session: dict[str
     assert tools["recall"].input_schema["required"] == ["queryText"]
     assert tools["memory_update"].annotations.read_only_hint is False
     assert tools["kg_state"].annotations.read_only_hint is True
+    assert tools["working_add"].annotations.read_only_hint is False and not tools["working_add"].annotations.destructive_hint
+    assert tools["session_end"].annotations.destructive_hint is True
 
 
 def test_recall_ranks_by_meaning_and_cites_sources(session: dict[str, Any]) -> None:

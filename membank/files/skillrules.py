@@ -40,6 +40,8 @@ RULES: dict[str, Rule] = {r.key: r for r in (
     Rule("memories", "integer", 0, 0, 50, "how many other memories (facts, notes) most relevant to the moment"),
     Rule("episodes", "integer", 0, 0, 5, "how many past runs most like this one"),
     Rule("history", "boolean", False, means="the latest compact history of your sessions"),
+    Rule("working", "integer", 0, 0, 8000,
+         "how many tokens of this session's working memory (what the app holds for the session it names)"),
     Rule("max_tokens", "integer", None, 100, 200000,
          "the size limit, in tokens, for everything but the skill's own text (default: settings context.maxTokens)"),
 )}

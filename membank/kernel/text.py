@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Callable
 
 # CJK ideographs, kana, hangul: each is roughly one token for the model and one word for search
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff]")
@@ -18,6 +19,33 @@ def estimate_tokens(text: str) -> int:
 
 
 _CJK_RUN = re.compile(_CJK.pattern + "+")
+
+
+# the code point ranges of _CJK, for counting them over a whole text at once
+_CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF),
+               (0x20000, 0x2FFFF))
+
+
+def span_tokens(text: str) -> Callable[[int, int], int]:
+    """`estimate_tokens(text[a:b])` for any a <= b, each in O(1) after one vectorised pass over `text`:
+    for cutting a long text back piece by piece without measuring every piece again."""
+    if text.isascii():
+        return lambda a, b: 0 if b <= a else max(1, -(-(b - a) // 4))
+    import numpy as np  # here: the kernel is imported by every command, few cut a long text
+
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    cjk = np.zeros(len(points), dtype=bool)
+    for low, high in _CJK_RANGES:
+        cjk |= (points >= low) & (points <= high)
+    before = [0, *np.cumsum(cjk, dtype=np.int64).tolist()]  # CJK characters in text[:i]
+
+    def count(a: int, b: int) -> int:
+        if b <= a:
+            return 0
+        n = before[b] - before[a]
+        return max(1, n + -(-(b - a - n) // 4))
+
+    return count
 
 
 def fts_text(text: str) -> str:

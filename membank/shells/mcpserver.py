@@ -67,8 +67,9 @@ def build(registry: Registry) -> Any:
     tools = [types.Tool(name=t.name, title=t.title, description=f"{t.description} (channel `{t.channel}`)",
                         input_schema=mcptools.input_schema(t),
                         annotations=types.ToolAnnotations(
-                            title=t.title, read_only_hint=t.channel not in ("memory:create", "memory:update"),
-                            destructive_hint=False, idempotent_hint=t.channel != "memory:create",
+                            title=t.title, read_only_hint=t.channel not in mcptools.WRITES,
+                            destructive_hint=t.channel in mcptools.DESTRUCTIVE,
+                            idempotent_hint=t.channel not in mcptools.NOT_IDEMPOTENT,
                             open_world_hint=False))
              for t in mcptools.TOOLS]
 

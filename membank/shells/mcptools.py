@@ -45,7 +45,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool("context_assemble", "context:assemble", "Assemble a prompt's context",
          "The context for a writing skill at a place in a document: six cited layers (rules, preferences, story "
          "state, retrieved memories, surrounding text, the task) within the token budget. `skillId` is a skill "
-         "from `skill_list` (e.g. `continue`)."),
+         "from `skill_list` (e.g. `continue`); `sessionId` adds that session's working memory (`working_add`)."),
     Tool("kg_state", "kg:state", "A character's state",
          "A character's or world entry's state and facets at a story position (`at`: a chapter's document, e.g. "
          "`chapters/ch05.md`), each with the source file and line it comes from. Name it by `name` or `id`."),
@@ -59,10 +59,23 @@ TOOLS: tuple[Tool, ...] = (
     Tool("memory_update", "memory:update", "Update a memory",
          "Change a memory's fields (`patch`); give `expectedRevision` (the `revision` you read) so that a change "
          "made meanwhile by someone else is refused with CONFLICT instead of overwritten."),
+    Tool("working_add", "memory:working:add", "Hold a note in this session's working memory",
+         "Keep something in mind for this editing session (`sessionId`, any id you choose): `kind` (selection, "
+         "instruction, note, signal, …), `content` and `importance` (0..1). Held in this server's memory only, never "
+         "on disk; `context_assemble` with the same `sessionId` puts it in the prompt when the skill asks for "
+         "`working` tokens. Over the session's token cap the least important goes first."),
+    Tool("session_end", "memory:session:end", "End a working-memory session",
+         "End a session (`sessionId`): its signals added as often as the learning threshold asks become episodes, "
+         "the rest is forgotten. Closing the server ends every session the same way."),
     Tool("skill_list", "skill:list", "List the writing skills",
          "The writing skills of the project (project ones over global ones) and their context rules."),
 )
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}
+# the tools' annotations: which channels change something, which change it again when repeated, and which
+# forget something (ending a session drops its entries that are not archived)
+WRITES = frozenset({"memory:create", "memory:update", "memory:working:add", "memory:session:end"})
+NOT_IDEMPOTENT = frozenset({"memory:create", "memory:working:add"})
+DESTRUCTIVE = frozenset({"memory:session:end"})
 
 
 # -- input schemas ---------------------------------------------------------------------------------

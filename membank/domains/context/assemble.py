@@ -27,7 +27,7 @@ from ..story import positions
 from ..story.cards import Catalog, catalog as story_catalog
 from ..story.manuscript import read_document
 from ..story.order import StoryOrder
-from . import budget, cardtext, memories
+from . import budget, cardtext, memories, session
 from .activation import activate
 from .budget import Dropped
 from .layers import Piece, clean, serialise
@@ -52,6 +52,7 @@ class Request:
     query_text: str | None = None
     run_id: str | None = None
     scene_type: str | None = None
+    session_id: str | None = None
 
 
 def _memory_text(memory: dict[str, Any]) -> str:
@@ -226,6 +227,10 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     passage = take(text, req.start, req.end, req.selected, req.instruction or "", rules["surrounding"])
     doc_source = document if document is not None else None
     pieces += passage_pieces(passage, doc_source)
+    if injection:  # the session's working memory, before the instruction (in this process, not the index)
+        held, problems = session.pieces(bank, req.session_id, rules["working"])
+        pieces += held
+        reasons += problems
     cancel.check()  # checkpoints between the stages: nothing is written or cached half-built before the trace
 
     with bank.index.lock:
@@ -277,8 +282,8 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
                 if rules["history"]:
                     pieces += _history_pieces(bank, document)
         else:
-            reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings "
-                                  "(memory.injectionEnabled): no preferences, memories, episodes or history"))
+            reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings (memory.injectionEnabled): "
+                                  "no preferences, memories, episodes, history or working memory"))
 
     return finish(bank, req, skill, rules, pieces, reasons, Finish(hidden, capped, late, passage, document, started))
 

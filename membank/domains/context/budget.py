@@ -1,18 +1,22 @@
 """Budgets (context.md): each layer's cap, then the skill's `max_tokens` over Layers 2-5, and the order
 in which things give way. Pure: pieces in, the pieces kept and every piece dropped (with why) out.
 
-Layer 4 gives way first (its last items first), then the far ends of the surrounding text (whole
-paragraphs, then sentences), then Layer 2 (its last cards first). Layers 0 and 1, the instruction
-and the selection are never cut: when they alone are over, the call says OVER_BUDGET."""
+Pieces give way by relevance to this moment, not by layer (`give_way`): first the far halves of the
+surrounding text (cut back to a paragraph, then a sentence, never closer than 500 code points to the
+selection), then Layer 4's least relevant items, then the rest of the surrounding text, then Layer 2
+(its last cards first), then the rest of Layer 4, then working memory's "this session" entries (least
+important first), and last of all the cards the selection or the instruction names (`giveway.py`).
+Layers 0 and 1, Layer 3, the instruction and the selection are never cut: when they alone are over,
+the call says OVER_BUDGET."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
 
-from ...kernel.text import estimate_tokens
+from . import giveway
 from .layers import LAYERS, Piece, by_layer as _by_layer
-from .surrounding import trim
+from .surrounding import Cut, cuts, kept_text, near_floor
 
 BUDGETED = (2, 3, 4, 5)  # the layers `max_tokens` covers
 NEVER_CUT = ("identity", "skill", "instruction", "selection")
@@ -58,6 +62,18 @@ def _drop_last(pieces: list[Piece], cap: int, reason: str, dropped: list[Dropped
     return kept
 
 
+def _give(pieces: list[Piece], going: list[Piece], excess: int, reason: str, dropped: list[Dropped]) -> list[Piece]:
+    """`pieces` less those of `going` (in that order) it takes to give up `excess` tokens."""
+    out: set[int] = set()
+    for p in going:
+        if excess <= 0:
+            break
+        out.add(id(p))
+        excess -= p.tokens
+        dropped.append(_drop(p, reason))
+    return [p for p in pieces if id(p) not in out] if out else pieces
+
+
 def _cap_reason(layer: str, cap: int) -> str:
     return f"over the {layer} layer's cap of {cap} tokens (settings context.layerTokens)"
 
@@ -71,37 +87,58 @@ def capped(pieces: list[Piece], layer: str, cap: int | None) -> tuple[list[Piece
     return _drop_last(pieces, cap, _cap_reason(layer, cap), dropped), dropped
 
 
-def _trim_surrounding(pieces: list[Piece], room: int, reason: str, dropped: list[Dropped]) -> list[Piece]:
-    """Cut the text before and after back so both hold at most `room` tokens: the longer side gives
-    more, the shorter keeps up to half."""
-    sides = {p.kind: p for p in pieces if p.kind in SURROUNDING}
-    if _total(list(sides.values())) <= room:
-        return pieces
-    small, large = sorted(sides, key=lambda k: (sides[k].tokens, k))[:2] if len(sides) == 2 else (None, next(iter(sides), None))
-    targets: dict[str, int] = {}
-    if small is not None:
-        targets[small] = min(sides[small].tokens, room // 2)
-    if large is not None:
-        targets[large] = room - targets.get(small, 0) if small is not None else room
+HOW = {"paragraph": "cut back to a paragraph", "sentence": "cut back to a sentence", "all": "left out"}
+
+
+def _cut_surrounding(layer5: list[Piece], excess: int, keep: Callable[[str], int], what: str, reason: str,
+                     dropped: list[Dropped]) -> list[Piece]:
+    """The text before and after the selection cut back from their far ends until `excess` tokens are
+    given (or no cut is left): the side holding more tokens gives next (a tie: the text after), so the
+    two end up alike; `keep(kind)` is the code points a side keeps at least."""
+    sides = {p.kind: p for p in layer5 if p.kind in SURROUNDING and p.text}
+    if excess <= 0 or not sides:
+        return layer5
+    plans = {k: cuts(p.text, k, keep(k)) for k, p in sides.items()}
+    pending = {k: next(plans[k], None) for k in sides}
+    taken: dict[str, Cut] = {}
+    held = {k: p.tokens for k, p in sides.items()}
+    given = 0
+    while given < excess:
+        ready = [k for k in sides if pending[k] is not None]
+        if not ready:
+            break
+        k = max(ready, key=lambda s: (held[s], s == "after"))
+        cut = taken[k] = pending[k]  # type: ignore[assignment]
+        pending[k] = next(plans[k], None)
+        given += held[k] - cut.tokens
+        held[k] = cut.tokens
     out = []
-    for p in pieces:
-        if p.kind not in targets:
+    for p in layer5:
+        last = taken.get(p.kind) if p.kind in sides else None
+        if last is None:
             out.append(p)
             continue
-        text, how = trim(p.text, "after" if p.kind == "after" else "before", max(0, targets[p.kind]), estimate_tokens)
-        if how == "none":
-            out.append(p)
-            continue
-        kept = replace(p, text=text) if text else None
-        cut = p.tokens - (kept.tokens if kept else 0)
-        what = {"paragraph": "cut back to a paragraph", "sentence": "cut back to a sentence", "all": "left out"}[how]
-        dropped.append(_drop(p, f"{reason}: the text {p.kind} the selection {what}", cut))
-        out.append(kept if kept is not None else replace(p, text=""))
+        kept = Piece.cleaned(p.layer, p.section, p.kind, kept_text(p.text, p.kind, last.kept), last.tokens, p.id,
+                             p.source, p.line, p.reason, p.score)  # a part of a clean text, its tokens known
+        dropped.append(_drop(p, f"{reason}: {what} {p.kind} the selection {HOW[last.how]}", p.tokens - kept.tokens))
+        out.append(kept)
     return out
+
+
+def _immediate(layer5: list[Piece], excess: int, originals: dict[str, Piece], reason: str,
+               dropped: list[Dropped]) -> list[Piece]:
+    """Layer 5 over its own cap, in the budget's order: the far halves, the rest of the text, then the
+    session's entries."""
+    floors = {k: near_floor(p.text) for k, p in originals.items()}
+    cap = _total(layer5) - excess
+    mine = _cut_surrounding(layer5, excess, lambda k: floors.get(k, 0), "the far half of the text", reason, dropped)
+    mine = _cut_surrounding(mine, _total(mine) - cap, lambda k: 0, "the text", reason, dropped)
+    return _give(mine, giveway.session(mine), _total(mine) - cap, reason, dropped)
 
 
 def fit(pieces: list[Piece], layer_caps: dict[str, int], max_tokens: int) -> Fitted:
     by_layer: dict[int, list[Piece]] = _by_layer(pieces)
+    originals = {p.kind: p for p in by_layer[5] if p.kind in SURROUNDING}
     dropped: list[Dropped] = []
     over = False
     for layer in LAYERS:  # each layer's own cap first
@@ -113,22 +150,50 @@ def fit(pieces: list[Piece], layer_caps: dict[str, int], max_tokens: int) -> Fit
         if layer.number in (0, 1):
             over = True  # never cut
         elif layer.number == 5:
-            fixed = _total([p for p in mine if p.kind not in SURROUNDING])
-            by_layer[5] = _trim_surrounding(mine, max(0, cap - fixed), reason, dropped)
-            over = over or fixed > cap
+            by_layer[5] = _immediate(mine, _total(mine) - cap, originals, reason, dropped)
+            over = over or _total(by_layer[5]) > cap
+        elif layer.number == 4:
+            least, rest, last = giveway.retrieved(mine)
+            by_layer[4] = _give(mine, least + rest + last, _total(mine) - cap, reason, dropped)
         else:
             by_layer[layer.number] = _drop_last(mine, cap, reason, dropped)
-    reason = f"over the skill's budget of {max_tokens} tokens for Layers 2-5"
-    excess = sum(_total(by_layer[n]) for n in BUDGETED) - max_tokens
+    excess = budget_excess(by_layer, max_tokens)
     if excess > 0:
-        by_layer[4] = _drop_last(by_layer[4], max(0, _total(by_layer[4]) - excess), reason, dropped)
-        excess = sum(_total(by_layer[n]) for n in BUDGETED) - max_tokens
-    if excess > 0:
-        surround = _total([p for p in by_layer[5] if p.kind in SURROUNDING])
-        by_layer[5] = _trim_surrounding(by_layer[5], max(0, surround - excess), reason, dropped)
-        excess = sum(_total(by_layer[n]) for n in BUDGETED) - max_tokens
-    if excess > 0:
-        by_layer[2] = _drop_last(by_layer[2], max(0, _total(by_layer[2]) - excess), reason, dropped)
-        excess = sum(_total(by_layer[n]) for n in BUDGETED) - max_tokens
+        by_layer = give_way(by_layer, excess, originals, f"over the skill's budget of {max_tokens} tokens for "
+                            "Layers 2-5", dropped)
+        excess = budget_excess(by_layer, max_tokens)
     kept = [p for layer in LAYERS for p in by_layer[layer.number] if p.text or p.kind in NEVER_CUT]
     return Fitted(kept, dropped, over or excess > 0)
+
+
+def budget_excess(by_layer: dict[int, list[Piece]], max_tokens: int) -> int:
+    return sum(_total(by_layer[n]) for n in BUDGETED) - max_tokens
+
+
+def give_way(by_layer: dict[int, list[Piece]], excess: int, originals: dict[str, Piece], reason: str,
+             dropped: list[Dropped]) -> dict[int, list[Piece]]:
+    """The budget's order (context.md, Budgets), each stage only while something is still over: the far
+    halves of the surrounding text; Layer 4's least relevant items; the rest of the surrounding text;
+    Layer 2 from its last card; the rest of Layer 4; the session's entries; the cards the selection or
+    instruction names. `originals` are the sides as taken, whose near halves (at least 500 code points)
+    the first stage keeps."""
+    out = dict(by_layer)
+    floors = {k: near_floor(p.text) for k, p in originals.items()}
+    least, rest, last = giveway.retrieved(out[4])
+    stages: list[tuple[int, Callable[[list[Piece], int], list[Piece]]]] = [
+        (5, lambda mine, e: _cut_surrounding(mine, e, lambda k: floors.get(k, 0), "the far half of the text",
+                                             reason, dropped)),
+        (4, lambda mine, e: _give(mine, least, e, reason, dropped)),
+        (5, lambda mine, e: _cut_surrounding(mine, e, lambda k: 0, "the text", reason, dropped)),
+        (2, lambda mine, e: _give(mine, [p for p in mine if p.kind != "project"][::-1], e, reason, dropped)),
+        (4, lambda mine, e: _give(mine, rest, e, reason, dropped)),
+        (5, lambda mine, e: _give(mine, giveway.session(mine), e, reason, dropped)),
+        (4, lambda mine, e: _give(mine, last, e, reason, dropped)),
+    ]
+    for layer, stage in stages:
+        if excess <= 0:
+            break
+        before = _total(out[layer])
+        out[layer] = stage(out[layer], excess)
+        excess -= before - _total(out[layer])
+    return out

@@ -110,7 +110,7 @@ def context_assemble(bank: Any, skill_id: str, document_id: str | None = None, d
 
     sel = selection or {}  # the checked payload's nested fields arrive as a mapping
     req = Request(skill_id, document_id, document_text, sel.get("start"), sel.get("end"), sel.get("text"),
-                  instruction, query_text, run_id, scene_type)
+                  instruction, query_text, run_id, scene_type, session_id)
     try:
         return assemble(bank, req)
     except StorageError as e:  # the index cannot be read: the skill still runs, on the default rules

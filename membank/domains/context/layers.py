@@ -35,7 +35,7 @@ LAYERS = (
         ("document", "Memories for this document"), ("episodes", "Past runs like this one"),
         ("history", "Recent history"))),
     Layer(5, "immediate", "The passage", (
-        ("instruction", "Instruction"), ("before", "Text before"), ("selection", "Selection"),
+        ("session", "This session"), ("instruction", "Instruction"), ("before", "Text before"), ("selection", "Selection"),
         ("after", "Text after"))),
 )
 
@@ -51,7 +51,7 @@ class Piece:
 
     layer: int
     section: str  # the layer's sub-section key ("" for Layers 0 and 1)
-    kind: str  # identity | skill | project | card | state | preference | memory | instruction | before | selection | after
+    kind: str  # identity | skill | project | card | state | preference | memory | working | instruction | before | selection | after
     text: str  # as it appears in the prompt (clean)
     id: str | None = None
     source: str | None = None

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
+
+from ...kernel.text import span_tokens
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")  # a blank line (and the blank space after it)
-# a sentence ends at 。！？… (Chinese needs no space after them) or at .!? followed by a space or
+# a sentence ends at 。！？… or a full-width ．｡ (Chinese needs no space after them) or at .!? followed by a space or
 # the end; closing quotes and brackets right after belong to the sentence
-_SENTENCE = re.compile(r"(?:[。！？…]+|[.!?]+(?=[\"'”’」』）)\]]*(?:\s|$)))[\"'”’」』）)\]]*[ \t]*")
+_SENTENCE = re.compile(r"(?:[。！？…．｡]+|[.!?]+(?=[\"'”’」』）)\]]*(?:\s|$)))[\"'”’」』）)\]]*[ \t]*")
 
 
 @dataclass(frozen=True)
@@ -110,3 +112,69 @@ def trim(text: str, side: str, max_tokens: int, tokens: Callable[[str], int]) ->
         if tokens(text) <= max_tokens:
             return text, how
     return "", "all"
+
+
+NEAR = 500  # code points next to the selection the budget's first cut never takes (context.md, Budgets)
+
+
+def near_floor(text: str) -> int:
+    """The code points of a side the budget's first cut keeps: its near half, and never fewer than the
+    500 nearest the selection (all of a shorter side)."""
+    return max(-(-len(text) // 2), min(len(text), NEAR))
+
+
+def _kept_lengths(text: str, side: str, pattern: re.Pattern[str], paragraph: bool, keep: int) -> list[int]:
+    """Each boundary of `pattern` in a side as the code points a cut there keeps (those nearest the
+    selection), at least `keep`, longest first: the order in which cuts from the far end reach them.
+    Only the part a cut may take is searched (and a few code points past it, for a boundary's context)."""
+    size = len(text)
+    if side == "before":  # the far end is the start: a cut keeps what follows the boundary
+        ends = (m.end() for m in pattern.finditer(text, 0, min(size, size - keep + 8)))
+        kept = {size - e for e in ends if 0 < e < size}
+    else:  # the far end is the end: a paragraph's cut keeps what precedes the blank line, a sentence's its end
+        found = pattern.finditer(text, max(0, keep - 8))
+        kept = {k for k in ((m.start() if paragraph else m.end()) for m in found) if 0 < k < size}
+    return sorted((k for k in kept if k >= keep), reverse=True)
+
+
+@dataclass(frozen=True)
+class Cut:
+    kept: int  # code points the side keeps after this cut (nearest the selection)
+    how: str  # "paragraph" | "sentence" | "all"
+    tokens: int  # tokens of what the side keeps after this cut (`kept_text`; measured whole, as estimates round)
+
+
+def cuts(text: str, side: str, keep: int) -> Iterator[Cut]:
+    """The successive cuts the budget may make to one side, from its far end toward the selection: whole
+    paragraphs first, then the sentences of the paragraph that no longer goes whole, never keeping fewer
+    than `keep` code points; with `keep` 0 the last step leaves the side out. Pure and lazy (the caller
+    stops as soon as enough is given); each cut's tokens are `estimate_tokens` of what the side keeps."""
+    size = len(text)
+    measure = span_tokens(text)
+    current = size
+
+    def taken(kept: int) -> int:  # the tokens of `kept_text(text, side, kept)`, without making it
+        if side == "before":
+            start = size - kept
+            while start < size and text[start].isspace():
+                start += 1
+            return measure(start, size)
+        end = kept
+        while end > 0 and text[end - 1].isspace():
+            end -= 1
+        return measure(0, end)
+
+    for pattern, how in ((_PARAGRAPH, "paragraph"), (_SENTENCE, "sentence")):
+        for kept in _kept_lengths(text, side, pattern, how == "paragraph", max(keep, 1)):
+            if kept < current:
+                yield Cut(kept, how, taken(kept))
+                current = kept
+    if keep <= 0 and current > 0:
+        yield Cut(0, "all", taken(0))
+
+
+def kept_text(text: str, side: str, kept: int) -> str:
+    """The `kept` code points of a side nearest the selection, without the blank space at the cut."""
+    if kept <= 0:
+        return ""
+    return text[len(text) - kept:].lstrip() if side == "before" else text[:kept].rstrip()

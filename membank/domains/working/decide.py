@@ -88,3 +88,17 @@ def reached(kind: str, count: int, threshold: int) -> bool:
     `threshold` (`memory.preferenceLearningThreshold`) times in its session. A session's end archives
     these as episodes and drops every other entry."""
     return kind == SIGNAL and count >= threshold
+
+
+def immediate(held: Iterable[Held], budget: int) -> list[Held]:
+    """The entries a prompt's "this session" block holds (context.md, Working memory): the most important
+    first (then the most recently added, then by id), within `budget` tokens; one too large for what is
+    left is skipped and a smaller later one may still fit."""
+    order = sorted(held, key=lambda h: (-h.importance, -h.touched, h.id))
+    out: list[Held] = []
+    used = 0
+    for h in order:
+        if used + h.tokens <= budget:
+            out.append(h)
+            used += h.tokens
+    return out

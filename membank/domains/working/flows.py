@@ -145,6 +145,22 @@ def listing(bank: Bank, session_id: str) -> dict[str, Any]:
                 "tokens": session.tokens, "capTokens": cap, "focus": session.focus, "threshold": threshold}
 
 
+def immediate(bank: Bank, session_id: str, budget: int) -> list[dict[str, Any]] | None:
+    """A prompt's "this session" block (context.md, Working memory): the session's entries, most
+    important first, within `budget` tokens, as `memory:working:list` shows them; None for a session
+    this process does not hold. Reads only: no store or session is made for it."""
+    store = bank.memo.get(MEMO)
+    if store is None:
+        return None
+    _, threshold = _settings(bank)
+    with store.lock:
+        session = store.sessions.get(session_id)
+        if session is None:
+            return None
+        shown = decide.immediate([e.held() for e in session.entries.values()], budget)
+        return [_api(bank, session_id, session.entries[s.id], threshold) for s in shown]
+
+
 def _archive(bank: Bank, entry: Entry) -> dict[str, Any]:
     """One signal as an episode: its text as the summary (left out in privacy mode), its kind and
     `working-memory` as tags, its importance; an accept, so membank derives DIRECT_ACCEPT (+1.00)."""
