@@ -10,6 +10,7 @@ of the stored scores); the others journal one only when they changed something."
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,12 +26,13 @@ from ..episodes.decay import TO_COMPRESS, TO_EVICT, level, scores
 from . import history, runs
 
 DAY = timedelta(days=1)
+log = logging.getLogger("membank")
 
 
 def due(last_daily: str | None, now: datetime) -> bool:
     """Whether the daily trigger should run: never ran, or a day has passed since."""
     if last_daily is None:
-        return True
+        return True  # (a run dated after now is never the last one: runs.last leaves it out)
     return now - datetime.fromisoformat(last_daily.replace("Z", "+00:00")) >= DAY
 
 
@@ -66,10 +68,29 @@ def realtime(bank: Bank) -> dict[str, Any]:
             "lru": len(evicted["lru"]), "changed": bool(evicted["ttl"] or evicted["lru"])}
 
 
+def moved(stored: dict[str, str], now: dict[str, str]) -> list[str]:
+    """The episodes whose level as of now is not the stored one."""
+    return sorted(i for i, name in now.items() if stored.get(i) != name)
+
+
 def daily(bank: Bank) -> dict[str, Any]:
-    report = {"episodes": store.counts(bank.index)["live"], "changed": True}
-    _journal(bank, "daily", report)  # indexing it stores every decay as of its time (runs.put)
-    return {**report, "levels": store.levels(bank.index)}
+    """Every decay as of now. Journaled (its time is the basis of the stored scores, runs.py) only when
+    that changes something: an episode's level moves, or the stored scores were computed at a time after
+    now (the clock was ahead). Otherwise the stored scores stay as of the last run that moved one, and
+    the files stay untouched: opening a project changes no tracked file (files.md, Git)."""
+    index = bank.index
+    now = clock.now()
+    live = store.counts(index)["live"]
+    with index.transaction():
+        runs.settle(index)  # a run dated after now is ignored (the clock was ahead): as a rebuild would store
+    stored = dict(index.db.execute("SELECT id, level FROM episodes WHERE evicted = 0").fetchall())
+    changes = moved(stored, {i: name for i, (name, _, _) in _levels_now(bank, now.timestamp()).items()})
+    basis = store.decayed_at(index)
+    ahead = basis is not None and basis > clock.now_precise()
+    report: dict[str, Any] = {"episodes": live, "changed": bool(changes) or ahead, "moved": len(changes)}
+    if report["changed"]:
+        _journal(bank, "daily", {k: v for k, v in report.items() if k != "changed"})  # stores every decay (runs.put)
+    return {**report, "levels": store.levels(index)}
 
 
 def weekly(bank: Bank) -> dict[str, Any]:
@@ -110,7 +131,11 @@ def run(bank: Bank, trigger: str) -> dict[str, Any]:
         if trigger != "daily" and report["changed"]:
             _journal(bank, trigger, {k: v for k, v in report.items() if k != "changed"})
         bank.index.set_meta(runs.ran_key(trigger), at)
-    return {"trigger": trigger, "at": at, **report, "tookMs": round((time.perf_counter() - started) * 1000, 2)}
+        warnings = runs.warnings(bank.index)
+    for warning in warnings:
+        log.warning("%s: %s", bank.info.id, warning)
+    return {"trigger": trigger, "at": at, **report, "warnings": warnings,
+            "tookMs": round((time.perf_counter() - started) * 1000, 2)}
 
 
 # -- history -------------------------------------------------------------------------------------

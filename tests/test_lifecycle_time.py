@@ -1,0 +1,109 @@
+"""A wrong clock harms nothing (files.md, Time): a lifecycle run dated after now is ignored for
+scheduling and decay, with a warning, and never stops later runs; the daily trigger writes only when
+it changed something. Time comes from `clock.use`."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+import membank
+from membank import Bank
+from membank.domains.lifecycle.triggers import due
+from membank.kernel import clock
+
+T0 = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def now() -> Iterator[list[datetime]]:
+    moment = [T0]
+    with clock.use(lambda: moment[0]):
+        yield moment
+
+
+def _ok(bank: Bank, channel: str, **payload: Any) -> Any:
+    envelope = bank.call(channel, payload)
+    assert envelope["ok"], envelope
+    return envelope["data"]
+
+
+def _record(bank: Bank, now: list[datetime], days_ago: float, **fields: Any) -> str:
+    saved = now[0]
+    now[0] = T0 - timedelta(days=days_ago)
+    try:
+        return _ok(bank, "memory:episode:record", wait=True, **{"sceneType": "action", **fields})["id"]
+    finally:
+        now[0] = saved
+
+
+def _journal(sample: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for f in sorted((sample / ".writenow/journal").glob("*.jsonl"))
+            for line in f.read_text("utf-8").splitlines()]
+
+
+def _stored(bank: Bank) -> dict[str, str]:
+    return dict(bank.index.db.execute("SELECT id, level FROM episodes WHERE evicted = 0").fetchall())
+
+
+def test_daily_writes_only_when_a_level_moves(bank: Bank, sample: Path, now: list[datetime]) -> None:
+    _record(bank, now, 1)
+    before = _journal(sample)
+    first = _ok(bank, "memory:lifecycle:run", trigger="daily")  # fresh: still active, nothing to write
+    assert first["changed"] is False and first["moved"] == 0 and first["levels"]["active"] == 1
+    assert _journal(sample) == before
+    assert _ok(bank, "index:status")["lifecycle"]["lastRun"]["daily"] == first["at"]  # scheduling still knows
+    now[0] = T0 + timedelta(days=45)  # decaying by now
+    second = _ok(bank, "memory:lifecycle:run", trigger="daily")
+    assert second["changed"] is True and second["moved"] == 1 and second["levels"]["decaying"] == 1
+    assert [e["trigger"] for e in _journal(sample) if e["event"] == "lifecycle"] == ["daily"]
+    bank.sync(rebuild=True)  # reproducible: the journal holds the run that moved a level
+    assert _stored(bank) and set(_stored(bank).values()) == {"decaying"}
+
+
+def test_a_year_ahead_then_fixed(bank: Bank, sample: Path, now: list[datetime]) -> None:
+    ids = [_record(bank, now, d) for d in (1, 2, 3)]
+    now[0] = T0 + timedelta(days=365)  # the clock is a year ahead for one daily run
+    ahead = _ok(bank, "memory:lifecycle:run", trigger="daily")
+    assert ahead["levels"]["to_evict"] == 3
+    now[0] = T0  # fixed
+    status = _ok(bank, "index:status")["lifecycle"]
+    assert status["lastRun"]["daily"] is None  # the run dated after now counts for nothing: due again
+    assert due(status["lastRun"]["daily"], now[0])
+    assert any("after now" in w for w in status["warnings"])
+    fixed = _ok(bank, "memory:lifecycle:run", trigger="daily")
+    assert fixed["levels"] == {"active": 3, "decaying": 0, "to_compress": 0, "to_evict": 0}
+    assert set(_stored(bank)) == set(ids) and set(_stored(bank).values()) == {"active"}
+    assert fixed["warnings"]  # said, never fatal
+    query = _ok(bank, "memory:episode:query", sceneType="action", limit=3)
+    assert {i["level"] for i in query["items"]} == {"active"}
+    assert _ok(bank, "memory:lifecycle:run", trigger="monthly")["evicted"] == 0
+    # the next day the daily trigger is due again, as every day
+    assert not due(_ok(bank, "index:status")["lifecycle"]["lastRun"]["daily"], now[0])
+    now[0] = T0 + timedelta(days=1, minutes=1)
+    assert due(_ok(bank, "index:status")["lifecycle"]["lastRun"]["daily"], now[0])
+    # a rebuild with the clock fixed stores what the daily run stored, not the year-ahead scores
+    now[0] = T0
+    bank.sync(rebuild=True)
+    assert set(_stored(bank).values()) == {"active"}
+
+
+def test_a_rebuild_after_the_clock_was_ahead_ignores_the_future_run(sample: Path, now: list[datetime]) -> None:
+    bank = membank.open(sample)
+    try:
+        _record(bank, now, 1)
+        now[0] = T0 + timedelta(days=365)
+        _ok(bank, "memory:lifecycle:run", trigger="daily")
+    finally:
+        bank.close()
+    now[0] = T0
+    bank = membank.open(sample)
+    try:
+        bank.sync(rebuild=True)
+        assert set(_stored(bank).values()) == {"active"}
+    finally:
+        bank.close()
