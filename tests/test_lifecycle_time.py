@@ -107,3 +107,62 @@ def test_a_rebuild_after_the_clock_was_ahead_ignores_the_future_run(sample: Path
         assert set(_stored(bank).values()) == {"active"}
     finally:
         bank.close()
+
+
+CH05 = "chapters/ch05.md"
+
+
+def _run(bank: Bank, now: list[datetime], at: datetime, summary: str) -> None:
+    saved, now[0] = now[0], at
+    try:
+        run = _ok(bank, "context:assemble", skillId="continue", documentId=CH05)["runId"]
+        _ok(bank, "ai:skill:feedback", runId=run, action="accept", summary=summary)
+    finally:
+        now[0] = saved
+
+
+def test_a_history_file_edited_by_hand_is_never_rewritten(bank: Bank, sample: Path, now: list[datetime]) -> None:
+    _run(bank, now, T0, "the duel")
+    now[0] = T0 + timedelta(days=8)
+    first = _ok(bank, "memory:lifecycle:run", trigger="weekly")
+    month = sample / ".writenow/history/2026-11.md"
+    assert first["history"] == [".writenow/history/2026-11.md"] and "“the duel”" in month.read_text("utf-8")
+    edited = month.read_text("utf-8").replace("“the duel”", "“the duel at the lighthouse, the best one”")
+    month.write_text(edited + "\nMy note: rewrite the duel in ch07.\n", "utf-8")
+    _run(bank, now, T0 + timedelta(days=1), "the truce")
+    now[0] = T0 + timedelta(days=9)
+    second = _ok(bank, "memory:lifecycle:run", trigger="weekly")
+    assert second["kept"] == [".writenow/history/2026-11.md"] and second["history"] == []
+    assert month.read_text("utf-8") == edited + "\nMy note: rewrite the duel in ch07.\n"  # the writer's edit stays
+    month.unlink()  # deleted: membank writes it again, with both runs
+    third = _ok(bank, "memory:lifecycle:run", trigger="weekly")
+    assert third["history"] == [".writenow/history/2026-11.md"] and "kept" not in third
+    assert "“the truce”" in month.read_text("utf-8")
+
+
+def test_a_clock_set_back_never_rewrites_a_month_with_fewer_runs(bank: Bank, sample: Path,
+                                                                  now: list[datetime]) -> None:
+    _run(bank, now, T0, "the duel")
+    _run(bank, now, T0 + timedelta(days=3), "the truce")
+    now[0] = T0 + timedelta(days=11)
+    assert _ok(bank, "memory:lifecycle:run", trigger="weekly")["history"] == [".writenow/history/2026-11.md"]
+    month = sample / ".writenow/history/2026-11.md"
+    written = month.read_bytes()
+    now[0] = T0 + timedelta(days=8)  # set back: only the first run is older than a week
+    back = _ok(bank, "memory:lifecycle:run", trigger="weekly")
+    assert back["kept"] == [".writenow/history/2026-11.md"] and back["history"] == []
+    assert month.read_bytes() == written
+
+
+def test_compressed_episodes_zero_evicts_instead_of_failing(sample: Path, now: list[datetime]) -> None:
+    with (sample / ".writenow/settings.yaml").open("a", encoding="utf-8") as f:
+        f.write("\nlifecycle:\n  compressedEpisodes: 0\n")
+    bank = membank.open(sample)
+    try:
+        fading = _record(bank, now, 90)  # to_compress by now
+        weekly = _ok(bank, "memory:lifecycle:run", trigger="weekly")
+        assert weekly["compressed"] == 0 and weekly["evicted"] == 1 and weekly["history"]
+        assert fading not in _stored(bank)
+        assert [e["reason"] for e in _journal(sample) if e["event"] == "episode-evicted"] == ["lru"]
+    finally:
+        bank.close()

@@ -36,6 +36,7 @@ class LifecycleReport(TypedDict):
     levels: NotRequired[Levels]  # daily: live episodes per level after it
     compressed: NotRequired[int]  # weekly
     history: NotRequired[list[str]]  # weekly: history files written (unchanged ones are not)
+    kept: NotRequired[list[str]]  # weekly: history files left as they are: edited by hand, or they would lose runs
     runs: NotRequired[int]  # weekly: runs (and run-less episodes) older than a week, in history
 
 

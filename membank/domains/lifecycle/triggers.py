@@ -93,22 +93,52 @@ def daily(bank: Bank) -> dict[str, Any]:
     return {**report, "levels": store.levels(index)}
 
 
+def _joining(bank: Bank, levels: dict[str, tuple[str, bool, bool]]) -> tuple[capacity.Held, ...]:
+    """The live `to_compress` episodes not compressed yet, as the compressed store's capacity sees them."""
+    chosen = [i for i, (name, compressed, _) in levels.items() if name == TO_COMPRESS and not compressed]
+    if not chosen:
+        return ()
+    since = dict(bank.index.db.execute(f"SELECT id, since FROM episodes WHERE id IN ({','.join('?' * len(chosen))})",
+                                       chosen).fetchall())
+    return tuple(capacity.Held(i, since[i], levels[i][2]) for i in chosen)
+
+
+def compression(bank: Bank, settings: dict[str, Any],
+                joining: tuple[capacity.Held, ...]) -> tuple[capacity.Choice, set[str]]:
+    """What makes room in the compressed store for the episodes joining it, decided before anything is
+    written, and the kept episodes that stay uncompressed. Those that do not fit go themselves, least
+    recently used first (`compressedEpisodes: 0`: each one not kept); a kept one (pinned, confirmed) that
+    cannot fit stays where it is. MEMORY_CAPACITY_EXCEEDED only when the store's own kept episodes
+    overflow it (then nothing was written)."""
+    try:
+        return capacity.room(bank.index, settings, adding=0, compressed=True, joining=joining), set()
+    except MembankError as e:
+        if e.code != capacity.CAPACITY_EXCEEDED or not any(h.kept for h in joining):
+            raise
+        free = tuple(h for h in joining if not h.kept)
+        return (capacity.room(bank.index, settings, adding=0, compressed=True, joining=free),
+                {h.id for h in joining if h.kept})
+
+
 def weekly(bank: Bank) -> dict[str, Any]:
     now = clock.now()
     settings = bank.settings_files.lifecycle()
-    chosen = [i for i, (name, compressed, _) in _levels_now(bank, now.timestamp()).items()
-              if name == TO_COMPRESS and not compressed]
+    joining = _joining(bank, _levels_now(bank, now.timestamp()))
+    choice, staying = compression(bank, settings, joining)  # refused before anything is written, if it must be
+    gone = set(choice.ids)
+    chosen = [h.id for h in joining if h.id not in gone and h.id not in staying]
     report: dict[str, Any] = {"compressed": 0, "evicted": 0, "history": [], "runs": 0}
-    entries = _entries(bank, history.cutoff(now))  # written first: a failure here has changed nothing
+    entries = _entries(bank, history.cutoff(now))
     report["runs"] = len(entries)
-    report["history"] = _write_history(bank, entries)
+    report["history"], kept = _write_history(bank, entries)
+    if kept:
+        report["kept"] = kept
+    episodes.evict(bank, choice.ttl, "ttl")
+    episodes.evict(bank, choice.lru, "lru")
     if chosen:
-        choice = capacity.room(bank.index, settings, adding=len(chosen), compressed=True)
-        episodes.evict(bank, choice.ttl, "ttl")
-        episodes.evict(bank, choice.lru, "lru")
         episodes.journaled(bank, {"event": "episode-updated", "ids": chosen, "changes": {"compressed": True}})
-        report.update(compressed=len(chosen), evicted=len(choice.ids))
-    report["changed"] = bool(chosen or report["history"])
+    report.update(compressed=len(chosen), evicted=len(choice.ids))
+    report["changed"] = bool(chosen or choice.ids or report["history"])
     return report
 
 
@@ -177,20 +207,25 @@ def _entries(bank: Bank, before: str) -> list[history.Entry]:
     return out
 
 
-def _write_history(bank: Bank, entries: list[history.Entry]) -> list[str]:
-    """Each month's file rewritten when its text changed; the files written, as citations."""
-    written = []
+def _write_history(bank: Bank, entries: list[history.Entry]) -> tuple[list[str], list[str]]:
+    """Each month's file rewritten when its text changed, unless the writer edited it or it would list
+    fewer runs (history.replaceable): the files written, and those kept, as citations."""
+    written, kept = [], []
     for month, found in sorted(history.by_month(entries).items()):
         rel = f"{history.FOLDER}/{month}.md"
         path = bank.project.file(rel)
-        text = history.render(month, found).encode("utf-8")
+        text = history.render(month, found)
         try:
             check_inside(bank.project.path, path, bank.project.source)
-            if path.is_file() and path.read_bytes() == text:
+            old = path.read_bytes() if path.is_file() else None
+            if old is not None and old == text.encode("utf-8"):
                 continue
-            atomic_write(path, text)
+            if old is not None and not history.replaceable(old, text):
+                kept.append(bank.project.source(rel))
+                continue
+            atomic_write(path, text.encode("utf-8"))
         except OSError as e:
             raise MembankError(errors.DB_ERROR, f"could not write {bank.project.source(rel)}: "
                                f"{e.strerror or e.__class__.__name__}; nothing else was changed") from None
         written.append(bank.project.source(rel))
-    return written
+    return written, kept
