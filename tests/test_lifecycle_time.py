@@ -166,3 +166,29 @@ def test_compressed_episodes_zero_evicts_instead_of_failing(sample: Path, now: l
         assert [e["reason"] for e in _journal(sample) if e["event"] == "episode-evicted"] == ["lru"]
     finally:
         bank.close()
+
+
+def test_settings_set_lifecycle_keys(sample: Path) -> None:
+    from typer.testing import CliRunner
+
+    from membank.shells.cli import app
+
+    runner = CliRunner()
+    path = sample / ".writenow/settings.yaml"
+    got = runner.invoke(app, ["settings", "set", "lifecycle.compressedEpisodes=0", "lifecycle.episodeTtlDays=90",
+                              "-C", str(sample), "--json"])
+    assert got.exit_code == 0, got.output
+    assert json.loads(got.output)["data"]["lifecycle.compressedEpisodes"] == 0
+    text = path.read_text("utf-8")
+    assert "compressedEpisodes: 0" in text and "episodeTtlDays: 90" in text
+    bad = runner.invoke(app, ["settings", "set", "lifecycle.activeEpisodes=0", "-C", str(sample), "--json"])
+    assert bad.exit_code != 0 and "activeEpisodes" in bad.output and "1 to 1,000,000" in bad.output
+    unknown = runner.invoke(app, ["settings", "set", "story.threadWarnChapters=3", "-C", str(sample)])
+    assert unknown.exit_code == 2 and "lifecycle" in unknown.output  # says which sections it supports
+    bank = membank.open(sample)
+    try:
+        data = _ok(bank, "lifecycle:settings:update", patch={"workingTokens": 4000})
+        assert data["workingTokens"] == 4000 and data["compressedEpisodes"] == 0
+        assert bank.update_lifecycle_settings({"activeEpisodes": 500})["activeEpisodes"] == 500
+    finally:
+        bank.close()
