@@ -229,6 +229,10 @@ def _replacement(entry: spans.Entry, key: Any, value: Any, indent: int) -> str:
     rendered = _render({key: value}, indent)
     if entry.eol_comment and rendered.count("\n") == 1:
         rendered = rendered[:-1] + entry.eol_comment + "\n"  # `revision: 3   # why` keeps its why
+    elif entry.eol_comment:
+        first = rendered.index("\n")
+        if rendered[:first].endswith(":"):  # `progressions: []  # none yet` become a block: the why stays on its key
+            rendered = rendered[:first] + entry.eol_comment + rendered[first:]
     return rendered
 
 
