@@ -192,3 +192,31 @@ def test_settings_set_lifecycle_keys(sample: Path) -> None:
         assert bank.update_lifecycle_settings({"activeEpisodes": 500})["activeEpisodes"] == 500
     finally:
         bank.close()
+
+
+def test_compressed_episodes_zero_keeps_a_confirmed_episode_where_it_is(sample: Path, now: list[datetime]) -> None:
+    with (sample / ".writenow/settings.yaml").open("a", encoding="utf-8") as f:
+        f.write("\nlifecycle:\n  compressedEpisodes: 0\n")
+    bank = membank.open(sample)
+    try:
+        now[0] = T0 - timedelta(days=90)
+        run = _ok(bank, "context:assemble", skillId="continue", documentId=CH05)["runId"]
+        kept = _ok(bank, "ai:skill:feedback", runId=run, action="accept")["episode"]["id"]
+        _ok(bank, "memory:trace:feedback", runId=run, verdict="correct")  # confirmed: never evicted
+        now[0] = T0
+        fading = _record(bank, now, 90)
+        weekly = _ok(bank, "memory:lifecycle:run", trigger="weekly")
+        assert weekly["evicted"] == 1 and weekly["compressed"] == 0
+        assert kept in _stored(bank) and fading not in _stored(bank)
+    finally:
+        bank.close()
+
+
+def test_a_history_file_that_cannot_be_written_says_what_was(bank: Bank, sample: Path, now: list[datetime]) -> None:
+    _record(bank, now, 60)  # September's history
+    _run(bank, now, T0 - timedelta(days=8), "the duel")  # November's
+    (sample / ".writenow/history/2026-11.md").mkdir()  # a folder where the file goes
+    failed = bank.call("memory:lifecycle:run", {"trigger": "weekly"})
+    assert failed["error"]["code"] == "DB_ERROR"
+    assert "only .writenow/history/2026-09.md written before it" in failed["error"]["message"]
+    assert (sample / ".writenow/history/2026-09.md").is_file()

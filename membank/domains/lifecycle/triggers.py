@@ -225,7 +225,9 @@ def _write_history(bank: Bank, entries: list[history.Entry]) -> tuple[list[str],
                 continue
             atomic_write(path, text.encode("utf-8"))
         except OSError as e:
+            before = f"only {', '.join(written)} written before it" if written else "nothing was written"
             raise MembankError(errors.DB_ERROR, f"could not write {bank.project.source(rel)}: "
-                               f"{e.strerror or e.__class__.__name__}; nothing else was changed") from None
+                               f"{e.strerror or e.__class__.__name__}; {before}, no episode was compressed or "
+                               "evicted", {"source": bank.project.source(rel), "written": written}) from None
         written.append(bank.project.source(rel))
     return written, kept
