@@ -220,3 +220,28 @@ def test_a_history_file_that_cannot_be_written_says_what_was(bank: Bank, sample:
     assert failed["error"]["code"] == "DB_ERROR"
     assert "only .writenow/history/2026-09.md written before it" in failed["error"]["message"]
     assert (sample / ".writenow/history/2026-09.md").is_file()
+
+
+def test_the_cli_says_what_was_kept_and_warns(sample: Path, now: list[datetime]) -> None:
+    from typer.testing import CliRunner
+
+    from membank.shells.cli import app
+
+    bank = membank.open(sample)
+    try:
+        _run(bank, now, T0, "the duel")
+        now[0] = T0 + timedelta(days=8)
+        _ok(bank, "memory:lifecycle:run", trigger="weekly")
+    finally:
+        bank.close()
+    month = sample / ".writenow/history/2026-11.md"
+    month.write_text(month.read_text("utf-8") + "\nMine.\n", "utf-8")
+    now[0] = T0 + timedelta(days=400)  # ahead
+    runner = CliRunner()
+    assert runner.invoke(app, ["lifecycle", "daily", "-C", str(sample)]).exit_code == 0
+    now[0] = T0 + timedelta(days=9)
+    got = runner.invoke(app, ["lifecycle", "weekly", "-C", str(sample)])
+    assert got.exit_code == 0 and "kept .writenow/history/2026-11.md as it is" in got.output
+    assert "warning: lifecycle runs dated after now are ignored (daily 2027-12-30" in got.output
+    shown = runner.invoke(app, ["status", str(sample)])
+    assert "warning: lifecycle runs dated after now" in shown.output
