@@ -245,3 +245,25 @@ def test_the_cli_says_what_was_kept_and_warns(sample: Path, now: list[datetime])
     assert "warning: lifecycle runs dated after now are ignored (daily 2027-12-30" in got.output
     shown = runner.invoke(app, ["status", str(sample)])
     assert "warning: lifecycle runs dated after now" in shown.output
+
+
+def test_serve_and_watch_look_again_after_a_run_a_year_ahead(sample: Path, now: list[datetime]) -> None:
+    from membank.runtime.dispatch import dispatch
+    from membank.runtime.registry import Registry
+    from membank.shells.daily import Daily
+
+    registry = Registry()
+    try:
+        project = dispatch(registry, "project:open", {"path": str(sample)})["data"]["projectId"]
+        daily = Daily(registry, lambda pid: dispatch(registry, "memory:lifecycle:run",
+                                                     {"projectId": pid, "trigger": "daily"}))
+        assert dispatch(registry, "memory:episode:record", {"sceneType": "action", "wait": True})["ok"]
+        now[0] = T0 + timedelta(days=365)
+        assert daily.look() == [project]
+        now[0] = T0  # fixed: the run a year ahead does not count, the daily trigger is due at once
+        assert daily.look() == [project]
+        assert daily.look() == []
+        now[0] = T0 + timedelta(days=1)
+        assert daily.look() == [project]  # and every day after, not a year later
+    finally:
+        registry.close()
