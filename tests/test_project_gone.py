@@ -22,6 +22,8 @@ def test_serve_refuses_writes_and_reads_of_a_deleted_project(sample: Path, home:
     server = Sidecar("--project", str(sample), home=home)
     try:
         assert server.ok("memory:create", MEMORY)["id"]
+        for _ in range(2):  # a signal that would be archived as an episode when the sidecar closes
+            server.ok("memory:working:add", {"sessionId": "s", "kind": "signal", "importance": 0.6, "content": "x"})
         kept = tmp_path / "kept"
         shutil.move(str(sample / ".writenow"), kept)  # deleted, as far as the sidecar can tell
         before = _files(sample)
@@ -34,8 +36,10 @@ def test_serve_refuses_writes_and_reads_of_a_deleted_project(sample: Path, home:
         assert _files(sample) == before and not (sample / ".writenow").exists()
         shutil.move(str(kept), sample / ".writenow")  # back (a `git checkout`, an undo in the file manager)
         assert server.ok("memory:list", {})["items"]
+        shutil.rmtree(sample / ".writenow")  # gone for good this time
     finally:
         assert server.close() == 0
+    assert not (sample / ".writenow").exists()  # closing archives nothing into a folder made again
 
 
 def test_the_mcp_tools_refuse_a_deleted_project(sample: Path) -> None:
