@@ -287,6 +287,8 @@ def counts(index: Index) -> dict[str, int]:
 
 
 def dated_after(index: Index, at: str) -> int:
-    """Live episodes created or last recalled after `at` (the clock was ahead when they were written)."""
-    return int(index.db.execute("SELECT count(*) FROM episodes WHERE evicted = 0 AND"
-                                " (created_at > ? OR last_recalled_at > ?)", (at, at)).fetchall()[0][0])
+    """Live episodes created or last recalled after `at` (the clock was ahead when they were written):
+    `since` is the later of the two, counted over the stores' own indexes."""
+    when = seconds(at)
+    return sum(int(index.db.execute("SELECT count(*) FROM episodes WHERE evicted = 0 AND compressed = ? AND since > ?",
+                                    (compressed, when)).fetchall()[0][0]) for compressed in (0, 1))
