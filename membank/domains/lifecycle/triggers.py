@@ -1,12 +1,15 @@
 """The lifecycle triggers (episodes.md, Lifecycle), each run on demand and reporting what it did:
 
 - `realtime`: each store back within its capacity (TTL-expired first, then least recently used);
-- `daily`: every episode's decay stored as of now (the journal keeps the time: a rebuild agrees);
-- `weekly`: `to_compress` episodes compressed, and runs older than a week written to history;
+- `daily`: every episode's decay stored as of now when a level moved (the journal keeps the time: a
+  rebuild agrees);
+- `weekly`: `to_compress` episodes compressed (or evicted when they do not fit), and runs older than a
+  week written to history (a file the writer edited is kept);
 - `monthly`: `to_evict` episodes evicted (journaled, never erased).
 
-Re-running a trigger changes nothing: only `daily` journals a line every time (its time is the basis
-of the stored scores); the others journal one only when they changed something."""
+Re-running a trigger changes nothing, and each journals a line only when it changed something: opening
+a project (`serve` and `watch` run `daily`) writes no file when nothing moved. A run dated after now
+(the clock was ahead) is ignored with a warning (runs.py)."""
 
 from __future__ import annotations
 
