@@ -29,7 +29,7 @@ def test_progress_keeps_the_comment_on_the_progressions_line(sample: Path, line:
     assert got.exit_code == 0, got.output
     text = card.read_text("utf-8")
     assert "progressions:" in text and "# none yet" in text.split("progressions:", 1)[1].split("\n", 1)[0]
-    assert "state: ashore" in text
+    assert "  - {at: chapters/ch03.md, state: ashore}\n" in text  # one line, as the docs say
 
 
 def test_a_relation_that_ends_before_it_begins_is_a_warning(bank: Bank, sample: Path) -> None:
