@@ -39,11 +39,19 @@ def _committed(sample: Path) -> None:
     git(sample, "init", "-q", "-b", "main")
     git(sample, "add", "-A")
     git(sample, "commit", "-qm", "the book so far")
+    git(sample, "checkout", "-q", "-b", "elsewhere")  # another branch where the journal differs
+    bank = membank.open(sample)
+    try:
+        assert bank.call("memory:episode:record", {"sceneType": "description", "wait": True})["ok"]
+    finally:
+        bank.close()
+    git(sample, "commit", "-qam", "a session on another machine")
+    git(sample, "checkout", "-q", "main")
 
 
 def _clean_and_checkout(sample: Path) -> None:
     assert git(sample, "status", "--porcelain", "--untracked-files=no") == ""
-    git(sample, "checkout", "-q", "-b", "elsewhere")
+    git(sample, "checkout", "-q", "elsewhere")  # refused if the journal had a change of its own here
     git(sample, "checkout", "-q", "main")
 
 
