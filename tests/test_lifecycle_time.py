@@ -267,3 +267,24 @@ def test_serve_and_watch_look_again_after_a_run_a_year_ahead(sample: Path, now: 
         assert daily.look() == [project]  # and every day after, not a year later
     finally:
         registry.close()
+
+
+def test_history_marks_and_what_may_replace_a_file() -> None:
+    from membank.domains.lifecycle import history
+    from membank.domains.lifecycle.triggers import moved
+
+    def entry(at: str, line: int) -> history.Entry:
+        return history.Entry(at, CH05, "continue", "accept", None, None, (), None, f"journal/2026-11.jsonl#L{line}")
+
+    two = history.render("2026-11", [entry("2026-11-18T10:00:00.000000Z", 1), entry("2026-11-19T10:00:00.000000Z", 2)])
+    one = history.render("2026-11", [entry("2026-11-18T10:00:00.000000Z", 1)])
+    assert history.written_by_membank(two) and history.runs_listed(two) == 2
+    assert history.replaceable(one.encode(), two)  # more runs over membank's own file
+    assert not history.replaceable(two.encode(), one)  # never fewer
+    assert not history.replaceable((two + "\nmine\n").encode(), two)  # never over an edit
+    assert history.replaceable(two.replace("\n", "\r\n").encode(), two)  # a checkout with CRLF is no edit
+    legacy = "# History, 2026-11\n\nIt is rewritten whole each time: edits here do not last.\n"
+    assert history.replaceable(legacy.encode(), one)
+    assert not history.replaceable(b"# My own notes\n", one) and not history.replaceable(b"\xff\xfe", one)
+    assert [s.document for s in history.sections(two, ".writenow/history/2026-11.md")] == [CH05]
+    assert moved({"a": "active", "b": "decaying"}, {"a": "active", "b": "to_compress", "c": "active"}) == ["b", "c"]
