@@ -87,6 +87,7 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
         "memory:settings:update": {"patch": {"injectionMaxItems": 7}},
         "embedding:settings:update": {"patch": {"model": None}},  # the bundled model, as before
         "context:settings:update": {"patch": {"layerTokens": {"retrieved": 3500}}},
+        "lifecycle:settings:update": {"patch": {"episodeTtlDays": 120}},
         "memory:injection:preview": {"queryText": "the sea"},
         "memory:preferences:ingest": {"runId": "run-1", "skillId": "polish", "action": "accept",
                                       "evidenceRef": "omit needless words"},

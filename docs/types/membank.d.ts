@@ -75,6 +75,8 @@ export interface Channels {
   "kg:state": { payload: KgStatePayload; data: KgStateData };
   /** Schema: docs/schema/kg.state.update.json */
   "kg:state:update": { payload: KgStateUpdatePayload; data: KgStateUpdateData };
+  /** Schema: docs/schema/lifecycle.settings.update.json */
+  "lifecycle:settings:update": { payload: LifecycleSettingsUpdatePayload; data: LifecycleSettingsUpdateData };
   /** Schema: docs/schema/memory.create.json */
   "memory:create": { payload: MemoryCreatePayload; data: MemoryCreateData };
   /** Schema: docs/schema/memory.delete.json */
@@ -176,6 +178,8 @@ export type KgStatePayload = StateGet;
 export type KgStateData = State;
 export type KgStateUpdatePayload = StateUpdate;
 export type KgStateUpdateData = Entity;
+export type LifecycleSettingsUpdatePayload = LifecycleUpdate;
+export type LifecycleSettingsUpdateData = LifecycleSettings;
 export type MemoryCreatePayload = MemoryCreate;
 export type MemoryCreateData = Memory;
 export type MemoryDeletePayload = MemoryRef;
@@ -679,18 +683,30 @@ export interface Levels {
   to_evict: number;
 }
 
+/** episodes.md, Lifecycle: the stores' capacities, the TTL of an unused episode, working memory. */
+export interface LifecyclePatch {
+  activeEpisodes?: number | null;
+  compressedEpisodes?: number | null;
+  semanticRules?: number | null;
+  episodeTtlDays?: number | null;
+  workingTokens?: number | null;
+}
+
 export interface LifecycleReport {
   trigger: string;
   at: string;
   changed: boolean;
   tookMs: number;
+  warnings: string[];
   evicted?: number;
   ttl?: number;
   lru?: number;
   episodes?: number;
+  moved?: number;
   levels?: Levels;
   compressed?: number;
   history?: string[];
+  kept?: string[];
   runs?: number;
 }
 
@@ -699,9 +715,25 @@ export interface LifecycleRun {
   projectId?: string | null;
 }
 
+export interface LifecycleSettings {
+  activeEpisodes: number;
+  compressedEpisodes: number;
+  semanticRules: number;
+  episodeTtlDays: number;
+  workingTokens: number;
+}
+
 export interface LifecycleStatus {
   lastRun: LastRuns;
   levels: EpisodeLevels;
+  warnings: string[];
+}
+
+export interface LifecycleUpdate {
+  patch: LifecyclePatch;
+  projectId?: string | null;
+  /** @defaultValue "project" */
+  scope?: "project" | "global";
 }
 
 export interface Memory {

@@ -148,8 +148,11 @@ class WriteLock:
     def _lock_file(self, deadline: float, wait: float) -> int | None:
         if fcntl is None and msvcrt is None:
             return None
+        if not self.path.parent.parent.is_dir():  # the bank folder is gone: never made again without project.yaml
+            raise MembankError(errors.NOT_FOUND, f"the bank folder {self.path.parent.parent} is gone; nothing was "
+                               "written", {"path": str(self.path.parent.parent)})
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(exist_ok=True)
             # never through a link: the lock file is created inside .index/, nowhere else
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0),
                          0o644)

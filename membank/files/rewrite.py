@@ -229,6 +229,10 @@ def _replacement(entry: spans.Entry, key: Any, value: Any, indent: int) -> str:
     rendered = _render({key: value}, indent)
     if entry.eol_comment and rendered.count("\n") == 1:
         rendered = rendered[:-1] + entry.eol_comment + "\n"  # `revision: 3   # why` keeps its why
+    elif entry.eol_comment:
+        first = rendered.index("\n")
+        if rendered[:first].endswith(":"):  # `progressions: []  # none yet` become a block: the why stays on its key
+            rendered = rendered[:first] + entry.eol_comment + rendered[first:]
     return rendered
 
 
@@ -303,6 +307,12 @@ def append_item(original: str, key: str, item: dict[str, Any], updates: dict[str
         column = start - (text.rfind("\n", 0, start) + 1)
         at = fm_start + entry.end
         text = text[:at] + " " * column + "- " + flow(item) + "\n" + text[at:]
+    elif entry is not None and entry.value.kind in ("seq", "scalar") and isinstance(key, str) and key.isidentifier():
+        # `key: []`, `key: [{…}]`, `key:` or `key: null`: one `- {…}` line per item, its comment kept on its line
+        fm_start = found[0] if found else 0
+        items = "".join(f"{' ' * (entry.indent + 2)}- {flow(x)}\n" for x in [*(current or []), item])
+        text = (text[:fm_start + entry.start] + f"{' ' * entry.indent}{key}:{entry.eol_comment}\n" + items
+                + text[fm_start + entry.end:])
     else:
         updates = {key: [*(current or []), item], **updates}
     result = rewrite(text, updates)

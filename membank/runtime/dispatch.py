@@ -49,6 +49,7 @@ def run(channel: Channel, bank: Project, checked: Any, extras: dict[str, Any] | 
     serve two threads at once (a watcher may be writing); inside `index.store.reading()` (the
     sidecar) the lock is a no-op and the read has a connection and snapshot of its own."""
     kwargs = {**arguments(channel, checked), **(extras or {})}
+    bank.check_present()  # a project deleted under the process: NOT_FOUND, nothing read or written
     if channel.mode == "read":
         with bank.index.lock:
             return channel.function(bank, **kwargs)

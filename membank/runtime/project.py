@@ -7,6 +7,7 @@ when first used: every CLI command imports this module, and `membank --help` ope
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -70,6 +71,9 @@ class Project:
 
     def close(self) -> None:
         closers, self.closers = self.closers, []
+        if closers and not self.present():  # gone from disk: archiving would make part of the folder again
+            log.warning("the project %s is gone from disk; its working memory is dropped, not archived", self.info.id)
+            closers = []
         for closer in closers:  # before the writer closes: they may still write (archived episodes)
             try:
                 closer()
@@ -79,6 +83,21 @@ class Project:
         if self.watcher is not None:
             self.watcher.stop()
         self.index.close()
+
+    def present(self) -> bool:
+        """Whether the project's `.writenow/project.yaml` is still on disk."""
+        return os.path.isfile(self.project.path / "project.yaml")
+
+    def check_present(self) -> None:
+        """NOT_FOUND (project) when the project's `.writenow/project.yaml` is gone from disk (the folder
+        deleted under a running sidecar): nothing may be written, not even a folder (which would recreate
+        part of a bank without its project.yaml), and no answer may come from an index of what is gone.
+        One stat per call; the project answers again as soon as the folder is back."""
+        if not self.present():
+            raise MembankError(errors.NOT_FOUND, f"the project `{self.info.name}` is gone: {self.project.path}"
+                               " no longer holds project.yaml; nothing was read or written (restore the folder,"
+                               " or open the project where it is now)",
+                               {"projectId": self.info.id, "path": str(self.root)})
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait for the writes accepted off the caller's path (`memory:episode:record`) to finish."""

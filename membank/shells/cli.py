@@ -106,6 +106,8 @@ def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
         out.print(f"  episodes: {episodes['live']} (" + ", ".join(f"{k} {v}" for k, v in life["levels"].items())
                   + f"; decay as of the last daily run){', ' + str(episodes['failed']) + ' failed' if episodes['failed'] else ''}")
         out.print("  lifecycle last ran: " + ", ".join(f"{k} {v or 'never'}" for k, v in life["lastRun"].items()))
+        for warning in life.get("warnings") or ():  # the clock was ahead (docs/lifecycle.md, Clocks)
+            out.print(f"  warning: {warning}")
     call(path, "index:status", {}, as_json, show)
 
 

@@ -81,9 +81,13 @@ def episodes_view(d: dict[str, Any]) -> None:
 
 def lifecycle_view(d: dict[str, Any]) -> None:
     done = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("trigger", "at", "changed", "tookMs", "levels",
-                                                                   "history") and v)
+                                                                   "history", "kept", "warnings") and v)
     out.print(f"{d['trigger']} at {d['at']}: {done or 'nothing to do'}" + ("" if d["changed"] else " (nothing changed)"))
     for source in d.get("history") or []:
         out.print(f"  wrote {source}")
+    for source in d.get("kept") or []:
+        out.print(f"  kept {source} as it is (edited by hand, or it would lose runs; delete it to have it written again)")
+    for warning in d.get("warnings") or []:
+        out.print(f"  warning: {warning}")
     if d.get("levels"):
         out.print("  episodes by level: " + ", ".join(f"{k} {v}" for k, v in d["levels"].items()))

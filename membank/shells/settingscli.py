@@ -1,5 +1,5 @@
 """`membank settings`: show the effective settings, or set dotted keys in settings.yaml
-(`memory.*` through the app's channel, `embedding.*` and `context.*` through theirs)."""
+(`memory.*` through the app's channel, `embedding.*`, `context.*` and `lifecycle.*` through theirs)."""
 
 from __future__ import annotations
 
@@ -26,11 +26,12 @@ def settings_get(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) 
 
 
 # `settings set` runs memory:settings:update for `memory.*` keys, embedding:settings:update for
-# `embedding.*` and context:settings:update for `context.*` keys (the channels name this command)
+# `embedding.*`, context:settings:update for `context.*` and lifecycle:settings:update for `lifecycle.*`
+# keys (the channels name this command)
 @command("memory:settings:update", group=settings_app)
 def settings_set(pairs: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
                                                    help="Dotted keys: memory.injectionEnabled=false, embedding.model=PATH, "
-                                                        "context.layerTokens.retrieved=4000"),
+                                                        "context.layerTokens.retrieved=4000, lifecycle.activeEpisodes=2000"),
                  global_: bool = typer.Option(False, "--global", help="Change the global bank's settings."),
                  project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
     import yaml
@@ -40,7 +41,8 @@ def settings_set(pairs: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
         key, sep, raw = pair.partition("=")
         section, dot, name = key.partition(".")
         if not sep or not dot or section not in _SETTINGS_CHANNELS:
-            err.print(f"`{pair}` is not KEY=VALUE with KEY like memory.injectionEnabled or embedding.model")
+            err.print(f"`{pair}` is not KEY=VALUE with KEY in one of the sections {', '.join(_SETTINGS_CHANNELS)}"
+                      " (like memory.injectionEnabled, embedding.model, context.maxTokens, lifecycle.activeEpisodes)")
             raise typer.Exit(2)
         try:
             value = yaml.safe_load(raw) if raw.strip() else None
@@ -74,4 +76,4 @@ def settings_set(pairs: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
 
 
 _SETTINGS_CHANNELS = {"memory": "memory:settings:update", "embedding": "embedding:settings:update",
-                      "context": "context:settings:update"}
+                      "context": "context:settings:update", "lifecycle": "lifecycle:settings:update"}

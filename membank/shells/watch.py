@@ -384,6 +384,8 @@ class Watcher:
             passing = isinstance(e, apsw.ThreadingViolationError)
             if passing:
                 log.debug("the index was busy in another thread; retrying the batch")
+            elif getattr(e, "code", None) == "NOT_FOUND":  # the bank folder is gone: nothing to sync until it is back
+                log.debug("the watcher waits for the bank folder to come back: %s", e)
             else:
                 log.exception("the watcher could not update the index; it will retry with a full sync")
             with self._cond:

@@ -63,16 +63,19 @@ def held(index: Index, compressed: bool, oldest: int | None = None) -> list[Held
     return [Held(i, since, bool(pinned) or run in confirmed) for i, since, pinned, run in rows]
 
 
-def room(index: Index, settings: dict[str, Any], adding: int = 1, compressed: bool = False) -> Choice:
-    """What must go so that `adding` more fit in a store (MEMORY_CAPACITY_EXCEEDED when they cannot)."""
+def room(index: Index, settings: dict[str, Any], adding: int = 1, compressed: bool = False,
+         joining: tuple[Held, ...] = ()) -> Choice:
+    """What must go so that `adding` more fit in a store (MEMORY_CAPACITY_EXCEEDED when they cannot).
+    `joining`: episodes about to move into the store (the weekly compression), which may go themselves
+    (with `compressedEpisodes: 0` every one that is not kept does)."""
     cap = settings["compressedEpisodes" if compressed else "activeEpisodes"]
-    need = count(index, compressed) + adding - cap
+    need = count(index, compressed) + adding + len(joining) - cap
     if need <= 0:
         return Choice((), (), 0)
     now, ttl = clock.now().timestamp(), settings["episodeTtlDays"]
-    choice = choose(held(index, compressed, need + 64), need, now, ttl)  # enough, unless many are kept
+    choice = choose(held(index, compressed, need + 64) + list(joining), need, now, ttl)  # enough, unless many are kept
     if choice.short:
-        choice = choose(held(index, compressed), need, now, ttl)
+        choice = choose(held(index, compressed) + list(joining), need, now, ttl)
     if choice.short:
         store = "compressed" if compressed else "active"
         raise MembankError(CAPACITY_EXCEEDED, f"the {store} episodes are at their capacity ({cap:,}, "

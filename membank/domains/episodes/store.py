@@ -284,3 +284,11 @@ def counts(index: Index) -> dict[str, int]:
     total = index.db.execute("SELECT count(*) FROM episodes").fetchall()[0][0]
     evicted = index.db.execute("SELECT count(*) FROM episodes WHERE evicted = 1").fetchall()[0][0]
     return {"total": int(total), "live": int(total - evicted)}
+
+
+def dated_after(index: Index, at: str) -> int:
+    """Live episodes created or last recalled after `at` (the clock was ahead when they were written):
+    `since` is the later of the two, counted over the stores' own indexes."""
+    when = seconds(at)
+    return sum(int(index.db.execute("SELECT count(*) FROM episodes WHERE evicted = 0 AND compressed = ? AND since > ?",
+                                    (compressed, when)).fetchall()[0][0]) for compressed in (0, 1))

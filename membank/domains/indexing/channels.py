@@ -77,6 +77,7 @@ class EpisodeLevels(TypedDict):
 class LifecycleStatus(TypedDict):
     lastRun: LastRuns
     levels: EpisodeLevels  # live episodes per decay level, as of the last daily trigger
+    warnings: list[str]  # lifecycle runs or episodes dated after now (the clock was ahead), ignored
 
 
 class IndexStatus(TypedDict):

@@ -27,13 +27,16 @@ class LifecycleReport(TypedDict):
     at: str
     changed: bool  # whether anything changed (a re-run changes nothing)
     tookMs: float
+    warnings: list[str]  # runs or episodes dated after now (the clock was ahead): ignored, said here
     evicted: NotRequired[int]  # realtime, weekly (to make room in the compressed store), monthly
     ttl: NotRequired[int]  # realtime: of them, TTL-expired
     lru: NotRequired[int]  # realtime: least recently used
     episodes: NotRequired[int]  # daily: live episodes scored
+    moved: NotRequired[int]  # daily: episodes whose level moved (none: nothing written)
     levels: NotRequired[Levels]  # daily: live episodes per level after it
     compressed: NotRequired[int]  # weekly
     history: NotRequired[list[str]]  # weekly: history files written (unchanged ones are not)
+    kept: NotRequired[list[str]]  # weekly: history files left as they are: edited by hand, or they would lose runs
     runs: NotRequired[int]  # weekly: runs (and run-less episodes) older than a week, in history
 
 

@@ -2,12 +2,15 @@
 document and week, each run on one line with a back-reference to its full journal line.
 
 `render` is pure: the same runs give the same bytes, so the weekly trigger rewrites a month's file
-only when something in it changed (re-running it changes nothing). Lines carry no manuscript or
+only when something in it changed (re-running it changes nothing). A file carries a mark (a hash of the
+rest): a file the writer edited, or a new text listing fewer runs (a clock set back), is never put in
+its place (files.md, Time): the weekly run reports it as `kept`. Lines carry no manuscript or
 model text: the skill, what the writer did, the signal, the cards the prompt held, and the app's
 one-line summary (left out in privacy mode)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -50,10 +53,12 @@ def _line(e: Entry) -> str:
 
 
 def render(month: str, entries: list[Entry]) -> str:
-    """A month's history file: sections by document (in order), then week; lines by time."""
+    """A month's history file: sections by document (in order), then week; lines by time. Its mark
+    (a hash of the rest) tells a file membank wrote from one the writer has edited since."""
     out = [f"# History, {month}", "",
-           "Written by membank's weekly lifecycle trigger from the journal (`membank lifecycle weekly`).",
-           "It is rewritten whole each time: edits here do not last. Each line links to its full record.", ""]
+           "Written by membank's weekly lifecycle trigger from the journal (`membank lifecycle weekly`);",
+           "each line links to its full record. Once you edit this file membank leaves it as you made it",
+           "(the weekly run reports it as `kept`); delete it to have membank write it again.", ""]
     sections: dict[tuple[str, str], list[Entry]] = {}
     for e in entries:
         sections.setdefault((e.document or NO_DOCUMENT, _week(e.at)), []).append(e)
@@ -61,7 +66,44 @@ def render(month: str, entries: list[Entry]) -> str:
         out += [f"## {document} · week of {week}", ""]
         out += [_line(e) for e in sorted(found, key=lambda e: (e.at, e.cite))]
         out.append("")
-    return "\n".join(out)
+    body = "\n".join(out)
+    return body.replace("\n\n", f"\n\n{_mark(body)}\n\n", 1)
+
+
+MARK = re.compile(r"^<!-- membank history ([0-9a-f]{16}) -->\n\n", re.M)
+LEGACY = "It is rewritten whole each time: edits here do not last."  # what files said before the mark
+RUN_LINE = re.compile(r"^- .*\(\[[^\]]+#L\d+\]\(", re.M)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _mark(body: str) -> str:
+    return f"<!-- membank history {_digest(body)} -->"
+
+
+def written_by_membank(text: str) -> bool:
+    """Whether a history file is as membank wrote it: its mark matches the rest of it (a file from before
+    the mark, which told the writer edits do not last, counts as membank's)."""
+    found = MARK.search(text)
+    if found is None:
+        return LEGACY in text
+    return found.group(1) == _digest(text[:found.start()] + text[found.end():])
+
+
+def runs_listed(text: str) -> int:
+    return len(RUN_LINE.findall(text))
+
+
+def replaceable(old: bytes, new: str) -> bool:
+    """Whether membank may put `new` in place of a month's file `old`: never over the writer's edits,
+    never with fewer runs (a clock set back sees fewer runs older than a week: files.md, Time)."""
+    try:
+        text = old.decode("utf-8").replace("\r\n", "\n")
+    except UnicodeDecodeError:
+        return False
+    return written_by_membank(text) and runs_listed(new) >= runs_listed(text)
 
 
 def by_month(entries: list[Entry]) -> dict[str, list[Entry]]:

@@ -1,5 +1,9 @@
 """When each lifecycle trigger last ran (its `lifecycle` journal lines), and the stored decay kept as
-of the last daily trigger the journal holds: a rebuild at any time stores the same scores."""
+of the last daily trigger the journal holds: a rebuild at any time stores the same scores.
+
+A run dated after now (the clock was ahead when it ran: files.md, Time) counts for nothing: not as
+a trigger's last run (the daily trigger is not skipped for the time the clock was ahead), nor as the
+time the stored decay is computed at. `ahead` says so, for a warning."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from ...files import journal
 from ...files.scan import PROJECT_PREFIX
 from ...index import Index
 from ...index.schema import DomainSchema, register
+from ...kernel import clock
 from ..episodes import store as episodes
 
 EVENT = "lifecycle"
@@ -34,26 +39,58 @@ def put(index: Index, source: str, found: list[journal.Event], whole: bool) -> N
             and e.data.get("trigger") in TRIGGERS]
     index.db.executemany("INSERT INTO lifecycle_runs(source, line, at, trigger, report) VALUES (?, ?, ?, ?, ?)", rows)
     if whole or any(r[3] == "daily" for r in rows):
-        latest = last(index).get("daily")
-        if latest is not None and latest != episodes.decayed_at(index):
-            episodes.redecay(index, latest)
+        settle(index)
+
+
+def settle(index: Index) -> bool:
+    """Store every decay as of the last daily run the journal holds that is not after now (a rebuild
+    does the same); whether the stored scores moved."""
+    latest = last(index).get("daily")
+    if latest is None or latest == episodes.decayed_at(index):
+        return False
+    episodes.redecay(index, latest)
+    return True
+
+
+def _now() -> str:
+    return clock.now_precise()
 
 
 def last(index: Index) -> dict[str, str]:
-    """The time each trigger last ran."""
+    """The time each trigger last ran, leaving out runs dated after now."""
     return {trigger: at for trigger, at in index.db.execute(
-        "SELECT trigger, max(at) FROM lifecycle_runs GROUP BY trigger")}
+        "SELECT trigger, max(at) FROM lifecycle_runs WHERE at <= ? GROUP BY trigger", (_now(),))}
+
+
+def ahead(index: Index) -> dict[str, str]:
+    """Runs dated after now, by trigger: the latest of each (the clock was ahead when they ran)."""
+    return {trigger: at for trigger, at in index.db.execute(
+        "SELECT trigger, max(at) FROM lifecycle_runs WHERE at > ? GROUP BY trigger", (_now(),))}
 
 
 def report(index: Index) -> dict[str, Any]:
     """For `index:status`: the last time each trigger ran (from the journal, or this index's own record
     of a run that changed nothing: `ran_key`; null: never), and the live episodes per decay level."""
-    from_journal = last(index)
+    from_journal, now = last(index), _now()
     ran = {}
     for trigger in TRIGGERS:
-        seen = [t for t in (from_journal.get(trigger), index.get_meta(ran_key(trigger))) if t]
+        seen = [t for t in (from_journal.get(trigger), index.get_meta(ran_key(trigger))) if t and t <= now]
         ran[trigger] = max(seen) if seen else None
-    return {"lastRun": ran, "levels": episodes.levels(index)}
+    return {"lastRun": ran, "levels": episodes.levels(index), "warnings": warnings(index)}
+
+
+def warnings(index: Index) -> list[str]:
+    """What the clock being ahead left behind: runs and episodes dated after now, ignored (files.md, Time)."""
+    out = []
+    later = ahead(index)
+    if later:
+        out.append(f"lifecycle runs dated after now are ignored ({', '.join(f'{t} {at}' for t, at in sorted(later.items()))}"
+                   "): the clock was ahead when they ran; triggers and decay go by the runs before now")
+    episodes_ahead = episodes.dated_after(index, _now())
+    if episodes_ahead:
+        out.append(f"{episodes_ahead} episode(s) are dated after now (the clock was ahead when they were "
+                   "recorded): they count as recorded now until then")
+    return out
 
 
 def ran_key(trigger: str) -> str:

@@ -1,15 +1,19 @@
 """The lifecycle triggers (episodes.md, Lifecycle), each run on demand and reporting what it did:
 
 - `realtime`: each store back within its capacity (TTL-expired first, then least recently used);
-- `daily`: every episode's decay stored as of now (the journal keeps the time: a rebuild agrees);
-- `weekly`: `to_compress` episodes compressed, and runs older than a week written to history;
+- `daily`: every episode's decay stored as of now when a level moved (the journal keeps the time: a
+  rebuild agrees);
+- `weekly`: `to_compress` episodes compressed (or evicted when they do not fit), and runs older than a
+  week written to history (a file the writer edited is kept);
 - `monthly`: `to_evict` episodes evicted (journaled, never erased).
 
-Re-running a trigger changes nothing: only `daily` journals a line every time (its time is the basis
-of the stored scores); the others journal one only when they changed something."""
+Re-running a trigger changes nothing, and each journals a line only when it changed something: opening
+a project (`serve` and `watch` run `daily`) writes no file when nothing moved. A run dated after now
+(the clock was ahead) is ignored with a warning (runs.py)."""
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,12 +29,13 @@ from ..episodes.decay import TO_COMPRESS, TO_EVICT, level, scores
 from . import history, runs
 
 DAY = timedelta(days=1)
+log = logging.getLogger("membank")
 
 
 def due(last_daily: str | None, now: datetime) -> bool:
     """Whether the daily trigger should run: never ran, or a day has passed since."""
     if last_daily is None:
-        return True
+        return True  # (a run dated after now is never the last one: runs.last leaves it out)
     return now - datetime.fromisoformat(last_daily.replace("Z", "+00:00")) >= DAY
 
 
@@ -66,28 +71,77 @@ def realtime(bank: Bank) -> dict[str, Any]:
             "lru": len(evicted["lru"]), "changed": bool(evicted["ttl"] or evicted["lru"])}
 
 
+def moved(stored: dict[str, str], now: dict[str, str]) -> list[str]:
+    """The episodes whose level as of now is not the stored one."""
+    return sorted(i for i, name in now.items() if stored.get(i) != name)
+
+
 def daily(bank: Bank) -> dict[str, Any]:
-    report = {"episodes": store.counts(bank.index)["live"], "changed": True}
-    _journal(bank, "daily", report)  # indexing it stores every decay as of its time (runs.put)
-    return {**report, "levels": store.levels(bank.index)}
+    """Every decay as of now. Journaled (its time is the basis of the stored scores, runs.py) only when
+    that changes something: an episode's level moves, or the stored scores were computed at a time after
+    now (the clock was ahead). Otherwise the stored scores stay as of the last run that moved one, and
+    the files stay untouched: opening a project changes no tracked file (files.md, Git)."""
+    index = bank.index
+    now = clock.now()
+    live = store.counts(index)["live"]
+    with index.transaction():
+        runs.settle(index)  # a run dated after now is ignored (the clock was ahead): as a rebuild would store
+    stored = dict(index.db.execute("SELECT id, level FROM episodes WHERE evicted = 0").fetchall())
+    changes = moved(stored, {i: name for i, (name, _, _) in _levels_now(bank, now.timestamp()).items()})
+    basis = store.decayed_at(index)
+    ahead = basis is not None and basis > clock.now_precise()
+    report: dict[str, Any] = {"episodes": live, "changed": bool(changes) or ahead, "moved": len(changes)}
+    if report["changed"]:
+        _journal(bank, "daily", {k: v for k, v in report.items() if k != "changed"})  # stores every decay (runs.put)
+    return {**report, "levels": store.levels(index)}
+
+
+def _joining(bank: Bank, levels: dict[str, tuple[str, bool, bool]]) -> tuple[capacity.Held, ...]:
+    """The live `to_compress` episodes not compressed yet, as the compressed store's capacity sees them."""
+    chosen = [i for i, (name, compressed, _) in levels.items() if name == TO_COMPRESS and not compressed]
+    if not chosen:
+        return ()
+    since = dict(bank.index.db.execute(f"SELECT id, since FROM episodes WHERE id IN ({','.join('?' * len(chosen))})",
+                                       chosen).fetchall())
+    return tuple(capacity.Held(i, since[i], levels[i][2]) for i in chosen)
+
+
+def compression(bank: Bank, settings: dict[str, Any],
+                joining: tuple[capacity.Held, ...]) -> tuple[capacity.Choice, set[str]]:
+    """What makes room in the compressed store for the episodes joining it, decided before anything is
+    written, and the kept episodes that stay uncompressed. Those that do not fit go themselves, least
+    recently used first (`compressedEpisodes: 0`: each one not kept); a kept one (pinned, confirmed) that
+    cannot fit stays where it is. MEMORY_CAPACITY_EXCEEDED only when the store's own kept episodes
+    overflow it (then nothing was written)."""
+    try:
+        return capacity.room(bank.index, settings, adding=0, compressed=True, joining=joining), set()
+    except MembankError as e:
+        if e.code != capacity.CAPACITY_EXCEEDED or not any(h.kept for h in joining):
+            raise
+        free = tuple(h for h in joining if not h.kept)
+        return (capacity.room(bank.index, settings, adding=0, compressed=True, joining=free),
+                {h.id for h in joining if h.kept})
 
 
 def weekly(bank: Bank) -> dict[str, Any]:
     now = clock.now()
     settings = bank.settings_files.lifecycle()
-    chosen = [i for i, (name, compressed, _) in _levels_now(bank, now.timestamp()).items()
-              if name == TO_COMPRESS and not compressed]
+    joining = _joining(bank, _levels_now(bank, now.timestamp()))
+    choice, staying = compression(bank, settings, joining)  # refused before anything is written, if it must be
+    gone = set(choice.ids)
+    chosen = [h.id for h in joining if h.id not in gone and h.id not in staying]
     report: dict[str, Any] = {"compressed": 0, "evicted": 0, "history": [], "runs": 0}
-    entries = _entries(bank, history.cutoff(now))  # written first: a failure here has changed nothing
+    entries = _entries(bank, history.cutoff(now))
     report["runs"] = len(entries)
-    report["history"] = _write_history(bank, entries)
+    report["history"], kept = _write_history(bank, entries)
+    if kept:
+        report["kept"] = kept
+    episodes.evict(bank, choice.ttl, "ttl")
+    episodes.evict(bank, choice.lru, "lru")
     if chosen:
-        choice = capacity.room(bank.index, settings, adding=len(chosen), compressed=True)
-        episodes.evict(bank, choice.ttl, "ttl")
-        episodes.evict(bank, choice.lru, "lru")
         episodes.journaled(bank, {"event": "episode-updated", "ids": chosen, "changes": {"compressed": True}})
-        report.update(compressed=len(chosen), evicted=len(choice.ids))
-    report["changed"] = bool(chosen or report["history"])
+    report.update(compressed=len(chosen), evicted=len(choice.ids))
+    report["changed"] = bool(chosen or choice.ids or report["history"])
     return report
 
 
@@ -110,7 +164,11 @@ def run(bank: Bank, trigger: str) -> dict[str, Any]:
         if trigger != "daily" and report["changed"]:
             _journal(bank, trigger, {k: v for k, v in report.items() if k != "changed"})
         bank.index.set_meta(runs.ran_key(trigger), at)
-    return {"trigger": trigger, "at": at, **report, "tookMs": round((time.perf_counter() - started) * 1000, 2)}
+        warnings = runs.warnings(bank.index)
+    for warning in warnings:
+        log.warning("%s: %s", bank.info.id, warning)
+    return {"trigger": trigger, "at": at, **report, "warnings": warnings,
+            "tookMs": round((time.perf_counter() - started) * 1000, 2)}
 
 
 # -- history -------------------------------------------------------------------------------------
@@ -152,20 +210,27 @@ def _entries(bank: Bank, before: str) -> list[history.Entry]:
     return out
 
 
-def _write_history(bank: Bank, entries: list[history.Entry]) -> list[str]:
-    """Each month's file rewritten when its text changed; the files written, as citations."""
-    written = []
+def _write_history(bank: Bank, entries: list[history.Entry]) -> tuple[list[str], list[str]]:
+    """Each month's file rewritten when its text changed, unless the writer edited it or it would list
+    fewer runs (history.replaceable): the files written, and those kept, as citations."""
+    written, kept = [], []
     for month, found in sorted(history.by_month(entries).items()):
         rel = f"{history.FOLDER}/{month}.md"
         path = bank.project.file(rel)
-        text = history.render(month, found).encode("utf-8")
+        text = history.render(month, found)
         try:
             check_inside(bank.project.path, path, bank.project.source)
-            if path.is_file() and path.read_bytes() == text:
+            old = path.read_bytes() if path.is_file() else None
+            if old is not None and old == text.encode("utf-8"):
                 continue
-            atomic_write(path, text)
+            if old is not None and not history.replaceable(old, text):
+                kept.append(bank.project.source(rel))
+                continue
+            atomic_write(path, text.encode("utf-8"))
         except OSError as e:
+            before = f"only {', '.join(written)} written before it" if written else "nothing was written"
             raise MembankError(errors.DB_ERROR, f"could not write {bank.project.source(rel)}: "
-                               f"{e.strerror or e.__class__.__name__}; nothing else was changed") from None
+                               f"{e.strerror or e.__class__.__name__}; {before}, no episode was compressed or "
+                               "evicted", {"source": bank.project.source(rel), "written": written}) from None
         written.append(bank.project.source(rel))
-    return written
+    return written, kept

@@ -1,5 +1,5 @@
-"""The settings channels: the `memory:` section for the app, the `embedding:` and `context:` sections
-for the writer (the CLI's `settings set`)."""
+"""The settings channels: the `memory:` section for the app, the `embedding:`, `context:` and
+`lifecycle:` sections for the writer (the CLI's `settings set`)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ..contract import Bank, Channel, Lazy, ProjectOnly
 update_memory = Lazy("membank.domains.settings.update", "update_memory")
 update_embedding = Lazy("membank.domains.settings.update", "update_embedding")
 update_context = Lazy("membank.domains.settings.update", "update_context")
+update_lifecycle = Lazy("membank.domains.settings.update", "update_lifecycle")
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,32 @@ class ContextSettings(TypedDict):
     layerTokens: LayerTokens
 
 
+@dataclass(frozen=True)
+class LifecyclePatch:
+    """episodes.md, Lifecycle: the stores' capacities, the TTL of an unused episode, working memory."""
+
+    activeEpisodes: int | None = None
+    compressedEpisodes: int | None = None
+    semanticRules: int | None = None
+    episodeTtlDays: int | None = None
+    workingTokens: int | None = None
+
+
+@dataclass(frozen=True)
+class LifecycleUpdate:
+    patch: LifecyclePatch
+    projectId: Id | None = None
+    scope: Literal["project", "global"] = "project"
+
+
+class LifecycleSettings(TypedDict):
+    activeEpisodes: int
+    compressedEpisodes: int
+    semanticRules: int
+    episodeTtlDays: int
+    workingTokens: int
+
+
 class Settings(TypedDict):
     injectionEnabled: bool
     preferenceLearningEnabled: bool
@@ -117,4 +144,7 @@ CHANNELS = (
     Channel("context:settings:update", ContextUpdate, ContextSettings, update_context, "write", "settings set",
             "Change `context.*` settings (the prompt budgets, recursion) in settings.yaml, keeping its comments.",
             "update_context_settings"),
+    Channel("lifecycle:settings:update", LifecycleUpdate, LifecycleSettings, update_lifecycle, "write", "settings set",
+            "Change `lifecycle.*` settings (capacities, episodeTtlDays, workingTokens) in settings.yaml, keeping its "
+            "comments.", "update_lifecycle_settings"),
 )

@@ -39,6 +39,12 @@ def update_context(bank: Bank, patch: dict[str, Any], scope: str = "project") ->
     return bank.settings_files.context()
 
 
+def update_lifecycle(bank: Bank, patch: dict[str, Any], scope: str = "project") -> dict[str, Any]:
+    """`lifecycle:settings:update`: set keys of the `lifecycle:` section; the effective ones after."""
+    change(bank, "lifecycle", patch, scope)
+    return bank.settings_files.lifecycle()
+
+
 def _key_by_key(original: str, updates: dict[tuple[str, ...], Any]) -> dict[tuple[str, ...], Any]:
     """A mapping setting (`context.layerTokens`) changes key by key: the file's other keys stay."""
     if not any(isinstance(v, dict) for v in updates.values()):

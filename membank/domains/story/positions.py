@@ -110,7 +110,7 @@ def named_positions(index: Index) -> list[str]:
 
 def _chapters(bank: Bank, memo: dict[str, Any]) -> tuple[str, ...] | None:
     stamp = _project_stamp(bank.root)
-    if memo.get("project") != stamp:
+    if "chapters" not in memo or memo.get("project") != stamp:  # no stamp (project.yaml gone) is one too
         memo["project"], memo["chapters"] = stamp, read_chapters(bank.root)
         memo.pop("order", None)
         memo.pop("views", None)

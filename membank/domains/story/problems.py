@@ -1,5 +1,5 @@
 """What `membank doctor` says about the story (story.md): a relation or `[[link]]` naming no card (or
-several), and, with a `chapters:` list in project.yaml, a position a card or memory names that the
+several), a relation whose `until` is not after its `since`, and, with a `chapters:` list in project.yaml, a position a card or memory names that the
 list does not hold (it counts as after every chapter, so it never leaks into an earlier one)."""
 
 from __future__ import annotations
@@ -53,14 +53,31 @@ def diagnostics(bank: Bank) -> list[Diagnostic]:
     return list(found)
 
 
+def _ends_first(order: Any, spans: tuple[tuple[str, int, str, str, str, str], ...]) -> list[Diagnostic]:
+    """A relation whose `until` is not after its `since` holds at no position of the story."""
+    out = []
+    for source, line, other, type_, since, until in spans:
+        if order.knows(since) and order.knows(until) and order.rank(until) <= order.rank(since):
+            out.append(Diagnostic(source, line, WARNING, f"the relation ({type_}) with `{other}` ends (until `{until}`) "
+                                  f"{'where' if until == since else 'before'} it begins (since `{since}`), so it holds "
+                                  "nowhere in the story; fix one of them"))
+    return out
+
+
 def _diagnostics(bank: Bank, order: Any) -> list[Diagnostic]:
     with bank.index.lock:
         written = refs.written(bank.index, positions=order is not None)
+        if written.spans and order is None:  # a relation with both ends is rare: the order only then
+            order_of_spans = positions.story_order(bank)
+        else:
+            order_of_spans = order
         memories = bank.index.db.execute(
             "SELECT e.source, p.role, p.position FROM story_positions AS p JOIN entries AS e ON e.rowid = p.entry"
             " WHERE e.kind = 'memory' AND e.removed_at IS NULL AND p.role IN ('since', 'until')").fetchall() \
             if order is not None else []
     out = [Diagnostic(source, line, WARNING, message) for source, line, message in refs.unresolved(written)]
+    if written.spans:
+        out += _ends_first(order_of_spans, written.spans)
     if order is not None:
         out += [Diagnostic(source, line, WARNING, _outside(position)) for source, line, position in written.positions
                 if not order.knows(position)]

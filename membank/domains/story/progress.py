@@ -45,6 +45,24 @@ def _item(at: str, state: str | None, facets: dict[str, Any] | None) -> dict[str
     return item
 
 
+def _items(data: bytes, item: dict[str, Any]) -> int:
+    """How many progressions of a card file's front matter are `item` (0 when it cannot be read)."""
+    try:
+        found = split(decode(data).replace("\r\n", "\n")).meta.get("progressions")
+    except (FrontMatterError, UnicodeDecodeError):
+        return 0
+    return sum(1 for p in found if p == item) if isinstance(found, list) else 0
+
+
+def _landed(path: Any, item: dict[str, Any], original: bytes) -> bool:
+    """Whether the file now holds one more `item` than `original` did: the update is in it after all."""
+    try:
+        now = read_regular(path, MAX_FILE_BYTES + 1)[0]
+    except (OSError, Unreadable):
+        return False
+    return _items(now, item) > _items(original, item)
+
+
 def update_state(bank: Bank, at: str, id_: str | None = None, name: str | None = None, state: str | None = None,
                  set_: dict[str, Any] | None = None, expected_revision: int | None = None) -> dict[str, Any]:
     position = document_path(at, "at")
@@ -117,8 +135,12 @@ def _write(bank: Bank, root: Any, record: dict[str, Any], digest: str, item: dic
         try:
             replace_unchanged(path, new, original)  # an editor's save meanwhile stays
         except Changed:
-            failure = MembankError(errors.CONFLICT, f"{record['source']} was changed on disk during the update; "
-                                   "the writer's version stays and nothing was written", {"id": record["id"]})
+            # an editor that reloads and saves again within milliseconds (or an app's retry) can leave
+            # the progression in the file after all: the answer says what the file holds (issue 30)
+            if not _landed(path, item, original):
+                failure = MembankError(errors.CONFLICT, f"{record['source']} was changed on disk during the "
+                                       "update; the writer's version stays and the progression is not in it",
+                                       {"id": record["id"]})
         except OSError as e:
             failure = storage_error(e, record["source"])
         bank.sync_one(root, rel)

@@ -23,6 +23,7 @@ from .names import normalize
 from .state import links, outgoing, progressions
 
 NAME, TO, AT = "name", "to", "at"  # a name the card answers to; a name it points at; a position it writes
+SPAN = "span"  # a relation with both `since` and `until`: `[since, until]` (doctor warns when it ends first)
 
 
 def card_positions(card: dict[str, Any]) -> list[tuple[str, int, str]]:
@@ -44,6 +45,8 @@ def derive(card: dict[str, Any]) -> list[tuple[str, str, str | None, str | None,
                                                                         for n in sorted(names)]
     rows += [(TO, normalize(r.other.strip()), r.other, r.type, r.line) for r in (*outgoing(card), *links(card))]
     rows += [(AT, position, None, None, line) for position, line, _ in card_positions(card)]
+    rows += [(SPAN, json.dumps([r.since, r.until], ensure_ascii=False), r.other, r.type, r.line)
+             for r in outgoing(card) if r.since and r.until]
     return rows
 
 
@@ -52,7 +55,7 @@ def _rows(record: Any) -> list[tuple[str, str, str | None, str | None, int | Non
 
 
 register(DomainSchema(
-    "story.refs", 1,
+    "story.refs", 2,
     "CREATE TABLE story_refs(entry INTEGER NOT NULL, role TEXT NOT NULL, value TEXT NOT NULL, written TEXT,"
     " type TEXT, line INTEGER); CREATE INDEX story_refs_entry ON story_refs(entry)",
     "DROP TABLE IF EXISTS story_refs",
@@ -79,6 +82,7 @@ class Written:
     pointing: tuple[tuple[str, int, str, str, str], ...]  # (source, line, name as written, type, normalized)
     names: dict[str, frozenset[str]]  # a normalized name the cards point at -> the ids of the cards it names
     positions: tuple[tuple[str, int, str], ...]  # (source, line, position); only when asked for
+    spans: tuple[tuple[str, int, str, str, str, str], ...] = ()  # (source, line, other, type, since, until)
 
 
 def written(index: Index, positions: bool) -> Written:
@@ -86,9 +90,10 @@ def written(index: Index, positions: bool) -> Written:
     table came, `open(sync=False)`) is derived from its record here, so the answer never depends on
     whether a sync has run since."""
     db = index.db
-    roles = (TO, AT) if positions else (TO,)
+    roles = (TO, SPAN, AT) if positions else (TO, SPAN)
     pointing: list[tuple[str, int, str, str, str]] = []
     at: list[tuple[str, int, str]] = []
+    spans: list[tuple[str, int, str, str, str, str]] = []
     by_name: dict[str, set[str]] = {}
     for source, role, value, text, type_, line in db.execute(
             f"WITH {LIVE} SELECT live.source, r.role, r.value, r.written, r.type, r.line"
@@ -96,6 +101,8 @@ def written(index: Index, positions: bool) -> Written:
             f" WHERE r.role IN ({','.join('?' * len(roles))})", roles):
         if role == TO:
             pointing.append((source, line, text, type_, value))
+        elif role == SPAN:
+            spans.append((source, line, text, type_, *json.loads(value)))
         else:
             at.append((source, line, value))
     missing = db.execute(
@@ -108,6 +115,8 @@ def written(index: Index, positions: bool) -> Written:
                 by_name.setdefault(value, set()).add(card_id)
             elif role == TO:
                 pointing.append((card["source"], int(line or 1), str(text), str(type_), value))
+            elif role == SPAN:
+                spans.append((card["source"], int(line or 1), str(text), str(type_), *json.loads(value)))
             elif positions:
                 at.append((card["source"], int(line or 1), value))
     wanted = sorted({p[4] for p in pointing})
@@ -115,7 +124,7 @@ def written(index: Index, positions: bool) -> Written:
             f"WITH {LIVE} SELECT r.value, live.id FROM live JOIN story_refs AS r ON r.entry = live.entry"
             " WHERE r.role = ? AND r.value IN (SELECT value FROM json_each(?))", (NAME, json.dumps(wanted))):
         by_name.setdefault(value, set()).add(card_id)
-    return Written(tuple(pointing), {k: frozenset(v) for k, v in by_name.items()}, tuple(at))
+    return Written(tuple(pointing), {k: frozenset(v) for k, v in by_name.items()}, tuple(at), tuple(spans))
 
 
 def unresolved(found: Written) -> list[tuple[str, int, str]]:
