@@ -14,6 +14,7 @@ from ...files.reader import Unreadable, read_regular
 from ...files.write import new_id
 from ...kernel import cancel
 from ...kernel.errors import MembankError
+from ...kernel.limits import MAX_LISTED
 from ...kernel.paths import document_path
 from ...kernel.text import estimate_tokens
 from ..contract import Bank
@@ -266,7 +267,8 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
             used += piece.tokens
             pieces.append(piece)
         if skipped:
-            reasons.append(Reason(KEY_SKIPPED, "; ".join(s.message for s in skipped[:5])))
+            more = f"; and {len(skipped) - 5:,} more" if len(skipped) > 5 else ""
+            reasons.append(Reason(KEY_SKIPPED, "; ".join(s.message for s in skipped[:5]) + more))
         cancel.check()
 
         if injection:
@@ -320,7 +322,7 @@ def finish(bank: Bank, req: Request, skill: dict[str, Any], rules: dict[str, Any
         "diagnostics": {
             "degraded": any(r.code in recall_codes for r in reasons),
             "reasons": [r.to_api() for r in reasons],
-            "dropped": _dropped(fitted.dropped, capped, late),
+            "dropped": _dropped(fitted.dropped, capped, late)[:MAX_LISTED],  # `truncated` counts them all
             "hidden": sum(hidden.values()),
             "hiddenDetail": hidden,
             "truncated": len(fitted.dropped) + len(capped) + len(late),

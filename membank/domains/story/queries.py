@@ -7,12 +7,14 @@ import json
 from typing import Any
 
 from ...kernel import cancel, errors
+from ...kernel.limits import MAX_LISTED, MAX_MENTIONS, MAX_PASSAGE_CHARS
 from ...kernel.paths import document_path
 from ..contract import Bank
 from . import check as checking
 from . import graph, positions
 from .cards import Catalog, catalog
 from .manuscript import read_document
+from .matching import call_allowance
 from .order import StoryOrder
 
 
@@ -64,22 +66,35 @@ def state(bank: Bank, at: str, id_: str | None = None, name: str | None = None) 
 
 
 def mentions(bank: Bank, text: str, document_id: str | None = None) -> dict[str, Any]:
+    """Every mention in `text`, the first MAX_MENTIONS in full with the total beside them, and the regex
+    keys that could not run (the first MAX_LISTED, and their total)."""
     cat = catalog(bank.index)
-    found, _ = cat.matcher.mentions(text)
+    with call_allowance():
+        found, skipped = cat.matcher.mentions(text)
     return {"items": [{"id": m.id, "name": cat.cards[m.id]["name"], "match": m.word, "offset": m.offset,
-                       "length": m.length} for m in found]}
+                       "length": m.length} for m in found[:MAX_MENTIONS]], "total": len(found),
+            "skipped": [{"id": s.id, "key": s.key, "reason": s.reason, "message": s.message}
+                        for s in skipped[:MAX_LISTED]], "skippedTotal": len(skipped)}
 
 
 def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> dict[str, Any]:
     cat, order = _graph(bank)
     document = document_path(document_id)
+    from_app = text is not None
     if text is None:
         text = read_document(bank.root, document)
         if text is None:
             raise errors.invalid("documentId", f"there is no file {document}; send its text as `text`")
+    if len(text) > MAX_PASSAGE_CHARS:
+        raise errors.invalid("text" if from_app else "documentId",
+                             f"the passage to check is {len(text):,} characters long, more than the "
+                             f"{MAX_PASSAGE_CHARS:,} a check reads; check it a chapter or a scene at a time "
+                             "(send that part as `text`)")
     known = order.knows(document)
     cancel.check()
-    data = checking.check(cat, order, document if known else None, text, _facts(bank, cat, order, document, known))
+    with call_allowance():  # every regex key of the call, over the passage and the facts, shares it
+        data = checking.check(cat, order, document if known else None, text,
+                              _facts(bank, cat, order, document, known))
     return {**data, "documentId": document, "positionKnown": known}
 
 
@@ -103,6 +118,8 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
     facts: dict[tuple[int, str], tuple[dict[str, Any], tuple[str, ...]]] = memo["facts"]
     key = index.view_key()
     view = memo["views"].get(key) if key is not None else None
+    # facts whose regex keys the call's time allowance did not all reach: used by this call, kept by none
+    unsettled: dict[tuple[int, str], tuple[dict[str, Any], tuple[str, ...]]] = {}
     if view is None:
         rows = index.db.execute(_FACTS).fetchall()
         missing = [r for r, h in rows if (r, h) not in facts]
@@ -111,10 +128,15 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
                     "SELECT rowid, hash, record FROM entries WHERE rowid IN (SELECT value FROM json_each(?))",
                     (json.dumps(missing),)):
                 memory = json.loads(record)
-                named = tuple(sorted({m.id for m in cat.matcher.mentions(memory["content"])[0]}))
-                facts[(rowid, digest)] = ({k: memory.get(k) for k in FACT_KEYS}, named)  # memory:get has the rest
+                found, skipped = cat.matcher.mentions(memory["content"])
+                named = tuple(sorted({m.id for m in found}))
+                fact = ({k: memory.get(k) for k in FACT_KEYS}, named)  # memory:get has the rest
+                if any(s.reason == "budget" for s in skipped):  # its regex keys not all tried: this call only
+                    unsettled[(rowid, digest)] = fact
+                else:
+                    facts[(rowid, digest)] = fact
         view = {"rows": rows, "lists": {}}  # the lists: per story order and document, in this view
-        if key is not None:
+        if key is not None and not unsettled:
             if len(memo["views"]) >= 16:
                 memo["views"].clear()
             memo["views"][key] = view
@@ -125,7 +147,7 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
         hidden = {r for r, (since, until) in timed.items() if not order.holds(since, until, document if known else None)}
         out = []
         for rowid, digest in view["rows"]:
-            found = facts.get((rowid, digest))
+            found = facts.get((rowid, digest)) or unsettled.get((rowid, digest))
             if found is None or rowid in hidden:
                 continue
             if found[0]["scope"] == "document" and found[0]["documentId"] != document:
@@ -133,5 +155,6 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
             out.append(found)
         if len(view["lists"]) >= 8:
             view["lists"].clear()
-        view["lists"][wanted] = out
+        if not unsettled:
+            view["lists"][wanted] = out
     return out
