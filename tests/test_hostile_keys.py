@@ -1,0 +1,163 @@
+"""A hostile lorebook (issue 29, quality.md promise 10): a regular-expression key that costs a gigabyte to
+compile is a diagnostic and never compiled; slow keys share 50 ms per call and the rest are reported;
+cancel and deadlines stop a scan between keys; a check over a chapter of one-character names answers
+with capped lists and their totals. Memory is measured (tracemalloc, a subprocess's peak), time never:
+the timings are the bench's (`membank bench`, the hostile-lorebook row)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from membank import Bank
+from membank.domains.story.matching import Keyed, Matcher, call_allowance
+from membank.kernel import cancel, regexcost
+from membank.kernel.errors import CANCELED, TIMEOUT, MembankError
+from membank.kernel.limits import MAX_LISTED, MAX_PASSAGE_CHARS
+
+from .helpers import write_memory
+
+GIGABYTE_KEY = "/(?:(?:a{100}){100}){400}/"  # 26 characters: ~1.1 GB and ~40 s to compile
+SLOW_KEY = "/(a|a)+$/"  # catastrophic backtracking: only the time limit ends it
+
+
+@pytest.mark.parametrize("key", [GIGABYTE_KEY, "/a{100000}/", "/(?:ab|cd){1000}/", "/a{0,100000}/",
+                                 "/" + "(" * 30 + "a" + ")" * 30 + "/", "/(?x) a /", "/(?R)/", "/(?:a){e<=1}/",
+                                 "/abc/q", "/" + "a" * 1001 + "/"])
+def test_a_key_over_the_bounds_is_refused_from_its_text(key: str) -> None:
+    assert regexcost.refusal(key)
+
+
+@pytest.mark.parametrize("key", [SLOW_KEY, "/\\b(?:Lin|Mo){1,3}\\b/i", "/gale[s]?\\b/i", "/Lin.{0,20}Mo/",
+                                 "/\\p{Han}{2,4}/", "/[(]{3}x/", "/a{2000}/", "literal {100} words"])
+def test_keys_writers_write_are_within_the_bounds(key: str) -> None:
+    assert regexcost.refusal(key) is None
+
+
+_MEASURE = """
+import json, resource, sys, tracemalloc
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # a compile of the key would fail here, not swap
+from membank.domains.story.matching import Keyed, Matcher
+from membank.files.parse import parse_card
+tracemalloc.start()
+card = parse_card(sys.argv[1].encode(), ".writenow/world/x.md", "world", "x.md", 0)
+m = Matcher.build([Keyed("world/x", "X", keys=card.record.keys)])
+found, skipped = m.mentions("a" * 50000)
+print(json.dumps({"peak": tracemalloc.get_traced_memory()[1], "found": len(found),
+                  "skipped": [s.reason for s in skipped], "diagnostics": [d.line for d in card.diagnostics]}))
+"""
+
+
+def test_the_gigabyte_key_is_never_compiled_and_costs_no_memory() -> None:
+    text = f"---\nname: X\nkeys:\n  - fine\n  - '{GIGABYTE_KEY}'\n---\nBody.\n"
+    done = subprocess.run([sys.executable, "-c", _MEASURE, text], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = json.loads(done.stdout)
+    assert measured["diagnostics"] == [5]  # on the key's own line
+    assert measured["skipped"] == ["bounds"]
+    assert measured["peak"] < 8 * 1024 * 1024  # compiling it: ~1.1 GB
+
+
+def test_the_keys_of_all_cards_together_are_bounded() -> None:
+    key = "/a{1999}b/"  # within its own bound
+    heavy = [Keyed(f"c{i:03}", f"C{i}", keys=(key,)) for i in range(60)]
+    _, skipped = Matcher.build(heavy).mentions("ab")
+    compiled = len(heavy) - len(skipped)
+    assert all(s.reason == "bounds" for s in skipped) and skipped[0].id > "c040"  # the first cards keep theirs
+    assert compiled * regexcost.units(key) <= regexcost.MAX_TOTAL_UNITS < (compiled + 1) * regexcost.units(key)
+
+
+def test_a_bank_reports_the_key_and_every_answer_skips_it(bank: Bank, sample: Path) -> None:
+    (sample / ".writenow" / "world" / "boom.md").write_text(
+        f"---\nname: Boom\nkind: lore\nkeys: [boom, '{GIGABYTE_KEY}']\n---\nBoom.\n", "utf-8")
+    bank.sync()
+    problems = [d for d in bank.diagnostics()["items"] if d["source"].endswith("boom.md")]
+    assert [d["line"] for d in problems] == [4] and "will not compile" in problems[0]["message"]
+    check = bank.call("kg:consistency:check", {"documentId": "chapters/ch05.md", "text": "a boom, " + "a" * 500})
+    assert [(s["key"], s["reason"]) for s in check["data"]["skipped"]] == [(GIGABYTE_KEY, "bounds")]
+    mentions = bank.call("kg:mentions", {"text": "boom"})["data"]
+    assert {i["id"] for i in mentions["items"]} == {"world/boom"} and mentions["skippedTotal"] == 1
+
+
+def _slow_cards(n: int) -> list[Keyed]:
+    return [Keyed(f"slow{i:03}", f"Slow {i}", keys=(SLOW_KEY,)) for i in range(n)]
+
+
+def test_slow_keys_share_one_allowance_per_call_and_the_rest_are_reported() -> None:
+    m = Matcher.build([*_slow_cards(400), Keyed("maren", "Maren")])
+    text = "Maren " + "a" * 40 + "b"  # 2**40 ways to fail each
+    with call_allowance():  # one call: both scans share it
+        hits, skipped = m.activated(text)
+        _, again = m.mentions(text)
+    assert list(hits) == ["maren"]
+    reasons = [s.reason for s in skipped]
+    assert len(reasons) == 400 and 1 <= reasons.count("timeout") <= 3  # 20 ms each of the 50
+    assert reasons.count("budget") == 400 - reasons.count("timeout")
+    assert [s.reason for s in again] == ["budget"] * 400  # nothing left for the second scan
+    assert all(s.message.endswith("spent") for s in skipped if s.reason == "budget")
+
+
+@pytest.fixture
+def stepping() -> Iterator[list[float]]:
+    """kernel/cancel.py's clock, 5 ms on at every reading."""
+    now = [0.0]
+
+    def ticks() -> float:
+        now[0] += 0.005
+        return now[0]
+
+    with cancel.use(ticks):
+        yield now
+
+
+def test_a_deadline_stops_a_scan_between_keys(stepping: list[float]) -> None:
+    m = Matcher.build(_slow_cards(400))
+    token = cancel.Token()
+    token.bound(300)
+    with cancel.installed(token), call_allowance(3600.0), pytest.raises(MembankError) as stopped:
+        m.mentions("a" * 30 + "b")
+    assert stopped.value.code == TIMEOUT
+    assert stepping[0] < 0.5  # the stepping clock was read a few dozen times, not for 400 keys
+
+
+def test_cancel_stops_a_scan_at_the_next_key(stepping: list[float]) -> None:
+    m = Matcher.build(_slow_cards(400))
+    token = cancel.Token()
+    readings = [0]
+
+    def ticks() -> float:  # the caller gives up while the third key runs
+        readings[0] += 1
+        if readings[0] == 8:
+            token.cancel()
+        return stepping[0]
+
+    with cancel.use(ticks), cancel.installed(token), call_allowance(3600.0), pytest.raises(MembankError) as stopped:
+        m.mentions("a" * 30 + "b")
+    assert stopped.value.code == CANCELED and readings[0] < 20  # two readings a key: stopped after the fourth
+
+
+def test_a_check_over_a_chapter_of_one_character_names_lists_at_most_200_with_totals(bank: Bank, sample: Path
+                                                                                     ) -> None:
+    world = sample / ".writenow" / "world" / "han"
+    world.mkdir()
+    names = [chr(0x4E00 + 3 * i) for i in range(250)]
+    for i, c in enumerate(names):
+        (world / f"k{i:03}.md").write_text(f"---\nname: K{i}\nkind: lore\nkeys: ['{c}']\n---\nx\n", "utf-8")
+    for i in range(210):
+        write_memory(sample, f"facts/f{i:03}.md", f"{names[i]}与{names[i + 1]}相识。", id=f"f{i:03}", type="fact")
+    bank.sync()
+    chapter = "".join(names) * 4  # each name four times: 1,000 mentions
+    data = bank.call("kg:consistency:check", {"documentId": "chapters/ch05.md", "text": chapter})["data"]
+    assert len(data["entities"]) == MAX_LISTED and data["entitiesTotal"] == 250
+    assert all(len(e["mentions"]) == e["mentionsTotal"] == 4 for e in data["entities"])
+    assert len(data["facts"]) == MAX_LISTED and data["factsTotal"] >= 210  # the sample has facts too
+    one = bank.call("kg:consistency:check", {"documentId": "chapters/ch05.md", "text": names[0] * 1000})["data"]
+    assert len(one["entities"][0]["mentions"]) == MAX_LISTED and one["entities"][0]["mentionsTotal"] == 1000
+    assert len(json.dumps(data)) < 1_000_000
+    too_long = bank.call("kg:consistency:check", {"documentId": "chapters/ch05.md", "text": "x" * (MAX_PASSAGE_CHARS + 1)})
+    assert too_long["error"]["code"] == "INVALID_ARGUMENT" and too_long["error"]["details"]["field"] == "text"
