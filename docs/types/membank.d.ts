@@ -273,9 +273,13 @@ export interface Checked {
   documentId: string;
   positionKnown: boolean;
   entities: Entity[];
+  entitiesTotal: number;
   facts: Fact[];
+  factsTotal: number;
   flags: Flag[];
-  skipped: { [key: string]: unknown }[];
+  flagsTotal: number;
+  skipped: Skip[];
+  skippedTotal: number;
 }
 
 export interface Cited {
@@ -425,6 +429,7 @@ export interface Entity {
   relations?: Edge[];
   timeline?: string[];
   mentions?: { [key: string]: unknown }[];
+  mentionsTotal?: number;
 }
 
 export interface EntityGet {
@@ -777,6 +782,9 @@ export interface Mention {
 
 export interface Mentions {
   items: Mention[];
+  total: number;
+  skipped: Skip[];
+  skippedTotal: number;
 }
 
 export interface MentionsGet {
@@ -1051,6 +1059,13 @@ export interface SkillSummary {
   rules: { [key: string]: unknown };
   valid: boolean;
   problems: RuleProblem[];
+}
+
+export interface Skip {
+  id: string;
+  key: string;
+  reason: string;
+  message: string;
 }
 
 export interface State {
