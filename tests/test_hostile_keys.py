@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import sys
 from pathlib import Path
 from typing import Iterator
@@ -161,3 +162,30 @@ def test_a_check_over_a_chapter_of_one_character_names_lists_at_most_200_with_to
     assert len(json.dumps(data)) < 1_000_000
     too_long = bank.call("kg:consistency:check", {"documentId": "chapters/ch05.md", "text": "x" * (MAX_PASSAGE_CHARS + 1)})
     assert too_long["error"]["code"] == "INVALID_ARGUMENT" and too_long["error"]["details"]["field"] == "text"
+
+
+def test_an_mcp_client_that_cancels_stops_the_call_at_its_next_checkpoint() -> None:
+    anyio = pytest.importorskip("anyio")
+    from membank.shells.mcpserver import HostToken
+
+    started = threading.Event()
+    outcome: list[str] = []
+
+    def work() -> None:  # a tool call on the server's worker thread, checking as a scan does between keys
+        with cancel.installed(HostToken()):
+            started.set()
+            try:
+                for _ in range(10_000_000):
+                    cancel.check()
+                outcome.append("ran to its end")
+            except MembankError as e:
+                outcome.append(e.code)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(anyio.to_thread.run_sync, work)
+            await anyio.to_thread.run_sync(started.wait)
+            tasks.cancel_scope.cancel()  # what the SDK does on the client's notifications/cancelled
+
+    anyio.run(main)
+    assert outcome == [CANCELED]
