@@ -4,7 +4,7 @@ time one call has. Pure but for the clock.
 Compiling: a key over kernel/regexcost.py's bounds is never compiled (files/parse.py already reported it
 where the card writes it), nor is a key past what all the keys of the matcher may cost together (in
 card id order); both are reported as `bounds`. Running: every regular expression of one call shares
-REGEX_CALL_SECONDS (`call_allowance`), each key at most REGEX_KEY_SECONDS of it on one text; the keys
+REGEX_CALL_SECONDS (`call_allowance`), each key at most REGEX_KEY_SECONDS and half of what is left; the keys
 the allowance does not reach are skipped as `budget`, and a key that timed out once is tried after the
 others (so a few catastrophic keys do not starve the rest, call after call). Cancel and the deadline
 (kernel/cancel.py) are checked before each key and bound each key's time: a scan stops within one key's
@@ -23,6 +23,7 @@ from ...kernel import cancel, regexcost
 
 REGEX_KEY_SECONDS = 0.02  # one key on one text
 REGEX_CALL_SECONDS = 0.05  # every key on every text of one call together
+MIN_SLICE = 0.001  # less left than this: the allowance is spent
 _FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "u": 0, "g": 0}
 
 Hit = tuple[str, str, str, str, int, int]  # card, role, key as written, the text matched, offset, length
@@ -73,6 +74,13 @@ class RegexKeys:
         self.entries = entries
         self._timeout = timeout
         self._slow: set[int] = set()  # entries that timed out once: tried after the others
+        # what each entry reports when it is not run: made once (a hostile lorebook skips hundreds a call)
+        self._skips = [Skipped(card_id, key, reason, f"the key {key} of {card_id} {problem}; it is skipped")
+                       if compiled is None else
+                       Skipped(card_id, key, "budget", f"the key {key} of {card_id} was skipped: the "
+                               f"{REGEX_CALL_SECONDS * 1000:g} ms all regular-expression keys share in one call "
+                               "were spent")
+                       for card_id, _, key, compiled, reason, problem in entries]
 
     @classmethod
     def build(cls, keys: list[tuple[str, str, str]], timeout: float = REGEX_KEY_SECONDS) -> RegexKeys:
@@ -103,17 +111,14 @@ class RegexKeys:
         order = sorted(range(len(self.entries)), key=slow.__contains__) if slow else range(len(self.entries))
         with call_allowance() as allowance:
             for n in order:
-                card_id, role, key, compiled, reason, problem = self.entries[n]
-                if compiled is None:
-                    skipped.append(Skipped(card_id, key, reason, f"the key {key} of {card_id} {problem}; it is skipped"))
-                    continue
-                if allowance.left <= 0:
-                    skipped.append(Skipped(card_id, key, "budget", f"the key {key} of {card_id} was skipped: the "
-                                           f"{REGEX_CALL_SECONDS * 1000:g} ms all regular-expression keys share in "
-                                           "one call were spent"))
+                card_id, role, key, compiled, _, _ = self.entries[n]
+                if compiled is None or allowance.left < MIN_SLICE:
+                    skipped.append(self._skips[n])
                     continue
                 cancel.check()  # canceled or late: the call stops here, between two keys
-                limit = min(self._timeout, allowance.left)
+                # half of what is left: a key stopped by its limit overruns it (by up to twice on a busy
+                # machine), and the allowance is what the keys really took
+                limit = min(self._timeout, allowance.left / 2)
                 token = cancel.current()
                 if token is not None and token.deadline is not None:
                     limit = min(limit, max(token.deadline - cancel.monotonic(), 0.001))
