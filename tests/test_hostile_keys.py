@@ -189,3 +189,16 @@ def test_an_mcp_client_that_cancels_stops_the_call_at_its_next_checkpoint() -> N
 
     anyio.run(main)
     assert outcome == [CANCELED]
+
+
+def test_a_query_or_an_instruction_is_bounded_and_a_derived_query_is_cut(bank: Bank) -> None:
+    long = "Maren and the lamp. " * 600  # 12,000 characters
+    for channel, payload in (("memory:injection:preview", {"queryText": long}),
+                             ("memory:episode:query", {"queryText": long}),
+                             ("context:assemble", {"skillId": "continue", "instruction": long})):
+        refused = bank.call(channel, payload)
+        assert refused["error"]["code"] == "INVALID_ARGUMENT", channel
+        assert refused["error"]["details"]["field"] in ("queryText", "instruction")
+    # a long selection still works: the query recall gets from it is cut, the selection itself is not
+    done = bank.call("context:assemble", {"skillId": "continue", "selection": {"text": long * 5}})
+    assert done["ok"] and long * 5 in done["data"]["userContent"]

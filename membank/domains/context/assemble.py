@@ -15,6 +15,7 @@ from ...files.write import new_id
 from ...kernel import cancel
 from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_LISTED
+from ...kernel.payload import MAX_QUERY_CHARS
 from ...kernel.paths import document_path
 from ...kernel.text import estimate_tokens
 from ..contract import Bank
@@ -129,8 +130,10 @@ def _late_entries(cards: Catalog) -> dict[str, dict[str, Any]]:
 
 
 def _query(req: Request, passage: Passage) -> str:
+    """The query recall looks for: the app's, else the instruction and the selection, cut to what a query
+    needs (kernel/payload.py MAX_QUERY_CHARS: a selection of a whole chapter must not cost seconds)."""
     return req.query_text if req.query_text is not None else \
-        "\n".join(filter(None, (passage.instruction, passage.selection)))
+        "\n".join(filter(None, (passage.instruction, passage.selection)))[:MAX_QUERY_CHARS]
 
 
 TEXTS_KEPT = 2048  # Layer 4 texts of memories a view of the index keeps
