@@ -337,10 +337,10 @@ def _check_regex_keys(r: _Reader, card: Card) -> None:
     compiles it (a 26-character key can cost a gigabyte to compile)."""
     for field, keys in (("keys", card.keys), ("aliases", card.aliases), ("exclude_keys", card.exclude_keys),
                         ("secondary_keys", card.secondary_keys)):
-        lines = r.doc.item_lines(field)
         for n, key in enumerate(keys):
             why = regexcost.refusal(key) if key.strip().startswith("/") else None
             if why:
+                lines = r.doc.item_lines(field)  # only then: it composes the YAML's nodes
                 line = lines[n] if n < len(lines) else r.doc.key_line(field)
                 shown = key if len(key) <= 60 else key[:60] + "…"
                 r.diagnostics.append(Diagnostic(r.source, line, WARNING, f"the key {shown} in `{field}` is a regular "
