@@ -4,8 +4,10 @@ The `regex` module bounds a match's time (`timeout=`) but not what compiling cos
 minimum count of every repeat, through every level of nesting, so `/(?:(?:a{100}){100}){400}/` (26
 characters) is four million nodes, ~1.1 GB and ~40 s before the first match; a few hundred groups deep
 its parser ends in a RecursionError. `cost` walks the pattern once (no compile, no recursion) and
-counts what compiling could write out: every atom is one, a group the sum of its branches, a repeat
-its item times its larger bound (`{m,n}` counts n, `{m,}` counts m), multiplied through the nesting.
+counts what compiling writes out: every atom is one, a group the sum of its branches, a repeat its
+item times its lower bound (`{m}`, `{m,}` and `{m,n}` count m: `regex` writes out the m copies a match
+needs and loops for the rest, so `(?:(?:a{0,100}){0,100}){0,400}` compiles to a few nodes), multiplied
+through the nesting.
 `refusal` names the first bound a key exceeds; such a key is a diagnostic where the card writes it
 (files/parse.py) and is never compiled (domains/story/matching.py). Measured with tracemalloc on
 `regex` 2024+: ~140 bytes and ~1 µs of compiling per unit, ~4 KB for a key however small.
@@ -132,7 +134,7 @@ def cost(pattern: str) -> tuple[int, int, str]:
             m = _QUANTIFIER.match(pattern, i)
             if m and (m.group(1) or m.group(3)) and last[-1]:
                 low = int(m.group(1) or 0)
-                times = max(int(m.group(3)) if m.group(3) else low, 1)  # {m,n}, {,n}: n; {m}, {m,}: m
+                times = max(low, 1)  # what compiling writes out: the lower bound
                 # the item is counted once already; the repeat writes it out `times` times in all
                 current[-1] = min(current[-1] + last[-1] * (times - 1), _BIG)
                 last[-1] = min(last[-1] * times, _BIG)
