@@ -98,7 +98,7 @@ def test_slow_keys_share_one_allowance_per_call_and_the_rest_are_reported() -> N
         _, again = m.mentions(text)
     assert list(hits) == ["maren"]
     reasons = [s.reason for s in skipped]
-    assert len(reasons) == 400 and 1 <= reasons.count("timeout") <= 3  # 20 ms each of the 50
+    assert len(reasons) == 400 and 1 <= reasons.count("timeout") <= 8  # 20 ms, then half of what is left, of 50
     assert reasons.count("budget") == 400 - reasons.count("timeout")
     assert [s.reason for s in again] == ["budget"] * 400  # nothing left for the second scan
     assert all(s.message.endswith("spent") for s in skipped if s.reason == "budget")
