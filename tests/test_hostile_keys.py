@@ -11,7 +11,7 @@ import subprocess
 import threading
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -203,3 +203,47 @@ def test_a_query_or_an_instruction_is_bounded_and_a_derived_query_is_cut(bank: B
     # a long selection still works: the query recall gets from it is cut, the selection itself is not
     done = bank.call("context:assemble", {"skillId": "continue", "selection": {"text": long * 5}})
     assert done["ok"] and long * 5 in done["data"]["userContent"]
+
+
+class _HeldPattern:
+    """A compiled key whose first scan waits for `release` (the sidecar's cancel arrives meanwhile)."""
+
+    def __init__(self, real: Any, held: dict[str, Any]) -> None:
+        self.real, self.held = real, held
+
+    def finditer(self, text: str, timeout: float) -> Any:
+        self.held["scans"] += 1
+        if self.held["scans"] == 1:
+            self.held["entered"].set()
+            assert self.held["release"].wait(30)
+        return self.real.finditer(text, timeout=timeout)
+
+
+def test_the_sidecars_cancel_stops_a_check_at_the_next_key(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.story import regexkeys
+
+    from .wire import Wire
+
+    held: dict[str, Any] = {"scans": 0, "entered": threading.Event(), "release": threading.Event()}
+    real = regexkeys.compile_key
+
+    def compile_held(key: str) -> Any:
+        compiled, reason, problem = real(key)
+        return _HeldPattern(compiled, held), reason, problem
+    monkeypatch.setattr(regexkeys, "compile_key", compile_held)
+    folder = sample / ".writenow" / "world" / "slow"
+    folder.mkdir()
+    for i in range(50):
+        (folder / f"e{i:02}.md").write_text(f"---\nname: E{i}\nkind: lore\nkeys: ['{SLOW_KEY}']\n---\nx\n", "utf-8")
+    wire = Wire()
+    try:
+        wire.call("project:open", {"path": str(sample)})
+        check = wire.send("kg:consistency:check", {"documentId": "chapters/ch05.md", "text": "a" * 30 + "b"})
+        assert held["entered"].wait(30)
+        wire.cancel(check)  # the first key is running: the scan stops before the second
+        held["release"].set()
+        assert wire.result(check)["error"]["code"] == CANCELED
+        assert held["scans"] == 1
+    finally:
+        held["release"].set()
+        wire.close()

@@ -99,7 +99,7 @@ class RegexKeys:
                 entries.append((card_id, role, key, None, "bounds",
                                 f"is a regular expression membank does not compile: {refused}"))
             else:
-                entries.append((card_id, role, key, *_compile(key)))
+                entries.append((card_id, role, key, *compile_key(key)))
         return cls(entries, timeout)
 
     def run(self, text: str) -> tuple[list[Hit], list[Skipped]]:
@@ -137,7 +137,8 @@ class RegexKeys:
         return hits, skipped
 
 
-def _compile(key: str) -> tuple[regex.Pattern[str] | None, str, str]:
+def compile_key(key: str) -> tuple[regex.Pattern[str] | None, str, str]:
+    """A key within the bounds compiled, "" and ""; or None, `invalid` and why regex refused it."""
     parts = regexcost.split(key)
     assert parts is not None
     pattern, flags = parts
