@@ -247,3 +247,17 @@ def test_the_sidecars_cancel_stops_a_check_at_the_next_key(sample: Path, monkeyp
     finally:
         held["release"].set()
         wire.close()
+
+
+def test_a_fact_the_allowance_did_not_reach_is_scanned_again_by_a_later_check(bank: Bank, sample: Path) -> None:
+    (sample / ".writenow" / "world" / "storm.md").write_text(
+        "---\nname: The Great Storm\nkind: lore\nkeys: ['/gale[s]?\\b/i']\n---\nThe storm of '88.\n", "utf-8")
+    write_memory(sample, "facts/alma.md", "The gales took the Alma in '71.", id="f-alma", type="fact")
+    bank.sync()
+    payload = {"documentId": "chapters/ch05.md", "text": "Then the gales came."}
+    with call_allowance(0.0):  # a call whose regular-expression time is spent before it scans anything
+        spent = bank.call("kg:consistency:check", payload)["data"]
+    assert [s["reason"] for s in spent["skipped"]] == ["budget"] and spent["entities"] == []
+    data = bank.call("kg:consistency:check", payload)["data"]
+    assert [e["id"] for e in data["entities"]] == ["world/storm"] and data["skippedTotal"] == 0
+    assert [(f["id"], f["entities"]) for f in data["facts"]] == [("f-alma", ["world/storm"])]

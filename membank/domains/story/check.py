@@ -5,7 +5,7 @@ the story order, the passage and the facts in; never anything from a later posit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ...kernel import cancel
 from ...kernel.limits import MAX_LISTED
@@ -72,12 +72,13 @@ def _entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, position:
 
 
 def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
-          facts: list[tuple[dict[str, Any], tuple[str, ...]]]) -> dict[str, Any]:
+          facts: Callable[[], list[tuple[dict[str, Any], tuple[str, ...]]]]) -> dict[str, Any]:
     """`kg:consistency:check`'s data: every entity mentioned in `text` (its mentions, its state, facets
     and relations at `position`), the facts valid there that name one, and the flags. Each list holds at
     most MAX_LISTED items in full (entities by first mention, each with its first mentions), with its
     total beside it (`entitiesTotal`, `mentionsTotal`, …): a chapter full of one-character names answers
-    in kilobytes, not in a hundred megabytes. The regex keys of all scans share one time allowance."""
+    in kilobytes, not in a hundred megabytes. The regex keys of all scans share one time allowance: the
+    passage is scanned first, then `facts()` (the facts valid there, each with the cards it names) is asked."""
     with call_allowance():
         rows, skipped = catalog.matcher.mention_rows(text)  # `mentions`, without a Match for each
     by_card: dict[str, list[dict[str, Any]]] = {}
@@ -103,7 +104,7 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
     named = []
     total_facts = 0  # past those listed
     shared: dict[tuple[str, ...], list[str]] = {}  # facts naming the same cards share their answer
-    for memory, ids in facts:  # ~2,500 facts, ~400 sets of names on the bench
+    for memory, ids in facts():  # ~2,500 facts, ~400 sets of names on the bench
         names = shared.get(ids)
         if names is None:
             names = shared[ids] = [i for i in ids if i in mentioned]

@@ -19,9 +19,9 @@ import ahocorasick
 
 from ...kernel import regexcost
 from .names import normalize
-from .regexkeys import REGEX_CALL_SECONDS, REGEX_KEY_SECONDS, RegexKeys, Skipped, call_allowance
+from .regexkeys import REGEX_CALL_SECONDS, REGEX_KEY_SECONDS, RegexKeys, Skipped, allowance_spent, call_allowance
 
-__all__ = ["Keyed", "Match", "Matcher", "Skipped", "call_allowance", "is_regex_key", "normalize",
+__all__ = ["Keyed", "Match", "Matcher", "Skipped", "allowance_spent", "call_allowance", "is_regex_key", "normalize",
            "REGEX_CALL_SECONDS", "REGEX_KEY_SECONDS"]
 
 _CJK = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"

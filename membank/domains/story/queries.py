@@ -14,7 +14,7 @@ from . import check as checking
 from . import graph, positions
 from .cards import Catalog, catalog
 from .manuscript import read_document
-from .matching import call_allowance
+from .matching import allowance_spent, call_allowance
 from .order import StoryOrder
 
 
@@ -92,9 +92,9 @@ def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> 
                              "(send that part as `text`)")
     known = order.knows(document)
     cancel.check()
-    with call_allowance():  # every regex key of the call, over the passage and the facts, shares it
+    with call_allowance():  # every regex key of the call, over the passage then the facts, shares it
         data = checking.check(cat, order, document if known else None, text,
-                              _facts(bank, cat, order, document, known))
+                              lambda: _facts(bank, cat, order, document, known))
     return {**data, "documentId": document, "positionKnown": known}
 
 
@@ -105,21 +105,39 @@ _FACTS = ("SELECT rowid, hash FROM entries WHERE kind = 'memory' AND type = 'fac
           " AND deleted = 0 AND shadowed = 0 ORDER BY rowid")
 
 
+def _named(cat: Catalog, content: str) -> tuple[tuple[str, ...], bool]:
+    """The cards a fact's text names, and whether every regex key was tried on it (not left for want of
+    the call's time allowance)."""
+    found, skipped = cat.matcher.mentions(content)
+    return tuple(sorted({m.id for m in found})), not any(s.reason == "budget" for s in skipped)
+
+
 def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bool
            ) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
     """The fact memories valid at the document's position (another document's own are not), each
     with the entities its text names, in id order: read and scanned once per fact and generation of
-    the cards, listed once per view of the index."""
+    the cards, listed once per view of the index. A fact whose regex keys the call's time allowance did
+    not all reach is kept with what was found, and scanned again by later calls while they have time
+    left (a hostile lorebook's facts do not cost every check a scan of them all)."""
     index = bank.index
     memo = index.caches.setdefault("story.facts", {})
     if memo.get("catalog") is not cat:
         memo.clear()
-        memo.update(catalog=cat, facts={}, views={})
+        memo.update(catalog=cat, facts={}, views={}, unsettled=set())
     facts: dict[tuple[int, str], tuple[dict[str, Any], tuple[str, ...]]] = memo["facts"]
+    unsettled: set[tuple[int, str]] = memo["unsettled"]
+    if unsettled and not allowance_spent():
+        for found in sorted(unsettled):
+            if allowance_spent():
+                break
+            fact = facts[found][0]
+            named, settled = _named(cat, fact["content"] or "")
+            facts[found] = (fact, named)
+            if settled:
+                unsettled.discard(found)
+        memo["views"].clear()  # their lists hold what these facts named before
     key = index.view_key()
     view = memo["views"].get(key) if key is not None else None
-    # facts whose regex keys the call's time allowance did not all reach: used by this call, kept by none
-    unsettled: dict[tuple[int, str], tuple[dict[str, Any], tuple[str, ...]]] = {}
     if view is None:
         rows = index.db.execute(_FACTS).fetchall()
         missing = [r for r, h in rows if (r, h) not in facts]
@@ -128,15 +146,12 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
                     "SELECT rowid, hash, record FROM entries WHERE rowid IN (SELECT value FROM json_each(?))",
                     (json.dumps(missing),)):
                 memory = json.loads(record)
-                found, skipped = cat.matcher.mentions(memory["content"])
-                named = tuple(sorted({m.id for m in found}))
-                fact = ({k: memory.get(k) for k in FACT_KEYS}, named)  # memory:get has the rest
-                if any(s.reason == "budget" for s in skipped):  # its regex keys not all tried: this call only
-                    unsettled[(rowid, digest)] = fact
-                else:
-                    facts[(rowid, digest)] = fact
+                named, settled = _named(cat, memory["content"])
+                facts[(rowid, digest)] = ({k: memory.get(k) for k in FACT_KEYS}, named)  # memory:get has the rest
+                if not settled:
+                    unsettled.add((rowid, digest))
         view = {"rows": rows, "lists": {}}  # the lists: per story order and document, in this view
-        if key is not None and not unsettled:
+        if key is not None:
             if len(memo["views"]) >= 16:
                 memo["views"].clear()
             memo["views"][key] = view
@@ -147,7 +162,7 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
         hidden = {r for r, (since, until) in timed.items() if not order.holds(since, until, document if known else None)}
         out = []
         for rowid, digest in view["rows"]:
-            found = facts.get((rowid, digest)) or unsettled.get((rowid, digest))
+            found = facts.get((rowid, digest))
             if found is None or rowid in hidden:
                 continue
             if found[0]["scope"] == "document" and found[0]["documentId"] != document:
@@ -155,6 +170,5 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
             out.append(found)
         if len(view["lists"]) >= 8:
             view["lists"].clear()
-        if not unsettled:
-            view["lists"][wanted] = out
+        view["lists"][wanted] = out
     return out

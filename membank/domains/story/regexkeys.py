@@ -68,6 +68,12 @@ def call_allowance(seconds: float = REGEX_CALL_SECONDS) -> Iterator[Allowance]:
         _allowance.reset(reset)
 
 
+def allowance_spent() -> bool:
+    """Whether the running call's regular-expression time is spent (False outside any call's allowance)."""
+    found = _allowance.get()
+    return found is not None and found.left < MIN_SLICE
+
+
 class RegexKeys:
     def __init__(self, entries: list[tuple[str, str, str, regex.Pattern[str] | None, str, str]],
                  timeout: float) -> None:
@@ -110,11 +116,16 @@ class RegexKeys:
         slow = self._slow
         order = sorted(range(len(self.entries)), key=slow.__contains__) if slow else range(len(self.entries))
         with call_allowance() as allowance:
-            for n in order:
+            if allowance.left < MIN_SLICE:  # spent before this scan: every key as it reports itself, at once
+                return hits, self._skips.copy()
+            for at, n in enumerate(order):
                 card_id, role, key, compiled, _, _ = self.entries[n]
-                if compiled is None or allowance.left < MIN_SLICE:
+                if compiled is None:
                     skipped.append(self._skips[n])
                     continue
+                if allowance.left < MIN_SLICE:  # spent: the rest at once (a check scans thousands of facts)
+                    skipped.extend([self._skips[m] for m in order[at:]])
+                    break
                 cancel.check()  # canceled or late: the call stops here, between two keys
                 # half of what is left: a key stopped by its limit overruns it (by up to twice on a busy
                 # machine), and the allowance is what the keys really took
