@@ -85,11 +85,12 @@ def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> 
         text = read_document(bank.root, document)
         if text is None:
             raise errors.invalid("documentId", f"there is no file {document}; send its text as `text`")
-    if len(text) > MAX_PASSAGE_CHARS:
+    if len(text) > MAX_PASSAGE_CHARS:  # a check is of a passage at one story position, not of a whole book
+        what = "the passage to check" if from_app else f"the document {document}"
         raise errors.invalid("text" if from_app else "documentId",
-                             f"the passage to check is {len(text):,} characters long, more than the "
-                             f"{MAX_PASSAGE_CHARS:,} a check reads; check it a chapter or a scene at a time "
-                             "(send that part as `text`)")
+                             f"{what} is {len(text):,} characters long, more than the {MAX_PASSAGE_CHARS:,} a "
+                             "check reads at once; check a chapter or a scene at a time (a book in one file: "
+                             "split it into chapter files, or send the passage as `text`)")
     known = order.knows(document)
     cancel.check()
     with call_allowance():  # every regex key of the call, over the passage then the facts, shares it
