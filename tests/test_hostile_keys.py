@@ -261,3 +261,10 @@ def test_a_fact_the_allowance_did_not_reach_is_scanned_again_by_a_later_check(ba
     data = bank.call("kg:consistency:check", payload)["data"]
     assert [e["id"] for e in data["entities"]] == ["world/storm"] and data["skippedTotal"] == 0
     assert [(f["id"], f["entities"]) for f in data["facts"]] == [("f-alma", ["world/storm"])]
+
+
+def test_a_document_too_long_to_check_is_refused_naming_it(bank: Bank, sample: Path) -> None:
+    (sample / "chapters" / "whole-book.md").write_text("x" * (MAX_PASSAGE_CHARS + 1), "utf-8")
+    refused = bank.call("kg:consistency:check", {"documentId": "chapters/whole-book.md"})["error"]
+    assert refused["code"] == "INVALID_ARGUMENT" and refused["details"]["field"] == "documentId"
+    assert "chapters/whole-book.md" in refused["message"] and "`text`" in refused["message"]
