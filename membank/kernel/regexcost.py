@@ -10,7 +10,8 @@ needs and loops for the rest, so `(?:(?:a{0,100}){0,100}){0,400}` compiles to a 
 through the nesting.
 `refusal` names the first bound a key exceeds; such a key is a diagnostic where the card writes it
 (files/parse.py) and is never compiled (domains/story/matching.py). Measured with tracemalloc on
-`regex` 2024+: ~140 bytes and ~1 µs of compiling per unit, ~4 KB for a key however small.
+`regex` 2024+: ~125 bytes kept per unit on average over random nested patterns (~1 KB at the peak of one
+compile), ~4 KB for a key however small, and ~0.5 ms to compile a small key.
 
 Keys come from SillyTavern lorebooks, whose regular expressions are JavaScript's: what JavaScript has
 not (verbose mode, recursion, fuzzy matching) is refused too, since the count could not vouch for it."""
@@ -26,7 +27,7 @@ MAX_PATTERN_CHARS = 1_000  # a key is a line; a longer one is not a word to look
 MAX_DEPTH = 24  # groups inside groups (regex's parser recurses; ~300 levels end in a RecursionError)
 MAX_UNITS = 2_000  # units one key may cost (~0.3 MB and ~2 ms to compile)
 BASE_UNITS = 32  # what any key costs (~4 KB compiled), counted in every key's units
-MAX_TOTAL_UNITS = 100_000  # all the regex keys one matcher compiles (~14 MB): later keys are skipped
+MAX_TOTAL_UNITS = 50_000  # all the regex keys one matcher compiles (~6 MB kept, measured): later ones skipped
 
 _INLINE_FLAGS = re.compile(r"\(\?([aiLmsuxVfbewr0-9-]*)\)")  # (?i) — not a group
 _SCOPED_FLAGS = re.compile(r"\(\?([aiLmsuxfwr-]+):")  # (?i:…) — a group
