@@ -10,9 +10,10 @@ from typing import Any, NamedTuple
 
 from ...index import Index
 from ...kernel.text import estimate_tokens
-from .matching import REGEX_KEY_SECONDS, Keyed, Match, Matcher, Skipped, normalize
+from .matching import Keyed, Match, Matcher, Skipped, normalize
 from .refs import LIVE
 from .state import Relation, incoming, links, outgoing
+from .regexkeys import REGEX_KEY_SECONDS
 
 REGEX_TIMEOUT = REGEX_KEY_SECONDS  # seconds a writer's /regex/ key may run on one text before it is skipped
 
