@@ -287,9 +287,13 @@ export interface Checked {
   documentId: string;
   positionKnown: boolean;
   entities: Entity[];
+  entitiesTotal: number;
   facts: Fact[];
+  factsTotal: number;
   flags: Flag[];
-  skipped: { [key: string]: unknown }[];
+  flagsTotal: number;
+  skipped: Skip[];
+  skippedTotal: number;
 }
 
 export interface Cited {
@@ -439,6 +443,7 @@ export interface Entity {
   relations?: Edge[];
   timeline?: string[];
   mentions?: { [key: string]: unknown }[];
+  mentionsTotal?: number;
 }
 
 export interface EntityGet {
@@ -831,6 +836,9 @@ export interface Mention {
 
 export interface Mentions {
   items: Mention[];
+  total: number;
+  skipped: Skip[];
+  skippedTotal: number;
 }
 
 export interface MentionsGet {
@@ -1107,6 +1115,13 @@ export interface SkillSummary {
   rules: { [key: string]: unknown };
   valid: boolean;
   problems: RuleProblem[];
+}
+
+export interface Skip {
+  id: string;
+  key: string;
+  reason: string;
+  message: string;
 }
 
 export interface Skipped {

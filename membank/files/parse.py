@@ -7,6 +7,7 @@ import hashlib
 import re
 from typing import Any, Callable
 
+from ..kernel import regexcost
 from .frontmatter import Document, FrontMatterError, decode, iso, jsonable, split
 from .records import ERROR, WARNING, Card, Diagnostic, Memory, Parsed, Skill
 from .skillrules import check_rules
@@ -358,7 +359,23 @@ def parse_card(data: bytes, source: str, section: str, rel: str, mtime_ns: int) 
                "introduced": doc.key_line("introduced"), "relations": list(doc.item_lines("relations")),
                "progressions": list(doc.item_lines("progressions")), "body": doc.body_line},
     )
+    _check_regex_keys(r, card)
     return Parsed(card, tuple(r.diagnostics), _id_line(doc))
+
+
+def _check_regex_keys(r: _Reader, card: Card) -> None:
+    """A `/pattern/` key over kernel/regexcost.py's bounds is reported where it is written; matching never
+    compiles it (a 26-character key can cost a gigabyte to compile)."""
+    for field, keys in (("keys", card.keys), ("aliases", card.aliases), ("exclude_keys", card.exclude_keys),
+                        ("secondary_keys", card.secondary_keys)):
+        for n, key in enumerate(keys):
+            why = regexcost.refusal(key) if key.strip().startswith("/") else None
+            if why:
+                lines = r.doc.item_lines(field)  # only then: it composes the YAML's nodes
+                line = lines[n] if n < len(lines) else r.doc.key_line(field)
+                shown = key if len(key) <= 60 else key[:60] + "…"
+                r.diagnostics.append(Diagnostic(r.source, line, WARNING, f"the key {shown} in `{field}` is a regular "
+                                                f"expression membank will not compile: {why}; it is skipped"))
 
 
 def _check_story_items(r: _Reader, relations: tuple[dict[str, Any], ...],

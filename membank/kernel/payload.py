@@ -24,6 +24,7 @@ MAX_DEPTH = 32  # nesting of free-form values: metadata, evidence items
 MAX_NODES = 10_000  # values inside one free-form field, all levels together
 MAX_INT = 2 ** 63 - 1  # what SQLite and every JSON reader that matters can hold
 MAX_DEADLINE_MS = 10 * 60 * 1000  # a call's `deadlineMs` (kernel/cancel.py): at most ten minutes
+MAX_QUERY_CHARS = 10_000  # a query or an instruction: a few pages (a 100,000-character query cost a preview ~2.6 s)
 
 
 # Bounded field types. A string or list field without a bound of its own gets MAX_CHARS or MAX_ITEMS.
@@ -34,6 +35,7 @@ Tag = Annotated[str, Most(chars=128)]
 Tags = Annotated[list[Tag], Most(items=100)]
 Content = Annotated[str, Most(chars=MAX_FILE_BYTES)]  # a memory file holds at most 1 MiB
 Evidence = list[Any]
+QueryText = Annotated[str, Most(chars=MAX_QUERY_CHARS)]  # what recall looks for; the writer's instruction
 DeadlineMs = Annotated[int, Within(1, MAX_DEADLINE_MS)]  # the field that bounds a long call (kernel/cancel.py)
 
 

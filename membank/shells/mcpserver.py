@@ -4,7 +4,10 @@ One project is open (`--project`, found upward as every command does) through `p
 files are watched as the sidecar watches them. The tools and resources are `mcptools.py`'s: each tool
 is one channel called through `dispatch`, run on a worker thread one call at a time (writes to the
 project are ordered, the event loop keeps answering pings). A channel's failure is a tool error
-(`isError`) whose text is the error object with its stable code; an unknown tool or resource is a
+(`isError`) whose text is the error object with its stable code. A client's `notifications/cancelled`
+(the SDK cancels the call's task) reaches the worker thread through the call's token (`HostToken`): a
+cancellable channel stops at its next checkpoint with CANCELED, so a client that gave up does not keep
+the server busy; any other channel runs to its end, as in the sidecar; an unknown tool or resource is a
 protocol error (-32602). Logs go to stderr; while serving, the SDK points file descriptor 1 at stderr
 so nothing but protocol messages reaches stdout.
 
@@ -12,12 +15,14 @@ The SDK is the optional extra `membank[mcp]`, imported only here and only when t
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..kernel import cancel
 from ..kernel.errors import MembankError
 from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
@@ -32,6 +37,31 @@ INSTRUCTIONS = (
     "`kg_consistency_check` for what a character is at a chapter, and `memory_create` to keep what the "
     "writer tells you to remember. Errors carry a stable `code` (INVALID_ARGUMENT, NOT_FOUND, CONFLICT, ...)."
 )
+
+
+class HostToken(cancel.Token):
+    """A tool call's token that also notices, at each checkpoint, that the task waiting for it in the event
+    loop was canceled (anyio's `from_thread.check_cancelled`, on the worker thread the call runs on)."""
+
+    __slots__ = ()
+
+    def check(self) -> None:
+        if not self.canceled:
+            import anyio.from_thread
+
+            try:
+                anyio.from_thread.check_cancelled()
+            except asyncio.CancelledError:
+                self.cancel()
+            except RuntimeError:  # not on an anyio worker thread: nothing to notice
+                pass
+        super().check()
+
+
+def _call(registry: Registry, tool: mcptools.Tool, arguments: Any) -> dict[str, Any]:
+    """One tool call on the worker thread, under a token that notices the client's cancel."""
+    with cancel.installed(HostToken()):
+        return mcptools.call(registry, tool, arguments)
 
 
 def sdk_missing() -> str | None:
@@ -81,7 +111,7 @@ def build(registry: Registry) -> Any:
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"no tool named `{params.name}`",
                            {"code": "NOT_FOUND", "tool": params.name})
-        envelope = await in_thread(mcptools.call, registry, tool, params.arguments)
+        envelope = await in_thread(_call, registry, tool, params.arguments)
         is_error, text, structured = mcptools.result(envelope)
         if is_error:
             log.info("tool %s: %s", tool.name, structured.get("code"))

@@ -105,16 +105,33 @@ def mentions_view(d: dict[str, Any]) -> None:
         return
     for m in d["items"]:
         out.print(f"{m['offset']:>7}  {m['match']}  → {m['name']} ({m['id']})")
+    if d.get("total", 0) > len(d["items"]):
+        out.print(f"… and {d['total'] - len(d['items']):,} more mentions (send a shorter text to see them)")
+    _skipped(d)
+
+
+def _skipped(d: dict[str, Any]) -> None:
+    """The regex keys a scan could not run (story.md): the first few, and how many in all."""
+    skipped = d.get("skipped") or []
+    for s in skipped[:5]:
+        out.print(Text.assemble(("skipped ", "yellow"), s["message"]))
+    if d.get("skippedTotal", 0) > min(len(skipped), 5):
+        out.print(f"… {d['skippedTotal']:,} regular-expression keys skipped in all (`--json` lists the first 200)")
 
 
 def check_view(d: dict[str, Any]) -> None:
     where = d["documentId"] + ("" if d["positionKnown"] else " (not a story position: timeless values only)")
-    out.print(Text.assemble(("check ", "bold"), where, f": {len(d['entities'])} entities, "
-                            f"{len(d['facts'])} facts, {len(d['flags'])} flag(s)"))
+    out.print(Text.assemble(("check ", "bold"), where, f": {d.get('entitiesTotal', len(d['entities'])):,} entities, "
+                            f"{d.get('factsTotal', len(d['facts'])):,} facts, {d.get('flagsTotal', len(d['flags'])):,} "
+                            "flag(s)"))
     for f in d["flags"]:
         out.print(Text.assemble((f["code"], "red bold"), f"  {f['message']}"))
         for ev in f["evidence"]:
             out.print(f"    {ev['source']}:{ev['line']}")
     for e in d["entities"]:
-        out.print(Text.assemble(("  " + e["name"], "bold"), f"  ×{len(e['mentions'])}  ",
+        out.print(Text.assemble(("  " + e["name"], "bold"), f"  ×{e.get('mentionsTotal', len(e['mentions']))}  ",
                                 e["state"]["value"] if e["state"] else "", f"  {_facets(e['facets'])}"))
+    if d.get("entitiesTotal", 0) > len(d["entities"]):
+        out.print(f"  … and {d['entitiesTotal'] - len(d['entities']):,} more entities (the first 200 by first mention "
+                  "are listed)")
+    _skipped(d)

@@ -8,7 +8,7 @@ import functools
 from typing import Any, NamedTuple
 
 from ..story.cards import Catalog
-from ..story.matching import Skipped
+from ..story.matching import Skipped, call_allowance
 
 # where a card was first found, best first: the selection, the writer's instruction, the text
 # around the selection (nearest first), then through another card
@@ -123,7 +123,14 @@ PLACE = (1 << 32) - 1
 
 def activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
              recursion: int) -> tuple[list[Found], list[Skipped]]:
-    """The activated cards of the sections in `allowed` ("characters", "world"), in Layer 4's order."""
+    """The activated cards of the sections in `allowed` ("characters", "world"), in Layer 4's order. The
+    regex keys of every scan (the texts, then the cards' texts) share one call's time allowance."""
+    with call_allowance():
+        return _activate(catalog, texts, allowed, recursion)
+
+
+def _activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
+              recursion: int) -> tuple[list[Found], list[Skipped]]:
     skipped: list[Skipped] = []
     spans = _ranked_spans(catalog, texts, skipped)
     spans.sort(key=lambda s: s[0], reverse=True)  # the worst first: each card ends with its best span

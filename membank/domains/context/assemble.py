@@ -14,6 +14,8 @@ from ...files.reader import Unreadable, read_regular
 from ...files.write import new_id
 from ...kernel import cancel
 from ...kernel.errors import MembankError
+from ...kernel.limits import MAX_LISTED
+from ...kernel.payload import MAX_QUERY_CHARS
 from ...kernel.paths import document_path
 from ...kernel.text import estimate_tokens
 from ..contract import Bank
@@ -129,8 +131,10 @@ def _late_entries(cards: Catalog) -> dict[str, dict[str, Any]]:
 
 
 def _query(req: Request, passage: Passage) -> str:
+    """The query recall looks for: the app's, else the instruction and the selection, cut to what a query
+    needs (kernel/payload.py MAX_QUERY_CHARS: a selection of a whole chapter must not cost seconds)."""
     return req.query_text if req.query_text is not None else \
-        "\n".join(filter(None, (passage.instruction, passage.selection)))
+        "\n".join(filter(None, (passage.instruction, passage.selection)))[:MAX_QUERY_CHARS]
 
 
 TEXTS_KEPT = 2048  # Layer 4 texts of memories a view of the index keeps
@@ -271,7 +275,8 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
             used += piece.tokens
             pieces.append(piece)
         if skipped:
-            reasons.append(Reason(KEY_SKIPPED, "; ".join(s.message for s in skipped[:5])))
+            more = f"; and {len(skipped) - 5:,} more" if len(skipped) > 5 else ""
+            reasons.append(Reason(KEY_SKIPPED, "; ".join(s.message for s in skipped[:5]) + more))
         cancel.check()
 
         if injection:
@@ -325,7 +330,7 @@ def finish(bank: Bank, req: Request, skill: dict[str, Any], rules: dict[str, Any
         "diagnostics": {
             "degraded": any(r.code in recall_codes for r in reasons),
             "reasons": [r.to_api() for r in reasons],
-            "dropped": _dropped(fitted.dropped, capped, late),
+            "dropped": _dropped(fitted.dropped, capped, late)[:MAX_LISTED],  # `truncated` counts them all
             "hidden": sum(hidden.values()),
             "hiddenDetail": hidden,
             "truncated": len(fitted.dropped) + len(capped) + len(late),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
-from ...kernel.payload import DeadlineMs, DocPath, Id, Most
+from ...kernel.payload import DeadlineMs, DocPath, Id, Most, QueryText
 from ...index import StorageError
 from ..contract import Channel
 
@@ -28,8 +28,8 @@ class ContextAssemble:
     documentId: DocPath | None = None
     documentText: Annotated[str, Most(chars=MAX_DOCUMENT_CHARS)] | None = None
     selection: Selection | None = None
-    instruction: str | None = None
-    queryText: str | None = None
+    instruction: QueryText | None = None
+    queryText: QueryText | None = None
     sessionId: Id | None = None
     runId: Id | None = None
     sceneType: Annotated[str, Most(chars=64)] | None = None  # the kind of scene: alike past episodes first

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from ...kernel import errors
-from ...kernel.payload import DeadlineMs, DocPath, Id, Most, Tags, Within
+from ...kernel.payload import DeadlineMs, DocPath, Id, Most, QueryText, Tags, Within
 from ..contract import Bank, Channel, Lazy
 from ..learning.channels import EVIDENCE_LIMIT, PreferencesIngested
 from .signal import EDITED_ACCEPT, HEAVY_ABOVE, LIGHT_BELOW, WEIGHTS, edited_weight
@@ -82,7 +82,7 @@ class EpisodeRecord:
 class EpisodeQuery:
     projectId: Id | None = None
     sceneType: SceneType | None = None
-    queryText: str | None = None
+    queryText: QueryText | None = None
     limit: Annotated[int, Within(LIMIT_MIN, LIMIT_MAX)] = LIMIT_DEFAULT
     deadlineMs: DeadlineMs | None = None
 

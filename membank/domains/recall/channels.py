@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, NotRequired, TypedDict
 
-from ...kernel.payload import DocPath, Id
+from ...kernel.payload import DocPath, Id, QueryText
 from ..contract import Channel, Lazy
 
 
 @dataclass(frozen=True)
 class InjectionPreview:
     projectId: Id | None = None
-    queryText: str | None = None
+    queryText: QueryText | None = None
     documentId: DocPath | None = None
 
 

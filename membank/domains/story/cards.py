@@ -14,8 +14,9 @@ from . import books as book_rules
 from .matching import Keyed, Match, Matcher, Skipped, normalize
 from .refs import LIVE
 from .state import Relation, incoming, links, outgoing
+from .regexkeys import REGEX_KEY_SECONDS
 
-REGEX_TIMEOUT = 0.02  # seconds a writer's /regex/ key may run on one text before it is skipped
+REGEX_TIMEOUT = REGEX_KEY_SECONDS  # seconds a writer's /regex/ key may run on one text before it is skipped
 
 
 class Named(NamedTuple):
@@ -67,7 +68,8 @@ class Catalog:
 
     def named_in(self, card_id: str) -> Named:
         """The cards the text of `card_id` (summary, then body) activates, each with its first match:
-        scanned once per generation of the cards, however many prompts recurse through it."""
+        scanned once per generation of the cards, however many prompts recurse through it (unless a
+        regex key was not reached by the call's time allowance: the next call tries again)."""
         done = self._named.get(card_id)
         if done is None:
             card = self.cards[card_id]
@@ -77,7 +79,8 @@ class Catalog:
             groups = tuple({id(cards): cards for _, _, cards in spans if cards}.values())
             done = Named({other: matches[0] for other, matches in hits.items()}, frozenset(hits), tuple(skipped),
                          groups)
-            self._named[card_id] = done
+            if not any(s.reason == "budget" for s in skipped):
+                self._named[card_id] = done
         return done
 
 

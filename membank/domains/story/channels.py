@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Optional, TypedDict
 
+from ...kernel.limits import MAX_PASSAGE_CHARS
 from ...kernel.payload import DeadlineMs, Id, Most
 from ..contract import Channel, Lazy
 
@@ -59,7 +60,7 @@ class StateUpdate:
 
 @dataclass(frozen=True)
 class MentionsGet:
-    text: Annotated[str, Most(chars=2_000_000)]
+    text: Annotated[str, Most(chars=MAX_PASSAGE_CHARS)]
     projectId: Id | None = None
     documentId: Position | None = None
 
@@ -68,7 +69,7 @@ class MentionsGet:
 class ConsistencyCheck:
     documentId: Position
     projectId: Id | None = None
-    text: Annotated[str, Most(chars=2_000_000)] | None = None
+    text: Annotated[str, Most(chars=MAX_PASSAGE_CHARS)] | None = None
     deadlineMs: DeadlineMs | None = None
 
 
@@ -111,7 +112,8 @@ class Entity(TypedDict, total=False):
     progressions: list[dict[str, Any]]
     relations: list[Edge]
     timeline: list[str]  # kg:entity:get: the positions where something about it happens, in story order
-    mentions: list[dict[str, Any]]
+    mentions: list[dict[str, Any]]  # kg:consistency:check: the first 200 (kernel/limits.py MAX_LISTED)
+    mentionsTotal: int
 
 
 class Entities(TypedDict):
@@ -138,8 +140,18 @@ class Mention(TypedDict):
     length: int
 
 
+class Skip(TypedDict):
+    id: str  # the card
+    key: str  # the regex key as the card writes it
+    reason: str  # invalid | bounds (never compiled) | timeout | budget (the call's 50 ms were spent)
+    message: str
+
+
 class Mentions(TypedDict):
-    items: list[Mention]
+    items: list[Mention]  # the first 10,000 (kernel/limits.py MAX_MENTIONS)
+    total: int
+    skipped: list[Skip]  # regex keys that could not run: the first 200
+    skippedTotal: int
 
 
 class Flag(TypedDict):
@@ -164,10 +176,14 @@ class Fact(TypedDict):
 class Checked(TypedDict):
     documentId: str
     positionKnown: bool
-    entities: list[Entity]
+    entities: list[Entity]  # each list: the first 200 (kernel/limits.py MAX_LISTED), its total beside it
+    entitiesTotal: int
     facts: list[Fact]
+    factsTotal: int
     flags: list[Flag]
-    skipped: list[dict[str, Any]]
+    flagsTotal: int
+    skipped: list[Skip]
+    skippedTotal: int
 
 
 CHANNELS = (

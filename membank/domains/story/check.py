@@ -5,10 +5,12 @@ the story order, the passage and the facts in; never anything from a later posit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ...kernel import cancel
+from ...kernel.limits import MAX_LISTED
 from .cards import Catalog
+from .matching import call_allowance
 from .graph import entity, fresh_entity
 from .order import StoryOrder
 from .state import progressions
@@ -70,10 +72,15 @@ def _entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, position:
 
 
 def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
-          facts: list[tuple[dict[str, Any], tuple[str, ...]]]) -> dict[str, Any]:
+          facts: Callable[[], list[tuple[dict[str, Any], tuple[str, ...]]]]) -> dict[str, Any]:
     """`kg:consistency:check`'s data: every entity mentioned in `text` (its mentions, its state, facets
-    and relations at `position`), the facts valid there that name one, and the flags."""
-    rows, skipped = catalog.matcher.mention_rows(text)  # `mentions`, without a Match for each
+    and relations at `position`), the facts valid there that name one, and the flags. Each list holds at
+    most MAX_LISTED items in full (entities by first mention, each with its first mentions), with its
+    total beside it (`entitiesTotal`, `mentionsTotal`, …): a chapter full of one-character names answers
+    in kilobytes, not in a hundred megabytes. The regex keys of all scans share one time allowance: the
+    passage is scanned first, then `facts()` (the facts valid there, each with the cards it names) is asked."""
+    with call_allowance():
+        rows, skipped = catalog.matcher.mention_rows(text)  # `mentions`, without a Match for each
     by_card: dict[str, list[dict[str, Any]]] = {}
     for offset, length, card_id, _, word in rows:
         by_card.setdefault(card_id, []).append({"match": word, "offset": offset, "length": -length})
@@ -81,26 +88,35 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
     # a card's view and flags at a position are the same for every passage checked there: made once
     # per generation of the cards
     at: dict[str, tuple[dict[str, Any], list[Flag]]] = catalog.memo("check.entities", order, position)
-    for card_id in sorted(by_card, key=lambda c: (by_card[c][0]["offset"], c)):
+    for n, card_id in enumerate(sorted(by_card, key=lambda c: (by_card[c][0]["offset"], c))):
         cancel.check()  # canceled or past its deadline: nothing is kept (a read; caches are filled whole)
         made = at.get(card_id)
         if made is None:
             made = at[card_id] = _entity(catalog.cards[card_id], catalog, order, position)
-        view = fresh_entity(made[0])  # the kept view stays as it was, whatever a caller does with this one
-        view["mentions"] = by_card[card_id]
-        entities.append(view)
         found_flags += made[1]
+        if n >= MAX_LISTED:
+            continue  # counted, its flags kept; not listed
+        view = fresh_entity(made[0])  # the kept view stays as it was, whatever a caller does with this one
+        view["mentions"] = by_card[card_id][:MAX_LISTED]
+        view["mentionsTotal"] = len(by_card[card_id])
+        entities.append(view)
     mentioned = set(by_card)
     named = []
+    total_facts = 0  # past those listed
     shared: dict[tuple[str, ...], list[str]] = {}  # facts naming the same cards share their answer
-    for memory, ids in facts:  # ~2,500 facts, ~400 sets of names on the bench
+    for memory, ids in facts():  # ~2,500 facts, ~400 sets of names on the bench
         names = shared.get(ids)
         if names is None:
             names = shared[ids] = [i for i in ids if i in mentioned]
         if names:
+            if len(named) >= MAX_LISTED:
+                total_facts += 1
+                continue
             fact = memory.copy()
             fact["entities"] = names.copy()
             named.append(fact)
-    return {"documentId": position, "entities": entities, "facts": named,
-            "flags": [f.to_api() for f in found_flags],
-            "skipped": [{"id": s.id, "key": s.key, "reason": s.reason, "message": s.message} for s in skipped]}
+    return {"documentId": position, "entities": entities, "entitiesTotal": len(by_card),
+            "facts": named, "factsTotal": len(named) + total_facts,
+            "flags": [f.to_api() for f in found_flags[:MAX_LISTED]], "flagsTotal": len(found_flags),
+            "skipped": [{"id": s.id, "key": s.key, "reason": s.reason, "message": s.message}
+                        for s in skipped[:MAX_LISTED]], "skippedTotal": len(skipped)}

@@ -3,7 +3,8 @@
 Names, aliases and keys are compared after NFKC + case folding on both sides. A key in Latin,
 Cyrillic or Greek script matches whole words only (with the endings s, es, 's); a key holding CJK
 characters matches as a substring (Chinese has no spaces). A `/pattern/flags` key is a regular
-expression run with a time limit. Every literal key of every card sits in one Aho–Corasick
+expression, compiled only within bounds and run within the call's time allowance (regexkeys.py).
+Every literal key of every card sits in one Aho–Corasick
 automaton (pyahocorasick), built once per generation of the cards: a text is walked once, however
 many cards there are."""
 
@@ -15,15 +16,17 @@ from dataclasses import dataclass
 from typing import Iterable, NamedTuple
 
 import ahocorasick
-import regex
 
+from ...kernel import regexcost
 from .names import normalize
+from .regexkeys import REGEX_CALL_SECONDS, REGEX_KEY_SECONDS, RegexKeys, Skipped, allowance_spent, call_allowance
+
+__all__ = ["Keyed", "Match", "Matcher", "Skipped", "allowance_spent", "call_allowance", "is_regex_key", "normalize",
+           "REGEX_CALL_SECONDS", "REGEX_KEY_SECONDS"]
 
 _CJK = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
                   r"\U00020000-\U0002ffff]")
-_REGEX_KEY = re.compile(r"^/(.+)/([a-z]*)$", re.DOTALL)
 _ENDINGS = ("'s", "’s", "es", "s")
-_FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "u": 0, "g": 0}
 LOGICS = ("and_any", "and_all", "not_any", "not_all")
 
 
@@ -48,18 +51,7 @@ class Match(NamedTuple):  # a tuple: a scan may make thousands
     length: int
 
 
-@dataclass(frozen=True)
-class Skipped:
-    """A regex key that could not run: reported, never fatal."""
-
-    id: str
-    key: str
-    reason: str  # timeout | invalid
-    message: str
-
-
-def is_regex_key(key: str) -> bool:
-    return bool(_REGEX_KEY.match(key.strip()))
+is_regex_key = regexcost.is_regex_key
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -131,18 +123,17 @@ class _Roles(NamedTuple):
 
 class Matcher:
     def __init__(self, cards: dict[str, Keyed], automaton: ahocorasick.Automaton | None,
-                 regexes: list[tuple[str, str, str, regex.Pattern[str] | None, str]], timeout: float):
+                 regexes: RegexKeys):
         self.cards = cards
         self._automaton = automaton
-        self._regexes = regexes  # (card, role, key as written, compiled or None, problem)
-        self._timeout = timeout
+        self._regexes = regexes
         self._by_line: dict[str, list[Occurrence]] = {}
         self._conditional = frozenset(c.id for c in cards.values() if c.secondary_keys)
         self._roles = {word: _Roles.of(payload, self._conditional)
                        for _, (word, _, payload) in (automaton.items() if automaton is not None else ())}
 
     @classmethod
-    def build(cls, cards: Iterable[Keyed], regex_timeout: float = 0.02) -> Matcher:
+    def build(cls, cards: Iterable[Keyed], regex_timeout: float = REGEX_KEY_SECONDS) -> Matcher:
         by_id = {c.id: c for c in sorted(cards, key=lambda c: c.id)}
         words: dict[str, list[tuple[str, str, str, bool]]] = {}
         regexes = []
@@ -151,7 +142,7 @@ class Matcher:
                                ("secondary", card.secondary_keys)):
                 for key in dict.fromkeys(k for k in keys if k and k.strip()):
                     if is_regex_key(key):
-                        regexes.append((card.id, role, key, *_compile(key)))
+                        regexes.append((card.id, role, key))
                         continue
                     words.setdefault(normalize(key.strip()), []).append((card.id, role, key))
         automaton = None
@@ -160,7 +151,7 @@ class Matcher:
             for folded, payload in words.items():
                 automaton.add_word(folded, (folded, bool(_CJK.search(folded)), tuple(payload)))
             automaton.make_automaton()
-        return cls(by_id, automaton, regexes, regex_timeout)
+        return cls(by_id, automaton, RegexKeys.build(regexes, regex_timeout))
 
     def _occurrences(self, text: str) -> list[Occurrence]:
         """Where each literal key word occurs in `text` (code points), line by line: a line's are
@@ -266,22 +257,13 @@ class Matcher:
         return primary, skipped
 
     def _regex_matches(self, text: str) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
-        """Every match of the regex keys by (card, role), and the keys that could not run."""
+        """Every match of the regex keys by (card, role), and the keys that could not run (regexkeys.py)."""
         found: dict[tuple[str, str], list[Match]] = {}
-        skipped: list[Skipped] = []
-        for card_id, role, key, compiled, problem in self._regexes:
-            if compiled is None:
-                skipped.append(Skipped(card_id, key, "invalid", f"the key {key} of {card_id} is not a regular "
-                                       f"expression membank can run ({problem}); it is skipped"))
-                continue
-            try:
-                for m in compiled.finditer(text, timeout=self._timeout):
-                    if m.end() > m.start():
-                        found.setdefault((card_id, role), []).append(
-                            Match(card_id, key, m.group(0), m.start(), m.end() - m.start()))
-            except TimeoutError:
-                skipped.append(Skipped(card_id, key, "timeout", f"the key {key} of {card_id} took longer than "
-                                       f"{self._timeout * 1000:g} ms and was skipped"))
+        if not self._regexes.entries:
+            return found, []
+        hits, skipped = self._regexes.run(text)
+        for card_id, role, key, word, offset, length in hits:
+            found.setdefault((card_id, role), []).append(Match(card_id, key, word, offset, length))
         return found, skipped
 
     def mentions(self, text: str) -> tuple[list[Match], list[Skipped]]:
@@ -334,21 +316,6 @@ def _better(keep: str, a: int, b: int, a0: int, b0: int) -> bool:
     if keep == "first":
         return a < a0 or a == a0 and b > b0
     return b > b0 or b == b0 and a < a0
-
-
-def _compile(key: str) -> tuple[regex.Pattern[str] | None, str]:
-    m = _REGEX_KEY.match(key.strip())
-    assert m is not None
-    pattern, flags = m.group(1), m.group(2)
-    bits = 0
-    for flag in flags:
-        if flag not in _FLAGS:
-            return None, f"unknown flag {flag}"
-        bits |= _FLAGS[flag]
-    try:
-        return regex.compile(pattern, bits | regex.V0), ""
-    except (regex.error, ValueError, OverflowError) as e:
-        return None, str(e).split("\n")[0][:80]
 
 
 def _whole_word(folded: str, start: int, stop: int) -> int | None:

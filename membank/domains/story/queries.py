@@ -7,12 +7,14 @@ import json
 from typing import Any
 
 from ...kernel import cancel, errors
+from ...kernel.limits import MAX_LISTED, MAX_MENTIONS, MAX_PASSAGE_CHARS
 from ...kernel.paths import document_path
 from ..contract import Bank
 from . import check as checking
 from . import graph, positions
 from .cards import Catalog, catalog
 from .manuscript import read_document
+from .matching import allowance_spent, call_allowance
 from .order import StoryOrder
 
 
@@ -64,22 +66,36 @@ def state(bank: Bank, at: str, id_: str | None = None, name: str | None = None) 
 
 
 def mentions(bank: Bank, text: str, document_id: str | None = None) -> dict[str, Any]:
+    """Every mention in `text`, the first MAX_MENTIONS in full with the total beside them, and the regex
+    keys that could not run (the first MAX_LISTED, and their total)."""
     cat = catalog(bank.index)
-    found, _ = cat.matcher.mentions(text)
+    with call_allowance():
+        found, skipped = cat.matcher.mentions(text)
     return {"items": [{"id": m.id, "name": cat.cards[m.id]["name"], "match": m.word, "offset": m.offset,
-                       "length": m.length} for m in found]}
+                       "length": m.length} for m in found[:MAX_MENTIONS]], "total": len(found),
+            "skipped": [{"id": s.id, "key": s.key, "reason": s.reason, "message": s.message}
+                        for s in skipped[:MAX_LISTED]], "skippedTotal": len(skipped)}
 
 
 def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> dict[str, Any]:
     cat, order = _graph(bank)
     document = document_path(document_id)
+    from_app = text is not None
     if text is None:
         text = read_document(bank.root, document)
         if text is None:
             raise errors.invalid("documentId", f"there is no file {document}; send its text as `text`")
+    if len(text) > MAX_PASSAGE_CHARS:  # a check is of a passage at one story position, not of a whole book
+        what = "the passage to check" if from_app else f"the document {document}"
+        raise errors.invalid("text" if from_app else "documentId",
+                             f"{what} is {len(text):,} characters long, more than the {MAX_PASSAGE_CHARS:,} a "
+                             "check reads at once; check a chapter or a scene at a time (a book in one file: "
+                             "split it into chapter files, or send the passage as `text`)")
     known = order.knows(document)
     cancel.check()
-    data = checking.check(cat, order, document if known else None, text, _facts(bank, cat, order, document, known))
+    with call_allowance():  # every regex key of the call, over the passage then the facts, shares it
+        data = checking.check(cat, order, document if known else None, text,
+                              lambda: _facts(bank, cat, order, document, known))
     return {**data, "documentId": document, "positionKnown": known}
 
 
@@ -90,17 +106,37 @@ _FACTS = ("SELECT rowid, hash FROM entries WHERE kind = 'memory' AND type = 'fac
           " AND deleted = 0 AND shadowed = 0 ORDER BY rowid")
 
 
+def _named(cat: Catalog, content: str) -> tuple[tuple[str, ...], bool]:
+    """The cards a fact's text names, and whether every regex key was tried on it (not left for want of
+    the call's time allowance)."""
+    found, skipped = cat.matcher.mentions(content)
+    return tuple(sorted({m.id for m in found})), not any(s.reason == "budget" for s in skipped)
+
+
 def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bool
            ) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
     """The fact memories valid at the document's position (another document's own are not), each
     with the entities its text names, in id order: read and scanned once per fact and generation of
-    the cards, listed once per view of the index."""
+    the cards, listed once per view of the index. A fact whose regex keys the call's time allowance did
+    not all reach is kept with what was found, and scanned again by later calls while they have time
+    left (a hostile lorebook's facts do not cost every check a scan of them all)."""
     index = bank.index
     memo = index.caches.setdefault("story.facts", {})
     if memo.get("catalog") is not cat:
         memo.clear()
-        memo.update(catalog=cat, facts={}, views={})
+        memo.update(catalog=cat, facts={}, views={}, unsettled=set())
     facts: dict[tuple[int, str], tuple[dict[str, Any], tuple[str, ...]]] = memo["facts"]
+    unsettled: set[tuple[int, str]] = memo["unsettled"]
+    if unsettled and not allowance_spent():
+        for found in sorted(unsettled):
+            if allowance_spent():
+                break
+            fact = facts[found][0]
+            named, settled = _named(cat, fact["content"] or "")
+            facts[found] = (fact, named)
+            if settled:
+                unsettled.discard(found)
+        memo["views"].clear()  # their lists hold what these facts named before
     key = index.view_key()
     view = memo["views"].get(key) if key is not None else None
     if view is None:
@@ -111,8 +147,10 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
                     "SELECT rowid, hash, record FROM entries WHERE rowid IN (SELECT value FROM json_each(?))",
                     (json.dumps(missing),)):
                 memory = json.loads(record)
-                named = tuple(sorted({m.id for m in cat.matcher.mentions(memory["content"])[0]}))
+                named, settled = _named(cat, memory["content"])
                 facts[(rowid, digest)] = ({k: memory.get(k) for k in FACT_KEYS}, named)  # memory:get has the rest
+                if not settled:
+                    unsettled.add((rowid, digest))
         view = {"rows": rows, "lists": {}}  # the lists: per story order and document, in this view
         if key is not None:
             if len(memo["views"]) >= 16:

@@ -20,6 +20,7 @@ from .measure import cold_index, creates, large_cold_index, model_load, noop_syn
     semantic_after_write
 from .options import Options, options
 from ..demo import sample_project_dir
+from .hostile import hostile_rows
 from .prompt import assemble_rows, prefix_reuse
 from .report import Result, corpus_json, machine, table
 from .rows import Row, say
@@ -29,7 +30,8 @@ from .watcher import watcher_row
 ORDER = ["cold_index", "cold_index_process", "cold_index_floor", "cold_index_vs_floor", "noop_sync", "one_file_sync",
          "watcher", "preview_deterministic", "preview_semantic",
          "preview_semantic_large", "memory_create", "sidecar_rtt", "sidecar_rss",
-         "context_assemble", "activation_scan", "consistency_check", "prefix_reuse", "episode_record",
+         "context_assemble", "activation_scan", "consistency_check", "prefix_reuse", "hostile_assemble",
+         "hostile_check", "hostile_rss", "episode_record",
          "episode_query", "episode_record_async", "lifecycle_realtime", "lifecycle_daily", "lifecycle_weekly",
          "lifecycle_monthly", "cli_status", "cli_doctor", "cli_show", "cli_list_preference", "cli_settings_get",
          "cli_skills",
@@ -118,6 +120,8 @@ def run(opts: Options) -> Result:
         rows.extend(_main_corpus(opts, tmp, corpus_info))
         say(opts.quiet, "prefix reuse over a scripted session")
         rows.append(prefix_reuse(sample_project_dir(), tmp))
+        say(opts.quiet, "a hostile lorebook (400 catastrophic regular-expression keys)")
+        rows.extend(hostile_rows(sample_project_dir(), tmp))
         if opts.large:
             rows.extend(_large_corpus(opts, tmp, corpus_info))
     finally:
