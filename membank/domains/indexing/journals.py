@@ -8,9 +8,13 @@ label text in privacy mode, edited by hand, shortened) is read whole and replace
 
 from __future__ import annotations
 
+import os
+from typing import Iterable
+
 from ...files import journal
 from ...files.reader import content_hash
 from ...files.records import Diagnostic
+from ...files.scan import BankRoot
 from ...index import Index
 from ..episodes import store as episodes, traces
 from ..lifecycle import runs as lifecycle
@@ -19,6 +23,19 @@ from ..learning import events as learning
 TAIL = 4096  # bytes before the old end whose hash must be unchanged for a read to resume there
 # what each domain keeps of the journal: put(index, source, events, whole)
 CONSUMERS = (learning.put, episodes.put, traces.put, lifecycle.put)  # lifecycle after episodes
+
+
+def with_traces(root: BankRoot, rels: Iterable[str]) -> list[str]:
+    """The files to re-read after a write: each journal month file brings the month's run traces with
+    it (a prompt appends its run there without touching the index, and a run that held episodes
+    counts as their recall: the index takes them in as soon as anything is journaled)."""
+    out = list(rels)
+    for rel in out[:]:
+        folder, _, name = rel.rpartition("/")
+        if root.bank == "project" and folder == journal.FOLDER and name.endswith(".jsonl") \
+                and os.path.isfile(root.file(f"{journal.TRACES}/{name}")):
+            out.append(f"{journal.TRACES}/{name}")
+    return out
 
 
 def fingerprint(data: bytes, size: int) -> str:
