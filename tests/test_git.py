@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import membank
 from membank import Bank
 from membank.files import gitfiles, journal
 from membank.files.parse import conflict_line
+from membank.kernel import clock
 from membank.shells.cli import app
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -262,3 +264,17 @@ def test_git_setup_from_the_cli_and_no_hint_outside_git(bank: Bank, sample: Path
 def test_every_event_gets_an_id() -> None:
     assert journal.key_of({"eventId": "e-1"}, b"anything") == "id:e-1"
     assert journal.key_of({}, b'{"a": 1}\r\n') == journal.key_of({}, b'{"a": 1}')
+
+
+def test_a_run_line_pasted_twice_is_listed_once_in_history(bank: Bank, sample: Path) -> None:
+    start = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
+    with clock.use(lambda: start):
+        _ok(bank, "ai:skill:feedback", runId=_run(bank), action="accept", sceneType="action")
+    traces = sample / ".writenow" / journal.TRACES / "2026-11.jsonl"
+    with traces.open("a", encoding="utf-8") as f:
+        f.write(traces.read_text("utf-8").splitlines(keepends=True)[-1])
+    bank.sync()
+    with clock.use(lambda: start + timedelta(days=8)):
+        assert _ok(bank, "memory:lifecycle:run", trigger="weekly")["runs"] == 1
+    text = (sample / ".writenow" / "history" / "2026-11.md").read_text("utf-8")
+    assert sum(1 for line in text.splitlines() if line.startswith("- ") and "continue" in line) == 1

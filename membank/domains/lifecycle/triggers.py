@@ -123,9 +123,9 @@ def _entries(bank: Bank, before: str) -> list[history.Entry]:
     names = {c["id"]: c.get("name") or c["id"] for c in index.cards()}
     files: dict[str, bytes | None] = {}
     out = []
-    for source, line, offset, run_id, at in index.db.execute(
-            "SELECT source, line, offset, run_id, at FROM traces WHERE event = 'run' AND at < ? ORDER BY at",
-            (before,)).fetchall():
+    for source, line, offset, run_id, at, _ in index.db.execute(  # each run once, however many copies of its line
+            "SELECT source, line, offset, run_id, at, min(source || printf(':%012d', line)) FROM traces"
+            " WHERE event = 'run' AND at < ? GROUP BY ekey ORDER BY at", (before,)).fetchall():
         rel = bank.project.rel(source)
         if rel is None:
             continue
