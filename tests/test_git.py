@@ -278,3 +278,20 @@ def test_a_run_line_pasted_twice_is_listed_once_in_history(bank: Bank, sample: P
         assert _ok(bank, "memory:lifecycle:run", trigger="weekly")["runs"] == 1
     text = (sample / ".writenow" / "history" / "2026-11.md").read_text("utf-8")
     assert sum(1 for line in text.splitlines() if line.startswith("- ") and "continue" in line) == 1
+
+
+def test_conflict_markers_in_settings_and_project_yaml_are_named(sample: Path) -> None:
+    settings = sample / ".writenow" / "settings.yaml"
+    settings.write_text("memory:\n<<<<<<< HEAD\n  injectionMaxItems: 5\n=======\n  injectionMaxItems: 7\n"
+                        ">>>>>>> laptop\n", encoding="utf-8")
+    bank = membank.open(sample)
+    try:
+        assert [(d["source"], d["line"]) for d in _codes(bank, "MERGE_CONFLICT")] == [(".writenow/settings.yaml", 2)]
+        assert bank.settings()["injectionMaxItems"] == 20  # the default, not either half
+    finally:
+        bank.close()
+    project = sample / ".writenow" / "project.yaml"
+    text = project.read_text("utf-8")
+    project.write_text(f"<<<<<<< HEAD\n{text}=======\n{text}>>>>>>> laptop\n", encoding="utf-8")
+    with pytest.raises(membank.MembankError, match=r"project\.yaml:1 holds git conflict markers"):
+        membank.open(sample)

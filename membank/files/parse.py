@@ -7,6 +7,7 @@ import hashlib
 import re
 from typing import Any, Callable
 
+from .conflicts import MERGE_CONFLICT, RESOLVE, conflict_line
 from .frontmatter import Document, FrontMatterError, decode, iso, jsonable, split
 from .records import ERROR, WARNING, Card, Diagnostic, Memory, Parsed, Skill
 from .skillrules import check_rules
@@ -159,25 +160,6 @@ def _as_doc_path(value: Any) -> str | None:
 _LATE_FRONT_MATTER = re.compile(r"(?:[ \t]*\n)+(---)[ \t]*\n")
 
 
-MERGE_CONFLICT = "MERGE_CONFLICT"
-_OPENS, _SPLITS, _CLOSES = re.compile(r"<{7}(?:[ \t].*)?"), re.compile(r"={7}[ \t]*"), re.compile(r">{7}(?:[ \t].*)?")
-
-
-def conflict_line(text: str) -> int | None:
-    """The line of the first git conflict marker in `text` (files.md, Git), or None: a `<<<<<<<` line,
-    or a `>>>>>>>` line after a `=======` one (a lone `=======` underlines a Markdown heading; a lone
-    `>>>>>>>` may be a deep quotation)."""
-    if "<<<<<<<" not in text and ">>>>>>>" not in text:
-        return None  # the common case, without splitting the text into lines
-    split_seen = False
-    for number, line in enumerate(text.split("\n"), 1):  # lines as an editor counts them
-        line = line.removesuffix("\r")
-        if _OPENS.fullmatch(line) or (split_seen and _CLOSES.fullmatch(line)):
-            return number
-        split_seen = split_seen or bool(_SPLITS.fullmatch(line))
-    return None
-
-
 def _read_document(data: bytes, source: str) -> tuple[Document | None, list[Diagnostic]]:
     try:
         text = decode(data)
@@ -186,9 +168,8 @@ def _read_document(data: bytes, source: str) -> tuple[Document | None, list[Diag
     marker = conflict_line(text)
     if marker is not None:
         return None, [Diagnostic(source, marker, ERROR, "this file holds git conflict markers (<<<<<<<, =======, "
-                                 ">>>>>>>) left by a merge, so both versions are in it: keep the lines you want, delete "
-                                 "the marker lines and save; until then membank leaves the whole file out of every "
-                                 "prompt, preview and check", MERGE_CONFLICT)]
+                                 f">>>>>>>) left by a merge, so both versions are in it: {RESOLVE}; until then membank "
+                                 "leaves the whole file out of every prompt, preview and check", MERGE_CONFLICT)]
     try:
         doc = split(text)
     except FrontMatterError as e:
