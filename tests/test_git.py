@@ -295,3 +295,15 @@ def test_conflict_markers_in_settings_and_project_yaml_are_named(sample: Path) -
     project.write_text(f"<<<<<<< HEAD\n{text}=======\n{text}>>>>>>> laptop\n", encoding="utf-8")
     with pytest.raises(membank.MembankError, match=r"project\.yaml:1 holds git conflict markers"):
         membank.open(sample)
+
+
+def test_a_journal_or_traces_folder_that_is_a_file_is_reported(bank: Bank, sample: Path) -> None:
+    traces = sample / ".writenow" / journal.TRACES
+    traces.parent.mkdir(exist_ok=True)
+    traces.write_text("not a folder\n", encoding="utf-8")
+    prompt = _ok(bank, "context:assemble", skillId="continue", documentId=CH05, selection={"text": SELECTION})
+    assert [r["code"] for r in prompt["diagnostics"]["reasons"] if r["code"] == "TRACE_NOT_WRITTEN"] == \
+        ["TRACE_NOT_WRITTEN"]  # the prompt is still given
+    bank.sync()
+    found = [d for d in _ok(bank, "index:diagnostics")["items"] if d["source"] == ".writenow/journal/traces"]
+    assert [d["severity"] for d in found] == ["error"] and "folder" in found[0]["message"]
