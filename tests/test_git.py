@@ -307,3 +307,15 @@ def test_a_journal_or_traces_folder_that_is_a_file_is_reported(bank: Bank, sampl
     bank.sync()
     found = [d for d in _ok(bank, "index:diagnostics")["items"] if d["source"] == ".writenow/journal/traces"]
     assert [d["severity"] for d in found] == ["error"] and "folder" in found[0]["message"]
+
+
+def test_a_trace_lists_each_verdict_once_however_many_copies(bank: Bank, sample: Path) -> None:
+    run = _run(bank)
+    _ok(bank, "memory:trace:feedback", runId=run, verdict="incorrect", reason="the wrong cards")
+    month = next((sample / ".writenow" / "journal").glob("*.jsonl"))
+    shutil.copyfile(month, month.with_name(f"{month.stem} (copy).jsonl"))
+    with month.open("a", encoding="utf-8") as f:
+        f.write(month.read_text("utf-8"))  # pasted twice as well
+    for sync in (bank.sync, lambda: bank.sync(rebuild=True)):
+        sync()
+        assert [f["verdict"] for f in _ok(bank, "memory:trace:get", runId=run)["feedback"]] == ["incorrect"]
