@@ -170,6 +170,10 @@ def test_a_copied_month_file_or_a_pasted_line_counts_nothing_twice(bank: Bank, s
     assert warned[f".writenow/journal/{month.name}"]["line"] == len(lines) + 1
     bank.sync(rebuild=True)
     assert _feedback(bank) == 4
+    copy.unlink()  # the copy deleted: nothing it counted is lost, its warning goes
+    bank.sync()
+    assert _feedback(bank) == 5
+    assert [d["source"] for d in _codes(bank, "DUPLICATE_EVENTS")] == [f".writenow/journal/{month.name}"]
 
 
 def test_an_old_event_without_an_id_counts_once_by_its_exact_text(bank: Bank, sample: Path) -> None:
