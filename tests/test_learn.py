@@ -80,8 +80,8 @@ def test_a_journal_over_one_mebibyte_is_read_whole(learning: Bank, sample: Path)
     line = path.read_text("utf-8").splitlines()[0]
     filler = json.loads(line) | {"signalKey": "prefer:filler", "evidence": "x" * 400}
     with path.open("a", encoding="utf-8") as f:
-        for _ in range(3000):  # about 1.4 MB of other signals
-            f.write(json.dumps(filler) + "\n")
+        for i in range(3000):  # about 1.4 MB of other signals, each its own event
+            f.write(json.dumps(filler | {"eventId": f"e-filler-{i}"}) + "\n")
     learning.sync()
     assert path.stat().st_size > 1024 * 1024
     assert feedback(learning, "omit needless words", run="last")["count"] == 2
