@@ -7,8 +7,8 @@ import hashlib
 import re
 from typing import Any, Callable
 
-from .conflicts import MERGE_CONFLICT, RESOLVE, conflict_line
 from .frontmatter import Document, FrontMatterError, decode, iso, jsonable, split
+from .conflicts import MERGE_CONFLICT, RESOLVE, conflict_line
 from .records import ERROR, WARNING, Card, Diagnostic, Memory, Parsed, Skill
 from .skillrules import check_rules
 
