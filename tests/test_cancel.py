@@ -85,7 +85,7 @@ def test_a_call_already_late_never_runs(bank: Bank, sample: Path, channel: str, 
 
 
 def _runs(sample: Path) -> int:
-    return sum(1 for f in (sample / ".writenow" / "journal").glob("*.jsonl")
+    return sum(1 for f in (sample / ".writenow" / "journal").rglob("*.jsonl")
                for line in f.read_text("utf-8").splitlines() if line.strip() and json.loads(line)["event"] == "run")
 
 

@@ -198,7 +198,7 @@ def test_no_document_means_only_timeless_material(bank: Bank) -> None:
 
 def test_each_run_is_journaled_without_manuscript_text(bank: Bank, sample: Path) -> None:
     d = _assemble(bank, documentId=CH05, selection={"text": SELECTION}, runId="r-trace01")
-    lines = [json.loads(line) for f in (sample / ".writenow" / "journal").glob("*.jsonl")
+    lines = [json.loads(line) for f in (sample / ".writenow" / "journal").rglob("*.jsonl")
              for line in f.read_text("utf-8").splitlines()]
     run = [e for e in lines if e["event"] == "run"]
     assert len(run) == 1 and run[0]["runId"] == "r-trace01" and run[0]["stablePrefixHash"] == d["stablePrefixHash"]

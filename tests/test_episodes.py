@@ -35,7 +35,7 @@ def _run(bank: Bank, **extra: Any) -> str:
 
 
 def _journal(sample: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for f in sorted((sample / ".writenow/journal").glob("*.jsonl"))
+    return [json.loads(line) for f in sorted((sample / ".writenow/journal").rglob("*.jsonl"))
             for line in f.read_text("utf-8").splitlines()]
 
 
@@ -186,7 +186,7 @@ def test_privacy_keeps_the_summary_out_of_the_journal(bank: Bank, sample: Path) 
               tags=["romance"], evidenceRef="slow the kiss down")
     assert got["episode"]["summary"] is None and got["episode"]["tags"] == ["romance"]
     _ok(bank, "memory:trace:feedback", runId=run, verdict="correct", reason="Lin kisses Maren")
-    text = "".join(f.read_text("utf-8") for f in (sample / ".writenow/journal").glob("*.jsonl"))
+    text = "".join(f.read_text("utf-8") for f in (sample / ".writenow/journal").rglob("*.jsonl"))
     assert "kisses" not in text and "slow the kiss" not in text and "at dawn" not in text
 
 
@@ -221,7 +221,7 @@ def _state(bank: Bank, run: str) -> Any:
 def test_a_growing_journal_is_read_on_from_where_it_was_left(bank: Bank, sample: Path) -> None:
     run = _run(bank)
     _ok(bank, "ai:skill:feedback", runId=run, action="accept", sceneType="action")
-    month = next((sample / ".writenow/journal").glob("*.jsonl"))
+    month = next((sample / ".writenow/journal").rglob("*.jsonl"))
     with month.open("ab") as f:
         f.write(b'{"event": "episode", "at": "2026-11-25T1')  # a torn line: membank stopped mid-write
     _ok(bank, "memory:episode:record", sceneType="action", summary="after the tear", wait=True)
@@ -292,7 +292,7 @@ def test_the_ranking_kept_in_memory_follows_every_change(bank: Bank, sample: Pat
     _ok(bank, "memory:episode:query", sceneType="dialogue", queryText="haggling")  # recalls: patched in
     ids.append(_ok(bank, "memory:episode:record", sceneType="dialogue", summary="a bargain struck at the harbour",
                    importance=1.0, wait=True)["id"])  # a new one: added
-    month = next((sample / ".writenow/journal").glob("*.jsonl"))
+    month = next((sample / ".writenow/journal").rglob("*.jsonl"))
     later = (datetime.now(timezone.utc) + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # after its record
     with month.open("a", encoding="utf-8") as f:  # evicted by hand: taken out
         f.write(json.dumps({"event": "episode-evicted", "at": later, "episodeId": ids[0]}) + "\n")

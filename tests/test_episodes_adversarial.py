@@ -257,7 +257,9 @@ def test_a_month_file_that_is_a_fifo_neither_hangs_nor_counts(bank: Bank, sample
     os.mkfifo(month)
     assert bank.call("index:sync", {})["ok"]
     assert _ok(bank, "index:status")["episodes"]["total"] == 0
-    assert _code(bank.call("memory:trace:get", {"runId": run})) == "NOT_FOUND"
+    assert _ok(bank, "memory:trace:get", runId=run)["feedback"] == []  # the run is in its traces file
+    assert [d["severity"] for d in _ok(bank, "index:diagnostics")["items"]
+            if d["source"] == f".writenow/journal/{month.name}"] == ["error"]  # doctor says so
     month.unlink()
     month.write_bytes(data)
     bank.sync()

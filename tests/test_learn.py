@@ -28,7 +28,7 @@ def feedback(bank: Bank, evidence: str, action: str = "accept", run: str = "r", 
 
 def journal_lines(sample: Path) -> list[dict]:
     lines = []
-    for path in sorted((sample / ".writenow/journal").glob("*.jsonl")):
+    for path in sorted((sample / ".writenow/journal").rglob("*.jsonl")):
         lines.extend(json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip())
     return lines
 
@@ -62,7 +62,7 @@ def test_every_event_is_a_journal_line_and_rebuild_keeps_the_counts(learning: Ba
 
 def test_a_torn_last_line_is_skipped_and_reported(learning: Bank, sample: Path) -> None:
     feedback(learning, "omit needless words")
-    path = next((sample / ".writenow/journal").glob("*.jsonl"))
+    path = next((sample / ".writenow/journal").rglob("*.jsonl"))
     with path.open("ab") as f:
         f.write(b'{"event": "feedback", "signalKey": "prefer:')  # the crash
     learning.sync()
@@ -76,12 +76,12 @@ def test_a_torn_last_line_is_skipped_and_reported(learning: Bank, sample: Path) 
 
 def test_a_journal_over_one_mebibyte_is_read_whole(learning: Bank, sample: Path) -> None:
     feedback(learning, "omit needless words", run="first")
-    path = next((sample / ".writenow/journal").glob("*.jsonl"))
+    path = next((sample / ".writenow/journal").rglob("*.jsonl"))
     line = path.read_text("utf-8").splitlines()[0]
     filler = json.loads(line) | {"signalKey": "prefer:filler", "evidence": "x" * 400}
     with path.open("a", encoding="utf-8") as f:
-        for _ in range(3000):  # about 1.4 MB of other signals
-            f.write(json.dumps(filler) + "\n")
+        for i in range(3000):  # about 1.4 MB of other signals, each its own event
+            f.write(json.dumps(filler | {"eventId": f"e-filler-{i}"}) + "\n")
     learning.sync()
     assert path.stat().st_size > 1024 * 1024
     assert feedback(learning, "omit needless words", run="last")["count"] == 2

@@ -55,7 +55,7 @@ def _live(bank: Bank) -> set[str]:
 
 
 def _lines(sample: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for f in sorted((sample / ".writenow/journal").glob("*.jsonl"))
+    return [json.loads(line) for f in sorted((sample / ".writenow/journal").rglob("*.jsonl"))
             for line in f.read_text("utf-8").splitlines()]
 
 
@@ -126,7 +126,7 @@ def test_weekly_compresses_and_writes_history_once(bank: Bank, sample: Path, now
     text = (sample / ".writenow/history/2026-11.md").read_text("utf-8")
     assert "## chapters/ch05.md · week of 2026-11-23" in text
     line = next(x for x in text.splitlines() if "continue" in x and "LIGHT_EDIT" in x)
-    assert "林默" in line and "“the duel at the light”" in line and "(../journal/2026-11.jsonl#L" in line
+    assert "林默" in line and "“the duel at the light”" in line and "(../journal/traces/2026-11.jsonl#L" in line  # the run, in its traces file
     assert "He drew" not in text  # no manuscript text
     compressed = [i for i in _ok(bank, "memory:episode:query", limit=5)["items"] if i["id"] == aging]
     assert compressed[0]["compressed"] is True

@@ -88,3 +88,32 @@ def test_watch_opens_a_project_without_a_tracked_change(sample: Path, home: Path
         proc.terminate()
         assert proc.wait(DEADLINE) == 0
     _clean_and_checkout(sample)
+
+
+def test_a_daily_run_that_moves_levels_changes_no_tracked_file(sample: Path) -> None:
+    """On the day an episode's decay level moves, daily writes its line where git does not look
+    (journal/traces/), so opening the project that day still leaves the work tree clean."""
+    from datetime import datetime, timedelta, timezone
+
+    from membank.kernel import clock
+
+    start = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
+    moment = [start]
+    with clock.use(lambda: moment[0]):
+        bank = membank.open(sample)
+        try:
+            assert bank.call("memory:episode:record", {"sceneType": "action", "wait": True})["ok"]
+        finally:
+            bank.close()
+        git(sample, "init", "-q", "-b", "main")
+        git(sample, "add", "-A")
+        git(sample, "commit", "-qm", "the book so far")
+        moment[0] = start + timedelta(days=60)  # the episode has faded a level by now
+        bank = membank.open(sample)
+        try:
+            run = bank.call("memory:lifecycle:run", {"trigger": "daily"})
+            assert run["ok"] and run["data"]["moved"] >= 1, run
+        finally:
+            bank.close()
+    assert git(sample, "status", "--porcelain", "--untracked-files=no") == ""
+    assert list((sample / ".writenow" / "journal" / "traces").glob("*.jsonl"))  # where the line went

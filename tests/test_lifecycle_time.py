@@ -42,7 +42,7 @@ def _record(bank: Bank, now: list[datetime], days_ago: float, **fields: Any) -> 
 
 
 def _journal(sample: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for f in sorted((sample / ".writenow/journal").glob("*.jsonl"))
+    return [json.loads(line) for f in sorted((sample / ".writenow/journal").glob("**/*.jsonl"))
             for line in f.read_text("utf-8").splitlines()]
 
 

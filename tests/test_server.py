@@ -118,6 +118,7 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
         "card:import": {"paths": [str(_card_file(sample.parent / "keeper.json"))]},
         "card:export": {"source": "characters/maren-voss.md", "format": "json", "spec": "v2",
                         "output": str(sample.parent / "maren.json"), "force": True},
+        "project:git:setup": {},
     }
 
 

@@ -44,7 +44,7 @@ def contents(bank: Bank, session: str = "s1") -> list[str]:
 
 
 def journal(sample: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for f in sorted((sample / ".writenow/journal").glob("*.jsonl"))
+    return [json.loads(line) for f in sorted((sample / ".writenow/journal").rglob("*.jsonl"))
             for line in f.read_text("utf-8").splitlines()]
 
 
@@ -182,7 +182,7 @@ def test_privacy_mode_archives_without_the_text(bank: Bank, sample: Path) -> Non
     [episode] = ok(bank, "memory:session:end", sessionId="s1")["archived"]
     assert episode["summary"] is None and "working-memory" in episode["tags"]
     assert "a private turn of phrase" not in "".join(
-        f.read_text("utf-8") for f in (sample / ".writenow/journal").glob("*.jsonl"))
+        f.read_text("utf-8") for f in (sample / ".writenow/journal").rglob("*.jsonl"))
 
 
 def test_an_archive_that_cannot_be_written_keeps_the_session(bank: Bank, sample: Path) -> None:

@@ -118,6 +118,8 @@ export interface Channels {
   "memory:working:add": { payload: MemoryWorkingAddPayload; data: MemoryWorkingAddData };
   /** Schema: docs/schema/memory.working.list.json */
   "memory:working:list": { payload: MemoryWorkingListPayload; data: MemoryWorkingListData };
+  /** Schema: docs/schema/project.git.setup.json */
+  "project:git:setup": { payload: ProjectGitSetupPayload; data: ProjectGitSetupData };
   /** Schema: docs/schema/project.init.json */
   "project:init": { payload: ProjectInitPayload; data: ProjectInitData };
   /** Schema: docs/schema/project.open.json */
@@ -218,6 +220,8 @@ export type MemoryWorkingAddPayload = WorkingAdd;
 export type MemoryWorkingAddData = WorkingAdded;
 export type MemoryWorkingListPayload = WorkingSession;
 export type MemoryWorkingListData = WorkingList;
+export type ProjectGitSetupPayload = ProjectOnly;
+export type ProjectGitSetupData = GitSetup;
 export type ProjectInitPayload = ProjectInit;
 export type ProjectInitData = ProjectCreated;
 export type ProjectOpenPayload = ProjectOpen;
@@ -359,6 +363,7 @@ export interface DiagnosticItem {
   line: number;
   severity: "error" | "warning";
   message: string;
+  code?: string;
 }
 
 export interface DiagnosticList {
@@ -579,6 +584,11 @@ export interface Flag {
   entity: string;
   message: string;
   evidence: { [key: string]: unknown }[];
+}
+
+export interface GitSetup {
+  written: string[];
+  inGit: boolean;
 }
 
 export interface Hidden {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -12,10 +13,13 @@ from typing import Any
 from ..kernel import clock
 from ..kernel.errors import DB_ERROR, MembankError
 from .records import WARNING, Diagnostic
-from .scan import PROJECT_PREFIX
-from .write import Cite, check_inside, make_folder
+from .scan import PROJECT_PREFIX, TRACES
+from .write import Cite, check_inside, make_folder, new_id
 
 FOLDER = "journal"
+# TRACES (from scan): run events, one line per assembled prompt, kept apart so that prompts make no
+# tracked change (files.md, Git): the template's .gitignore leaves that folder out; a writer may track it.
+ID = "eventId"  # every event's unique id: readers count an event once however many copies there are
 
 
 @dataclass(frozen=True)
@@ -24,24 +28,39 @@ class Event:
     line: int
     data: dict[str, Any]
     offset: int = 0  # the line's first byte in the file: a trace reads its lines back by offset
-
+    key: str = ""  # the event's identity: its id, or (an event written before ids) its exact text
     @property
     def cite(self) -> str:
         """The event's citation, `.writenow/journal/2026-11.jsonl#L120`."""
         return f"{self.source}#L{self.line}"
 
 
+def key_of(data: dict[str, Any], raw: bytes) -> str:
+    """An event's identity (files.md, Git): its `eventId`; an older event without one, its exact text."""
+    found = data.get(ID)
+    if isinstance(found, str) and found:
+        return "id:" + found
+    return "text:" + hashlib.blake2b(raw.strip(), digest_size=16).hexdigest()
+
+
+def month_file(at: str, folder: str = FOLDER) -> str:
+    """The path under the bank of the month's file an event at `at` goes to."""
+    return f"{folder}/{at[:7]}.jsonl"
+
+
 def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PROJECT_PREFIX + rel,
-           durable: bool = True) -> str:
+           durable: bool = True, folder: str = FOLDER) -> str:
     """Append one event as one line (a single write, then fsync); returns the journal file's path under the bank.
+    The event gets a unique `eventId` unless it has one. `folder`: `TRACES` for a run.
 
     Refused (a MembankError, nothing written) when a link leads the journal out of the bank or the
     month's file is not a regular file."""
     at = event.setdefault("at", clock.now_precise())
-    rel = f"{FOLDER}/{at[:7]}.jsonl"
+    event.setdefault(ID, new_id("e"))
+    rel = month_file(at, folder)
     path = bank_folder / rel
     line = (json.dumps(event, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
-    check_target(bank_folder, at, cite)
+    check_target(bank_folder, at, cite, folder)
     # O_NONBLOCK: a FIFO planted under the name must not hang the write; it is refused below.
     # O_NOFOLLOW: a link swapped in after the check is refused too, where the system has it.
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
@@ -61,12 +80,12 @@ def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PR
 
 
 def check_target(bank_folder: Path, at: str | None = None,
-                 cite: Cite = lambda rel: PROJECT_PREFIX + rel) -> str:
+                 cite: Cite = lambda rel: PROJECT_PREFIX + rel, folder: str = FOLDER) -> str:
     """Refuse (a MembankError, nothing written) what `append` would refuse for an event at `at`
     (now by default): a link leading the journal out of the bank, a month's file that is not a
     regular file. Makes the folder; returns the file's path under the bank. Callers that change
     other files before journalling call it first: validate first, write second."""
-    rel = f"{FOLDER}/{(at or clock.now_precise())[:7]}.jsonl"
+    rel = month_file(at or clock.now_precise(), folder)
     path = bank_folder / rel
     make_folder(bank_folder, path.parent, cite)
     check_inside(bank_folder, path, cite)  # the month's file may itself be a link
@@ -115,7 +134,7 @@ def read(data: bytes, source: str, start: int = 0, first_line: int = 1,
             what = "was cut off (membank stopped while writing it)" if last else "is cut off or damaged"
             problems.append(Diagnostic(source, number, WARNING, f"this journal line {what}; it is skipped"))
             continue
-        events.append(Event(source, number, value, offset))
+        events.append(Event(source, number, value, offset, key_of(value, raw)))
     return events, problems
 
 
@@ -169,7 +188,8 @@ def rows(events: list[Event]) -> list[dict[str, Any]]:
             taken = _retracted(d.get("retracts"))
             if taken is not None:
                 out.append({"source": e.source, "line": e.line, "at": d["at"], "event": "feedback", "key": taken[0],
-                            "weight": -taken[1], "run_id": d.get("runId"), "evidence": None, "tags": "[]"})
+                            "weight": -taken[1], "run_id": d.get("runId"), "evidence": None, "tags": "[]",
+                            "ekey": e.key})
             continue
         if d["event"] not in COUNTED or (d["event"] == "feedback" and d.get("ignored")):
             continue
@@ -178,6 +198,7 @@ def rows(events: list[Event]) -> list[dict[str, Any]]:
             "source": e.source, "line": e.line, "at": d["at"], "event": d["event"],
             "key": d.get("signalKey"), "weight": float(d.get("weight") or 0), "run_id": d.get("runId"),
             "evidence": d.get("evidence"), "tags": json.dumps(tags if isinstance(tags, list) else [], ensure_ascii=False),
+            "ekey": e.key,
         })
     return out
 

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from ..kernel import regexcost
 from .frontmatter import Document, FrontMatterError, decode, iso, jsonable, split
+from .conflicts import MERGE_CONFLICT, RESOLVE, conflict_line
 from .records import ERROR, WARNING, Card, Diagnostic, Memory, Parsed, Skill
 from .skillrules import check_rules
 
@@ -193,6 +194,14 @@ _LATE_FRONT_MATTER = re.compile(r"(?:[ \t]*\n)+(---)[ \t]*\n")
 def _read_document(data: bytes, source: str) -> tuple[Document | None, list[Diagnostic]]:
     try:
         text = decode(data)
+    except FrontMatterError as e:
+        return None, [Diagnostic(source, e.line, ERROR, f"{e.message}; {SKIPPED}")]
+    marker = conflict_line(text)
+    if marker is not None:
+        return None, [Diagnostic(source, marker, ERROR, "this file holds git conflict markers (<<<<<<<, =======, "
+                                 f">>>>>>>) left by a merge, so both versions are in it: {RESOLVE}; until then membank "
+                                 "leaves the whole file out of every prompt, preview and check", MERGE_CONFLICT)]
+    try:
         doc = split(text)
     except FrontMatterError as e:
         return None, [Diagnostic(source, e.line, ERROR, f"{e.message}; {SKIPPED}")]

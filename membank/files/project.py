@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from .conflicts import RESOLVE, conflict_line
 from .frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, load_yaml
 from .reader import Unreadable, read_regular
 from .rewrite import yaml_lines
@@ -62,7 +63,12 @@ def find_root(start: Path) -> Path:
 def read_project(root: Path) -> ProjectInfo:
     path = root / BANK_DIR / "project.yaml"
     try:  # bounded: an ordinary file only (not a FIFO, not /dev/zero), 1 MiB, no alias bombs
-        data = load_yaml(decode(read_regular(path, MAX_FILE_BYTES + 1)[0])) or {}
+        text = decode(read_regular(path, MAX_FILE_BYTES + 1)[0])
+        marker = conflict_line(text)
+        if marker is not None:
+            raise ProjectError(f".writenow/project.yaml:{marker} holds git conflict markers (<<<<<<<, =======, >>>>>>>) "
+                               f"left by a merge: {RESOLVE}; membank cannot open the project until then")
+        data = load_yaml(text) or {}
     except (OSError, Unreadable, FrontMatterError, yaml.YAMLError, ValueError, TypeError, RecursionError) as e:
         raise ProjectError(f".writenow/project.yaml cannot be read: {getattr(e, 'message', e.__class__.__name__)}") from None
     if not isinstance(data, dict) or not data.get("id"):

@@ -19,9 +19,13 @@ class Diagnostic:
     line: int
     severity: str  # "error" | "warning"
     message: str
+    code: str | None = None  # a stable code where an app may act on the kind of problem (MERGE_CONFLICT)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "line": self.line, "severity": self.severity, "message": self.message}
+        out = {"source": self.source, "line": self.line, "severity": self.severity, "message": self.message}
+        if self.code is not None:
+            out["code"] = self.code
+        return out
 
 
 @dataclass(frozen=True)

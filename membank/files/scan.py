@@ -14,6 +14,7 @@ from .records import ERROR, WARNING, Diagnostic
 
 SECTIONS = ("memories", "characters", "world", "skills")
 JOURNAL = "journal"
+TRACES = f"{JOURNAL}/traces"  # run events: left out of git by the template's .gitignore (files.md, Git)
 PROJECT_PREFIX = ".writenow/"
 GLOBAL_PREFIX = "global:"
 _TEMP = re.compile(r"(~|\.swp|\.swx|\.swo|\.tmp|\.bak|\.membank-tmp)$|^4913$|^\.goutputstream-|^\.#|^#.*#$")
@@ -119,30 +120,50 @@ def scan(root: BankRoot, sizes: bool = True) -> tuple[list[FileStat], list[Diagn
 
 
 def _journal(root: BankRoot, problems: list[Diagnostic]) -> list[FileStat]:
-    """The project's journal files (`journal/*.jsonl`), written by membank itself."""
-    folder = root.path / JOURNAL
-    if not folder.is_dir() or folder.is_symlink():
-        return []
+    """The project's journal files (`journal/*.jsonl` and the run traces, `journal/traces/*.jsonl`),
+    written by membank itself. A month's file that is not an ordinary file (a folder, a link, a FIFO)
+    is reported: its events would otherwise vanish without a word."""
     found = []
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.name.endswith(".jsonl") or entry.name.startswith("."):
+    for folder_rel in (JOURNAL, TRACES):
+        folder = root.path / folder_rel
+        try:
+            lst = os.lstat(folder)
+        except OSError:
             continue
-        rel = f"{JOURNAL}/{entry.name}"
-        if not readable_name(rel):
-            problems.append(_bad_name(root, rel, folder=False))
+        if not stat_.S_ISDIR(lst.st_mode):
+            what = "a link" if stat_.S_ISLNK(lst.st_mode) else kind_of(lst.st_mode) or "a file"
+            problems.append(Diagnostic(root.source(folder_rel), 1, ERROR, f"this should be the folder of membank's "
+                                       f"journal files, but it is {what}: {JOURNAL_UNREAD}"))
             continue
         try:
-            if not entry.is_file(follow_symlinks=False):
-                continue
-            st = entry.stat(follow_symlinks=False)
+            entries = list(os.scandir(folder))
         except OSError:
-            continue  # gone since the listing
-        found.append(FileStat(root.source(rel), rel, JOURNAL, st.st_size, st.st_mtime_ns))
+            continue
+        for entry in entries:
+            if not entry.name.endswith(".jsonl") or entry.name.startswith("."):
+                continue
+            rel = f"{folder_rel}/{entry.name}"
+            if not readable_name(rel):
+                problems.append(_bad_name(root, rel, folder=False))
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # gone since the listing
+            if stat_.S_ISREG(st.st_mode):
+                found.append(FileStat(root.source(rel), rel, JOURNAL, st.st_size, st.st_mtime_ns))
+            else:
+                problems.append(_journal_problem(root, rel, st.st_mode))
     return found
+
+
+JOURNAL_UNREAD = ("the events it holds (feedback, episodes, runs) are not read, and membank cannot write there; "
+                  "put the journal file back in its place (a folder's file moved out and the folder removed)")
+
+
+def _journal_problem(root: BankRoot, rel: str, mode: int) -> Diagnostic:
+    what = "a link" if stat_.S_ISLNK(mode) else kind_of(mode) or "a special file"
+    return Diagnostic(root.source(rel), 1, ERROR, f"this journal file is {what}, not an ordinary file: {JOURNAL_UNREAD}")
 
 
 def _loops(path: Path) -> bool:
@@ -281,17 +302,18 @@ def examine(root: BankRoot, rel: str) -> FileStat | Diagnostic | None:
 
 
 def _journal_file(root: BankRoot, rel: str, parts: list[str]) -> FileStat | Diagnostic | None:
-    """`examine` for the journal: as `_journal` lists it (project bank, top level, ordinary files only)."""
-    if root.bank != "project" or len(parts) != 2 or not parts[1].endswith(".jsonl"):
+    """`examine` for the journal: as `_journal` lists it (project bank, `journal/` or `journal/traces/`,
+    ordinary files; anything else under a month file's name is reported)."""
+    if root.bank != "project" or not parts[-1].endswith(".jsonl") or "/".join(parts[:-1]) not in (JOURNAL, TRACES):
         return None
     if not readable_name(rel):
         return _bad_name(root, rel, folder=False)
     try:
-        if os.path.islink(root.path / JOURNAL):
+        if any(os.path.islink(root.path / folder) for folder in ("/".join(parts[:i]) for i in range(1, len(parts)))):
             return None
         lst = os.lstat(root.file(rel))
     except (OSError, ValueError):
         return None
     if not stat_.S_ISREG(lst.st_mode):
-        return None
+        return _journal_problem(root, rel, lst.st_mode)
     return FileStat(root.source(rel), rel, JOURNAL, lst.st_size, lst.st_mtime_ns)

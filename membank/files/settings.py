@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import yaml
 
+from .conflicts import MERGE_CONFLICT, RESOLVE, conflict_line
 from .frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, load_yaml, yaml_lead, yaml_problem
 from .reader import Unreadable, read_regular
 from .records import ERROR, WARNING, Diagnostic
@@ -133,6 +134,11 @@ def read(data: bytes | None, source: str) -> tuple[dict[str, dict[str, Any]], li
         text = decode(data)
     except FrontMatterError as e:
         return found, [Diagnostic(source, e.line, ERROR, e.message + "; the defaults are used")]
+    marker = conflict_line(text)
+    if marker is not None:
+        return found, [Diagnostic(source, marker, ERROR, "settings.yaml holds git conflict markers (<<<<<<<, =======, "
+                                  f">>>>>>>) left by a merge: {RESOLVE}; until then the defaults are used",
+                                  MERGE_CONFLICT)]
     try:
         loaded = load_yaml(text) if text.strip() else {}
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as e:

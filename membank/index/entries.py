@@ -86,8 +86,8 @@ class EntryStore:
             self.db.execute("DELETE FROM diagnostics WHERE source = ? AND origin = 'parse'", (source,))
         if diagnostics:
             self.db.executemany(
-                "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'parse', ?, ?, ?)",
-                [(d.source, d.line, d.severity, d.message) for d in diagnostics])
+                "INSERT INTO diagnostics(source, origin, line, severity, message, code) VALUES (?, 'parse', ?, ?, ?, ?)",
+                [(d.source, d.line, d.severity, d.message, d.code) for d in diagnostics])
         if record is None:
             if old is not None:
                 self.db.execute("DELETE FROM entries WHERE rowid = ?", (old[0],))
@@ -219,8 +219,8 @@ class EntryStore:
         else:
             self.db.executemany("DELETE FROM diagnostics WHERE origin = 'scan' AND source = ?", [(s,) for s in sources])
         self.db.executemany(
-            "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'scan', ?, ?, ?)",
-            [(d.source, d.line, d.severity, d.message) for d in diagnostics])
+            "INSERT INTO diagnostics(source, origin, line, severity, message, code) VALUES (?, 'scan', ?, ?, ?, ?)",
+            [(d.source, d.line, d.severity, d.message, d.code) for d in diagnostics])
 
 
 def _clear_derived(db: apsw.Connection, rowid: int) -> None:

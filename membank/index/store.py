@@ -20,7 +20,7 @@ from .entries import EntryStore
 from . import lexical
 from .vecstore import VectorStore
 
-SCHEMA_VERSION = 7  # 5: entries.id_line; 6: card records carry the lines of their story values; 7: and of include
+SCHEMA_VERSION = 8  # 5: entries.id_line; 6: card records carry the lines of their story values; 7: and of include; 8: diagnostics.code
 
 VIEWS_KEPT = 16  # views (read threads × data versions) a memo keeps before starting afresh
 # SQLite's page cache of each read connection, in KiB (its default is ~2,000): the sidecar keeps four, all
@@ -55,7 +55,8 @@ CREATE TABLE entries(
 );
 CREATE INDEX entries_id ON entries(grp, bank, id);
 CREATE INDEX entries_pending ON entries(rowid) WHERE embedded = 0 AND kind != 'skill' AND removed_at IS NULL;
-CREATE TABLE diagnostics(source TEXT NOT NULL, origin TEXT NOT NULL, line INTEGER, severity TEXT, message TEXT);
+CREATE TABLE diagnostics(source TEXT NOT NULL, origin TEXT NOT NULL, line INTEGER, severity TEXT, message TEXT,
+                         code TEXT);
 CREATE INDEX diagnostics_source ON diagnostics(source);
 CREATE VIRTUAL TABLE fts USING fts5(body, names, contentless_delete=1, content='',
                                     tokenize='{" ".join(TOKENIZER)}');
@@ -402,8 +403,8 @@ class Index(EntryStore, VectorStore):
         return self.db.execute("SELECT count(DISTINCT source) FROM diagnostics WHERE severity = 'error'").fetchall()[0][0]
 
     def diagnostics(self) -> list[Diagnostic]:
-        return [Diagnostic(s, line, sev, msg) for s, line, sev, msg in self.db.execute(
-            "SELECT source, line, severity, message FROM diagnostics ORDER BY source, line, message")]
+        return [Diagnostic(s, line, sev, msg, code) for s, line, sev, msg, code in self.db.execute(
+            "SELECT source, line, severity, message, code FROM diagnostics ORDER BY source, line, message")]
 
 
 @functools.lru_cache(maxsize=1)

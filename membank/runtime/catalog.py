@@ -14,6 +14,7 @@ from ..domains.cards import channels as cards
 from ..domains.context import channels as context
 from ..domains.contract import Channel
 from ..domains.episodes import channels as episodes
+from ..domains.git import channels as git
 from ..domains.indexing import channels as indexing
 from ..domains.learning import channels as learning
 from ..domains.lifecycle import channels as lifecycle
@@ -40,6 +41,7 @@ TABLES: tuple[tuple[Channel, ...], ...] = (
     lifecycle.CHANNELS,
     working.CHANNELS,
     cards.CHANNELS,
+    git.CHANNELS,
 )
 
 CATALOG: dict[str, Channel] = {c.name: c for table in TABLES for c in table}

@@ -347,6 +347,14 @@ def clear_preferences(project: Optional[Path] = ProjectOpt, as_json: bool = Json
     call(project, "memory:preferences:clear", {}, as_json, lambda d: out.print(f"cleared {d['cleared']} learned preference(s)"))
 
 
+@command("project:git:setup")
+def git_setup(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    def show(d: dict[str, Any]) -> None:
+        out.print("\n".join(f"added the missing lines to {source}" for source in d["written"])
+                  or "nothing to add: the git files already have every line membank needs")
+    call(project, "project:git:setup", {}, as_json, show)
+
+
 @app.command()
 def bench(quick: bool = typer.Option(False, "--quick", help="Reduced sizes (2,000 and 10,000 files): under a minute."),
           as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON and nothing else."),

@@ -371,7 +371,7 @@ def _journal_run(bank: Bank, data: dict[str, Any], document: str | None) -> None
                          "tokens": i["tokens"], "score": i.get("score")} for i in data["items"]
                         if i["kind"] not in ("instruction", "before", "selection", "after")]}
     try:
-        journal.append(bank.project.path, event, durable=False)
+        journal.append(bank.project.path, event, durable=False, folder=journal.TRACES)  # not tracked by git
     except (OSError, MembankError) as e:
         data["diagnostics"]["reasons"].append({"code": "TRACE_NOT_WRITTEN", "message": "the run could not be "
                                                f"journaled ({getattr(e, 'message', e.__class__.__name__)})"})

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ...files import journal
 from ...files.write import new_id
 from ...kernel import cancel, clock, errors
 from ...kernel.errors import MembankError
@@ -76,8 +77,8 @@ def _forget_text(bank: Bank) -> bool:
     return privacy
 
 
-def _append(bank: Bank, event: dict[str, Any], durable: bool = True) -> str:
-    return learning.write_journal(bank, event, durable)
+def _append(bank: Bank, event: dict[str, Any], durable: bool = True, folder: str = journal.FOLDER) -> str:
+    return learning.write_journal(bank, event, durable, folder)
 
 
 def _index(bank: Bank, rel: str) -> None:
@@ -89,9 +90,9 @@ def _index(bank: Bank, rel: str) -> None:
         log.warning("the index could not take a journal line now (%s); the next sync will", e.__class__.__name__)
 
 
-def journaled(bank: Bank, event: dict[str, Any], durable: bool = True) -> None:
-    """Append one event to the journal and index it."""
-    _index(bank, _append(bank, event, durable))
+def journaled(bank: Bank, event: dict[str, Any], durable: bool = True, folder: str = journal.FOLDER) -> None:
+    """Append one event to the journal (`folder`: `journal.TRACES` for untracked bookkeeping) and index it."""
+    _index(bank, _append(bank, event, durable, folder))
 
 
 def persist(bank: Bank, episode_id: str, f: Fields, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:

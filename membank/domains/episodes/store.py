@@ -37,13 +37,15 @@ def forget(index: Index, source: str) -> None:
 
 
 register(DomainSchema(
-    "episodes.store", 5,
+    "episodes.store", 6,
     """CREATE TABLE episode_steps(       -- every journal event about an episode, one row per episode
     source TEXT NOT NULL, line INTEGER NOT NULL, at TEXT NOT NULL, episode_id TEXT NOT NULL,
-    kind TEXT NOT NULL, data TEXT NOT NULL
+    kind TEXT NOT NULL, data TEXT NOT NULL,
+    ekey TEXT NOT NULL                 -- the event's identity: its copies count once (files.md, Git)
 );
 CREATE INDEX episode_steps_id ON episode_steps(episode_id, at);
 CREATE INDEX episode_steps_source ON episode_steps(source);
+CREATE INDEX episode_steps_key ON episode_steps(ekey);
 CREATE TABLE episodes(               -- each episode's state after its steps
     id TEXT PRIMARY KEY, project_id TEXT, run_id TEXT, scene_type TEXT, skill_used TEXT,
     created_at TEXT NOT NULL, last_recalled_at TEXT, since REAL NOT NULL, recall_count INTEGER NOT NULL, importance REAL NOT NULL,
@@ -78,20 +80,36 @@ def put(index: Index, source: str, found: list[journal.Event], whole: bool) -> N
             "SELECT DISTINCT episode_id FROM episode_steps WHERE source = ?", (source,)).fetchall())
         index.db.execute("DELETE FROM episode_steps WHERE source = ?", (source,))
     rows = []
+    seen = set() if whole else _known(index, [e.key for e in found])  # (episode, event) already counted
     for event in found:
         for episode_id, step in steps_of(event.data, event.cite):
-            rows.append((source, event.line, step.at, episode_id, step.kind, json.dumps(step.data, ensure_ascii=False)))
+            rows.append((source, event.line, step.at, episode_id, step.kind, json.dumps(step.data, ensure_ascii=False),
+                         event.key))
+            if (episode_id, event.key) in seen:
+                continue  # a copy of an event already counted (a union merge, a sync tool's copy): nothing changes
+            seen.add((episode_id, event.key))
             if step.kind == RECALLED and not whole:
                 recalls.setdefault(episode_id, []).append(step.at)
             else:
                 touched[episode_id] = None
-    index.db.executemany("INSERT INTO episode_steps(source, line, at, episode_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)",
-                         rows)
+    index.db.executemany("INSERT INTO episode_steps(source, line, at, episode_id, kind, data, ekey)"
+                         " VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
     counted = _count_recalls(index, {k: v for k, v in recalls.items() if k not in touched})
     touched.update((k, None) for k in recalls if k not in counted)  # not in the index yet: folded whole
     refold(index, list(touched))
     if touched or counted:
         _moved(index, [*touched, *counted])
+
+
+def _known(index: Index, keys: list[str]) -> set[tuple[str, str]]:
+    """(episode id, event key) of the steps the index already holds for these events."""
+    out: set[tuple[str, str]] = set()
+    unique = list(dict.fromkeys(keys))
+    for i in range(0, len(unique), 500):
+        part = unique[i:i + 500]
+        out.update(index.db.execute(f"SELECT episode_id, ekey FROM episode_steps WHERE ekey IN ({','.join('?' * len(part))})",
+                                    part).fetchall())
+    return out
 
 
 def _count_recalls(index: Index, recalls: dict[str, list[str]]) -> set[str]:
@@ -159,9 +177,10 @@ def refold(index: Index, ids: Iterable[str]) -> None:
     db = index.db
     at = decayed_at(index)
     for episode_id in ids:
-        steps = [Step(kind, at, json.loads(data), f"{source}#L{line}") for kind, at, data, source, line in db.execute(
-            "SELECT kind, at, data, source, line FROM episode_steps WHERE episode_id = ? ORDER BY at, source, line",
-            (episode_id,)).fetchall()]
+        seen: set[str] = set()  # each event once, however many copies of it the journal holds
+        steps = [Step(kind, at, json.loads(data), f"{source}#L{line}") for kind, at, data, source, line, key in db.execute(
+            "SELECT kind, at, data, source, line, ekey FROM episode_steps WHERE episode_id = ? ORDER BY at, source, line",
+            (episode_id,)).fetchall() if not (key in seen or seen.add(key))]
         state = fold(steps)
         if state is None:
             db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))

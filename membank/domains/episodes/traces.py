@@ -24,10 +24,11 @@ from .episode import clean
 RUN, VERDICT = "run", "trace-feedback"
 
 register(DomainSchema(
-    "episodes.traces", 2,
+    "episodes.traces", 3,
     """CREATE TABLE traces(              -- where each journal line about a run is
     source TEXT NOT NULL, line INTEGER NOT NULL, offset INTEGER NOT NULL, at TEXT NOT NULL,
-    event TEXT NOT NULL, run_id TEXT NOT NULL, verdict TEXT  -- a trace-feedback's verdict
+    event TEXT NOT NULL, run_id TEXT NOT NULL, verdict TEXT,  -- a trace-feedback's verdict
+    ekey TEXT NOT NULL                 -- the event's identity: copies of one event are read once
 );
 CREATE INDEX traces_run ON traces(run_id, at);
 CREATE INDEX traces_source ON traces(source);""",
@@ -48,9 +49,9 @@ def put(index: Index, source: str, found: list[journal.Event], whole: bool) -> N
     if whole:
         index.db.execute("DELETE FROM traces WHERE source = ?", (source,))
     index.db.executemany(
-        "INSERT INTO traces(source, line, offset, at, event, run_id, verdict) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO traces(source, line, offset, at, event, run_id, verdict, ekey) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [(source, e.line, e.offset, e.data["at"], e.data["event"], run,
-          e.data.get("verdict") if e.data.get("verdict") in ("correct", "incorrect") else None) for e in found
+          e.data.get("verdict") if e.data.get("verdict") in ("correct", "incorrect") else None, e.key) for e in found
          if isinstance(e.data.get("at"), str) and (run := run_of(e.data)) is not None])
 
 
@@ -65,15 +66,18 @@ def confirmed_runs(index: Index) -> set[str]:
 
 
 def _journal_files(bank: Bank) -> list[str]:
-    """The project's journal files (paths under the bank), newest month first; none when the folder is
-    a link out of the bank (what is there is not the project's)."""
-    folder = bank.project.path / journal.FOLDER
-    try:
-        check_inside(bank.project.path, folder, bank.project.source)
-        names = os.listdir(folder)
-    except (OSError, MembankError):
-        return []
-    return [f"{journal.FOLDER}/{n}" for n in sorted((n for n in names if n.endswith(".jsonl")), reverse=True)]
+    """The project's journal files (paths under the bank), the run traces first, each newest month
+    first; none from a folder that is a link out of the bank (what is there is not the project's)."""
+    out = []
+    for rel_folder in (journal.TRACES, journal.FOLDER):
+        folder = bank.project.path / rel_folder
+        try:
+            check_inside(bank.project.path, folder, bank.project.source)
+            names = os.listdir(folder)
+        except (OSError, MembankError):
+            continue
+        out += [f"{rel_folder}/{n}" for n in sorted((n for n in names if n.endswith(".jsonl")), reverse=True)]
+    return out
 
 
 def read_journal(bank: Bank, rel: str) -> bytes | None:
@@ -100,13 +104,14 @@ def _indexed(bank: Bank, run_id: str) -> list[journal.Event] | None:
     """The run's lines where the index says they are; None when it does not know the run or a line is
     no longer where it was (the file changed since: the journal is searched instead)."""
     with bank.index.lock:
-        rows = bank.index.db.execute("SELECT source, line, offset FROM traces WHERE run_id = ? ORDER BY at, source, line",
+        rows = bank.index.db.execute("SELECT source, line, offset, ekey FROM traces WHERE run_id = ?"
+                                     " ORDER BY at, source, line",
                                      (run_id,)).fetchall()
     if not rows:
         return None
     files: dict[str, bytes | None] = {}
     found = []
-    for source, line, offset in rows:
+    for source, line, offset, key in rows:
         rel = bank.project.rel(source)
         if rel is None:
             return None
@@ -116,16 +121,19 @@ def _indexed(bank: Bank, run_id: str) -> list[journal.Event] | None:
         event = line_at(data, offset) if data is not None else None
         if event is None or run_of(event) != run_id:
             return None
-        found.append(journal.Event(source, line, event, offset))
+        found.append(journal.Event(source, line, event, offset, key))
     return found if any(e.data.get("event") == RUN for e in found) else None
 
 
 def _searched(bank: Bank, run_id: str) -> list[journal.Event]:
-    """The run's lines found by reading the journal, newest file first, down to the file holding the run
-    (feedback is never older than its run)."""
+    """The run's lines found by reading the journal, the traces first, newest file first; once the run
+    is found, no file of an earlier month is read (feedback is never older than its run)."""
     needle = json.dumps(run_id, ensure_ascii=False).encode("utf-8")
     found: list[journal.Event] = []
+    month: str | None = None  # the run's month, once found
     for rel in _journal_files(bank):
+        if month is not None and rel.rsplit("/", 1)[-1][:7] < month:
+            continue
         data = read_journal(bank, rel)
         if data is None or needle not in data:
             continue
@@ -142,18 +150,22 @@ def _searched(bank: Bank, run_id: str) -> list[journal.Event]:
         for start, end in lines:
             events, _ = journal.read(data, source, start, data.count(b"\n", 0, start) + 1, end)
             here += [e for e in events if run_of(e.data) == run_id]
-        found = here + found
-        if any(e.data.get("event") == RUN for e in here):
-            break
+        found += here
+        runs = [e for e in here if e.data.get("event") == RUN]
+        if runs and month is None:
+            month = str(runs[0].data.get("at"))[:7]
     found.sort(key=lambda e: (str(e.data.get("at")), e.source, e.line))
     return found
 
 
 def lines(bank: Bank, run_id: str) -> list[journal.Event]:
-    """Every journal line about a run, oldest first, the run itself first; NOT_FOUND for an unknown run."""
+    """Every journal line about a run, oldest first, the run itself first, each event once however many
+    copies of it the journal holds (a union merge, a sync tool's copy); NOT_FOUND for an unknown run."""
     found = _indexed(bank, run_id)
     if found is None:
         found = _searched(bank, run_id)
+    seen: set[str] = set()
+    found = [e for e in found if not (e.key in seen or seen.add(e.key))]  # the first of each event's copies
     runs = [e for e in found if e.data.get("event") == RUN]
     if not runs:
         raise MembankError(NOT_FOUND, f"no run `{run_id[:80]}` in this project's journal", {"runId": run_id[:200]})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from ...kernel.payload import DeadlineMs, Id
 from ..contract import Channel, Lazy, ProjectOnly
@@ -106,6 +106,7 @@ class DiagnosticItem(TypedDict):
     line: int
     severity: Literal["error", "warning"]
     message: str
+    code: NotRequired[str]  # where an app may act on the kind of problem: MERGE_CONFLICT
 
 
 class DiagnosticList(TypedDict):

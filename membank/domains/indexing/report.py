@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...files import gitfiles
 from ...files.records import ERROR, Diagnostic
 from ..contract import Bank
+from . import journals
 from ..episodes import store as episode_store
 from ..lifecycle import runs as lifecycle_runs
 from ..recall.preview import semantic_problem
@@ -17,6 +19,9 @@ def _found(bank: Bank) -> list[Diagnostic]:
         found = list(bank.index.diagnostics())
     found.extend(bank.settings_files.diagnostics())
     found.extend(story_problems(bank))  # relations naming no card, positions outside `chapters:`
+    with bank.index.lock:
+        found.extend(journals.duplicates(bank.index))  # copies of journal events, each counted once
+    found.extend(gitfiles.check(bank.project.path, bank.project.source))  # lines the git files lack
     return found
 
 

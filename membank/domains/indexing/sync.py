@@ -211,7 +211,7 @@ def sync_paths(index: Index, root: BankRoot, rels: Iterable[str], embedder: Embe
     """Re-read the named files of one bank now (after a write, or for the watcher); gone files are removed."""
     started = time.perf_counter()
     report = Report()
-    rels = sorted(set(rels))
+    rels = sorted(set(journals.with_traces(root, rels)))
     with index.transaction():
         known = index.file_states(root.bank, [root.source(rel) for rel in rels if readable_name(rel)])
         touched: set[tuple[str, str, str]] = set()

@@ -14,10 +14,11 @@ from ...index import Index
 from ...index.schema import DomainSchema, register
 
 register(DomainSchema(
-    "learning.events", 1,
+    "learning.events", 2,
     """CREATE TABLE events(              -- journal events that count: feedback, preferences-cleared, learned
     source TEXT NOT NULL, line INTEGER NOT NULL, at TEXT NOT NULL, event TEXT NOT NULL,
-    key TEXT, weight REAL, run_id TEXT, evidence TEXT, tags TEXT
+    key TEXT, weight REAL, run_id TEXT, evidence TEXT, tags TEXT,
+    ekey TEXT NOT NULL                 -- the event's identity: its copies count once (files.md, Git)
 );
 CREATE INDEX events_key ON events(key, at);""",
     "DROP TABLE IF EXISTS events",
@@ -31,8 +32,8 @@ def put(index: Index, source: str, found: list[journal.Event], whole: bool) -> N
     if whole:
         index.db.execute("DELETE FROM events WHERE source = ?", (source,))
     index.db.executemany(
-        "INSERT INTO events(source, line, at, event, key, weight, run_id, evidence, tags)"
-        " VALUES (:source, :line, :at, :event, :key, :weight, :run_id, :evidence, :tags)", journal.rows(found))
+        "INSERT INTO events(source, line, at, event, key, weight, run_id, evidence, tags, ekey)"
+        " VALUES (:source, :line, :at, :event, :key, :weight, :run_id, :evidence, :tags, :ekey)", journal.rows(found))
 
 
 def last_event(index: Index, event: str, key: str | None = None) -> str | None:
@@ -42,10 +43,11 @@ def last_event(index: Index, event: str, key: str | None = None) -> str | None:
 
 
 def signal(index: Index, key: str, since: str | None) -> tuple[float, list[str], list[str]]:
-    """(summed weight, run ids oldest first, tags) of the feedback for `key` after `since`."""
+    """(summed weight, run ids oldest first, tags) of the feedback for `key` after `since`, each event
+    once however many copies of it the journal holds (a union merge, a sync tool's copy, a pasted line)."""
     rows = index.db.execute(
-        "SELECT weight, run_id, tags FROM events WHERE event = 'feedback' AND key = ? AND at > ? ORDER BY at",
-        (key, since or "")).fetchall()
+        "SELECT weight, run_id, tags FROM events WHERE event = 'feedback' AND key = ? AND at > ?"
+        " GROUP BY ekey ORDER BY min(at), min(source), min(line)", (key, since or "")).fetchall()
     tags: list[str] = []
     for _, _, raw in rows:
         tags.extend(t for t in json.loads(raw or "[]") if t not in tags)

@@ -163,11 +163,12 @@ def forget_labels(bank: Bank) -> list[str]:
     return done
 
 
-def write_journal(bank: Bank, event: dict[str, Any], durable: bool = True) -> str:
-    """Append one event to the project's journal (the month's file under the bank, returned); a failure
-    of the disk is the stable DB_ERROR, never a path."""
+def write_journal(bank: Bank, event: dict[str, Any], durable: bool = True, folder: str = journal.FOLDER) -> str:
+    """Append one event to the project's journal (the month's file under the bank, returned; `folder`
+    `journal.TRACES` for bookkeeping git does not track); a failure of the disk is the stable DB_ERROR,
+    never a path."""
     try:
-        return journal.append(bank.project.path, event, bank.project.source, durable=durable)
+        return journal.append(bank.project.path, event, bank.project.source, durable=durable, folder=folder)
     except OSError as e:
         raise MembankError(errors.DB_ERROR, f"could not write the journal: {e.strerror or e.__class__.__name__}") from None
 

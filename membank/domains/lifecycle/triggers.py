@@ -18,6 +18,7 @@ import time
 from datetime import datetime, timedelta
 from typing import Any
 
+from ...files import journal
 from ...files.scan import PROJECT_PREFIX
 from ...files.write import atomic_write, check_inside
 from ...kernel import clock, errors
@@ -55,7 +56,11 @@ def _levels_now(bank: Bank, now: float) -> dict[str, tuple[str, bool, bool]]:
 
 
 def _journal(bank: Bank, trigger: str, report: dict[str, Any]) -> None:
-    episodes.journaled(bank, {"event": runs.EVENT, "trigger": trigger, "report": report})
+    # daily's line is bookkeeping (the time stored decay is computed at), not something the writer made:
+    # it goes where git does not look, so opening a project never dirties the work tree; weekly and
+    # monthly lines record what they changed and stay in the tracked journal.
+    folder = journal.TRACES if trigger == "daily" else journal.FOLDER
+    episodes.journaled(bank, {"event": runs.EVENT, "trigger": trigger, "report": report}, folder=folder)
 
 
 def realtime(bank: Bank) -> dict[str, Any]:
@@ -181,9 +186,9 @@ def _entries(bank: Bank, before: str) -> list[history.Entry]:
     names = {c["id"]: c.get("name") or c["id"] for c in index.cards()}
     files: dict[str, bytes | None] = {}
     out = []
-    for source, line, offset, run_id, at in index.db.execute(
-            "SELECT source, line, offset, run_id, at FROM traces WHERE event = 'run' AND at < ? ORDER BY at",
-            (before,)).fetchall():
+    for source, line, offset, run_id, at, _ in index.db.execute(  # each run once, however many copies of its line
+            "SELECT source, line, offset, run_id, at, min(source || printf(':%012d', line)) FROM traces"
+            " WHERE event = 'run' AND at < ? GROUP BY ekey ORDER BY at", (before,)).fetchall():
         rel = bank.project.rel(source)
         if rel is None:
             continue

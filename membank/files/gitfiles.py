@@ -1,0 +1,113 @@
+"""A bank's two git files (files.md, Git): `.gitattributes` (the journal merges by union: two
+machines' lines are both kept) and `.gitignore` (the index and the run traces stay out of git).
+
+The template ships both. An existing project gets the missing lines only when the writer asks
+(`membank git-setup`, `project:git:setup`): membank never changes a tracked file behind the
+writer's back; doctor says what is missing and which command adds it. A writer who chose otherwise
+(traces kept in git: `!journal/traces/`) is left alone: any line about the same pattern counts as
+their decision."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .records import WARNING, Diagnostic
+from .write import Cite, atomic_write, check_inside
+
+ATTRIBUTES, IGNORE = ".gitattributes", ".gitignore"
+GIT_SETUP = "GIT_SETUP"  # the code of doctor's hint
+COMMAND = "membank git-setup"
+
+
+@dataclass(frozen=True)
+class Wanted:
+    file: str  # under the bank
+    pattern: str  # what a line of the file starts with (a writer's own line about it counts)
+    line: str  # the line membank adds
+    comment: str  # said above it, and in doctor's hint
+    needs: str = ""  # a word the writer's line must also hold to count (`merge`)
+
+
+WANTED = (
+    Wanted(ATTRIBUTES, "journal/", "journal/**/*.jsonl merge=union",
+           "membank's journal: one event per line, each with its own id; two machines' lines are both kept at a "
+           "merge instead of a conflict, and membank counts each event once", needs="merge"),
+    Wanted(IGNORE, ".index", ".index/", "the search index, rebuilt from the files at any time"),
+    Wanted(IGNORE, "journal/traces", "journal/traces/",
+           "run traces: one line per prompt the assistant assembled, kept on this machine; to keep them in git, "
+           "write !journal/traces/ instead"),
+)
+
+
+def has(text: str, wanted: Wanted) -> bool:
+    """Whether a file's text already says something about `wanted`'s pattern (the writer's decision
+    stands, whatever it is): a line starting with the pattern, `/pattern` or `!pattern`."""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("#"):
+            continue
+        bare = line.lstrip("!").lstrip("/")
+        if bare.startswith(wanted.pattern) and (not wanted.needs or wanted.needs in line):
+            return True
+    return False
+
+
+def with_lines(text: str, wanted: list[Wanted]) -> str:
+    """`text` with each wanted line (and its comment) appended, everything already there kept as it is."""
+    out = text if not text or text.endswith("\n") else text + "\n"
+    for w in wanted:
+        out += f"# {w.comment}\n{w.line}\n"
+    return out
+
+
+def missing(bank: Path) -> dict[str, list[Wanted]]:
+    """The wanted lines each git file lacks (a file that cannot be read lacks them all)."""
+    out: dict[str, list[Wanted]] = {}
+    for w in WANTED:
+        if not has(_text(bank / w.file), w):
+            out.setdefault(w.file, []).append(w)
+    return out
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", errors="replace") if path.is_file() else ""
+    except OSError:
+        return ""
+
+
+def in_git(bank: Path) -> bool:
+    """Whether the bank is inside a git work tree (a `.git` folder or file at or above it)."""
+    folder = bank.resolve()
+    for candidate in (folder, *folder.parents):
+        if os.path.exists(candidate / ".git"):
+            return True
+    return False
+
+
+def check(bank: Path, cite: Cite) -> list[Diagnostic]:
+    """Doctor's hint for a project kept in git whose git files lack a line membank's files need."""
+    if not in_git(bank):
+        return []
+    out = []
+    for file, lines in sorted(missing(bank).items()):
+        said = "; ".join(f"`{w.line}` ({w.comment})" for w in lines)
+        out.append(Diagnostic(cite(file), 1, WARNING, f"this project is kept in git, and this file lacks {said}; run "
+                              f"`{COMMAND}` to add the line(s) (membank never changes it by itself)", GIT_SETUP))
+    return out
+
+
+def setup(bank: Path, cite: Cite) -> list[str]:
+    """Add the missing lines (`membank git-setup`), keeping everything already there; the files
+    written, as citations (none when nothing was missing)."""
+    written = []
+    for file, lines in sorted(missing(bank).items()):
+        path = bank / file
+        check_inside(bank, path, cite)
+        data = path.read_bytes() if os.path.lexists(path) else b""  # kept byte for byte, whatever its encoding
+        gap = b"\n" if data and not data.endswith(b"\n") else b""
+        atomic_write(path, data + gap + with_lines("", lines).encode("utf-8"))
+        written.append(cite(file))
+    return written
