@@ -38,7 +38,7 @@ def create(**fields: Any) -> dict[str, Any]:
     ("memory:create", create(tags=["ok", "\udc00"]), "tags[1]"),
     ("memory:create", create(type="fa\ud800ct"), "type"),
     ("memory:create", create(metadata={"mood": {"deep": ["\ud83d"]}}), "metadata.mood.deep[0]"),
-    ("memory:create", create(metadata={"m\ud800": 1}), "metadata.m\ud800"),
+    ("memory:create", create(metadata={"m\ud800": 1}), "metadata.m\\ud800"),  # named sendably
     ("memory:create", create(evidence=["run:1", {"quote": "\udfff"}]), "evidence[1].quote"),
     ("memory:create", create(type="x" * 300), "type"),
     ("memory:create", create(tags=["t" * 129]), "tags[0]"),

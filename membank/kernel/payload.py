@@ -43,6 +43,11 @@ def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _key(key: str) -> str:
+    """A key as a field path names it: short, and sendable as UTF-8 (a lone surrogate written as \\ud800)."""
+    return _short(key.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
 def _field(where: str) -> str:
     """The field as a message names it: the last part of a long path."""
     return _short(where, 80)
@@ -89,8 +94,8 @@ def check_json(value: Any, where: str) -> Any:
             for key, v in item.items():
                 if not isinstance(key, str):
                     raise errors.invalid(at, f"`{_field(at)}` has a key that is not text")
-                check_text(key, f"{at}.{_short(key)}", 1_000)
-                stack.append((v, f"{at}.{_short(key)}", depth + 1))
+                check_text(key, f"{at}.{_key(key)}", 1_000)
+                stack.append((v, f"{at}.{_key(key)}", depth + 1))
         else:
             raise errors.invalid(at, f"`{_field(at)}` must be text, a number, true/false, null, a list or an object")
     return value

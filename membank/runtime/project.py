@@ -85,8 +85,9 @@ class Project:
         self.index.close()
 
     def present(self) -> bool:
-        """Whether the project's `.writenow/project.yaml` is still on disk."""
-        return os.path.isfile(self.project.path / "project.yaml")
+        """Whether the project's `.writenow/project.yaml` is still on disk (of any kind: a project.yaml
+        made a folder is a hostile file, which doctor reports, not a vanished project)."""
+        return os.path.lexists(self.project.path / "project.yaml")
 
     def check_present(self) -> None:
         """NOT_FOUND (project) when the project's `.writenow/project.yaml` is gone from disk (the folder
@@ -94,10 +95,11 @@ class Project:
         part of a bank without its project.yaml), and no answer may come from an index of what is gone.
         One stat per call; the project answers again as soon as the folder is back."""
         if not self.present():
-            raise MembankError(errors.NOT_FOUND, f"the project `{self.info.name}` is gone: {self.project.path}"
+            # no absolute path in an answer (the app knows where it opened the project)
+            raise MembankError(errors.NOT_FOUND, f"the project `{self.info.name}` is gone: its .writenow/ folder"
                                " no longer holds project.yaml; nothing was read or written (restore the folder,"
                                " or open the project where it is now)",
-                               {"projectId": self.info.id, "path": str(self.root)})
+                               {"projectId": self.info.id})
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait for the writes accepted off the caller's path (`memory:episode:record`) to finish."""
