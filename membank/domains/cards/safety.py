@@ -7,7 +7,9 @@ Mach-O) or named like one (`.exe`, `.sh`, `.bat`, …). Such entries are skipped
 
 from __future__ import annotations
 
+import re
 import stat
+import unicodedata
 
 MAX_PART_BYTES = 255  # one file or folder name, in UTF-8 (ext4, APFS, NTFS)
 MAX_PATH_BYTES = 1024  # a whole name inside a card's asset folder
@@ -19,9 +21,40 @@ PROGRAM_SUFFIXES = frozenset((
     "reg", "scf", "scr", "sh", "so", "url", "vb", "vbe", "vbs", "ws", "wsf", "wsh", "zsh"))
 
 
+WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)( *\..*)?", re.IGNORECASE)
+WINDOWS_FORBIDDEN = frozenset('<>:"|?*')
+
+
+def _plain(part: str) -> str:
+    """A name as a disk or git may take it: compatibility forms folded (`．` is `.`), and the invisible format
+    characters macOS leaves out of a name (`\u200c.git` is `.git` there) taken out."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", part) if unicodedata.category(ch) != "Cf")
+
+
 def hidden(name: str) -> bool:
-    """True when a part of the slash-separated `name` starts with `.` (a dot file or folder)."""
-    return any(part.startswith(".") for part in name.split("/"))
+    """True when a part of the slash-separated `name` starts with `.` (a dot file or folder), also once its
+    look-alike dots are folded and its invisible characters left out, or is Windows' short name of `.git`."""
+    return any(part.startswith(".") or _plain(part).startswith(".") or re.fullmatch(r"git~[0-9]+", part.casefold())
+               for part in name.split("/"))
+
+
+def windows_problem(name: str) -> str | None:
+    """Why a part of `name` cannot be a file name on Windows (a device, a stream, a character it refuses, a
+    trailing dot or space it drops, so that `HEAD.` is `HEAD`); None when every part can."""
+    for part in name.split("/"):
+        if WINDOWS_DEVICES.fullmatch(part):
+            return f"`{shown(part)}` names a device on Windows (CON, NUL, AUX, COM1, …), not a file"
+        if WINDOWS_FORBIDDEN & set(part):
+            return "a name with a character Windows refuses (`<>:\"|?*`; `a.png:x` writes a hidden stream there)"
+        if part.endswith((".", " ")):
+            return "a name ending in a dot or a space, which Windows drops (two names would become one)"
+    return None
+
+
+def git_marker(name: str) -> bool:
+    """True when the file `name` is a `HEAD` (in any case): with it, its folder is a git repository to git,
+    which then reads the `config` beside it and runs the commands it names (`core.pager`, `core.fsmonitor`)."""
+    return _plain(name.rsplit("/", 1)[-1]).rstrip(". ").casefold() == "head"
 
 
 def program(name: str, data: bytes, mode: int = 0) -> str | None:
@@ -44,6 +77,13 @@ def skip_reason(name: str, data: bytes, mode: int = 0) -> str | None:
         return "a name starting with `.` (such files and folders are read by tools, e.g. git)"
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
         return "a name with control characters (a line break, an escape), which terminals and tools misread"
+    if any(unicodedata.category(ch) == "Cf" for ch in name):
+        return ("a name with invisible characters (a right-to-left mark, a zero-width space), which disguise it "
+                "and which macOS leaves out of a name")
+    if git_marker(name):
+        return "a file named HEAD makes its folder a git repository, whose config git obeys (it can run commands)"
+    if (why := windows_problem(name)) is not None:
+        return why
     why = program(name, data, mode)
     return f"{why}; an import writes only data" if why else None
 
@@ -62,19 +102,26 @@ def too_long(name: str) -> str | None:
     return None
 
 
+def folded(name: str) -> str:
+    """`name` as macOS and Windows disks compare names: without case, and (macOS) `é` written as one character
+    or as `e` and an accent the same."""
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
 def file_and_folder(names: list[str]) -> str | None:
     """Why `names` cannot all be written: one is both a file and a folder (`a` and `a/b`), or two differ only
-    in case (one file on macOS and Windows disks); None when they can."""
-    files = {name.casefold(): name for name in names}
+    in case or in how an accented letter is written (one file on macOS and Windows disks); None when they can."""
+    files = {folded(name): name for name in names}
     if len(files) < len(set(names)):
         seen: dict[str, str] = {}
         for name in sorted(names):
-            if name.casefold() in seen:
-                return f"`{seen[name.casefold()]}` and `{name}`, names that differ only in case"
-            seen[name.casefold()] = name
+            if folded(name) in seen:
+                return (f"`{shown(seen[folded(name)])}` and `{shown(name)}`, names that differ only in case or in "
+                        "how an accented letter is written")
+            seen[folded(name)] = name
     for name in sorted(names):
         parts = name.split("/")
         for n in range(1, len(parts)):
-            if "/".join(parts[:n]).casefold() in files:
-                return f"`{files['/'.join(parts[:n]).casefold()]}` both as a file and as a folder"
+            if folded("/".join(parts[:n])) in files:
+                return f"`{shown(files[folded('/'.join(parts[:n]))])}` both as a file and as a folder"
     return None

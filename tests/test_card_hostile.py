@@ -1,0 +1,104 @@
+"""A hostile author's cards: every route a CHARX, a PNG or a lorebook could take to write something other than
+data, or outside `.writenow/` (docs/import-export.md, "What an import never writes"), and export's output."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from membank import Bank
+from membank.domains.cards import safety
+
+CARD = {"spec": "chara_card_v3", "spec_version": "3.0",
+        "data": {"name": "Hostile", "description": "A card.", "group_only_greetings": []}}
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in {"card.json": json.dumps(CARD).encode(), **members}.items():
+            z.writestr(name, data)
+    return out.getvalue()
+
+
+def _file(tmp: Path, name: str, data: bytes | dict[str, Any]) -> str:
+    path = tmp / name
+    path.write_bytes(data if isinstance(data, bytes) else json.dumps(data).encode())
+    return str(path)
+
+
+def _import(bank: Bank, *paths: str) -> dict[str, Any]:
+    envelope = bank.call("card:import", {"paths": list(paths)})
+    assert envelope["ok"], envelope
+    return envelope["data"]
+
+
+def _written(sample: Path) -> list[str]:
+    return sorted(p.relative_to(sample / ".writenow").as_posix() for p in (sample / ".writenow").rglob("*"))
+
+
+# -- a git repository planted by name -------------------------------------------------------------------
+
+def _repo(prefix: str, marker: Path) -> dict[str, bytes]:
+    """What makes `prefix` a git repository (bare when the prefix is a plain folder) whose config runs a
+    command on `git status` (core.fsmonitor) and on any paged command (core.pager)."""
+    config = f"[core]\n\tfsmonitor = touch {marker}\n\tpager = touch {marker}\n".encode()
+    return {f"{prefix}HEAD": b"ref: refs/heads/main\n", f"{prefix}config": config,
+            f"{prefix}objects/info/x": b"x", f"{prefix}refs/heads/x": b"x"}
+
+
+PLANTED = ("assets/", "assets/x/", "assets/.git/", "assets/\u200c.git/", "assets/\uff0egit/", "assets/\u2024git/",
+           "assets/GIT~1/", "assets/git./", "assets/y/HEAD.", "assets/z/head")
+
+
+def test_no_folder_an_import_writes_is_a_git_repository(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    marker = tmp_path / "ran"
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path), "GIT_CEILING_DIRECTORIES": str(tmp_path)}
+    subprocess.run(["git", "init", "-q", str(sample)], check=True, env=env)
+    members: dict[str, bytes] = {}
+    for prefix in PLANTED:
+        members |= _repo(prefix if prefix.endswith("/") else prefix.rsplit("/", 1)[0] + "/", marker)
+    members["assets/y/HEAD."] = members["assets/z/head"] = b"ref: refs/heads/main\n"
+    item = _import(bank, _file(tmp_path, "h.charx", _zip(members)))["items"][0]
+    assert {s["name"] for s in item["skipped"]} >= {"assets/HEAD", "assets/x/HEAD", "assets/y/HEAD.", "assets/z/head"}
+    top = sample / ".writenow" / "assets"
+    folders = [top, *(p for p in top.rglob("*") if p.is_dir())]
+    for folder in folders:
+        found = subprocess.run(["git", "rev-parse", "--absolute-git-dir"], cwd=folder, env=env, capture_output=True,
+                               text=True)
+        assert found.stdout.strip() == str(sample / ".git"), (folder, found.stdout, found.stderr)
+        subprocess.run(["git", "status", "--short"], cwd=folder, env=env, capture_output=True)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("name", [
+    "assets/HEAD", "assets/a/Head", "assets/\u200c.git/config", "assets/\uff0egit/config", "assets/\u2024git/config",
+    "assets/GIT~1/config", "assets/git./config", "assets/a.png:evil", "assets/con.png", "assets/NUL", "assets/com1",
+    "assets/x /a.png", "assets/q?.png", "assets/\u202egnp.exe.png", "assets/a\u200b.png",
+])
+def test_names_a_disk_or_git_would_take_otherwise_are_skipped(name: str) -> None:
+    assert safety.skip_reason(name, b"data") is not None
+
+
+@pytest.mark.parametrize("name", ["assets/a.png", "assets/console.png", "assets/headline.png", "assets/x/head.png",
+                                  "assets/图/立绘.webp", "assets/git~x.png", "assets/nul-1.ogg"])
+def test_ordinary_asset_names_are_written(name: str) -> None:
+    assert safety.skip_reason(name, b"data") is None
+
+
+def test_names_equal_on_a_mac_are_refused(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    before = _written(sample)
+    envelope = bank.call("card:import", {"paths": [_file(tmp_path, "h.charx", _zip(
+        {"assets/e\u0301.png": b"1", "assets/\u00e9.png": b"2"}))]})
+    assert not envelope["ok"] and "how an accented letter is written" in envelope["error"]["message"], envelope
+    assert _written(sample) == before
