@@ -102,3 +102,24 @@ def test_names_equal_on_a_mac_are_refused(bank: Bank, sample: Path, tmp_path: Pa
         {"assets/e\u0301.png": b"1", "assets/\u00e9.png": b"2"}))]})
     assert not envelope["ok"] and "how an accented letter is written" in envelope["error"]["message"], envelope
     assert _written(sample) == before
+
+
+# -- PNGs with several cards ------------------------------------------------------------------------------
+
+def test_a_png_reads_and_exports_the_card_other_tools_read(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    """SillyTavern takes `CCV3`/`Chara` in any case, the first of each: membank must read the same card, and
+    its export must leave no second card in the picture for other tools to read instead."""
+    from membank.domains.cards import png
+
+    from . import cardkit
+
+    other = {**CARD, "data": {**CARD["data"], "name": "Other"}}
+    shown = cardkit.image(extra=cardkit.text_chunk("chara", cardkit.card_v1()) + cardkit.text_chunk("CCV3", other)
+                          + cardkit.text_chunk("ccv3", {**other, "data": {**other["data"], "name": "Third"}}))
+    item = _import(bank, _file(tmp_path, "c.png", shown))["items"][0]
+    assert item["target"] == ".writenow/characters/other.md"
+    out = tmp_path / "out.png"
+    envelope = bank.call("card:export", {"source": item["target"], "format": "png", "output": str(out)})
+    assert envelope["ok"], envelope
+    keywords = [body.partition(b"\x00")[0] for kind, body in png.chunks(out.read_bytes()) if kind == b"tEXt"]
+    assert sorted(keywords) == [b"ccv3", b"chara"]
