@@ -123,3 +123,39 @@ def test_a_png_reads_and_exports_the_card_other_tools_read(bank: Bank, sample: P
     assert envelope["ok"], envelope
     keywords = [body.partition(b"\x00")[0] for kind, body in png.chunks(out.read_bytes()) if kind == b"tEXt"]
     assert sorted(keywords) == [b"ccv3", b"chara"]
+
+
+# -- huge counts ---------------------------------------------------------------------------------------------
+
+def test_a_zip_of_too_many_files_is_refused_before_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.cards import formats
+
+    def unread(*args: Any) -> None:
+        raise AssertionError("zipfile read the central directory")
+
+    data = _zip({f"assets/{n}.png": b"" for n in range(formats.MAX_ZIP_ENTRIES + 1)})
+    monkeypatch.setattr(zipfile, "ZipFile", unread)
+    with pytest.raises(formats.Refused, match="more than 2,000 files"):
+        formats.decode(data)
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+def test_a_zip_holding_one_name_twice_is_refused() -> None:
+    from membank.domains.cards import formats
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("card.json", json.dumps(CARD))
+        z.writestr("card.json", json.dumps({**CARD, "data": {**CARD["data"], "name": "Other"}}))
+    with pytest.raises(formats.Refused, match="`card.json` twice"):
+        formats.decode(out.getvalue())
+
+
+def test_a_book_of_too_many_entries_is_refused(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    from membank.domains.cards import formats
+
+    before = _written(sample)
+    book = {"entries": [{"keys": ["k"], "content": ""}] * (formats.MAX_BOOK_ENTRIES + 1)}
+    envelope = bank.call("card:import", {"paths": [_file(tmp_path, "big.json", book)]})
+    assert not envelope["ok"] and "5,001 entries, more than membank imports" in envelope["error"]["message"]
+    assert _written(sample) == before

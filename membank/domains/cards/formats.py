@@ -27,6 +27,7 @@ MAX_DIGITS = 4_000  # of an integer (Python reads at most 4,300; YAML, and so th
 MAX_ZIP_ENTRIES = 2_000
 MAX_ZIP_TOTAL = 100 * MiB  # all entries of a CHARX, uncompressed
 MAX_ZIP_RATIO = 100  # uncompressed / compressed, for an entry over 1 MiB: more is a zip bomb
+MAX_BOOK_ENTRIES = 5_000  # lore entries in one book: each is a file (and ~25 ms to write and index)
 V3_ONLY = ("nickname", "creator_notes_multilingual", "source", "group_only_greetings", "creation_date",
            "modification_date", "assets")
 V1_FIELDS = ("name", "description", "personality", "scenario", "first_mes", "mes_example")
@@ -235,6 +236,8 @@ def safe_member(name: str) -> bool:
 
 
 def _from_zip(data: bytes) -> Decoded:
+    if data.count(b"PK\x01\x02") > MAX_ZIP_ENTRIES:  # before zipfile reads them all (200,000 take 240 MB)
+        raise Refused(f"the zip holds more than {MAX_ZIP_ENTRIES:,} files")
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
@@ -246,11 +249,15 @@ def _from_zip(data: bytes) -> Decoded:
         raise Refused(f"the zip would unpack to more than {MAX_ZIP_TOTAL // MiB} MiB (a zip bomb?)")
     files: dict[str, bytes] = {}
     skipped: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for info in infos:
         if info.is_dir():
             continue
         if not safe_member(info.filename):
             raise Refused(f"the zip holds a file named `{short(info.filename)}`, which would land outside its folder")
+        if info.filename in seen:  # tools disagree on which one counts
+            raise Refused(f"the zip holds `{short(info.filename)}` twice")
+        seen.add(info.filename)
         if info.filename != "card.json" and not info.filename.startswith("assets/"):
             continue  # RisuAI's module.risum, x_meta/…: not membank's
         if safety.hidden(info.filename):
