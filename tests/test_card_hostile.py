@@ -159,3 +159,19 @@ def test_a_book_of_too_many_entries_is_refused(bank: Bank, sample: Path, tmp_pat
     envelope = bank.call("card:import", {"paths": [_file(tmp_path, "big.json", book)]})
     assert not envelope["ok"] and "5,001 entries, more than membank imports" in envelope["error"]["message"]
     assert _written(sample) == before
+
+
+# -- names from a card as file names -------------------------------------------------------------------------
+
+def test_names_that_would_be_devices_or_paths_become_plain_file_names(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    entries = [{"keys": ["k"], "content": "c", "comment": name} for name in
+               ("con", "NUL", "aux.txt", "com1", "", "..", "../../evil", "\x1b]0;x\x07", "．git", "book", "Lpt¹")]
+    card = {**CARD, "data": {**CARD["data"], "name": "Con", "character_book": {"name": "..", "entries": entries}}}
+    book = {"name": "nul", "entries": entries[:1]}
+    before = set(_written(sample))
+    items = _import(bank, _file(tmp_path, "c.json", card), _file(tmp_path, "b.json", book))["items"]
+    assert [i["target"] for i in items] == [".writenow/characters/con-1.md", ".writenow/world/nul-1"]
+    made = sorted(set(_written(sample)) - before)
+    assert made == ["characters/con-1.md", "world/memory", *(f"world/memory/{n}.md" for n in (
+        "0-x", "aux-txt", "book-2", "book", "com1-1", "con-1", "evil", "git", "k", "lpt1-1", "memory", "nul-1")),
+        "world/nul-1", "world/nul-1/book.md", "world/nul-1/con-1.md"]

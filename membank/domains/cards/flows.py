@@ -15,7 +15,7 @@ from typing import Any
 from ...files.frontmatter import FrontMatterError, decode, split
 from ...files.reader import Unreadable, read_regular
 from ...files.rewrite import RewriteError, render
-from ...files.write import atomic_write, check_inside, slug
+from ...files.write import atomic_write, check_inside
 from ...index.failures import storage_error
 from ...kernel import errors
 from ...kernel.errors import MembankError
@@ -23,6 +23,7 @@ from ...kernel.limits import MAX_FILE_BYTES
 from ..contract import Bank
 from ..story.cards import catalog
 from . import formats, mapping, safety
+from .safety import slug
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
 

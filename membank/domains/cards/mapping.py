@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...files.write import slug
 from . import lore, own
 from .formats import MAX_BOOK_ENTRIES, V1_FIELDS, V3_ONLY, Refused
 from .groups import Group, Obj, body_text, join, same, split, text, words
+from .safety import slug
 
 SECTIONS = (("description", "Description"), ("personality", "Personality"), ("scenario", "Scenario"))
 _HEADING = re.compile(r"## (Description|Personality|Scenario)[ \t]*")

@@ -11,6 +11,8 @@ import re
 import stat
 import unicodedata
 
+from ...files.write import slug as plain_slug
+
 MAX_PART_BYTES = 255  # one file or folder name, in UTF-8 (ext4, APFS, NTFS)
 MAX_PATH_BYTES = 1024  # a whole name inside a card's asset folder
 PROGRAM_STARTS = (b"#!", b"\x7fELF", b"MZ", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe",
@@ -49,6 +51,13 @@ def windows_problem(name: str) -> str | None:
         if part.endswith((".", " ")):
             return "a name ending in a dot or a space, which Windows drops (two names would become one)"
     return None
+
+
+def slug(text: str, limit: int = 60) -> str:
+    """The file name membank makes of a name from a card (letters and digits kept, everything else `-`), never
+    a Windows device (`con`, `nul`, `aux`, `com1`: a card called "Con" becomes `con-1`)."""
+    made = plain_slug(text, limit)
+    return f"{made}-1" if WINDOWS_DEVICES.fullmatch(made) else made
 
 
 def git_marker(name: str) -> bool:
