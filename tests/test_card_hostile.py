@@ -175,3 +175,41 @@ def test_names_that_would_be_devices_or_paths_become_plain_file_names(bank: Bank
     assert made == ["characters/con-1.md", "world/memory", *(f"world/memory/{n}.md" for n in (
         "0-x", "aux-txt", "book-2", "book", "com1-1", "con-1", "evil", "git", "k", "lpt1-1", "memory", "nul-1")),
         "world/nul-1", "world/nul-1/book.md", "world/nul-1/con-1.md"]
+
+
+# -- export: what it reads, where it writes ------------------------------------------------------------------
+
+def test_export_never_reads_through_a_link_in_the_bank(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    """A cloned project may hold links to anywhere: an export would carry the writer's own files away."""
+    outside = tmp_path / "outside"
+    (outside / "assets").mkdir(parents=True)
+    (outside / "book.md").write_text("---\nname: B\nkind: lore\n---\n", "utf-8")
+    (outside / "secret.md").write_text("---\nname: Secret\nkeys: [s]\n---\nSECRET\n", "utf-8")
+    (outside / "assets" / "secret.png").write_bytes(b"SECRET")
+    world = sample / ".writenow" / "world"
+    (world / "linked").symlink_to(outside, target_is_directory=True)
+    (sample / ".writenow" / "assets").mkdir(exist_ok=True)
+    (sample / ".writenow" / "assets" / "linked").symlink_to(outside, target_is_directory=True)
+    (sample / ".writenow" / "characters" / "l.md").write_text(
+        "---\nname: L\nkind: character\nlorebook: world/linked\nassets: assets/linked\n---\nL.\n", "utf-8")
+    for source in ("world/linked", "characters/l.md"):
+        envelope = bank.call("card:export", {"source": source, "format": "json", "output": str(tmp_path / "o.json"),
+                                             "force": True})
+        assert not envelope["ok"] and envelope["error"]["code"] == "CONFLICT", envelope
+        assert "world/linked is a link" in envelope["error"]["message"]
+    (sample / ".writenow" / "characters" / "l.md").write_text(
+        "---\nname: L\nkind: character\nimage: assets/linked/assets/secret.png\nassets: assets/linked\n---\nL.\n",
+        "utf-8")
+    for fmt in ("charx", "png"):
+        envelope = bank.call("card:export", {"source": "characters/l.md", "format": fmt,
+                                             "output": str(tmp_path / f"o.{fmt}")})
+        assert envelope["ok"], envelope
+        assert b"SECRET" not in (tmp_path / f"o.{fmt}").read_bytes()
+    with zipfile.ZipFile(tmp_path / "o.charx") as z:
+        assert z.namelist() == ["card.json"]
+
+
+@pytest.mark.parametrize("output", [".WriteNow/o.json", "chapters/../.WRITENOW/characters/o.json"])
+def test_export_into_a_bank_by_another_spelling_is_refused(bank: Bank, sample: Path, output: str) -> None:
+    envelope = bank.call("card:export", {"source": "characters/lin-mo.md", "format": "json", "output": output})
+    assert not envelope["ok"] and envelope["error"]["details"]["field"] == "output", envelope
