@@ -213,3 +213,16 @@ def test_export_never_reads_through_a_link_in_the_bank(bank: Bank, sample: Path,
 def test_export_into_a_bank_by_another_spelling_is_refused(bank: Bank, sample: Path, output: str) -> None:
     envelope = bank.call("card:export", {"source": "characters/lin-mo.md", "format": "json", "output": output})
     assert not envelope["ok"] and envelope["error"]["details"]["field"] == "output", envelope
+
+
+# -- names with terminal escapes -----------------------------------------------------------------------------
+
+def test_names_in_answers_never_carry_terminal_escapes(bank: Bank, tmp_path: Path) -> None:
+    evil = "\x1b[2J\x1b]0;pwned\x07evil\u202e"
+    first = {**CARD, "data": {**CARD["data"], "name": "A", "nickname": evil}}
+    _import(bank, _file(tmp_path, "a.json", first))
+    item = _import(bank, _file(tmp_path, "c\x1b[31m.json", {"name": evil, "description": "y"}))["items"][0]
+    text = json.dumps(item, ensure_ascii=False)
+    assert item["warnings"] and "\\x1b[2J" in item["warnings"][0], item
+    assert not any(ord(ch) < 32 or ch == "\u202e" for ch in text), text
+    assert safety.shown("a\u202eb\x07") == "a\\u202eb\\x07"

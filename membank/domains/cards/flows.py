@@ -163,8 +163,9 @@ def name_warnings(bank: Bank, plan: Plan) -> list[str]:
         others = [known.cards[i] for i in known.resolve(name) if known.cards[i]["source"] != f".writenow/{plan.target}"]
         for other in others:
             how = "the name" if other["name"].strip().casefold() == name.strip().casefold() else "an alias"
-            out.append(f"`{name}` is already {how} of {other['name']} ({other['source']}); a lookup by `{name}` "
-                       "answers CONFLICT until one of them is renamed (ask by id meanwhile)")
+            said = formats.short(name)  # names from files, shown escaped
+            out.append(f"`{said}` is already {how} of {formats.short(other['name'])} ({formats.short(other['source'])}); "
+                       f"a lookup by `{said}` answers CONFLICT until one of them is renamed (ask by id meanwhile)")
     return out
 
 
@@ -260,9 +261,9 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
     for given in paths:
         path = input_path(bank.root, given)
         try:
-            decoded.append((path.name, formats.decode(read_input(path))))
+            decoded.append((safety.shown(path.name), formats.decode(read_input(path))))
         except formats.Refused as e:
-            refused.append({"file": path.name, "reason": e.reason})
+            refused.append({"file": safety.shown(path.name), "reason": e.reason})
     with bank.write_lock:
         plans: list[Plan] = []
         claimed: set[str] = set()

@@ -98,8 +98,10 @@ def skip_reason(name: str, data: bytes, mode: int = 0) -> str | None:
 
 
 def shown(name: str) -> str:
-    """`name` as a message or a terminal may show it: control characters written as `\\xNN` escapes."""
-    return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127 else ch for ch in name)
+    """`name` as a message or a terminal may show it: control characters written as `\\xNN` escapes, invisible
+    format characters (a right-to-left override, which turns the text around it) as `\\uNNNN`."""
+    return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127
+                   else f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in name)
 
 
 def too_long(name: str) -> str | None:
