@@ -72,7 +72,7 @@ def test_no_folder_an_import_writes_is_a_git_repository(bank: Bank, sample: Path
     item = _import(bank, _file(tmp_path, "h.charx", _zip(members)))["items"][0]
     assert {s["name"] for s in item["skipped"]} >= {"assets/HEAD", "assets/x/HEAD", "assets/y/HEAD.", "assets/z/head"}
     top = sample / ".writenow" / "assets"
-    folders = [top, *(p for p in top.rglob("*") if p.is_dir())]
+    folders = [sample, top, *(p for p in top.rglob("*") if p.is_dir())]
     for folder in folders:
         found = subprocess.run(["git", "rev-parse", "--absolute-git-dir"], cwd=folder, env=env, capture_output=True,
                                text=True)
@@ -84,7 +84,8 @@ def test_no_folder_an_import_writes_is_a_git_repository(bank: Bank, sample: Path
 @pytest.mark.parametrize("name", [
     "assets/HEAD", "assets/a/Head", "assets/\u200c.git/config", "assets/\uff0egit/config", "assets/\u2024git/config",
     "assets/GIT~1/config", "assets/git./config", "assets/a.png:evil", "assets/con.png", "assets/NUL", "assets/com1",
-    "assets/x /a.png", "assets/q?.png", "assets/\u202egnp.exe.png", "assets/a\u200b.png",
+    "assets/x /a.png", "assets/q?.png", "assets/\u202egnp.exe.png", "assets/a\u200b.png", "assets/page.html",
+    "assets/setup.AppImage",
 ])
 def test_names_a_disk_or_git_would_take_otherwise_are_skipped(name: str) -> None:
     assert safety.skip_reason(name, b"data") is not None
@@ -175,6 +176,8 @@ def test_names_that_would_be_devices_or_paths_become_plain_file_names(bank: Bank
     assert made == ["characters/con-1.md", "world/memory", *(f"world/memory/{n}.md" for n in (
         "0-x", "aux-txt", "book-2", "book", "com1-1", "con-1", "evil", "git", "k", "lpt1-1", "memory", "nul-1")),
         "world/nul-1", "world/nul-1/book.md", "world/nul-1/con-1.md"]
+    assert all((sample / ".writenow" / p).stat().st_mode & 0o777 in (0o644, 0o755) for p in made)
+    assert all((sample / ".writenow" / p).stat().st_mode & 0o777 == 0o644 for p in made if p.endswith(".md"))
 
 
 # -- export: what it reads, where it writes ------------------------------------------------------------------

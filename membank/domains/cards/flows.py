@@ -170,9 +170,10 @@ def name_warnings(bank: Bank, plan: Plan) -> list[str]:
 
 
 def check_writes(plan: Plan) -> None:
-    """The last guard before anything is written: every path is data membank names (no dot part)."""
+    """The last guard before anything is written: every path is data membank names (no dot part, no HEAD, a
+    name every disk holds)."""
     for rel, _ in plan.writes:
-        if safety.hidden(rel) or not formats.safe_member(rel):
+        if safety.hidden(rel) or not formats.safe_member(rel) or safety.git_marker(rel) or safety.windows_problem(rel):
             raise formats.Refused(f"it would write `{formats.short(rel)}`, a name an import never writes")
 
 

@@ -18,9 +18,11 @@ MAX_PATH_BYTES = 1024  # a whole name inside a card's asset folder
 PROGRAM_STARTS = (b"#!", b"\x7fELF", b"MZ", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe",
                   b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe")
 PROGRAM_SUFFIXES = frozenset((
-    "app", "apk", "bash", "bat", "cmd", "com", "command", "cpl", "csh", "desktop", "dll", "dylib", "exe", "fish",
-    "hta", "jar", "js", "jse", "ksh", "lnk", "msc", "msi", "pif", "pl", "ps1", "psm1", "py", "pyc", "pyw", "rb",
-    "reg", "scf", "scr", "sh", "so", "url", "vb", "vbe", "vbs", "ws", "wsf", "wsh", "zsh"))
+    "app", "apk", "appimage", "applescript", "appx", "bash", "bat", "chm", "cjs", "cmd", "com", "command", "cpl",
+    "csh", "deb", "desktop", "dll", "dmg", "dylib", "exe", "fish", "hta", "htm", "html", "inf", "jar", "js", "jse",
+    "ksh", "lnk", "lua", "mht", "mhtml", "mjs", "msc", "msi", "msix", "msp", "ocx", "php", "pif", "pkg", "pl",
+    "ps1", "psm1", "py", "pyc", "pyw", "rb", "reg", "rpm", "scf", "scpt", "scr", "sh", "so", "sys", "tcl", "url",
+    "vb", "vbe", "vbs", "ws", "wsf", "wsh", "xhtml", "zsh"))  # run, installed or opened with scripts by a click
 
 
 WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)( *\..*)?", re.IGNORECASE)
