@@ -229,3 +229,13 @@ def test_names_in_answers_never_carry_terminal_escapes(bank: Bank, tmp_path: Pat
     assert item["warnings"] and "\\x1b[2J" in item["warnings"][0], item
     assert not any(ord(ch) < 32 or ch == "\u202e" for ch in text), text
     assert safety.shown("a\u202eb\x07") == "a\\u202eb\\x07"
+
+
+@pytest.mark.parametrize("name", ["/etc/x", "C:x", "c:/x.png", "assets\\.git\\config", "../x", "assets/../../x",
+                                  "assets//x", "assets/./x", "\\\\server\\share\\x"])
+def test_a_zip_name_leading_out_of_its_folder_refuses_the_import(bank: Bank, sample: Path, tmp_path: Path,
+                                                                name: str) -> None:
+    before = _written(sample)
+    envelope = bank.call("card:import", {"paths": [_file(tmp_path, "h.charx", _zip({name: b"x"}))]})
+    assert not envelope["ok"] and "would land outside its folder" in envelope["error"]["message"], envelope
+    assert _written(sample) == before
