@@ -212,10 +212,18 @@ def test_export_never_reads_through_a_link_in_the_bank(bank: Bank, sample: Path,
         assert z.namelist() == ["card.json"]
 
 
-@pytest.mark.parametrize("output", [".WriteNow/o.json", "chapters/../.WRITENOW/characters/o.json"])
+@pytest.mark.parametrize("output", [".WriteNow/o.json", "chapters/../.WRITENOW/characters/o.json", "card-link",
+                                    "folder-link/new.json", "dangling-link"])
 def test_export_into_a_bank_by_another_spelling_is_refused(bank: Bank, sample: Path, output: str) -> None:
-    envelope = bank.call("card:export", {"source": "characters/lin-mo.md", "format": "json", "output": output})
+    card = sample / ".writenow" / "characters" / "lin-mo.md"
+    before = card.read_bytes()
+    (sample / "card-link").symlink_to(card)
+    (sample / "folder-link").symlink_to(card.parent, target_is_directory=True)
+    (sample / "dangling-link").symlink_to(card.parent / "new.json")
+    envelope = bank.call("card:export", {"source": "characters/lin-mo.md", "format": "json", "output": output,
+                                         "force": True})
     assert not envelope["ok"] and envelope["error"]["details"]["field"] == "output", envelope
+    assert card.read_bytes() == before and not (card.parent / "new.json").exists()
 
 
 # -- names with terminal escapes -----------------------------------------------------------------------------
