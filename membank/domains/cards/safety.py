@@ -22,7 +22,9 @@ PROGRAM_SUFFIXES = frozenset((
     "csh", "deb", "desktop", "dll", "dmg", "dylib", "exe", "fish", "hta", "htm", "html", "inf", "jar", "js", "jse",
     "ksh", "lnk", "lua", "mht", "mhtml", "mjs", "msc", "msi", "msix", "msp", "ocx", "php", "pif", "pkg", "pl",
     "ps1", "psm1", "py", "pyc", "pyw", "rb", "reg", "rpm", "scf", "scpt", "scr", "sh", "so", "sys", "tcl", "url",
-    "vb", "vbe", "vbs", "ws", "wsf", "wsh", "xhtml", "zsh"))  # run, installed or opened with scripts by a click
+    "vb", "vbe", "vbs", "ws", "wsf", "wsh", "xhtml", "zsh",
+    # Windows Explorer acts on these when it shows their folder (sends the writer's credentials, runs code)
+    "diagcab", "library-ms", "searchconnector-ms", "settingcontent-ms", "theme", "themepack", "website"))
 
 
 WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)( *\..*)?", re.IGNORECASE)
@@ -64,8 +66,10 @@ def slug(text: str, limit: int = 60) -> str:
 
 def git_marker(name: str) -> bool:
     """True when the file `name` is a `HEAD` (in any case): with it, its folder is a git repository to git,
-    which then reads the `config` beside it and runs the commands it names (`core.pager`, `core.fsmonitor`)."""
-    return _plain(name.rsplit("/", 1)[-1]).rstrip(". ").casefold() == "head"
+    which then reads the `config` beside it and runs the commands it names (`core.pager`, `core.fsmonitor`);
+    also a part naming another version control's folder (`_darcs`, `_FOSSIL_`), whose settings run commands."""
+    parts = [_plain(part).rstrip(". ").casefold() for part in name.split("/")]
+    return parts[-1] == "head" or any(part in ("_darcs", "_fossil_") for part in parts)
 
 
 def program(name: str, data: bytes, mode: int = 0) -> str | None:
@@ -92,7 +96,8 @@ def skip_reason(name: str, data: bytes, mode: int = 0) -> str | None:
         return ("a name with invisible characters (a right-to-left mark, a zero-width space), which disguise it "
                 "and which macOS leaves out of a name")
     if git_marker(name):
-        return "a file named HEAD makes its folder a git repository, whose config git obeys (it can run commands)"
+        return ("a file named HEAD (or a `_darcs`, `_FOSSIL_` folder) makes its folder a repository, whose config "
+                "git (darcs, fossil) obeys: it can run commands")
     if (why := windows_problem(name)) is not None:
         return why
     why = program(name, data, mode)
