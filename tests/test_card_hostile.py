@@ -247,3 +247,16 @@ def test_a_zip_name_leading_out_of_its_folder_refuses_the_import(bank: Bank, sam
     envelope = bank.call("card:import", {"paths": [_file(tmp_path, "h.charx", _zip({name: b"x"}))]})
     assert not envelope["ok"] and "would land outside its folder" in envelope["error"]["message"], envelope
     assert _written(sample) == before
+
+
+def test_one_import_holds_a_bounded_amount_at_once(bank: Bank, sample: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.cards import formats
+
+    before = _written(sample)
+    card = _zip({"assets/a.png": b"\x89PNG" + bytes(200_000)})
+    monkeypatch.setattr(formats, "MAX_HELD", 500_000)  # two such cards; the real bound is 256 MiB
+    envelope = bank.call("card:import", {"paths": [_file(tmp_path, f"{n}.charx", card) for n in range(3)]})
+    assert not envelope["ok"], envelope
+    assert [r["file"] for r in envelope["error"]["details"]["refused"]] == ["2.charx"]
+    assert "would hold more than" in envelope["error"]["message"] and _written(sample) == before

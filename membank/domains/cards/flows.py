@@ -164,8 +164,9 @@ def name_warnings(bank: Bank, plan: Plan) -> list[str]:
         for other in others:
             how = "the name" if other["name"].strip().casefold() == name.strip().casefold() else "an alias"
             said = formats.short(name)  # names from files, shown escaped
-            out.append(f"`{said}` is already {how} of {formats.short(other['name'])} ({formats.short(other['source'])}); "
-                       f"a lookup by `{said}` answers CONFLICT until one of them is renamed (ask by id meanwhile)")
+            whose = f"{formats.short(other['name'])} ({formats.short(other['source'])})"
+            out.append(f"`{said}` is already {how} of {whose}; a lookup by `{said}` answers CONFLICT until one of "
+                       "them is renamed (ask by id meanwhile)")
     return out
 
 
@@ -259,10 +260,16 @@ def _new_folders(top: Path, folder: Path) -> list[Path]:
 def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str, Any]:
     refused: list[dict[str, str]] = []
     decoded: list[tuple[str, formats.Decoded]] = []
+    held = 0  # what the decoded files hold together: 100 files of 20 MiB could take gigabytes
     for given in paths:
         path = input_path(bank.root, given)
         try:
-            decoded.append((safety.shown(path.name), formats.decode(read_input(path))))
+            d = formats.decode(read_input(path))
+            if held and held + d.held() > formats.MAX_HELD:  # one file alone is bounded by its own limits
+                raise formats.Refused(f"with the files before it, this import would hold more than "
+                                      f"{formats.MAX_HELD // formats.MiB} MiB at once; import it in a call of its own")
+            held += d.held()
+            decoded.append((safety.shown(path.name), d))
         except formats.Refused as e:
             refused.append({"file": safety.shown(path.name), "reason": e.reason})
     with bank.write_lock:
