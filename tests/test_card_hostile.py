@@ -260,3 +260,15 @@ def test_one_import_holds_a_bounded_amount_at_once(bank: Bank, sample: Path, tmp
     assert not envelope["ok"], envelope
     assert [r["file"] for r in envelope["error"]["details"]["refused"]] == ["2.charx"]
     assert "would hold more than" in envelope["error"]["message"] and _written(sample) == before
+
+
+def test_a_charx_export_holds_only_names_an_import_writes(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    item = _import(bank, _file(tmp_path, "h.charx", _zip({"assets/a.png": b"\x89PNG"})))["items"][0]
+    folder = sample / ".writenow" / "assets" / "hostile" / "assets"
+    for name in ("HEAD", "run.sh", "a\\b.png", "con.png", "x\x1b.png"):
+        (folder / name).write_bytes(b"x")
+    out = tmp_path / "o.charx"
+    envelope = bank.call("card:export", {"source": item["target"], "format": "charx", "output": str(out)})
+    assert envelope["ok"], envelope
+    with zipfile.ZipFile(out) as z:
+        assert z.namelist() == ["card.json", "assets/a.png"]

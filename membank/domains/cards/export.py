@@ -21,7 +21,7 @@ from ...files.write import atomic_write
 from ...index.failures import storage_error
 from ...kernel import errors
 from ...kernel.errors import MembankError
-from . import formats, mapping, png
+from . import formats, mapping, png, safety
 from .flows import existing, input_path
 
 
@@ -138,8 +138,8 @@ def _charx(root: Path, obj: dict[str, Any], meta: dict[str, Any]) -> bytes:
                 for name in sorted(n for n in filenames if not n.startswith(".")):
                     inner = Path(dirpath, name).relative_to(base).as_posix()
                     data = _asset(root, f"{folder}/{inner}")
-                    if data is not None and inner.startswith("assets/"):
-                        archive.writestr(inner, data)
+                    if data is not None and inner.startswith("assets/") and safety.skip_reason(inner, data) is None:
+                        archive.writestr(inner, data)  # never a name an import (membank's, another's) must skip
     return out.getvalue()
 
 
