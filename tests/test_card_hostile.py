@@ -272,3 +272,24 @@ def test_a_charx_export_holds_only_names_an_import_writes(bank: Bank, sample: Pa
     assert envelope["ok"], envelope
     with zipfile.ZipFile(out) as z:
         assert z.namelist() == ["card.json", "assets/a.png"]
+
+
+# -- names a book shares ---------------------------------------------------------------------------------------
+
+def test_a_book_whose_entries_share_a_name_warns(bank: Bank, tmp_path: Path) -> None:
+    """A card's book with an entry called like the card (common in real cards), like a character of the novel
+    (林默) or twice the same: a lookup by that name then answers CONFLICT, so the import says so."""
+    entries = [{"keys": ["k"], "content": "c", "comment": name} for name in ("Hostile", "林默", "Forest", "forest")]
+    card = {**CARD, "data": {**CARD["data"], "character_book": {"name": "Wood", "entries": entries}}}
+    item = _import(bank, _file(tmp_path, "c.json", card))["items"][0]
+    assert item["warnings"] == [
+        "`Hostile` names both .writenow/characters/hostile.md and .writenow/world/wood/hostile.md of this import; "
+        "a lookup by `Hostile` answers CONFLICT until one of them is renamed (ask by id meanwhile)",
+        "`林默` (.writenow/world/wood/林默.md) already names 林默 (.writenow/characters/lin-mo.md); a lookup by `林默` "
+        "answers CONFLICT until one of them is renamed (ask by id meanwhile)",
+        "`forest` names both .writenow/world/wood/forest.md and .writenow/world/wood/forest-2.md of this import; "
+        "a lookup by `forest` answers CONFLICT until one of them is renamed (ask by id meanwhile)"]
+    assert bank.call("kg:entity:get", {"name": "Hostile"})["error"]["code"] == "CONFLICT"  # what it warns of
+    book = {"entries": [{"keys": ["k"], "content": "c", "comment": "Same"}] * 30}
+    many = _import(bank, _file(tmp_path, "b.json", book))["items"][0]["warnings"]
+    assert len(many) == 21 and many[-1] == "and 9 more names shared like these"

@@ -22,7 +22,7 @@ from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_FILE_BYTES
 from ..contract import Bank
 from ..story.cards import catalog
-from . import formats, mapping, safety
+from . import clashes, formats, mapping, safety
 from .safety import slug
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
@@ -287,8 +287,10 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
                                {"field": "paths", "refused": refused})
         for plan in plans:
             _compare(bank.project.path, plan)
-            if plan.kind == "card" and plan.status == "created":
-                plan.warnings = name_warnings(bank, plan)
+            if plan.status == "created":
+                known = catalog(bank.index)
+                plan.warnings = (name_warnings(bank, plan) if plan.kind == "card" else []) + clashes.warnings(
+                    known.cards, known.resolve, plan.target, plan.writes)
         for plan in plans:
             if plan.status == "created" or (plan.status == "changed" and update):
                 _write(bank, plan)
