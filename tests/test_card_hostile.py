@@ -293,6 +293,9 @@ def test_a_book_whose_entries_share_a_name_warns(bank: Bank, tmp_path: Path) -> 
     book = {"entries": [{"keys": ["k"], "content": "c", "comment": "Same"}] * 30}
     many = _import(bank, _file(tmp_path, "b.json", book))["items"][0]["warnings"]
     assert len(many) == 21 and many[-1] == "and 9 more names shared like these"
+    aliased = {**CARD, "data": {**CARD["data"], "name": "Alias Man",
+                                "extensions": {"membank": {"aliases": [f"林默{' ' * n}" for n in range(40)]}}}}
+    assert len(_import(bank, _file(tmp_path, "a.json", aliased))["items"][0]["warnings"]) == 21
 
 
 @pytest.mark.xfail(strict=True, reason="shells/render prints a card's text with its escape sequences (h31ux's area)")

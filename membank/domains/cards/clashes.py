@@ -50,6 +50,11 @@ def warnings(cards: dict[str, dict[str, Any]], resolve: Any, target: str, writes
         for other in (cards[i] for i in resolve(name) if cards[i]["source"] not in mine):
             out.append(f"`{said}` ({formats.short(source)}) already names {formats.short(other['name'])} "
                        f"({formats.short(other['source'])}); " + CONFLICT.format(said))
-    if len(out) > MAX_WARNINGS:
-        out = out[:MAX_WARNINGS] + [f"and {len(out) - MAX_WARNINGS:,} more names shared like these"]
     return out
+
+
+def capped(found: list[str]) -> list[str]:
+    """At most MAX_WARNINGS warnings, then how many more (a card of 10,000 aliases, a book of one name)."""
+    if len(found) <= MAX_WARNINGS:
+        return found
+    return found[:MAX_WARNINGS] + [f"and {len(found) - MAX_WARNINGS:,} more names shared like these"]

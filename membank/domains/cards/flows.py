@@ -289,8 +289,8 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
             _compare(bank.project.path, plan)
             if plan.status == "created":
                 known = catalog(bank.index)
-                plan.warnings = (name_warnings(bank, plan) if plan.kind == "card" else []) + clashes.warnings(
-                    known.cards, known.resolve, plan.target, plan.writes)
+                plan.warnings = clashes.capped((name_warnings(bank, plan) if plan.kind == "card" else [])
+                                               + clashes.warnings(known.cards, known.resolve, plan.target, plan.writes))
         for plan in plans:
             if plan.status == "created" or (plan.status == "changed" and update):
                 _write(bank, plan)
