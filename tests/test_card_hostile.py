@@ -86,6 +86,7 @@ def test_no_folder_an_import_writes_is_a_git_repository(bank: Bank, sample: Path
     "assets/GIT~1/config", "assets/git./config", "assets/a.png:evil", "assets/con.png", "assets/NUL", "assets/com1",
     "assets/x /a.png", "assets/q?.png", "assets/\u202egnp.exe.png", "assets/a\u200b.png", "assets/page.html",
     "assets/setup.AppImage", "assets/x.library-ms", "assets/_darcs/prefs/defaults", "assets/_FOSSIL_",
+    "assets/Evil.app/Contents/Info.plist", "assets/x.workflow/Contents/document.wflow", "assets/open.terminal",
 ])
 def test_names_a_disk_or_git_would_take_otherwise_are_skipped(name: str) -> None:
     assert safety.skip_reason(name, b"data") is not None

@@ -24,7 +24,9 @@ PROGRAM_SUFFIXES = frozenset((
     "ps1", "psm1", "py", "pyc", "pyw", "rb", "reg", "rpm", "scf", "scpt", "scr", "sh", "so", "sys", "tcl", "url",
     "vb", "vbe", "vbs", "ws", "wsf", "wsh", "xhtml", "zsh",
     # Windows Explorer acts on these when it shows their folder (sends the writer's credentials, runs code)
-    "diagcab", "library-ms", "searchconnector-ms", "settingcontent-ms", "theme", "themepack", "website"))
+    "diagcab", "library-ms", "searchconnector-ms", "settingcontent-ms", "theme", "themepack", "website",
+    # macOS: bundles that run, files Terminal runs or Finder follows when opened
+    "action", "bundle", "fileloc", "inetloc", "kext", "prefpane", "saver", "terminal", "tool", "webloc", "workflow"))
 
 
 WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)( *\..*)?", re.IGNORECASE)
@@ -80,9 +82,10 @@ def program(name: str, data: bytes, mode: int = 0) -> str | None:
         return "it is marked executable"
     if data.startswith(PROGRAM_STARTS):
         return "it starts like a program or script"
-    suffix = name.rsplit("/", 1)[-1].rpartition(".")[2].lower() if "." in name.rsplit("/", 1)[-1] else ""
-    if suffix in PROGRAM_SUFFIXES:
-        return f"`.{suffix}` files are programs or scripts"
+    for part in name.split("/"):  # a folder too: `x.app/`, `x.workflow/` are programs to macOS
+        suffix = part.rpartition(".")[2].lower() if "." in part else ""
+        if suffix in PROGRAM_SUFFIXES:
+            return f"`.{suffix}` files are programs or scripts"
     return None
 
 
