@@ -309,3 +309,9 @@ def test_an_imported_cards_text_cannot_drive_the_terminal(bank: Bank, sample: Pa
     shown = membank("story", "Esc Man", cwd=sample, home=home)
     assert shown.returncode == 0 and "Esc Man" in shown.stdout, shown.stderr
     assert "\x1b" not in shown.stdout
+
+
+def test_joiners_words_need_are_not_invisible_tricks() -> None:
+    persian, family = "assets/می\u200cخواهم.png", "assets/\U0001f468\u200d\U0001f469\u200d\U0001f467.png"
+    assert safety.skip_reason(persian, b"data") is None and safety.skip_reason(family, b"data") is None
+    assert safety.shown(persian) == persian and safety.skip_reason("assets/\u200c.git/config", b"") is not None

@@ -39,6 +39,12 @@ def _plain(part: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKC", part) if unicodedata.category(ch) != "Cf")
 
 
+def invisible(ch: str) -> bool:
+    """A format character that hides or turns text around (a right-to-left override, a zero-width space); not
+    the joiners Persian, Indic scripts and emoji need in their words (U+200C, U+200D)."""
+    return unicodedata.category(ch) == "Cf" and ch not in "\u200c\u200d"
+
+
 def hidden(name: str) -> bool:
     """True when a part of the slash-separated `name` starts with `.` (a dot file or folder), also once its
     look-alike dots are folded and its invisible characters left out, or is Windows' short name of `.git`."""
@@ -95,7 +101,7 @@ def skip_reason(name: str, data: bytes, mode: int = 0) -> str | None:
         return "a name starting with `.` (such files and folders are read by tools, e.g. git)"
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
         return "a name with control characters (a line break, an escape), which terminals and tools misread"
-    if any(unicodedata.category(ch) == "Cf" for ch in name):
+    if any(invisible(ch) for ch in name):
         return ("a name with invisible characters (a right-to-left mark, a zero-width space), which disguise it "
                 "and which macOS leaves out of a name")
     if git_marker(name):
@@ -111,7 +117,7 @@ def shown(name: str) -> str:
     """`name` as a message or a terminal may show it: control characters written as `\\xNN` escapes, invisible
     format characters (a right-to-left override, which turns the text around it) as `\\uNNNN`."""
     return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127
-                   else f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in name)
+                   else f"\\u{ord(ch):04x}" if invisible(ch) else ch for ch in name)
 
 
 def too_long(name: str) -> str | None:
