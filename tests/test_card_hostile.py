@@ -93,7 +93,8 @@ def test_names_a_disk_or_git_would_take_otherwise_are_skipped(name: str) -> None
 
 
 @pytest.mark.parametrize("name", ["assets/a.png", "assets/console.png", "assets/headline.png", "assets/x/head.png",
-                                  "assets/图/立绘.webp", "assets/git~x.png", "assets/nul-1.ogg"])
+                                  "assets/图/立绘.webp", "assets/git~x.png", "assets/nul-1.ogg",
+                                  "assets/art.example.com/a.png", "assets/v1.sh/a.png"])
 def test_ordinary_asset_names_are_written(name: str) -> None:
     assert safety.skip_reason(name, b"data") is None
 

@@ -27,6 +27,7 @@ PROGRAM_SUFFIXES = frozenset((
     "diagcab", "library-ms", "searchconnector-ms", "settingcontent-ms", "theme", "themepack", "website",
     # macOS: bundles that run, files Terminal runs or Finder follows when opened
     "action", "bundle", "fileloc", "inetloc", "kext", "prefpane", "saver", "terminal", "tool", "webloc", "workflow"))
+BUNDLES = frozenset(("action", "app", "appex", "bundle", "kext", "plugin", "prefpane", "saver", "workflow", "xpc"))
 
 
 WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)( *\..*)?", re.IGNORECASE)
@@ -88,9 +89,10 @@ def program(name: str, data: bytes, mode: int = 0) -> str | None:
         return "it is marked executable"
     if data.startswith(PROGRAM_STARTS):
         return "it starts like a program or script"
-    for part in name.split("/"):  # a folder too: `x.app/`, `x.workflow/` are programs to macOS
+    parts = name.split("/")
+    for n, part in enumerate(parts):  # a folder too: `x.app/`, `x.workflow/` are programs to macOS
         suffix = part.rpartition(".")[2].lower() if "." in part else ""
-        if suffix in PROGRAM_SUFFIXES:
+        if suffix in (PROGRAM_SUFFIXES if n == len(parts) - 1 else BUNDLES):
             return f"`.{suffix}` files are programs or scripts"
     return None
 
