@@ -3,7 +3,10 @@
 A name taken from a card (a CHARX entry, a book folder named in a card file) is never written when any of
 its parts starts with `.` (`.git`, `.gitattributes`, `.hooks`: tools act on those by their name) and a
 file is never written when it is executable: marked so in the zip, starting like a program (`#!`, ELF, PE,
-Mach-O) or named like one (`.exe`, `.sh`, `.bat`, …). Such entries are skipped and listed, never written."""
+Mach-O) or named like one (`.exe`, `.sh`, `.bat`, …). Nor a name a disk or git reads otherwise: a dot behind a
+look-alike or an invisible character (`．git`, `\u200c.git` on macOS), `GIT~1`, a file `HEAD` (a bare git
+repository), a Windows device, stream or trailing dot. Such entries are skipped and listed, never written.
+The file names membank makes of a card's names (`slug`) are never Windows devices either."""
 
 from __future__ import annotations
 
