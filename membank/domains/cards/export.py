@@ -21,7 +21,7 @@ from ...files.write import atomic_write
 from ...index.failures import storage_error
 from ...kernel import errors
 from ...kernel.errors import MembankError
-from . import formats, mapping, png
+from . import formats, mapping, png, safety
 from .flows import existing, input_path
 
 
@@ -31,6 +31,23 @@ def _rel(source: str) -> str:
         raise errors.invalid("source", f"`{source[:80]}` is not a card (characters/….md) or a book folder (world/…) "
                              "inside the project's .writenow/")
     return rel
+
+
+def linked(root: Path, rel: str) -> str | None:
+    """The first part of `rel` below `root` that is a symbolic link; None when none is. membank never reads
+    through a link in a bank (a cloned project's link could lead to any file of the writer's)."""
+    parts = rel.strip("/").split("/")
+    for n in range(1, len(parts) + 1):
+        if os.path.islink(root.joinpath(*parts[:n])):
+            return "/".join(parts[:n])
+    return None
+
+
+def _unlinked(root: Path, rel: str) -> None:
+    if (link := linked(root, rel)) is not None:
+        raise MembankError(errors.CONFLICT, f".writenow/{link} is a link; membank neither reads nor writes through "
+                           "links in the bank, so nothing was exported (replace the link with the folder or file "
+                           "itself)", {"source": f".writenow/{link}"})
 
 
 def _read(path: Path, source: str) -> tuple[dict[str, Any], str]:
@@ -43,6 +60,7 @@ def _read(path: Path, source: str) -> tuple[dict[str, Any], str]:
 
 def read_book(root: Path, folder: str) -> tuple[dict[str, Any], str, list[tuple[dict[str, Any], str]]]:
     """book.md and the world entries of a book folder: those it lists, in its order, then any others by name."""
+    _unlinked(root, folder)
     base = root / folder
     meta, body = _read(base / mapping.BOOK_FILE, f".writenow/{folder}/{mapping.BOOK_FILE}")
     try:
@@ -65,6 +83,7 @@ def build(root: Path, source: str, spec: str | None) -> tuple[dict[str, Any], st
     if rel.startswith("characters/"):
         if not rel.endswith(".md"):
             raise errors.invalid("source", f"{source[:80]} is not a card file (characters/….md)")
+        _unlinked(root, rel)
         meta, body = _read(root / rel, f".writenow/{rel}")
         book = None
         folder = meta.get("lorebook")
@@ -84,7 +103,7 @@ def build(root: Path, source: str, spec: str | None) -> tuple[dict[str, Any], st
 
 
 def _asset(root: Path, rel: Any) -> bytes | None:
-    if not isinstance(rel, str) or not rel.startswith("assets/") or not formats.safe_member(rel):
+    if not isinstance(rel, str) or not rel.startswith("assets/") or not formats.safe_member(rel) or linked(root, rel):
         return None
     try:
         return read_regular(root / rel, formats.MAX_INPUT + 1, follow_links=False)[0]
@@ -119,17 +138,31 @@ def _charx(root: Path, obj: dict[str, Any], meta: dict[str, Any]) -> bytes:
                 for name in sorted(n for n in filenames if not n.startswith(".")):
                     inner = Path(dirpath, name).relative_to(base).as_posix()
                     data = _asset(root, f"{folder}/{inner}")
-                    if data is not None and inner.startswith("assets/"):
-                        archive.writestr(inner, data)
+                    if data is not None and inner.startswith("assets/") and safety.skip_reason(inner, data) is None:
+                        archive.writestr(inner, data)  # never a name an import (membank's, another's) must skip
     return out.getvalue()
 
 
 def inside_bank(target: Path, banks: list[Path]) -> bool:
-    """True when `target` (links followed as far as they go) is inside one of `banks` or any `.writenow` folder."""
+    """True when `target` (links followed as far as they go) is inside one of `banks` or any `.writenow` folder,
+    in any case (`.WriteNow/` is `.writenow/` on macOS and Windows disks), or when a folder on its way is a bank
+    by another spelling of its path."""
     resolved = Path(os.path.realpath(target))
-    if ".writenow" in target.parts or ".writenow" in resolved.parts:
+    if any(part.casefold() == ".writenow" for part in (*target.parts, *resolved.parts)):
         return True
-    return any(resolved.is_relative_to(os.path.realpath(b)) for b in banks)
+    if any(resolved.is_relative_to(os.path.realpath(b)) for b in banks):
+        return True
+    for folder in resolved.parents:
+        if folder.is_dir():
+            return any(_same(folder, bank) or any(_same(up, bank) for up in folder.parents) for bank in banks)
+    return False
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def jsonable(value: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 from ...files.frontmatter import FrontMatterError, decode, split
 from ...files.reader import Unreadable, read_regular
 from ...files.rewrite import REMOVE, RewriteError, render, rewrite
-from ...files.write import atomic_write, check_inside, slug
+from ...files.write import atomic_write, check_inside
 from ...index.failures import storage_error
 from ...kernel import errors
 from ...kernel.errors import MembankError
@@ -24,7 +24,8 @@ from ...kernel.limits import MAX_FILE_BYTES
 from ...kernel.text import estimate_tokens
 from ..contract import Bank
 from ..story.cards import catalog
-from . import formats, identity, mapping, merge, safety
+from . import clashes, formats, identity, mapping, merge, safety
+from .safety import slug
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
 
@@ -180,15 +181,18 @@ def name_warnings(bank: Bank, plan: Plan) -> list[str]:
         others = [known.cards[i] for i in known.resolve(name) if known.cards[i]["source"] != f".writenow/{plan.target}"]
         for other in others:
             how = "the name" if other["name"].strip().casefold() == name.strip().casefold() else "an alias"
-            out.append(f"`{name}` is already {how} of {other['name']} ({other['source']}); a lookup by `{name}` "
-                       "answers CONFLICT until one of them is renamed (ask by id meanwhile)")
+            said = formats.short(name)  # names from files, shown escaped
+            whose = f"{formats.short(other['name'])} ({formats.short(other['source'])})"
+            out.append(f"`{said}` is already {how} of {whose}; a lookup by `{said}` answers CONFLICT until one of "
+                       "them is renamed (ask by id meanwhile)")
     return out
 
 
 def check_writes(plan: Plan) -> None:
-    """The last guard before anything is written: every path is data membank names (no dot part)."""
+    """The last guard before anything is written: every path is data membank names (no dot part, no HEAD, a
+    name every disk holds)."""
     for rel, _ in plan.writes:
-        if safety.hidden(rel) or not formats.safe_member(rel):
+        if safety.hidden(rel) or not formats.safe_member(rel) or safety.git_marker(rel) or safety.windows_problem(rel):
             raise formats.Refused(f"it would write `{formats.short(rel)}`, a name an import never writes")
 
 
@@ -378,12 +382,18 @@ def _new_folders(top: Path, folder: Path) -> list[Path]:
 def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str, Any]:
     refused: list[dict[str, str]] = []
     decoded: list[tuple[str, formats.Decoded]] = []
+    held = 0  # what the decoded files hold together: 100 files of 20 MiB could take gigabytes
     for given in paths:
         path = input_path(bank.root, given)
         try:
-            decoded.append((path.name, formats.decode(read_input(path))))
+            d = formats.decode(read_input(path))
+            if held and held + d.held() > formats.MAX_HELD:  # one file alone is bounded by its own limits
+                raise formats.Refused(f"with the files before it, this import would hold more than "
+                                      f"{formats.MAX_HELD // formats.MiB} MiB at once; import it in a call of its own")
+            held += d.held()
+            decoded.append((safety.shown(path.name), d))
         except formats.Refused as e:
-            refused.append({"file": path.name, "reason": e.reason})
+            refused.append({"file": safety.shown(path.name), "reason": e.reason})
     firsts: dict[str, int] = {}  # a content's fingerprint -> its first place in `decoded`
     twins: list[int | None] = []  # per input: the earlier input with the same content, if any
     for n, (_, d) in enumerate(decoded):
@@ -413,8 +423,11 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
         for plan in plans:
             if plan.status != "twin":
                 _compare(bank.project.path, plan)
-                if plan.kind == "card" and plan.status == "created":
-                    plan.warnings += name_warnings(bank, plan)
+                if plan.status == "created":
+                    known = catalog(bank.index)
+                    plan.warnings = clashes.capped(
+                        plan.warnings + (name_warnings(bank, plan) if plan.kind == "card" else [])
+                        + clashes.warnings(known.cards, known.resolve, plan.target, plan.writes))
         for n, plan in enumerate(plans):
             twin = twins[n]
             if twin is not None:

@@ -27,6 +27,9 @@ MAX_DIGITS = 4_000  # of an integer (Python reads at most 4,300; YAML, and so th
 MAX_ZIP_ENTRIES = 2_000
 MAX_ZIP_TOTAL = 100 * MiB  # all entries of a CHARX, uncompressed
 MAX_ZIP_RATIO = 100  # uncompressed / compressed, for an entry over 1 MiB: more is a zip bomb
+MAX_HELD = 256 * MiB  # what the files of one import call hold in memory together, before anything is written
+NODE_BYTES = 32  # memory a JSON text takes once read, per byte of it, at worst ([1,1,…]: ~100 bytes a value)
+MAX_BOOK_ENTRIES = 5_000  # lore entries in one book: each is a file (and ~25 ms to write and index)
 V3_ONLY = ("nickname", "creator_notes_multilingual", "source", "group_only_greetings", "creation_date",
            "modification_date", "assets")
 V1_FIELDS = ("name", "description", "personality", "scenario", "first_mes", "mes_example")
@@ -49,6 +52,11 @@ class Decoded:
     image: bytes | None = None  # the PNG the card came in (its picture)
     assets: dict[str, bytes] = field(default_factory=dict)  # CHARX: `assets/…` path in the zip -> bytes
     skipped: tuple[tuple[str, str], ...] = ()  # CHARX entries never written (a dot name, a program): (name, why)
+    json_bytes: int = 0  # the card's JSON text, as read
+
+    def held(self) -> int:
+        """About what this card holds in memory until it is written: its JSON once read, picture, assets."""
+        return NODE_BYTES * self.json_bytes + len(self.image or b"") + sum(len(v) for v in self.assets.values())
 
 
 def load_json(data: bytes, what: str = "the JSON") -> Any:
@@ -219,7 +227,7 @@ def _from_png(data: bytes) -> Decoded:
     kind, spec = classify(obj)
     if kind != "card":
         raise Refused(f"its `{keyword}` chunk holds a lorebook, not a character card")
-    return Decoded(kind, spec, "png", obj, image=data)
+    return Decoded(kind, spec, "png", obj, image=data, json_bytes=len(raw))
 
 
 def short(name: str) -> str:
@@ -235,6 +243,8 @@ def safe_member(name: str) -> bool:
 
 
 def _from_zip(data: bytes) -> Decoded:
+    if data.count(b"PK\x01\x02") > MAX_ZIP_ENTRIES:  # before zipfile reads them all (200,000 take 240 MB)
+        raise Refused(f"the zip holds more than {MAX_ZIP_ENTRIES:,} files")
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
@@ -246,11 +256,15 @@ def _from_zip(data: bytes) -> Decoded:
         raise Refused(f"the zip would unpack to more than {MAX_ZIP_TOTAL // MiB} MiB (a zip bomb?)")
     files: dict[str, bytes] = {}
     skipped: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for info in infos:
         if info.is_dir():
             continue
         if not safe_member(info.filename):
             raise Refused(f"the zip holds a file named `{short(info.filename)}`, which would land outside its folder")
+        if info.filename in seen:  # tools disagree on which one counts
+            raise Refused(f"the zip holds `{short(info.filename)}` twice")
+        seen.add(info.filename)
         if info.filename != "card.json" and not info.filename.startswith("assets/"):
             continue  # RisuAI's module.risum, x_meta/…: not membank's
         if safety.hidden(info.filename):
@@ -271,11 +285,12 @@ def _from_zip(data: bytes) -> Decoded:
         raise Refused(f"the zip holds {safety.shown(clash)}")
     if "card.json" not in files:
         raise Refused("it is a zip without `card.json` at its root, so not a CHARX card")
-    obj = load_json(files.pop("card.json"), "its card.json")
+    text = files.pop("card.json")
+    obj = load_json(text, "its card.json")
     kind, spec = classify(obj)
     if kind != "card":
         raise Refused("its card.json holds a lorebook, not a character card")
-    return Decoded(kind, spec, "charx", obj, assets=files, skipped=tuple(skipped))
+    return Decoded(kind, spec, "charx", obj, assets=files, skipped=tuple(skipped), json_bytes=len(text))
 
 
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
@@ -301,5 +316,5 @@ def decode(data: bytes) -> Decoded:
     if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
         obj = load_json(data)
         kind, spec = classify(obj)
-        return Decoded(kind, spec, "json", obj)
+        return Decoded(kind, spec, "json", obj, json_bytes=len(data))
     raise Refused("it is neither JSON, nor a PNG, nor a CHARX zip")

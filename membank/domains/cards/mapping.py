@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...files.write import slug
 from . import lore, own
-from .formats import V1_FIELDS, V3_ONLY
+from .formats import MAX_BOOK_ENTRIES, V1_FIELDS, V3_ONLY, Refused
 from .groups import Group, Obj, body_text, join, same, split, text, words
 from .summary import card_summary
+from .safety import slug
 
 SECTIONS = (("description", "Description"), ("personality", "Personality"), ("scenario", "Scenario"))
 _HEADING = re.compile(r"## (Description|Personality|Scenario)[ \t]*")
@@ -115,6 +115,9 @@ def book_files(book: Obj, entries: list[tuple[str | None, Obj]], spec: str, shel
                origin: str) -> Book:
     """`book.md` and the world entries of a book. `entries`: (SillyTavern's key or None, entry); `shell`:
     the JSON around the book's own fields (its `spec` for lorebook_v3), kept under `lore:`."""
+    if len(entries) > MAX_BOOK_ENTRIES:
+        raise Refused(f"its book holds {len(entries):,} entries, more than membank imports ({MAX_BOOK_ENTRIES:,}; "
+                      "each is a file)")
     front, kept, absent = split({k: v for k, v in book.items() if k != "entries"}, book_groups(fallback))
     files: list[tuple[str, File]] = []
     taken = {BOOK_FILE}

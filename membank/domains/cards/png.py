@@ -48,12 +48,13 @@ def chunks(data: bytes) -> list[tuple[bytes, bytes]]:
 
 
 def texts(data: bytes) -> dict[str, bytes]:
-    """The `tEXt` chunks (keyword -> text bytes) that hold a card: `ccv3`, `chara`; the first of each wins."""
+    """The `tEXt` chunks (keyword -> text bytes) that hold a card: `ccv3`, `chara`, in any case (SillyTavern
+    reads `CCV3` and `Chara` too); the first of each wins."""
     found: dict[str, bytes] = {}
     for kind, body in chunks(data):
         if kind == b"tEXt" and b"\x00" in body:
             keyword, _, text = body.partition(b"\x00")
-            name = keyword.decode("latin-1")
+            name = keyword.decode("latin-1").lower()
             if name in CARD_KEYWORDS and name not in found:
                 found[name] = text
     return found
@@ -68,10 +69,11 @@ def _chunk(kind: bytes, body: bytes) -> bytes:
 
 
 def with_texts(data: bytes, new: dict[str, bytes]) -> bytes:
-    """`data` with every card text chunk taken out and `new` (keyword -> text bytes) put in before IEND."""
+    """`data` with every card text chunk (any case of its keyword) taken out and `new` (keyword -> text bytes)
+    put in before IEND."""
     out = [SIGNATURE]
     for kind, body in chunks(data):
-        if kind == b"tEXt" and body.partition(b"\x00")[0].decode("latin-1") in CARD_KEYWORDS:
+        if kind == b"tEXt" and body.partition(b"\x00")[0].decode("latin-1").lower() in CARD_KEYWORDS:
             continue
         if kind == b"IEND":
             out.extend(_chunk(b"tEXt", key.encode("latin-1") + b"\x00" + text) for key, text in new.items())

@@ -3,25 +3,85 @@
 A name taken from a card (a CHARX entry, a book folder named in a card file) is never written when any of
 its parts starts with `.` (`.git`, `.gitattributes`, `.hooks`: tools act on those by their name) and a
 file is never written when it is executable: marked so in the zip, starting like a program (`#!`, ELF, PE,
-Mach-O) or named like one (`.exe`, `.sh`, `.bat`, …). Such entries are skipped and listed, never written."""
+Mach-O) or named like one (`.exe`, `.sh`, `.bat`, …). Nor a name a disk or git reads otherwise: a dot behind a
+look-alike or an invisible character (`．git`, `\u200c.git` on macOS), `GIT~1`, a file `HEAD` (a bare git
+repository), a Windows device, stream or trailing dot. Such entries are skipped and listed, never written.
+The file names membank makes of a card's names (`slug`) are never Windows devices either."""
 
 from __future__ import annotations
 
+import re
 import stat
+import unicodedata
+
+from ...files.write import slug as plain_slug
 
 MAX_PART_BYTES = 255  # one file or folder name, in UTF-8 (ext4, APFS, NTFS)
 MAX_PATH_BYTES = 1024  # a whole name inside a card's asset folder
 PROGRAM_STARTS = (b"#!", b"\x7fELF", b"MZ", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe",
                   b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe")
 PROGRAM_SUFFIXES = frozenset((
-    "app", "apk", "bash", "bat", "cmd", "com", "command", "cpl", "csh", "desktop", "dll", "dylib", "exe", "fish",
-    "hta", "jar", "js", "jse", "ksh", "lnk", "msc", "msi", "pif", "pl", "ps1", "psm1", "py", "pyc", "pyw", "rb",
-    "reg", "scf", "scr", "sh", "so", "url", "vb", "vbe", "vbs", "ws", "wsf", "wsh", "zsh"))
+    "app", "apk", "appimage", "applescript", "appx", "bash", "bat", "chm", "cjs", "cmd", "com", "command", "cpl",
+    "csh", "deb", "desktop", "dll", "dmg", "dylib", "exe", "fish", "hta", "htm", "html", "inf", "jar", "js", "jse",
+    "ksh", "lnk", "lua", "mht", "mhtml", "mjs", "msc", "msi", "msix", "msp", "ocx", "php", "pif", "pkg", "pl",
+    "ps1", "psm1", "py", "pyc", "pyw", "rb", "reg", "rpm", "scf", "scpt", "scr", "sh", "so", "sys", "tcl", "url",
+    "vb", "vbe", "vbs", "ws", "wsf", "wsh", "xhtml", "zsh",
+    # Windows Explorer acts on these when it shows their folder (sends the writer's credentials, runs code)
+    "diagcab", "library-ms", "searchconnector-ms", "settingcontent-ms", "theme", "themepack", "website",
+    # macOS: bundles that run, files Terminal runs or Finder follows when opened
+    "action", "bundle", "fileloc", "inetloc", "kext", "prefpane", "saver", "terminal", "tool", "webloc", "workflow"))
+BUNDLES = frozenset(("action", "app", "appex", "bundle", "kext", "plugin", "prefpane", "saver", "workflow", "xpc"))
+
+
+WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)( *\..*)?", re.IGNORECASE)
+WINDOWS_FORBIDDEN = frozenset('<>:"|?*')
+
+
+def _plain(part: str) -> str:
+    """A name as a disk or git may take it: compatibility forms folded (`．` is `.`), and the invisible format
+    characters macOS leaves out of a name (`\u200c.git` is `.git` there) taken out."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", part) if unicodedata.category(ch) != "Cf")
+
+
+def invisible(ch: str) -> bool:
+    """A format character that hides or turns text around (a right-to-left override, a zero-width space); not
+    the joiners Persian, Indic scripts and emoji need in their words (U+200C, U+200D)."""
+    return unicodedata.category(ch) == "Cf" and ch not in "\u200c\u200d"
 
 
 def hidden(name: str) -> bool:
-    """True when a part of the slash-separated `name` starts with `.` (a dot file or folder)."""
-    return any(part.startswith(".") for part in name.split("/"))
+    """True when a part of the slash-separated `name` starts with `.` (a dot file or folder), also once its
+    look-alike dots are folded and its invisible characters left out, or is Windows' short name of `.git`."""
+    return any(part.startswith(".") or _plain(part).startswith(".") or re.fullmatch(r"git~[0-9]+", part.casefold())
+               for part in name.split("/"))
+
+
+def windows_problem(name: str) -> str | None:
+    """Why a part of `name` cannot be a file name on Windows (a device, a stream, a character it refuses, a
+    trailing dot or space it drops, so that `HEAD.` is `HEAD`); None when every part can."""
+    for part in name.split("/"):
+        if WINDOWS_DEVICES.fullmatch(part):
+            return f"`{shown(part)}` names a device on Windows (CON, NUL, AUX, COM1, …), not a file"
+        if WINDOWS_FORBIDDEN & set(part):
+            return "a name with a character Windows refuses (`<>:\"|?*`; `a.png:x` writes a hidden stream there)"
+        if part.endswith((".", " ")):
+            return "a name ending in a dot or a space, which Windows drops (two names would become one)"
+    return None
+
+
+def slug(text: str, limit: int = 60) -> str:
+    """The file name membank makes of a name from a card (letters and digits kept, everything else `-`), never
+    a Windows device (`con`, `nul`, `aux`, `com1`: a card called "Con" becomes `con-1`)."""
+    made = plain_slug(text, limit)
+    return f"{made}-1" if WINDOWS_DEVICES.fullmatch(made) else made
+
+
+def git_marker(name: str) -> bool:
+    """True when the file `name` is a `HEAD` (in any case): with it, its folder is a git repository to git,
+    which then reads the `config` beside it and runs the commands it names (`core.pager`, `core.fsmonitor`);
+    also a part naming another version control's folder (`_darcs`, `_FOSSIL_`), whose settings run commands."""
+    parts = [_plain(part).rstrip(". ").casefold() for part in name.split("/")]
+    return parts[-1] == "head" or any(part in ("_darcs", "_fossil_") for part in parts)
 
 
 def program(name: str, data: bytes, mode: int = 0) -> str | None:
@@ -32,9 +92,11 @@ def program(name: str, data: bytes, mode: int = 0) -> str | None:
         return "it is marked executable"
     if data.startswith(PROGRAM_STARTS):
         return "it starts like a program or script"
-    suffix = name.rsplit("/", 1)[-1].rpartition(".")[2].lower() if "." in name.rsplit("/", 1)[-1] else ""
-    if suffix in PROGRAM_SUFFIXES:
-        return f"`.{suffix}` files are programs or scripts"
+    parts = name.split("/")
+    for n, part in enumerate(parts):  # a folder too: `x.app/`, `x.workflow/` are programs to macOS
+        suffix = part.rpartition(".")[2].lower() if "." in part else ""
+        if suffix in (PROGRAM_SUFFIXES if n == len(parts) - 1 else BUNDLES):
+            return f"`.{suffix}` files are programs or scripts"
     return None
 
 
@@ -44,13 +106,23 @@ def skip_reason(name: str, data: bytes, mode: int = 0) -> str | None:
         return "a name starting with `.` (such files and folders are read by tools, e.g. git)"
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
         return "a name with control characters (a line break, an escape), which terminals and tools misread"
+    if any(invisible(ch) for ch in name):
+        return ("a name with invisible characters (a right-to-left mark, a zero-width space), which disguise it "
+                "and which macOS leaves out of a name")
+    if git_marker(name):
+        return ("a file named HEAD (or a `_darcs`, `_FOSSIL_` folder) makes its folder a repository, whose config "
+                "git (darcs, fossil) obeys: it can run commands")
+    if (why := windows_problem(name)) is not None:
+        return why
     why = program(name, data, mode)
     return f"{why}; an import writes only data" if why else None
 
 
 def shown(name: str) -> str:
-    """`name` as a message or a terminal may show it: control characters written as `\\xNN` escapes."""
-    return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127 else ch for ch in name)
+    """`name` as a message or a terminal may show it: control characters written as `\\xNN` escapes, invisible
+    format characters (a right-to-left override, which turns the text around it) as `\\uNNNN`."""
+    return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127
+                   else f"\\u{ord(ch):04x}" if invisible(ch) else ch for ch in name)
 
 
 def too_long(name: str) -> str | None:
@@ -62,19 +134,26 @@ def too_long(name: str) -> str | None:
     return None
 
 
+def folded(name: str) -> str:
+    """`name` as macOS and Windows disks compare names: without case, and (macOS) `é` written as one character
+    or as `e` and an accent the same."""
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
 def file_and_folder(names: list[str]) -> str | None:
     """Why `names` cannot all be written: one is both a file and a folder (`a` and `a/b`), or two differ only
-    in case (one file on macOS and Windows disks); None when they can."""
-    files = {name.casefold(): name for name in names}
+    in case or in how an accented letter is written (one file on macOS and Windows disks); None when they can."""
+    files = {folded(name): name for name in names}
     if len(files) < len(set(names)):
         seen: dict[str, str] = {}
         for name in sorted(names):
-            if name.casefold() in seen:
-                return f"`{seen[name.casefold()]}` and `{name}`, names that differ only in case"
-            seen[name.casefold()] = name
+            if folded(name) in seen:
+                return (f"`{shown(seen[folded(name)])}` and `{shown(name)}`, names that differ only in case or in "
+                        "how an accented letter is written")
+            seen[folded(name)] = name
     for name in sorted(names):
         parts = name.split("/")
         for n in range(1, len(parts)):
-            if "/".join(parts[:n]).casefold() in files:
-                return f"`{files['/'.join(parts[:n]).casefold()]}` both as a file and as a folder"
+            if folded("/".join(parts[:n])) in files:
+                return f"`{shown(files[folded('/'.join(parts[:n]))])}` both as a file and as a folder"
     return None
