@@ -75,6 +75,10 @@ export interface Channels {
   "kg:state": { payload: KgStatePayload; data: KgStateData };
   /** Schema: docs/schema/kg.state.update.json */
   "kg:state:update": { payload: KgStateUpdatePayload; data: KgStateUpdateData };
+  /** Schema: docs/schema/manuscript.search.json */
+  "manuscript:search": { payload: ManuscriptSearchPayload; data: ManuscriptSearchData };
+  /** Schema: docs/schema/manuscript.status.json */
+  "manuscript:status": { payload: ManuscriptStatusPayload; data: ManuscriptStatusData };
   /** Schema: docs/schema/memory.create.json */
   "memory:create": { payload: MemoryCreatePayload; data: MemoryCreateData };
   /** Schema: docs/schema/memory.delete.json */
@@ -176,6 +180,10 @@ export type KgStatePayload = StateGet;
 export type KgStateData = State;
 export type KgStateUpdatePayload = StateUpdate;
 export type KgStateUpdateData = Entity;
+export type ManuscriptSearchPayload = ManuscriptSearch;
+export type ManuscriptSearchData = PassageItems;
+export type ManuscriptStatusPayload = ProjectOnly;
+export type ManuscriptStatusData = ManuscriptStatus;
 export type MemoryCreatePayload = MemoryCreate;
 export type MemoryCreateData = Memory;
 export type MemoryDeletePayload = MemoryRef;
@@ -359,6 +367,14 @@ export interface Diagnostics {
   hardCut: ("before" | "after")[];
   memoryDegraded: boolean;
   tookMs: number;
+}
+
+export interface DocumentState {
+  source: string;
+  passages: number;
+  scenes: string[];
+  codePoints: number;
+  problem: string | null;
 }
 
 export interface Dropped {
@@ -682,6 +698,21 @@ export interface LifecycleStatus {
   levels: EpisodeLevels;
 }
 
+export interface ManuscriptSearch {
+  queryText: string;
+  projectId?: string | null;
+  before?: string | null;
+  documentId?: string | null;
+  /** @defaultValue 10 */
+  limit?: number;
+}
+
+export interface ManuscriptStatus {
+  items: DocumentState[];
+  passages: number;
+  embedded: number;
+}
+
 export interface Memory {
   id: string;
   type: string;
@@ -793,6 +824,20 @@ export interface ModelStatus {
   indexDim: number | null;
   semantic: boolean;
   problem: ReasonInfo | null;
+}
+
+export interface PassageItem {
+  source: string;
+  scene: string;
+  line: number;
+  endLine: number;
+  text: string;
+  score: number;
+  reason: string;
+}
+
+export interface PassageItems {
+  items: PassageItem[];
 }
 
 export interface Piece {

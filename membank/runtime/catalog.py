@@ -17,6 +17,7 @@ from ..domains.episodes import channels as episodes
 from ..domains.indexing import channels as indexing
 from ..domains.learning import channels as learning
 from ..domains.lifecycle import channels as lifecycle
+from ..domains.manuscript import channels as manuscript
 from ..domains.memories import channels as memories
 from ..domains.recall import channels as recall
 from ..domains.settings import channels as settings
@@ -40,6 +41,7 @@ TABLES: tuple[tuple[Channel, ...], ...] = (
     lifecycle.CHANNELS,
     working.CHANNELS,
     cards.CHANNELS,
+    manuscript.CHANNELS,
 )
 
 CATALOG: dict[str, Channel] = {c.name: c for table in TABLES for c in table}

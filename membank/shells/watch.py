@@ -67,9 +67,10 @@ class _Batch:
     files: dict[str, tuple[BankRoot, str]] = field(default_factory=dict)  # absolute path -> (bank root, rel)
     settings: set[str] = field(default_factory=set)
     full: bool = False
+    manuscript: bool = False  # a manuscript document (or project.yaml's story order) changed
 
     def __bool__(self) -> bool:
-        return bool(self.files or self.settings or self.full)
+        return bool(self.files or self.settings or self.full or self.manuscript)
 
 
 class _Handler(FileSystemEventHandler):
@@ -126,6 +127,7 @@ class Watcher:
         self._failures = 0  # failed batches in a row
         self._seen = 0.0  # when the observer last handed over any event
         self._real = {root.bank: os.path.realpath(root.path) for root in bank.roots}
+        self._manuscript_dirs: set[str] = set()  # folders of manuscript documents, watched one by one
 
     # -- the contract ----------------------------------------------------------------------------
 
@@ -215,9 +217,38 @@ class Watcher:
         opened = open_observer([prefix for prefix, _ in self._roots], [root for _, root in self._roots], _Handler(self),
                                _EVENTS, self.force_polling, self.poll_interval)
         self._mode, self._note, self._tracks_close = opened.mode, opened.note, opened.tracks_close
+        self._watch_manuscript(opened.observer)
         if opened.note is not None:
             log.warning("membank watch: %s", opened.note)
         return opened.observer
+
+    def _watch_manuscript(self, observer: BaseObserver) -> None:
+        """The folders of the manuscript's documents (outside the bank folders), each watched alone: a
+        chapter saved is a `manuscript` batch (domains/manuscript/sync.py reads only what changed)."""
+        from ..domains.manuscript.sync import documents
+
+        try:
+            folders = {os.path.realpath(self.bank.root)}
+            folders |= {os.path.dirname(os.path.realpath(self.bank.root / doc)) for doc in documents(self.bank)}
+        except Exception:
+            log.warning("membank watch: the manuscript's folders could not be listed; the periodic scan covers them",
+                        exc_info=True)
+            return
+        self._manuscript_dirs = {f for f in folders if self._locate(f) is None and os.path.isdir(f)}
+        for folder in sorted(self._manuscript_dirs):
+            try:
+                observer.schedule(_Handler(self), folder, recursive=False, event_filter=_EVENTS)
+            except OSError:
+                log.warning("membank watch: cannot watch %s; the periodic scan covers it", folder)
+
+    def _note_manuscript(self, path: str) -> bool:
+        name = os.path.basename(path)
+        if os.path.dirname(path) not in self._manuscript_dirs or is_temporary(name) or name.startswith("."):
+            return False
+        if not name.lower().endswith((".md", ".txt")):
+            return False
+        self._pending.manuscript = True
+        return True
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -265,8 +296,11 @@ class Watcher:
     def _note_file(self, path: str, event: FileSystemEvent, left: bool, now: float) -> bool:
         found = self._locate(path)
         if found is None:
-            return False
+            return self._note_manuscript(path)
         _, root, parts = found
+        if parts == ["project.yaml"] and root.bank == "project":
+            self._pending.manuscript = True  # the story order may have moved
+            return True
         if parts == ["settings.yaml"]:
             self._pending.settings.add(root.source("settings.yaml"))
             return True
@@ -332,7 +366,7 @@ class Watcher:
             return (batch or None), None
         held = self._held(now)
         batch = _Batch({p: v for p, v in self._pending.files.items() if p not in held}, set(self._pending.settings),
-                       self._pending.full and not held)
+                       self._pending.full and not held, self._pending.manuscript)
         self._pending = _Batch({p: self._pending.files[p] for p in held}, set(), self._pending.full and not batch.full)
         self._first = now if self._pending else 0.0
         return (batch or None), min(held.values(), default=None)
@@ -386,6 +420,7 @@ class Watcher:
                 self._pending.files.update(batch.files)
                 self._pending.settings |= batch.settings
                 self._pending.full = self._pending.full or batch.full or not passing
+                self._pending.manuscript |= batch.manuscript
                 now = time.monotonic()
                 self._first = self._first or now
                 self._last = now
@@ -434,7 +469,16 @@ class Watcher:
                         self.full_scans += 1
                         changed.update(sync_.sync(index, bank.roots, embedder=embedder).changed)
                 index.drop_moved_tombstones(changed)
+                if full or batch.manuscript:
+                    changed.update(_manuscript(bank))
         return sorted(changed)
+
+
+def _manuscript(bank: Bank) -> list[str]:
+    """The manuscript documents whose passages changed (domains/manuscript/sync.py)."""
+    from ..domains.manuscript.sync import sync as sync_manuscript
+
+    return sync_manuscript(bank).changed
 
 
 def _empty(path: str) -> bool:

@@ -1,0 +1,59 @@
+"""The manuscript channels (manuscript.md): spoiler-safe search over the manuscript's passages, and each
+document's state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, TypedDict
+
+from ...kernel.payload import DocPath, Id, Most, Within
+from ..contract import Channel, Lazy, ProjectOnly
+
+Position = Annotated[str, Most(chars=1300)]  # a document path, optionally `#scene`
+
+
+@dataclass(frozen=True)
+class ManuscriptSearch:
+    queryText: Annotated[str, Most(chars=10_000)]
+    projectId: Id | None = None
+    before: Position | None = None  # only passages strictly before this story position
+    documentId: DocPath | None = None  # only passages of this document
+    limit: Annotated[int, Within(1, 50)] = 10
+
+
+class PassageItem(TypedDict):
+    source: str  # the document; cite it as `source:line`
+    scene: str  # the heading's text, or `#n`
+    line: int
+    endLine: int
+    text: str
+    score: float  # the fused relevance (recall/rank.py)
+    reason: str
+
+
+class PassageItems(TypedDict):
+    items: list[PassageItem]
+
+
+class DocumentState(TypedDict):
+    source: str
+    passages: int
+    scenes: list[str]
+    codePoints: int
+    problem: str | None  # why the document is not indexed (too large, not UTF-8, not a file ...)
+
+
+class ManuscriptStatus(TypedDict):
+    items: list[DocumentState]
+    passages: int
+    embedded: int
+
+
+CHANNELS = (
+    Channel("manuscript:search", ManuscriptSearch, PassageItems, Lazy("membank.domains.manuscript.search", "search"),
+            "read", "search", "Search the manuscript's passages (only before a story position with `before`).",
+            "search_manuscript"),
+    Channel("manuscript:status", ProjectOnly, ManuscriptStatus, Lazy("membank.domains.manuscript.status", "status"),
+            "read", "manuscript", "Each manuscript document in story order: passages, scenes, problems.",
+            "manuscript_status"),
+)

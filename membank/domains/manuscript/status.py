@@ -1,0 +1,27 @@
+"""`manuscript:status`: each document of the story order as the manuscript's index holds it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contract import Bank
+from .sync import documents
+
+
+def status(bank: Bank) -> dict[str, Any]:
+    db = bank.index.db
+    held: dict[str, dict[str, Any]] = {}
+    for doc, scene, count, size in db.execute(
+            "SELECT document, scene, count(*), sum(length(text)) FROM manuscript_passages"
+            " GROUP BY document, scene_no ORDER BY document, scene_no"):
+        row = held.setdefault(doc, {"passages": 0, "scenes": [], "codePoints": 0})
+        row["passages"] += count
+        row["scenes"].append(scene)
+        row["codePoints"] += size
+    problems = dict(db.execute("SELECT document, problem FROM manuscript_documents WHERE problem IS NOT NULL"))
+    items = []
+    for doc in documents(bank):
+        row = held.get(doc, {"passages": 0, "scenes": [], "codePoints": 0})
+        items.append({"source": doc, **row, "problem": problems.get(doc)})
+    total, embedded = db.execute("SELECT count(*), count(vec) FROM manuscript_passages").fetchall()[0]
+    return {"items": items, "passages": total, "embedded": embedded}

@@ -1,0 +1,56 @@
+"""The manuscript commands: `membank search QUERY [--before POSITION]` and `membank manuscript`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from .clikit import JsonOpt, ProjectOpt, call, command
+from .render import out, plain_columns
+
+EXCERPT = 80  # code points of a passage shown on its line
+
+
+def passages_view(d: dict[str, Any]) -> None:
+    if not d["items"]:
+        out.print("no passages")
+        return
+    lines = []
+    for item in d["items"]:
+        text = " ".join(item["text"].split())
+        text = text[:EXCERPT] + "…" if len(text) > EXCERPT else text
+        lines.append(f"{item['source']}:{item['line']}  [{item['scene']}]  {text}")
+    out.file.write("\n".join(lines) + "\n")
+    out.file.flush()
+
+
+def status_view(d: dict[str, Any]) -> None:
+    if not d["items"]:
+        out.print("no manuscript documents (chapters: in project.yaml, else *.md / *.txt outside .writenow/)")
+        return
+    rows = [(item["source"], str(item["passages"]), str(len(item["scenes"])), str(item["codePoints"]),
+             item["problem"] or "") for item in d["items"]]
+    plain_columns(("document", "passages", "scenes", "code points", "problem"), rows)
+    out.print(f"{d['passages']} passages, {d['embedded']} with a vector")
+
+
+@command("manuscript:search")
+def search(query: str = typer.Argument(..., metavar="QUERY", help="What to look for."),
+           before: Optional[str] = typer.Option(None, "--before", help="Only passages before this story position, "
+                                                "e.g. chapters/ch05.md#雨夜."),
+           document: Optional[str] = typer.Option(None, "--document", help="Only this document's passages."),
+           limit: int = typer.Option(10, "--limit", min=1, max=50),
+           project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    payload: dict[str, Any] = {"queryText": query, "limit": limit}
+    if before is not None:
+        payload["before"] = before
+    if document is not None:
+        payload["documentId"] = document
+    call(project, "manuscript:search", payload, as_json, passages_view)
+
+
+@command("manuscript:status")
+def manuscript(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    call(project, "manuscript:status", {}, as_json, status_view)

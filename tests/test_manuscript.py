@@ -1,0 +1,140 @@
+"""The manuscript as memory (manuscript.md): passages kept level with the chapters through index:sync,
+spoiler-safe search cited to the line, bad chapters as diagnostics, and no manuscript file ever written."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from contextlib import closing
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import membank
+from membank import Bank
+from membank.domains.manuscript.sync import sync as sync_manuscript
+
+CH1 = "# 第一回\n\n## 灯塔\n\n林默在灯塔下等了一夜。\n\n***\n\n天亮了，船没有来。\n"
+CH2 = "## 雨夜\n\n雨夜里，老周在码头等船。\n\n## 灯塔之死\n\nThe keeper died at the lighthouse that night.\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "novel"
+    membank.init(root)
+    (root / "chapters").mkdir()
+    (root / "chapters" / "ch01.md").write_text(CH1, "utf-8")
+    (root / "chapters" / "ch02.md").write_text(CH2, "utf-8")
+    return root
+
+
+@pytest.fixture
+def bank(project: Path) -> Iterator[Bank]:
+    opened = membank.open(project)
+    yield opened
+    opened.close()
+
+
+def _hashes(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and ".writenow" not in p.parts}
+
+
+def test_search_cites_source_and_line(bank: Bank) -> None:
+    items = bank.search_manuscript(query_text="灯塔")["items"]
+    assert {(i["source"], i["scene"], i["line"]) for i in items} >= {("chapters/ch01.md", "灯塔", 1),
+                                                                    ("chapters/ch02.md", "灯塔之死", 5)}
+    first = items[0]
+    assert set(first) == {"source", "scene", "line", "endLine", "text", "score", "reason"}
+
+
+def test_before_never_returns_a_passage_at_or_after_the_position(bank: Bank) -> None:
+    for before, allowed in [("chapters/ch01.md", set()),
+                            ("chapters/ch01.md#2", {("chapters/ch01.md", "灯塔")}),
+                            ("chapters/ch02.md", {("chapters/ch01.md", "灯塔"), ("chapters/ch01.md", "#2")}),
+                            ("chapters/ch02.md#灯塔之死", {("chapters/ch01.md", "灯塔"), ("chapters/ch01.md", "#2"),
+                                                        ("chapters/ch02.md", "雨夜")})]:
+        for query in ("灯塔", "lighthouse keeper died", "雨夜 码头", "船"):
+            got = {(i["source"], i["scene"]) for i in bank.search_manuscript(query_text=query, before=before,
+                                                                             limit=50)["items"]}
+            assert got <= allowed, (before, query, got)
+
+
+def test_an_unknown_scene_counts_as_the_end_of_its_document(bank: Bank) -> None:
+    got = {i["scene"] for i in bank.search_manuscript(query_text="灯塔 雨夜 船", before="chapters/ch02.md#nowhere",
+                                                      limit=50)["items"]}
+    assert "灯塔之死" in got or "雨夜" in got
+
+
+def test_a_changed_chapter_rewrites_only_its_changed_passages(bank: Bank, project: Path) -> None:
+    chapter = project / "chapters" / "ch02.md"
+    chapter.write_text("新的开头。\n\n" + CH2.replace("码头", "渡口"), "utf-8")
+    report = sync_manuscript(bank)
+    assert report.changed == ["chapters/ch02.md"]
+    # the new opening and the edited scene are written; the unchanged passage moved down two lines, kept
+    assert (report.added, report.kept, report.removed) == (2, 1, 1)
+    items = bank.search_manuscript(query_text="lighthouse keeper died", document_id="chapters/ch02.md")["items"]
+    assert items[0]["line"] == 7  # its lines moved with it
+    assert sync_manuscript(bank).changed == []  # nothing changed since: nothing read again
+
+
+def test_index_sync_follows_removed_and_added_chapters(bank: Bank, project: Path) -> None:
+    (project / "chapters" / "ch02.md").unlink()
+    (project / "chapters" / "ch03.md").write_text("第三章：风暴来了。\n", "utf-8")
+    bank.sync()
+    status = bank.manuscript_status()
+    assert [d["source"] for d in status["items"]] == ["chapters/ch01.md", "chapters/ch03.md"]
+    assert "chapters/ch02.md" not in {i["source"] for i in bank.search_manuscript(query_text="keeper died")["items"]}
+    assert bank.search_manuscript(query_text="风暴")["items"][0]["source"] == "chapters/ch03.md"
+
+
+def test_status_lists_documents_in_story_order(bank: Bank) -> None:
+    status = bank.manuscript_status()
+    assert [(d["source"], d["scenes"], d["problem"]) for d in status["items"]] == [
+        ("chapters/ch01.md", ["灯塔", "#2"], None), ("chapters/ch02.md", ["雨夜", "灯塔之死"], None)]
+    assert status["passages"] == 4
+
+
+def test_bad_chapters_are_diagnostics_never_a_stop(project: Path, tmp_path: Path) -> None:
+    chapters = project / "chapters"
+    (chapters / "big.md").write_bytes(b"a" * (20 * 1024 * 1024))
+    (chapters / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    (chapters / "latin1.md").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret\n", "utf-8")
+    (chapters / "link.md").symlink_to(outside)
+    os.mkfifo(chapters / "fifo.md")
+    listed = ["chapters/ch01.md", "chapters/big.md", "chapters/binary.md", "chapters/latin1.md", "chapters/link.md",
+              "chapters/fifo.md", "chapters/gone.md"]
+    yaml = project / ".writenow" / "project.yaml"
+    yaml.write_text(yaml.read_text("utf-8") + "chapters: [" + ", ".join(listed) + "]\n", "utf-8")
+    before = _hashes(project)
+    with closing(membank.open(project)) as bank:
+        status = {d["source"]: d for d in bank.manuscript_status()["items"]}
+        for name in ("big", "binary", "latin1", "link", "fifo"):
+            assert status[f"chapters/{name}.md"]["problem"], name
+            assert status[f"chapters/{name}.md"]["passages"] == 0
+        assert status["chapters/gone.md"] == {"source": "chapters/gone.md", "passages": 0, "scenes": [],
+                                              "codePoints": 0, "problem": None}
+        assert status["chapters/ch01.md"]["passages"] == 2
+        assert "chapters/link.md" not in {i["source"] for i in bank.search_manuscript(query_text="secret")["items"]}
+        warned = {d["source"] for d in bank.diagnostics()["items"] if "manuscript" in d["message"]}
+        assert warned >= {"chapters/big.md", "chapters/binary.md", "chapters/latin1.md", "chapters/link.md",
+                          "chapters/fifo.md"}
+        (chapters / "latin1.md").write_text("café au lait\n", "utf-8")  # fixed: indexed, its warning gone
+        bank.sync()
+        assert bank.search_manuscript(query_text="café")["items"][0]["source"] == "chapters/latin1.md"
+        assert "chapters/latin1.md" not in {d["source"] for d in bank.diagnostics()["items"]}
+    assert _hashes(project) == {**before, "chapters/latin1.md": _hashes(project)["chapters/latin1.md"]}
+
+
+def test_membank_never_writes_a_manuscript_file(project: Path) -> None:
+    before = _hashes(project)
+    with closing(membank.open(project)) as bank:
+        bank.sync()
+        bank.search_manuscript(query_text="灯塔", before="chapters/ch02.md#灯塔之死")
+        bank.manuscript_status()
+        bank.sync(rebuild=True)
+        bank.search_manuscript(query_text="灯塔")
+    assert _hashes(project) == before
