@@ -138,3 +138,28 @@ def test_membank_never_writes_a_manuscript_file(project: Path) -> None:
         bank.sync(rebuild=True)
         bank.search_manuscript(query_text="灯塔")
     assert _hashes(project) == before
+
+
+def test_the_watcher_keeps_the_passages_level_with_a_saved_chapter(bank: Bank, project: Path) -> None:
+    from membank.shells.watch import Watcher
+
+    from .watching import wait_until
+
+    changed: list[list[str]] = []
+    watcher = Watcher(bank, on_change=changed.append, debounce=0.05, reconcile_every=None)
+    watcher.start()
+    try:
+        wait_until(watcher.idle, what="the first reconcile")
+        saved = project / "chapters" / "ch01.md.tmp"  # an editor's save: write aside, rename over
+        saved.write_text(CH1 + "\n## 风暴\n\n风暴把灯塔的窗子吹破了。\n", "utf-8")
+        os.replace(saved, project / "chapters" / "ch01.md")
+
+        def found() -> bool:
+            from membank.index.store import reading
+
+            with reading():
+                return any(i["scene"] == "风暴" for i in bank.search_manuscript(query_text="风暴")["items"])
+        wait_until(found, what="the saved chapter's new scene")
+        assert any("chapters/ch01.md" in batch for batch in changed)  # the sidecar's `chapter:changed`
+    finally:
+        watcher.stop()

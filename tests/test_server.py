@@ -117,6 +117,8 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
         "card:import": {"paths": [str(_card_file(sample.parent / "keeper.json"))]},
         "card:export": {"source": "characters/maren-voss.md", "format": "json", "spec": "v2",
                         "output": str(sample.parent / "maren.json"), "force": True},
+        "manuscript:search": {"queryText": "the lighthouse", "before": "chapters/ch05.md"},
+        "manuscript:status": {},
     }
 
 
@@ -331,6 +333,19 @@ def test_replies_come_as_calls_finish(sidecar: Sidecar) -> None:
 
 
 # -- the watcher ----------------------------------------------------------------------------------
+
+
+def test_a_chapter_saved_on_disk_is_announced(sidecar: Sidecar, sample: Path) -> None:
+    chapter = sample / "chapters" / "ch01.md"
+    assert sidecar.ok("manuscript:status")["items"][0]["source"] == "chapters/ch01.md"
+    tmp = chapter.with_name("ch01.md.tmp")
+    tmp.write_text(chapter.read_text("utf-8") + "\n\nThe gulls came back at dawn.\n", "utf-8")
+    os.replace(tmp, chapter)
+    note = sidecar.wait_for(lambda: sidecar.notifications("chapter:changed"), "chapter:changed")[0]
+    assert note["params"] == {"projectId": sidecar.ok("index:status")["projectId"], "documentId": "chapters/ch01.md"}
+    assert not [n for n in sidecar.notifications("index:changed") if "chapters/ch01.md" in n["params"]["sources"]]
+    found = sidecar.ok("manuscript:search", {"queryText": "gulls at dawn"})["items"]
+    assert found[0]["source"] == "chapters/ch01.md"
 
 
 def test_a_file_edited_on_disk_is_announced_and_visible(sidecar: Sidecar, sample: Path) -> None:
