@@ -163,3 +163,45 @@ def test_the_watcher_keeps_the_passages_level_with_a_saved_chapter(bank: Bank, p
         assert any("chapters/ch01.md" in batch for batch in changed)  # the sidecar's `chapter:changed`
     finally:
         watcher.stop()
+
+
+RECALL_SKILL = """---
+id: recall-test
+name: Recall test
+context_rules:
+  surrounding: 60
+  recall: 3
+---
+Continue.
+"""
+
+
+def test_recall_puts_earlier_passages_in_layer_4_never_later_or_surrounding(project: Path) -> None:
+    (project / ".writenow" / "skills").mkdir(exist_ok=True)
+    (project / ".writenow" / "skills" / "recall-test.md").write_text(RECALL_SKILL, "utf-8")
+    ch3 = ("## 回忆\n\n他又想起灯塔下那一夜。\n\n" + "海浪。" * 60 + "\n\n## 灯塔\n\n灯塔的灯又亮了，林默站在灯塔下。\n")
+    (project / "chapters" / "ch03.md").write_text(ch3, "utf-8")
+    with closing(membank.open(project)) as bank:
+        at = ch3.index("灯塔的灯")
+        d = bank.assemble_context(skill_id="recall-test", document_id="chapters/ch03.md",
+                                  selection={"start": at, "end": at + 4}, query_text="灯塔 林默")
+        recalled = [i for i in d["items"] if i["kind"] == "passage"]
+        assert recalled and all(i["layer"] == 4 for i in recalled)
+        cited = {(i["source"], i["line"]) for i in recalled}
+        # earlier chapters, and ch03's first scene (before the selection's scene); never ch03's scene 2
+        assert ("chapters/ch01.md", 1) in cited
+        assert all(not (s == "chapters/ch03.md" and line >= 7) for s, line in cited)
+        assert "### Earlier in the manuscript" in d["userContent"]
+        assert "(chapters/ch01.md:1, 灯塔)" in d["userContent"]
+        # in ch01's second scene the first one is earlier, but it is in the text around the selection
+        at = CH1.index("天亮了")
+        d = bank.assemble_context(skill_id="recall-test", document_id="chapters/ch01.md",
+                                  selection={"start": at, "end": at + 3}, query_text="灯塔 林默 船")
+        assert "林默在灯塔下等了一夜" in d["userContent"].split("## The passage")[1]  # Layer 5 holds it
+        assert not [i for i in d["items"] if i["kind"] == "passage"]
+        skill = project / ".writenow" / "skills" / "recall-test.md"
+        skill.write_text(RECALL_SKILL.replace("surrounding: 60", "surrounding: 0"), "utf-8")
+        bank.sync()
+        d = bank.assemble_context(skill_id="recall-test", document_id="chapters/ch01.md",
+                                  selection={"start": at, "end": at + 3}, query_text="灯塔 林默 船")
+        assert [(i["source"], i["line"]) for i in d["items"] if i["kind"] == "passage"] == [("chapters/ch01.md", 1)]

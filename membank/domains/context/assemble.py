@@ -172,6 +172,21 @@ def _episode_pieces(bank: Bank, req: Request, passage: Passage, k: int) -> list[
                   ranked.reason(scene), ranked.score) for state, ranked in chosen]
 
 
+def _recall_pieces(bank: Bank, req: Request, passage: Passage, text: str | None, k: int, document: str) -> list[Piece]:
+    """Layer 4's manuscript passages (`context_rules.recall`, domains/manuscript/recall.py): from before the
+    scene the selection is in, none already in Layer 5's text, each citing its line."""
+    from ..manuscript.recall import recall
+
+    at = req.start if req.start is not None else (
+        text.find(passage.selection) if text is not None and passage.selection and passage.located else None)
+    at = at if at is not None and at >= 0 else None
+    window = None if at is None else (at - len(passage.before.text),
+                                      at + len(passage.selection) + len(passage.after.text))
+    around = passage.before.text + passage.selection + passage.after.text
+    return [Piece(4, "manuscript", "passage", r.text, None, r.source, r.line, {"scene": r.scene, "why": r.reason},
+                  r.score) for r in recall(bank, document, at, _query(req, passage), k, window, around)]
+
+
 HISTORY_SECTIONS = 3  # the latest compact sections a prompt gets (this document's, when it has any)
 
 
@@ -279,6 +294,8 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         else:
             reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings "
                                   "(memory.injectionEnabled): no preferences, memories, episodes or history"))
+        if rules["recall"] and position is not None:
+            pieces += _recall_pieces(bank, req, passage, text, rules["recall"], position)
 
     return finish(bank, req, skill, rules, pieces, reasons, Finish(hidden, capped, late, passage, document, started))
 
