@@ -49,7 +49,7 @@ def test_the_prefix_has_no_state_the_retrieved_layer_has_it_cited(bank: Bank) ->
     d = _assemble(bank, documentId=CH05, selection={"text": SELECTION})
     # Maren is include: always — her body is in Layer 2, her state at ch05 only in Layer 4, cited with its line
     assert "Hiding Lin Mo" not in d["systemPrompt"]
-    assert "State at chapters/ch05.md: Hiding Lin Mo's whereabouts" in d["userContent"]
+    assert "State at chapters/ch05.md#1: Hiding Lin Mo's whereabouts" in d["userContent"]
     assert "(.writenow/characters/maren-voss.md:8)" in d["userContent"]
 
 

@@ -205,3 +205,43 @@ def test_recall_puts_earlier_passages_in_layer_4_never_later_or_surrounding(proj
         d = bank.assemble_context(skill_id="recall-test", document_id="chapters/ch01.md",
                                   selection={"start": at, "end": at + 3}, query_text="灯塔 林默 船")
         assert [(i["source"], i["line"]) for i in d["items"] if i["kind"] == "passage"] == [("chapters/ch01.md", 1)]
+
+
+DEATH = """---
+type: fact
+scope: project
+since: "chapters/ch02.md#灯塔之死"
+---
+老周死在了灯塔。
+"""
+FACTS_SKILL = """---
+id: facts-test
+name: Facts test
+context_rules:
+  memories: 5
+---
+Continue.
+"""
+
+
+def test_a_death_in_mid_chapter_is_not_true_at_its_first_scene(project: Path) -> None:
+    wb = project / ".writenow"
+    (wb / "memories" / "fact").mkdir(parents=True, exist_ok=True)
+    (wb / "memories" / "fact" / "death.md").write_text(DEATH, "utf-8")
+    (wb / "skills").mkdir(exist_ok=True)
+    (wb / "skills" / "facts-test.md").write_text(FACTS_SKILL, "utf-8")
+    with closing(membank.open(project)) as bank:
+        def sees(at: int) -> bool:
+            d = bank.assemble_context(skill_id="facts-test", document_id="chapters/ch02.md",
+                                      selection={"start": at, "end": at + 2}, query_text="老周 灯塔")
+            return "老周死在了灯塔" in d["userContent"]
+        assert not sees(CH2.index("雨夜里"))  # scene 1 (雨夜): not yet
+        assert sees(CH2.index("The keeper"))  # scene 2 (灯塔之死): true
+        assert not [d for d in bank.diagnostics()["items"] if "灯塔之死" in d["message"]]
+        (wb / "memories" / "fact" / "death.md").write_text(DEATH.replace("灯塔之死", "nowhere"), "utf-8")
+        # position problems are reported where project.yaml lists `chapters:` (story.md)
+        yaml = wb / "project.yaml"
+        yaml.write_text(yaml.read_text("utf-8") + "chapters: [chapters/ch01.md, chapters/ch02.md]\n", "utf-8")
+        bank.sync()
+        [warning] = [d for d in bank.diagnostics()["items"] if "nowhere" in d["message"]]
+        assert "names no scene" in warning["message"] and warning["severity"] == "warning"

@@ -36,7 +36,7 @@ from watchdog.observers.api import BaseObserver
 
 from ..domains.indexing import sync as sync_
 from ..kernel import clock
-from . import overflow
+from . import chapterwatch, overflow
 from .observers import open_observer
 from ..files.scan import SECTIONS, BankRoot, is_ignored, is_temporary
 
@@ -217,38 +217,15 @@ class Watcher:
         opened = open_observer([prefix for prefix, _ in self._roots], [root for _, root in self._roots], _Handler(self),
                                _EVENTS, self.force_polling, self.poll_interval)
         self._mode, self._note, self._tracks_close = opened.mode, opened.note, opened.tracks_close
-        self._watch_manuscript(opened.observer)
+        self._manuscript_dirs = chapterwatch.watch_folders(self.bank, opened.observer, _Handler(self), _EVENTS,
+                                                           lambda folder: self._locate(folder) is not None)
         if opened.note is not None:
             log.warning("membank watch: %s", opened.note)
         return opened.observer
 
-    def _watch_manuscript(self, observer: BaseObserver) -> None:
-        """The folders of the manuscript's documents (outside the bank folders), each watched alone: a
-        chapter saved is a `manuscript` batch (domains/manuscript/sync.py reads only what changed)."""
-        from ..domains.manuscript.sync import documents
-
-        try:
-            folders = {os.path.realpath(self.bank.root)}
-            folders |= {os.path.dirname(os.path.realpath(self.bank.root / doc)) for doc in documents(self.bank)}
-        except Exception:
-            log.warning("membank watch: the manuscript's folders could not be listed; the periodic scan covers them",
-                        exc_info=True)
-            return
-        self._manuscript_dirs = {f for f in folders if self._locate(f) is None and os.path.isdir(f)}
-        for folder in sorted(self._manuscript_dirs):
-            try:
-                observer.schedule(_Handler(self), folder, recursive=False, event_filter=_EVENTS)
-            except OSError:
-                log.warning("membank watch: cannot watch %s; the periodic scan covers it", folder)
-
     def _note_manuscript(self, path: str) -> bool:
-        name = os.path.basename(path)
-        if os.path.dirname(path) not in self._manuscript_dirs or is_temporary(name) or name.startswith("."):
-            return False
-        if not name.lower().endswith((".md", ".txt")):
-            return False
-        self._pending.manuscript = True
-        return True
+        self._pending.manuscript |= chapterwatch.is_chapter(path, self._manuscript_dirs)
+        return self._pending.manuscript
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -470,15 +447,8 @@ class Watcher:
                         changed.update(sync_.sync(index, bank.roots, embedder=embedder).changed)
                 index.drop_moved_tombstones(changed)
                 if full or batch.manuscript:
-                    changed.update(_manuscript(bank))
+                    changed.update(chapterwatch.sync(bank))
         return sorted(changed)
-
-
-def _manuscript(bank: Bank) -> list[str]:
-    """The manuscript documents whose passages changed (domains/manuscript/sync.py)."""
-    from ..domains.manuscript.sync import sync as sync_manuscript
-
-    return sync_manuscript(bank).changed
 
 
 def _empty(path: str) -> bool:

@@ -172,19 +172,32 @@ def _episode_pieces(bank: Bank, req: Request, passage: Passage, k: int) -> list[
                   ranked.reason(scene), ranked.score) for state, ranked in chosen]
 
 
-def _recall_pieces(bank: Bank, req: Request, passage: Passage, text: str | None, k: int, document: str) -> list[Piece]:
+def _selection_at(req: Request, passage: Passage, text: str | None) -> int | None:
+    """The selection's code-point offset in the document's text, when it is known."""
+    at = req.start if req.start is not None else (
+        text.find(passage.selection) if text is not None and passage.selection and passage.located else None)
+    return at if at is not None and at >= 0 else None
+
+
+def _scene_position(bank: Bank, document: str, at: int | None) -> str:
+    """`document#n` for the scene holding offset `at` (the manuscript's passages know it), else `document`."""
+    from ..manuscript.recall import scene_at
+
+    scene = scene_at(bank, document, at)
+    return f"{document}#{scene}" if scene is not None else document
+
+
+def _recall_pieces(bank: Bank, req: Request, passage: Passage, text: str | None, k: int, position: str) -> list[Piece]:
     """Layer 4's manuscript passages (`context_rules.recall`, domains/manuscript/recall.py): from before the
     scene the selection is in, none already in Layer 5's text, each citing its line."""
     from ..manuscript.recall import recall
 
-    at = req.start if req.start is not None else (
-        text.find(passage.selection) if text is not None and passage.selection and passage.located else None)
-    at = at if at is not None and at >= 0 else None
+    at = _selection_at(req, passage, text)
     window = None if at is None else (at - len(passage.before.text),
                                       at + len(passage.selection) + len(passage.after.text))
     around = passage.before.text + passage.selection + passage.after.text
     return [Piece(4, "manuscript", "passage", r.text, None, r.source, r.line, {"scene": r.scene, "why": r.reason},
-                  r.score) for r in recall(bank, document, at, _query(req, passage), k, window, around)]
+                  r.score) for r in recall(bank, position, _query(req, passage), k, window, around)]
 
 
 HISTORY_SECTIONS = 3  # the latest compact sections a prompt gets (this document's, when it has any)
@@ -246,6 +259,8 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     with bank.index.lock:
         order = positions.story_order(bank)
         position = document if document is not None and order.knows(document) else None
+        if position is not None:  # the scene the selection is in: what happens later in the chapter is not yet true
+            position = _scene_position(bank, position, _selection_at(req, passage, text))
         if position is None:
             reasons.append(Reason(STORY_POSITION_UNKNOWN, "no story position (no documentId, or one outside the "
                                   "story order): only timeless material is used"))

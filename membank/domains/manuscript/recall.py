@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..contract import Bank
+from ..story.order import split
 from .search import ranked
 
 EXCERPT_PROBE = 40  # code points of a passage looked for in the surrounding text
@@ -45,15 +46,15 @@ def shown(text: str, surrounding: str) -> bool:
     return any(p in surrounding for p in probes)
 
 
-def recall(bank: Bank, document: str, offset: int | None, query: str, k: int, window: tuple[int, int] | None,
+def recall(bank: Bank, before: str, query: str, k: int, window: tuple[int, int] | None,
            surrounding: str) -> list[Recalled]:
-    """The k best passages before (`document`, the scene at `offset`), none overlapping `window` (code-point
-    offsets of Layer 5's text in the document) nor shown in `surrounding`."""
+    """The k best passages strictly before the story position `before` (its document's scene where the
+    selection is), none overlapping `window` (code-point offsets of Layer 5's text in that document) nor
+    shown in `surrounding`."""
     if k <= 0 or not query.strip():
         return []
-    scene = scene_at(bank, document, offset)
-    before = f"{document}#{scene}" if scene is not None else document
-    exclude = frozenset()
+    document = split(before)[0]
+    exclude: frozenset[int] = frozenset()
     if window is not None:
         exclude = frozenset(i for (i,) in bank.index.db.execute(
             "SELECT id FROM manuscript_passages WHERE document = ? AND start < ? AND stop > ?",

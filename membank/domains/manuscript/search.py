@@ -4,38 +4,46 @@ only from before a story position when one is given: a passage at or after it is
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from ...kernel.text import fts_query
 from ..contract import Bank
 from ..recall.rank import fuse
+from ..story.order import split
 from ..story.positions import story_order
 from . import store
 from .sync import documents
-from .where import Before, before as before_
 
 CANDIDATES = 50  # per side, before fusion
 
 
-def scenes_of(bank: Bank, document: str) -> dict[str, int]:
-    """A document's scene labels -> numbers, from its passages."""
-    return {scene: no for scene, no in bank.index.db.execute(
-        "SELECT DISTINCT scene, scene_no FROM manuscript_passages WHERE document = ?", (document,))}
+@dataclass(frozen=True)
+class Before:
+    """Which passages lie strictly before a position (story/order.py): every one of `earlier` documents,
+    and of `document` those whose scene number is below `scene_below`. A document alone is its start (none
+    of it is before), an unknown scene its end (all of it); a document the order does not hold is after
+    every known one."""
+
+    earlier: tuple[str, ...]
+    document: str | None
+    scene_below: int
 
 
 def limit_of(bank: Bank, before: str | None) -> Before | None:
     if before is None:
         return None
-    docs = documents(bank)
-    doc = before.partition("#")[0].strip()
-    return before_(before, docs, story_order(bank).knows(doc), scenes_of(bank, doc))
+    order = story_order(bank)
+    at, scene = order.rank(before)
+    earlier = tuple(d for d in documents(bank) if order.rank(d)[0] < at)
+    return Before(earlier, split(before)[0], scene) if order.knows(before) else Before(earlier, None, 0)
 
 
 def _allowed_sql(limit: Before | None, document: str | None) -> tuple[str, list[Any]]:
     clauses, args = [], []
     if limit is not None:
         clauses.append("(p.document IN (SELECT value FROM json_each(?)) OR (p.document = ? AND p.scene_no < ?))")
-        args += [json.dumps(list(limit.earlier)), limit.document or "", limit.scene_below or 0]
+        args += [json.dumps(list(limit.earlier)), limit.document or "", limit.scene_below]
     if document is not None:
         clauses.append("p.document = ?")
         args.append(document)

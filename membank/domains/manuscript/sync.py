@@ -21,7 +21,7 @@ from ...kernel.errors import MembankError
 from ...kernel.text import fts_text
 from ..contract import Bank
 from ..story.manuscript import read_document_bytes
-from ..story.positions import story_order, walk_manuscript
+from ..story.positions import put_scenes, story_order, walk_manuscript
 from . import store
 from .passages import Passage, cut
 
@@ -105,7 +105,10 @@ def _document(bank: Bank, doc: str, known: tuple[int, int, str, str | None] | No
     index.db.execute("DELETE FROM diagnostics WHERE origin = ? AND source = ?", (ORIGIN, doc))
     if known is not None and known[2] == digest and known[3] is None:
         return
-    _write(index, doc, cut(doc, text, markdown=doc.lower().endswith(".md")), report)
+    passages = cut(doc, text, markdown=doc.lower().endswith(".md"))
+    _write(index, doc, passages, report)
+    labels = {p.scene_no: p.scene for p in passages}
+    put_scenes(index, doc, [labels.get(n, f"#{n}") for n in range(1, max(labels, default=0) + 1)])
     report.changed.append(doc)
 
 
@@ -143,6 +146,7 @@ def _forget(index: Index, doc: str, report: Report) -> None:
 
 
 def _drop_passages(index: Index, doc: str, report: Report) -> None:
+    put_scenes(index, doc, [])
     ids = [i for (i,) in index.db.execute("SELECT id FROM manuscript_passages WHERE document = ?", (doc,))]
     index.db.executemany("DELETE FROM manuscript_fts WHERE rowid = ?", [(i,) for i in ids])
     index.db.execute("DELETE FROM manuscript_passages WHERE document = ?", (doc,))
