@@ -245,3 +245,23 @@ def test_a_death_in_mid_chapter_is_not_true_at_its_first_scene(project: Path) ->
         bank.sync()
         [warning] = [d for d in bank.diagnostics()["items"] if "nowhere" in d["message"]]
         assert "names no scene" in warning["message"] and warning["severity"] == "warning"
+
+
+CARD = """---
+name: 林默
+aliases: [Lin Mo]
+keys: [灯塔]
+---
+守灯人。
+"""
+
+
+def test_appearances_count_names_per_chapter_in_story_order(project: Path) -> None:
+    (project / ".writenow" / "characters").mkdir(exist_ok=True)
+    (project / ".writenow" / "characters" / "lin-mo.md").write_text(CARD, "utf-8")
+    (project / "chapters" / "ch03.md").write_text("Lin Mo came back.\n\n林默笑了。林默走了。\n", "utf-8")
+    with closing(membank.open(project)) as bank:
+        got = bank.appearances(name="Lin Mo")
+        assert [(i["source"], i["count"], i["firstLine"], i["lastLine"]) for i in got["items"]] == [
+            ("chapters/ch01.md", 1, 5, 5), ("chapters/ch03.md", 3, 1, 3)]  # keys (灯塔) are not mentions
+        assert (got["first"], got["last"], got["total"]) == ("chapters/ch01.md#灯塔", "chapters/ch03.md#1", 4)

@@ -119,6 +119,7 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
                         "output": str(sample.parent / "maren.json"), "force": True},
         "manuscript:search": {"queryText": "the lighthouse", "before": "chapters/ch05.md"},
         "manuscript:status": {},
+        "kg:appearances": {"name": "Lin Mo"},
     }
 
 

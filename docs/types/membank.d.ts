@@ -58,6 +58,8 @@ export interface Channels {
    * Schema: docs/schema/index.sync.json
    */
   "index:sync": { payload: IndexSyncPayload; data: IndexSyncData };
+  /** Schema: docs/schema/kg.appearances.json */
+  "kg:appearances": { payload: KgAppearancesPayload; data: KgAppearancesData };
   /**
    * Cancellable: `deadlineMs` bounds the call, and `$/cancelRequest` stops it halfway (CANCELED, TIMEOUT; nothing is left half-done).
    * Schema: docs/schema/kg.consistency.check.json
@@ -166,6 +168,8 @@ export type IndexStatusPayload = ProjectOnly;
 export type IndexStatusData = IndexStatus;
 export type IndexSyncPayload = IndexSync;
 export type IndexSyncData = SyncReport;
+export type KgAppearancesPayload = AppearancesGet;
+export type KgAppearancesData = Appearances;
 export type KgConsistencyCheckPayload = ConsistencyCheck;
 export type KgConsistencyCheckData = Checked;
 export type KgEntityGetPayload = EntityGet;
@@ -234,6 +238,29 @@ export type EpisodeFailedParams = EpisodeFailed;
 export type IndexChangedParams = IndexChanged;
 
 // -- the types the channels use ----------------------------------------------------------------------------
+
+export interface Appearance {
+  source: string;
+  scene: string;
+  count: number;
+  firstLine: number;
+  lastLine: number;
+}
+
+export interface Appearances {
+  id: string;
+  name: string;
+  items: Appearance[];
+  first: string | null;
+  last: string | null;
+  total: number;
+}
+
+export interface AppearancesGet {
+  projectId?: string | null;
+  id?: string | null;
+  name?: string | null;
+}
 
 export interface Assembled {
   runId: string;

@@ -54,3 +54,32 @@ def search(query: str = typer.Argument(..., metavar="QUERY", help="What to look 
 @command("manuscript:status")
 def manuscript(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
     call(project, "manuscript:status", {}, as_json, status_view)
+
+
+BAR = 30  # cells of the longest bar
+
+
+def heat_view(d: dict[str, Any]) -> None:
+    """One line per chapter: a bar of its mentions (a heat strip), the count, and first/last line seen."""
+    if not d["items"]:
+        out.print(f"{d['name']} is not mentioned in the manuscript")
+        return
+    chapters: dict[str, list[int]] = {}
+    for item in d["items"]:
+        row = chapters.setdefault(item["source"], [0, item["firstLine"], item["lastLine"]])
+        row[0] += item["count"]
+        row[1], row[2] = min(row[1], item["firstLine"]), max(row[2], item["lastLine"])
+    top = max(count for count, _, _ in chapters.values())
+    width = max(len(source) for source in chapters)
+    lines = [f"{d['name']}: {d['total']} mentions, first {d['first']}, last {d['last']}"]
+    for source, (count, first, last) in chapters.items():
+        bar = "█" * max(1, round(BAR * count / top))
+        lines.append(f"{source.ljust(width)}  {bar.ljust(BAR)}  {count:>4}  lines {first}–{last}")
+    out.file.write("\n".join(lines) + "\n")
+    out.file.flush()
+
+
+@command("kg:appearances")
+def appearances(name: str = typer.Argument(..., metavar="NAME", help="A name, an alias or an id."),
+                project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    call(project, "kg:appearances", {"id": name} if "/" in name else {"name": name}, as_json, heat_view)

@@ -43,6 +43,30 @@ class DocumentState(TypedDict):
     problem: str | None  # why the document is not indexed (too large, not UTF-8, not a file ...)
 
 
+@dataclass(frozen=True)
+class AppearancesGet:
+    projectId: Id | None = None
+    id: Annotated[str, Most(chars=300)] | None = None
+    name: Annotated[str, Most(chars=300)] | None = None
+
+
+class Appearance(TypedDict):
+    source: str
+    scene: str
+    count: int
+    firstLine: int
+    lastLine: int
+
+
+class Appearances(TypedDict):
+    id: str
+    name: str
+    items: list[Appearance]  # per document and scene, in story order
+    first: str | None  # the first and last positions it is mentioned at (`document#scene`)
+    last: str | None
+    total: int
+
+
 class ManuscriptStatus(TypedDict):
     items: list[DocumentState]
     passages: int
@@ -56,4 +80,7 @@ CHANNELS = (
     Channel("manuscript:status", ProjectOnly, ManuscriptStatus, Lazy("membank.domains.manuscript.status", "status"),
             "read", "manuscript", "Each manuscript document in story order: passages, scenes, problems.",
             "manuscript_status"),
+    Channel("kg:appearances", AppearancesGet, Appearances, Lazy("membank.domains.manuscript.mentions", "appearances"),
+            "read", "appearances", "Where a character or world entry is mentioned in the manuscript, chapter by chapter.",
+            "appearances"),
 )
