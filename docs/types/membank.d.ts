@@ -141,6 +141,8 @@ export type Call = <K extends ChannelName>(method: K, params: ChannelPayload<K>)
 
 /** The server's notifications (JSON-RPC messages without an `id`) by method name: their params. */
 export interface Notifications {
+  /** Schema: docs/schema/chapter.changed.json */
+  "chapter:changed": ChapterChangedParams;
   /** Schema: docs/schema/episode.failed.json */
   "episode:failed": EpisodeFailedParams;
   /** Schema: docs/schema/index.changed.json */
@@ -234,6 +236,7 @@ export type SkillGetPayload = SkillRef;
 export type SkillGetData = Skill;
 export type SkillListPayload = ProjectOnly;
 export type SkillListData = SkillItems;
+export type ChapterChangedParams = ChapterChanged;
 export type EpisodeFailedParams = EpisodeFailed;
 export type IndexChangedParams = IndexChanged;
 
@@ -302,6 +305,12 @@ export interface CardImport {
 export interface Change {
   source: string;
   change: "new" | "changed" | "same";
+}
+
+/** Sent by the server after the watcher re-read a manuscript document whose passages changed (or that went, or cannot be read any more) (docs/manuscript.md). */
+export interface ChapterChanged {
+  projectId: string;
+  documentId: string;
 }
 
 export interface Checked {

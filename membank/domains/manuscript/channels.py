@@ -1,4 +1,4 @@
-"""The manuscript channels (manuscript.md): spoiler-safe search over the manuscript's passages, and each
+"""The manuscript channels (docs/manuscript.md): spoiler-safe search over the manuscript's passages, and each
 document's state."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`kg:appearances` (manuscript.md, "The mention index"): where each live card is mentioned in the
+"""`kg:appearances` (docs/manuscript.md, "The mention index"): where each live card is mentioned in the
 manuscript, per document and scene, in story order. The same matching as activation (story/matching.py),
 names and aliases only, a card's keys too when it asks with `mention_keys: true`. Counted over the kept
 passages once per generation of the passages and of the cards, kept while both hold."""

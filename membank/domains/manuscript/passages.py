@@ -1,4 +1,4 @@
-"""Cutting one manuscript document into passages and scenes (manuscript.md, "Passages"). Pure: text in,
+"""Cutting one manuscript document into passages and scenes (docs/manuscript.md, "Passages"). Pure: text in,
 passages out; the caller reads the file and stores what comes back.
 
 - a passage is one or more whole paragraphs (a blank line separates them), about MIN..MAX code points;

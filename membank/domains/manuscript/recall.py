@@ -1,4 +1,4 @@
-"""`context_rules.recall: k` (manuscript.md): the k passages most relevant to this moment from before the
+"""`context_rules.recall: k` (docs/manuscript.md): the k passages most relevant to this moment from before the
 story position, for Layer 4. The position is the scene the selection starts in (a passage of that scene
 or later is never a candidate), and a passage already in Layer 5's text around the selection is left out."""
 

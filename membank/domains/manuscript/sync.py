@@ -1,4 +1,4 @@
-"""Keeping the manuscript's passages level with the documents of the story order (manuscript.md).
+"""Keeping the manuscript's passages level with the documents of the story order (docs/manuscript.md).
 
 Stat decides what to read (size and mtime, as the bank's own files); a read document whose bytes hash
 the same is no change; a changed one is cut again and only its passages whose text changed are written
