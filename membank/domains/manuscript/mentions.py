@@ -1,5 +1,5 @@
-"""`kg:appearances` (docs/manuscript.md, "The mention index"): where each live card is mentioned in the
-manuscript, per document and scene, in story order. The same matching as activation (story/matching.py),
+"""`kg:appearances` (docs/manuscript.md, "Where a character appears"): where each live card is mentioned in
+the manuscript, per document and scene, in story order. The same matching as activation (story/matching.py),
 names and aliases only, a card's keys too when it asks with `mention_keys: true`. Counted over the kept
 passages once per generation of the passages and of the cards, kept while both hold."""
 
@@ -71,7 +71,7 @@ def appearances(bank: Bank, id_: str | None = None, name: str | None = None) -> 
     items = [{"source": doc, "scene": found[(doc, no)][0], "count": found[(doc, no)][1].count,
               "firstLine": found[(doc, no)][1].first_line, "lastLine": found[(doc, no)][1].last_line}
              for doc, no in keys]
-    position = [f"{doc}#{found[(doc, no)][0]}" if not found[(doc, no)][0].startswith("#") else f"{doc}{found[(doc, no)][0]}"
-                for doc, no in keys]
+    position = [doc + ("" if label.startswith("#") else "#") + label
+                for doc, label in ((doc, found[(doc, no)][0]) for doc, no in keys)]
     return {"id": card["id"], "name": card["name"], "items": items, "first": position[0] if position else None,
             "last": position[-1] if position else None, "total": sum(i["count"] for i in items)}

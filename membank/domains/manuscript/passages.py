@@ -1,5 +1,5 @@
-"""Cutting one manuscript document into passages and scenes (docs/manuscript.md, "Passages"). Pure: text in,
-passages out; the caller reads the file and stores what comes back.
+"""Cutting one manuscript document into passages and scenes (docs/manuscript.md, "Passages and scenes").
+Pure: text in, passages out; the caller reads the file and stores what comes back.
 
 - a passage is one or more whole paragraphs (a blank line separates them), about MIN..MAX code points;
 - a paragraph longer than LONG is cut at a sentence end (`。！？!?.…` and closing quotes), else hard;

@@ -46,7 +46,7 @@ END_OF_DOCUMENT = 1 << 30  # the scene number of an unknown scene: it counts as 
 
 def split(position: str) -> tuple[str, str | None]:
     """A story position as (document, scene or None): `chapters/ch05.md#雨夜` names a scene of ch05 by its
-    heading's text, `chapters/ch05.md#2` its second scene (manuscript.md, "Positions inside a chapter")."""
+    heading's text, `chapters/ch05.md#2` its second scene (docs/manuscript.md, "Scene positions")."""
     doc, sep, scene = position.partition("#")
     scene = scene.strip()
     return doc.strip(), (scene if sep and scene else None)
