@@ -265,3 +265,47 @@ def test_appearances_count_names_per_chapter_in_story_order(project: Path) -> No
         assert [(i["source"], i["count"], i["firstLine"], i["lastLine"]) for i in got["items"]] == [
             ("chapters/ch01.md", 1, 5, 5), ("chapters/ch03.md", 3, 1, 3)]  # keys (灯塔) are not mentions
         assert (got["first"], got["last"], got["total"]) == ("chapters/ch01.md#灯塔", "chapters/ch03.md#1", 4)
+
+
+RECAP_SKILL = """---
+id: recap-test
+name: Recap test
+context_rules:
+  recap: 2000
+---
+Continue.
+"""
+
+
+def test_summaries_put_list_stale_and_the_story_so_far(project: Path) -> None:
+    wb = project / ".writenow"
+    (wb / "skills").mkdir(exist_ok=True)
+    (wb / "skills" / "recap-test.md").write_text(RECAP_SKILL, "utf-8")
+    (project / "chapters" / "ch03.md").write_text("## 风暴\n\n风暴来了。\n", "utf-8")
+    before = _hashes(project)
+    with closing(membank.open(project)) as bank:
+        bank.put_summary(of="chapters/ch01.md", level="chapter", text="林默在灯塔下等船，船没有来。", by="app")
+        bank.put_summary(of="chapters/ch02.md#雨夜", level="scene", text="老周在码头等船。")
+        bank.put_summary(of="chapters/ch02.md", level="chapter", text="老周死在灯塔。")
+        bank.put_summary(of="chapters/ch03.md", level="chapter", text="风暴。")
+        listed = bank.list_summaries()["items"]
+        assert [(s["of"], s["stale"]) for s in listed] == [("chapters/ch01.md", False), ("chapters/ch02.md#雨夜", False),
+                                                           ("chapters/ch02.md", False), ("chapters/ch03.md", False)]
+        assert [s["of"] for s in bank.list_summaries(before="chapters/ch02.md#2")["items"]] == [
+            "chapters/ch01.md", "chapters/ch02.md#雨夜"]
+        assert _hashes(project) == before  # summaries live in .writenow/summaries/, never beside the chapters
+        at = CH2.index("The keeper")
+        d = bank.assemble_context(skill_id="recap-test", document_id="chapters/ch02.md",
+                                  selection={"start": at, "end": at + 3})
+        told = d["userContent"].split("### The story so far")[1].split("\n### ")[0]
+        assert told.index("林默在灯塔下等船") < told.index("老周在码头等船")  # oldest first
+        assert "老周死在灯塔" not in d["userContent"] and "风暴" not in told  # nothing at or after the position
+        (project / "chapters" / "ch01.md").write_text(CH1 + "\n新的一段。\n", "utf-8")
+        bank.sync()
+        assert [s["stale"] for s in bank.list_summaries()["items"]][:2] == [True, False]
+        d = bank.assemble_context(skill_id="recap-test", document_id="chapters/ch02.md",
+                                  selection={"start": at, "end": at + 3})
+        assert "#### chapters/ch01.md (stale)" in d["userContent"]
+        bank.put_summary(of="chapters/ch01.md", level="chapter", text="林默等船，船没来；天亮了。")
+        assert len(list((wb / "summaries").rglob("*.md"))) == 4  # replaced in place
+        assert bank.list_summaries()["items"][0]["stale"] is False

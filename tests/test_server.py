@@ -120,6 +120,8 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
         "manuscript:search": {"queryText": "the lighthouse", "before": "chapters/ch05.md"},
         "manuscript:status": {},
         "kg:appearances": {"name": "Lin Mo"},
+        "summary:put": {"of": "chapters/ch01.md", "level": "chapter", "text": "Maren keeps the lamp lit."},
+        "summary:list": {"before": "chapters/ch05.md"},
     }
 
 

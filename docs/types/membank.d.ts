@@ -130,6 +130,10 @@ export interface Channels {
   "skill:get": { payload: SkillGetPayload; data: SkillGetData };
   /** Schema: docs/schema/skill.list.json */
   "skill:list": { payload: SkillListPayload; data: SkillListData };
+  /** Schema: docs/schema/summary.list.json */
+  "summary:list": { payload: SummaryListPayload; data: SummaryListData };
+  /** Schema: docs/schema/summary.put.json */
+  "summary:put": { payload: SummaryPutPayload; data: SummaryPutData };
 }
 
 export type ChannelName = keyof Channels;
@@ -236,6 +240,10 @@ export type SkillGetPayload = SkillRef;
 export type SkillGetData = Skill;
 export type SkillListPayload = ProjectOnly;
 export type SkillListData = SkillItems;
+export type SummaryListPayload = SummaryList;
+export type SummaryListData = SummaryItems;
+export type SummaryPutPayload = SummaryPut;
+export type SummaryPutData = SummaryItem;
 export type ChapterChangedParams = ChapterChanged;
 export type EpisodeFailedParams = EpisodeFailed;
 export type IndexChangedParams = IndexChanged;
@@ -1157,6 +1165,34 @@ export interface StateUpdate {
   state?: string | null;
   set?: { [key: string]: unknown } | null;
   expectedRevision?: number | null;
+}
+
+export interface SummaryItem {
+  of: string;
+  level: string;
+  text: string;
+  source: string;
+  sourceHash: string | null;
+  by: string | null;
+  stale: boolean;
+}
+
+export interface SummaryItems {
+  items: SummaryItem[];
+}
+
+export interface SummaryList {
+  projectId?: string | null;
+  before?: string | null;
+}
+
+export interface SummaryPut {
+  of: string;
+  level: string;
+  text: string;
+  projectId?: string | null;
+  sourceHash?: string | null;
+  by?: string | null;
 }
 
 export interface SyncReport {

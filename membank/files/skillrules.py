@@ -40,6 +40,8 @@ RULES: dict[str, Rule] = {r.key: r for r in (
     Rule("memories", "integer", 0, 0, 50, "how many other memories (facts, notes) most relevant to the moment"),
     Rule("episodes", "integer", 0, 0, 5, "how many past runs most like this one"),
     Rule("history", "boolean", False, means="the latest compact history of your sessions"),
+    Rule("recap", "integer", 0, 0, 20000, "how many tokens of the story so far (the summaries of what comes "
+         "before this point, the newest in most detail)"),
     Rule("recall", "integer", 0, 0, 20, "how many passages of your manuscript from before this point most relevant "
          "to the moment (never one already in the text around the selection)"),
     Rule("max_tokens", "integer", None, 100, 200000,

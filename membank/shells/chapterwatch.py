@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers.api import BaseObserver
+if TYPE_CHECKING:  # the sidecar imports this module for `split` alone
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.observers.api import BaseObserver
 
 log = logging.getLogger("membank.shells.watch")
 SUFFIXES = (".md", ".txt")
@@ -52,3 +53,12 @@ def sync(bank: Any) -> list[str]:
     from ..domains.manuscript.sync import sync as sync_manuscript
 
     return sync_manuscript(bank).changed
+
+
+def split(sources: list[str]) -> tuple[list[str], list[str]]:
+    """The watcher's changed sources as (the bank's, cited `.writenow/…` or `global:…`; the manuscript
+    documents'), for `index:changed` and `chapter:changed`."""
+    from ..files.scan import GLOBAL_PREFIX, PROJECT_PREFIX
+
+    bank = [s for s in sources if s.startswith((PROJECT_PREFIX, GLOBAL_PREFIX))]
+    return bank, [s for s in sources if not s.startswith((PROJECT_PREFIX, GLOBAL_PREFIX))]

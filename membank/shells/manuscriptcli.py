@@ -83,3 +83,36 @@ def heat_view(d: dict[str, Any]) -> None:
 def appearances(name: str = typer.Argument(..., metavar="NAME", help="A name, an alias or an id."),
                 project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
     call(project, "kg:appearances", {"id": name} if "/" in name else {"name": name}, as_json, heat_view)
+
+
+def summaries_view(d: dict[str, Any]) -> None:
+    if not d["items"]:
+        out.print("no summaries (.writenow/summaries/)")
+        return
+    lines = []
+    for s in d["items"]:
+        text = " ".join(s["text"].split())
+        lines.append(f"{s['of']}  [{s['level']}]{'  (stale)' if s['stale'] else ''}  "
+                     f"{text[:EXCERPT] + '…' if len(text) > EXCERPT else text}")
+    out.file.write("\n".join(lines) + "\n")
+    out.file.flush()
+
+
+@command("summary:put")
+def summary(of: str = typer.Argument(..., metavar="OF", help="A document, a scene (doc#scene) or an arc (a..b)."),
+            text: str = typer.Argument(..., help="The summary; - reads it from standard input."),
+            level: str = typer.Option("chapter", "--level", help="scene | chapter | arc"),
+            by: Optional[str] = typer.Option(None, "--by", help="Who wrote it (writer, app …)."),
+            project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    import sys
+
+    payload: dict[str, Any] = {"of": of, "level": level, "text": sys.stdin.read() if text == "-" else text}
+    if by is not None:
+        payload["by"] = by
+    call(project, "summary:put", payload, as_json, lambda d: summaries_view({"items": [d]}))
+
+
+@command("summary:list")
+def summaries(before: Optional[str] = typer.Option(None, "--before", help="Only what lies before this position."),
+              project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    call(project, "summary:list", {"before": before} if before is not None else {}, as_json, summaries_view)

@@ -32,7 +32,7 @@ from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
 from ..kernel.errors import MembankError
 from ..index.store import reading
-from . import cancels
+from . import cancels, chapterwatch
 from .requestid import ID_SCAN, no_constants, request_id, valid_id
 from .daily import Daily
 from .settler import Settler
@@ -370,21 +370,12 @@ class Server:
         self._watchers[project_id] = watcher  # a polling fallback is logged once, by the watcher itself
 
     def _changed(self, project_id: str, sources: Iterable[str]) -> None:
-        sources = self._chapters(project_id, sorted(sources))
+        sources, chapters = chapterwatch.split(sorted(sources))  # a manuscript document: `chapter:changed`
+        for document in chapters:
+            self.notify("chapter:changed", {"projectId": project_id, "documentId": document})
         if sources:
             self.settler.changed()
             self.notify("index:changed", {"projectId": project_id, "sources": sources})
-
-    def _chapters(self, project_id: str, sources: list[str]) -> list[str]:
-        """`chapter:changed {projectId, documentId}` for each manuscript document among `sources` (the
-        watcher's changes: a bank file is cited `.writenow/…` or `global:…`); the bank's own are returned."""
-        from ..files.scan import GLOBAL_PREFIX, PROJECT_PREFIX
-
-        bank = [s for s in sources if s.startswith((PROJECT_PREFIX, GLOBAL_PREFIX))]
-        for document in (s for s in sources if not s.startswith((PROJECT_PREFIX, GLOBAL_PREFIX))):
-            self.settler.changed()
-            self.notify("chapter:changed", {"projectId": project_id, "documentId": document})
-        return bank
 
     # -- running --------------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from ..story import positions
 from ..story.cards import Catalog, catalog as story_catalog
 from ..story.manuscript import read_document
 from ..story.order import StoryOrder
-from . import budget, cardtext, memories
+from . import budget, cardtext, memories, manuscript as from_manuscript
 from .activation import activate
 from .budget import Dropped
 from .layers import Piece, clean, serialise
@@ -172,34 +172,6 @@ def _episode_pieces(bank: Bank, req: Request, passage: Passage, k: int) -> list[
                   ranked.reason(scene), ranked.score) for state, ranked in chosen]
 
 
-def _selection_at(req: Request, passage: Passage, text: str | None) -> int | None:
-    """The selection's code-point offset in the document's text, when it is known."""
-    at = req.start if req.start is not None else (
-        text.find(passage.selection) if text is not None and passage.selection and passage.located else None)
-    return at if at is not None and at >= 0 else None
-
-
-def _scene_position(bank: Bank, document: str, at: int | None) -> str:
-    """`document#n` for the scene holding offset `at` (the manuscript's passages know it), else `document`."""
-    from ..manuscript.recall import scene_at
-
-    scene = scene_at(bank, document, at)
-    return f"{document}#{scene}" if scene is not None else document
-
-
-def _recall_pieces(bank: Bank, req: Request, passage: Passage, text: str | None, k: int, position: str) -> list[Piece]:
-    """Layer 4's manuscript passages (`context_rules.recall`, domains/manuscript/recall.py): from before the
-    scene the selection is in, none already in Layer 5's text, each citing its line."""
-    from ..manuscript.recall import recall
-
-    at = _selection_at(req, passage, text)
-    window = None if at is None else (at - len(passage.before.text),
-                                      at + len(passage.selection) + len(passage.after.text))
-    around = passage.before.text + passage.selection + passage.after.text
-    return [Piece(4, "manuscript", "passage", r.text, None, r.source, r.line, {"scene": r.scene, "why": r.reason},
-                  r.score) for r in recall(bank, position, _query(req, passage), k, window, around)]
-
-
 HISTORY_SECTIONS = 3  # the latest compact sections a prompt gets (this document's, when it has any)
 
 
@@ -260,7 +232,8 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         order = positions.story_order(bank)
         position = document if document is not None and order.knows(document) else None
         if position is not None:  # the scene the selection is in: what happens later in the chapter is not yet true
-            position = _scene_position(bank, position, _selection_at(req, passage, text))
+            at = from_manuscript.selection_at(req.start, passage, text)
+            position = from_manuscript.scene_position(bank, position, at)
         if position is None:
             reasons.append(Reason(STORY_POSITION_UNKNOWN, "no story position (no documentId, or one outside the "
                                   "story order): only timeless material is used"))
@@ -309,8 +282,10 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         else:
             reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings "
                                   "(memory.injectionEnabled): no preferences, memories, episodes or history"))
-        if rules["recall"] and position is not None:
-            pieces += _recall_pieces(bank, req, passage, text, rules["recall"], position)
+        if position is not None and (rules["recap"] or rules["recall"]):
+            pieces += from_manuscript.recap(bank, position, rules["recap"])
+            pieces += from_manuscript.recall(bank, req.start, passage, text, _query(req, passage), rules["recall"],
+                                             position)
 
     return finish(bank, req, skill, rules, pieces, reasons, Finish(hidden, capped, late, passage, document, started))
 

@@ -67,6 +67,36 @@ class Appearances(TypedDict):
     total: int
 
 
+@dataclass(frozen=True)
+class SummaryPut:
+    of: Annotated[str, Most(chars=2700)]  # a document, a scene position, or an arc `first..last`
+    level: Annotated[str, Most(chars=16)]  # scene | chapter | arc
+    text: Annotated[str, Most(chars=100_000)]
+    projectId: Id | None = None
+    sourceHash: Annotated[str, Most(chars=100)] | None = None  # computed from the summarised text when omitted
+    by: Annotated[str, Most(chars=64)] | None = None  # who wrote it (writer | app | any word)
+
+
+@dataclass(frozen=True)
+class SummaryList:
+    projectId: Id | None = None
+    before: Position | None = None  # only summaries of what lies strictly before this position
+
+
+class SummaryItem(TypedDict):
+    of: str
+    level: str
+    text: str
+    source: str  # the summary file, .writenow/summaries/…
+    sourceHash: str | None
+    by: str | None
+    stale: bool  # the summarised text changed since the summary was written
+
+
+class SummaryItems(TypedDict):
+    items: list[SummaryItem]
+
+
 class ManuscriptStatus(TypedDict):
     items: list[DocumentState]
     passages: int
@@ -83,4 +113,10 @@ CHANNELS = (
     Channel("kg:appearances", AppearancesGet, Appearances, Lazy("membank.domains.manuscript.mentions", "appearances"),
             "read", "appearances", "Where a character or world entry is mentioned in the manuscript, chapter by chapter.",
             "appearances"),
+    Channel("summary:put", SummaryPut, SummaryItem, Lazy("membank.domains.manuscript.summaries", "put"), "write",
+            "summary", "Write or replace the summary of a scene, chapter or arc (.writenow/summaries/).",
+            "put_summary"),
+    Channel("summary:list", SummaryList, SummaryItems, Lazy("membank.domains.manuscript.summaries", "list_"), "read",
+            "summaries", "The summaries in story order, each saying whether its text has changed since (stale).",
+            "list_summaries"),
 )
