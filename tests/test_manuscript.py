@@ -116,7 +116,7 @@ def test_bad_chapters_are_diagnostics_never_a_stop(project: Path, tmp_path: Path
             assert status[f"chapters/{name}.md"]["problem"], name
             assert status[f"chapters/{name}.md"]["passages"] == 0
         assert status["chapters/gone.md"] == {"source": "chapters/gone.md", "passages": 0, "scenes": [],
-                                              "codePoints": 0, "problem": None}
+                                              "codePoints": 0, "problem": None, "summary": "none"}
         assert status["chapters/ch01.md"]["passages"] == 2
         assert "chapters/link.md" not in {i["source"] for i in bank.search_manuscript(query_text="secret")["items"]}
         warned = {d["source"] for d in bank.diagnostics()["items"] if "manuscript" in d["message"]}
@@ -303,9 +303,14 @@ def test_summaries_put_list_stale_and_the_story_so_far(project: Path) -> None:
         (project / "chapters" / "ch01.md").write_text(CH1 + "\n新的一段。\n", "utf-8")
         bank.sync()
         assert [s["stale"] for s in bank.list_summaries()["items"]][:2] == [True, False]
+        [warning] = [d for d in bank.diagnostics()["items"] if "stale" in d["message"]]
+        assert "chapters/ch01.md" in warning["message"] and warning["source"].startswith(".writenow/summaries/")
+        assert [d["summary"] for d in bank.manuscript_status()["items"]] == ["stale", "current", "current"]
         d = bank.assemble_context(skill_id="recap-test", document_id="chapters/ch02.md",
                                   selection={"start": at, "end": at + 3})
         assert "#### chapters/ch01.md (stale)" in d["userContent"]
         bank.put_summary(of="chapters/ch01.md", level="chapter", text="林默等船，船没来；天亮了。")
         assert len(list((wb / "summaries").rglob("*.md"))) == 4  # replaced in place
         assert bank.list_summaries()["items"][0]["stale"] is False
+        bank.sync()
+        assert not [d for d in bank.diagnostics()["items"] if "stale" in d["message"]]

@@ -419,6 +419,7 @@ export interface DocumentState {
   scenes: string[];
   codePoints: number;
   problem: string | null;
+  summary: "none" | "current" | "stale";
 }
 
 export interface Dropped {

@@ -4,7 +4,7 @@ document's state."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, TypedDict
+from typing import Annotated, Literal, TypedDict
 
 from ...kernel.payload import DocPath, Id, Most, Within
 from ..contract import Channel, Lazy, ProjectOnly
@@ -41,6 +41,7 @@ class DocumentState(TypedDict):
     scenes: list[str]
     codePoints: int
     problem: str | None  # why the document is not indexed (too large, not UTF-8, not a file ...)
+    summary: Literal["none", "current", "stale"]  # its chapter summary (.writenow/summaries/)
 
 
 @dataclass(frozen=True)

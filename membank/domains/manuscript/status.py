@@ -19,9 +19,14 @@ def status(bank: Bank) -> dict[str, Any]:
         row["scenes"].append(scene)
         row["codePoints"] += size
     problems = dict(db.execute("SELECT document, problem FROM manuscript_documents WHERE problem IS NOT NULL"))
+    from .summaries import read_all, stale_ones
+
+    summarized = {s.of for s in read_all(bank) if s.level == "chapter"}
+    stale = {s.of for s in stale_ones(bank) if s.level == "chapter"}
     items = []
     for doc in documents(bank):
         row = held.get(doc, {"passages": 0, "scenes": [], "codePoints": 0})
-        items.append({"source": doc, **row, "problem": problems.get(doc)})
+        summary = "stale" if doc in stale else "current" if doc in summarized else "none"
+        items.append({"source": doc, **row, "problem": problems.get(doc), "summary": summary})
     total, embedded = db.execute("SELECT count(*), count(vec) FROM manuscript_passages").fetchall()[0]
     return {"items": items, "passages": total, "embedded": embedded}

@@ -16,6 +16,7 @@ import yaml
 
 from ...files.frontmatter import load_yaml
 from ...files.reader import Unreadable, read_regular
+from ...files.records import WARNING
 from ...files.write import atomic_write, check_inside
 from ...kernel import errors
 from ...kernel.errors import MembankError
@@ -169,6 +170,7 @@ def put(bank: Bank, of: str, level: str, text: str, source_hash: str | None = No
         data = ("---\n" + yaml.safe_dump(meta, allow_unicode=True, sort_keys=False) + "---\n" + text.strip() + "\n")
         check_inside(bank.project.path, path, lambda rel: f".writenow/{rel}")
         atomic_write(path, data.encode("utf-8"))
+        check(bank, True)
         summary = Summary(of, level, text.strip(), f".writenow/{path.relative_to(bank.project.path).as_posix()}",
                           source_hash, by)
         return item(bank, order, summary)
@@ -204,3 +206,41 @@ def recap(bank: Bank, position: str, tokens: int) -> list[tuple[Summary, bool]]:
         used += cost
     chosen.reverse()
     return [(s, _stale(bank, order, s)) for s in chosen]
+
+
+def stamp(bank: Bank) -> str:
+    """What the summaries folder holds, by name, size and mtime: a sync re-checks staleness when it moves."""
+    parts = []
+    for dirpath, dirnames, filenames in os.walk(_folder(bank)):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            try:
+                st = os.stat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            parts.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def stale_ones(bank: Bank) -> list[Summary]:
+    order = story_order(bank)
+    return [s for s in read_all(bank) if _stale(bank, order, s)]
+
+
+SUMMARY_ORIGIN = "summary"  # the diagnostics' origin
+CHECKED = "manuscript.summaries"  # meta: the summaries folder's stamp when staleness was last checked
+
+
+def check(bank: Bank, changed: bool) -> None:
+    """A warning on each stale summary (doctor), re-checked when a document or the summaries folder moved."""
+    index = bank.index
+    now = stamp(bank)
+    if not changed and index.get_meta(CHECKED) == now:
+        return
+    with index.transaction():
+        index.db.execute("DELETE FROM diagnostics WHERE origin = ?", (SUMMARY_ORIGIN,))
+        index.db.executemany(
+            "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, ?, 1, ?, ?)",
+            [(s.source, SUMMARY_ORIGIN, WARNING, f"the summary of {s.of} is stale: its text changed since it was "
+              "written (write it again with summary:put; the recap marks it)") for s in stale_ones(bank)])
+        index.set_meta(CHECKED, now)

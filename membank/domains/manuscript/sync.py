@@ -22,7 +22,7 @@ from ...kernel.text import fts_text
 from ..contract import Bank
 from ..story.manuscript import read_document_bytes
 from ..story.positions import put_scenes, story_order, walk_manuscript
-from . import store
+from . import store, summaries
 from .passages import Passage, cut
 
 MAX_CHAPTER_BYTES = 8 * 1024 * 1024  # a chapter larger than this is a diagnostic (about 2.7 million CJK characters)
@@ -72,6 +72,7 @@ def sync(bank: Bank, only: set[str] | None = None) -> Report:
                 _forget(index, doc, report)
         if report.changed:
             store.moved(index)
+        summaries.check(bank, bool(report.changed))
         embed_pending(index, bank.embedder)
     return report
 
