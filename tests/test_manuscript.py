@@ -314,3 +314,22 @@ def test_summaries_put_list_stale_and_the_story_so_far(project: Path) -> None:
         assert bank.list_summaries()["items"][0]["stale"] is False
         bank.sync()
         assert not [d for d in bank.diagnostics()["items"] if "stale" in d["message"]]
+
+
+def test_the_recap_folds_older_chapters_into_an_arc_and_cuts_the_oldest_end(project: Path) -> None:
+    from membank.domains.manuscript.summaries import recap
+
+    for n in (3, 4, 5):
+        (project / "chapters" / f"ch0{n}.md").write_text(f"第{n}章。\n", "utf-8")
+    with closing(membank.open(project)) as bank:
+        for n in (1, 2, 3, 4):
+            bank.put_summary(of=f"chapters/ch0{n}.md", level="chapter", text=f"第{n}章的事。" * 40)
+        bank.put_summary(of="chapters/ch01.md..chapters/ch02.md", level="arc", text="前两章。")
+        # each chapter's summary is ~250 tokens: ch04 and ch03 in detail, ch01-02 folded into their arc
+        told = [s.of for s, _ in recap(bank, "chapters/ch05.md", 520)]
+        assert told == ["chapters/ch01.md..chapters/ch02.md", "chapters/ch03.md", "chapters/ch04.md"]
+        # no arc tells ch03: what does not fit is cut from the oldest end, never a gap in the middle
+        assert [s.of for s, _ in recap(bank, "chapters/ch05.md", 300)] == ["chapters/ch04.md"]
+        told = [s.of for s, _ in recap(bank, "chapters/ch05.md", 2000)]
+        assert told == ["chapters/ch01.md", "chapters/ch02.md", "chapters/ch03.md", "chapters/ch04.md"]
+        assert [s.of for s, _ in recap(bank, "chapters/ch04.md#1", 2000)] == told[:3]
