@@ -72,3 +72,9 @@ def test_empty_and_blank_documents_have_no_passages() -> None:
     assert cut("x.md", "") == []
     assert cut("x.md", "\n\n  \n") == []
     assert cut("x.md", "---\na: 1\n---\n") == []
+
+
+def test_a_fullwidth_full_stop_ends_a_sentence() -> None:
+    text = "门子冷笑道：这人算来还是老爷的大恩人呢．" * 100  # older editions end sentences with `．`
+    ps = cut("x.txt", text, markdown=False)
+    assert len(ps) >= 2 and all(p.text.endswith("．") for p in ps[:-1])

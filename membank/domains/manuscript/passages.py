@@ -2,7 +2,7 @@
 Pure: text in, passages out; the caller reads the file and stores what comes back.
 
 - a passage is one or more whole paragraphs (a blank line separates them), about MIN..MAX code points;
-- a paragraph longer than LONG is cut at a sentence end (`。！？!?.…` and closing quotes), else hard;
+- a paragraph longer than LONG is cut at a sentence end (`。．！？!?.…` and closing quotes), else hard;
 - a Markdown heading starts a new scene named by its text (the heading line opens the scene's first
   passage); a line of only `***`, `* * *`, `---` or `§` starts a new scene without a name (`#2`, `#3` …);
 - a Markdown document's front matter is not a passage (its lines still count)."""
@@ -17,7 +17,7 @@ MIN, MAX, LONG = 400, 1000, 1500  # code points
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _BREAK = re.compile(r"^[ \t]*(\*\*\*+|\* \* \*|---+|§)[ \t]*$")
 # a sentence ends after one of these, with any closing quotes or brackets that follow it
-_END = re.compile(r"(?:[。！？!?…]+|\.(?=[\s\"'”’」』）)]|$))[\"'”’」』）)\]]*")
+_END = re.compile(r"(?:[。．｡！？!?…]+|\.(?=[\s\"'”’」』）)]|$))[\"'”’」』）)\]]*")
 
 
 @dataclass(frozen=True)
