@@ -26,6 +26,7 @@ from ..contract import Bank
 from ..story.manuscript import read_document
 from ..story.order import END_OF_DOCUMENT, StoryOrder, split
 from ..story.positions import story_order
+from . import store
 
 FOLDER = "summaries"
 LEVELS = ("scene", "chapter", "arc")
@@ -111,10 +112,30 @@ def text_hash(text: str | None) -> str | None:
 
 
 def _stale(bank: Bank, order: StoryOrder, s: Summary) -> bool:
-    try:
-        return s.source_hash is not None and text_hash(source_text(bank, order, s.of)) != s.source_hash
-    except MembankError:
-        return True
+    """Whether the summarised text changed; kept per summary while the manuscript's passages and the story
+    order hold (every prompt with `recap` asks about the same summaries)."""
+    memo = bank.memo.setdefault("manuscript.stale", {})
+    key = (s.of, s.source_hash, store.generation(bank.index), order.positions)
+    found = memo.get(key)
+    if found is None:
+        try:
+            found = s.source_hash is not None and text_hash(source_text(bank, order, s.of)) != s.source_hash
+        except MembankError:
+            found = True
+        if len(memo) >= 4096:
+            memo.clear()
+        memo[key] = found
+    return found  # type: ignore[no-any-return]
+
+
+def summaries(bank: Bank) -> list[Summary]:
+    """`read_all`, read again only when the folder's names, sizes or mtimes moved."""
+    memo = bank.memo.setdefault("manuscript.summaries", {})
+    now = stamp(bank)
+    made = memo.get("all")
+    if made is None or made[0] != now:
+        made = memo["all"] = (now, read_all(bank))
+    return list(made[1])
 
 
 def _key(order: StoryOrder, s: Summary) -> tuple[Any, ...]:
@@ -141,7 +162,7 @@ def item(bank: Bank, order: StoryOrder, s: Summary) -> dict[str, Any]:
 
 def list_(bank: Bank, before: str | None = None) -> dict[str, Any]:
     order = story_order(bank)
-    found = [s for s in read_all(bank) if before_position(order, s, before)]
+    found = [s for s in summaries(bank) if before_position(order, s, before)]
     return {"items": [item(bank, order, s) for s in sorted(found, key=lambda s: _key(order, s))]}
 
 
@@ -181,7 +202,7 @@ def recap(bank: Bank, position: str, tokens: int) -> list[tuple[Summary, bool]]:
     then a chapter's), older ones folded into an arc that covers them where one exists, cut from the oldest
     end; returned oldest first, each with whether it is stale."""
     order = story_order(bank)
-    found = [s for s in read_all(bank) if before_position(order, s, position)]
+    found = [s for s in summaries(bank) if before_position(order, s, position)]
     detail = sorted((s for s in found if s.level != "arc"), key=lambda s: _key(order, s), reverse=True)
     arcs = sorted((s for s in found if s.level == "arc"), key=lambda s: _key(order, s), reverse=True)
     chosen: list[Summary] = []
@@ -224,7 +245,7 @@ def stamp(bank: Bank) -> str:
 
 def stale_ones(bank: Bank) -> list[Summary]:
     order = story_order(bank)
-    return [s for s in read_all(bank) if _stale(bank, order, s)]
+    return [s for s in summaries(bank) if _stale(bank, order, s)]
 
 
 SUMMARY_ORIGIN = "summary"  # the diagnostics' origin
