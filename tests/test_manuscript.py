@@ -333,3 +333,22 @@ def test_the_recap_folds_older_chapters_into_an_arc_and_cuts_the_oldest_end(proj
         told = [s.of for s, _ in recap(bank, "chapters/ch05.md", 2000)]
         assert told == ["chapters/ch01.md", "chapters/ch02.md", "chapters/ch03.md", "chapters/ch04.md"]
         assert [s.of for s, _ in recap(bank, "chapters/ch04.md#1", 2000)] == told[:3]
+
+
+def test_a_chapter_deleted_mid_sync_leaves_the_index_without_it(bank: Bank, project: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.manuscript import sync as sync_module
+
+    chapter = project / "chapters" / "ch02.md"
+    chapter.write_text(CH2 + "\n更多。\n", "utf-8")  # changed: the sync will read it
+    real = sync_module.read_document_bytes
+
+    def deleted_first(root: Path, document: str, cap: int) -> bytes | None:
+        if document == "chapters/ch02.md":
+            chapter.unlink()  # gone between the stat and the read
+        return real(root, document, cap)
+    monkeypatch.setattr(sync_module, "read_document_bytes", deleted_first)
+    report = sync_manuscript(bank)
+    assert report.changed == ["chapters/ch02.md"] and not report.problems
+    assert [d["source"] for d in bank.manuscript_status()["items"]] == ["chapters/ch01.md"]
+    assert "chapters/ch02.md" not in {i["source"] for i in bank.search_manuscript(query_text="keeper died")["items"]}
