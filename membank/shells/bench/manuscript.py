@@ -7,8 +7,7 @@ import random
 import time
 from pathlib import Path
 
-import membank
-
+from ...runtime.api import init, open_project
 from .rows import Row, say
 
 EN = ("The keeper climbed the stairs of the lighthouse and looked out over the grey sea where the ships "
@@ -43,10 +42,10 @@ def manuscript_rows(tmp: Path, quick: bool, seed: int, quiet: bool) -> list[Row]
     from ...domains.manuscript.sync import sync as sync_manuscript
 
     root = tmp / "manuscript"
-    membank.init(root)
+    init(root)
     size = write_manuscript(root, 100_000 if quick else 1_000_000, seed)
     say(quiet, f"manuscript: {size:,} code points in 100 chapters")
-    bank = membank.open(root)
+    bank = open_project(root)
     try:
         bank.embedder()
         cold = Row("manuscript_cold", "manuscript cold index with embeddings (index --rebuild)", "s", size,
