@@ -51,7 +51,7 @@ def _allowed_sql(limit: Before | None, document: str | None) -> tuple[str, list[
 
 
 def _vectors(bank: Bank) -> tuple[Any, Any, Any] | None:
-    """(ids, documents, scene numbers, matrix) of every embedded passage, kept while the index holds."""
+    """(ids, their vectors as rows, id -> row) of every embedded passage, kept while the index holds."""
     import numpy as np
 
     memo = bank.index.view_memo("manuscript.vectors")

@@ -4,6 +4,7 @@ manuscript, which membank never writes: `membank index --rebuild` makes them aga
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -46,23 +47,11 @@ class Stored:
 COLUMNS = "id, document, ordinal, scene, scene_no, line, end_line, text"
 
 
-def passages(index: Index, ids: Iterable[int] | None = None, document: str | None = None) -> list[Stored]:
-    db = index.db
-    if ids is not None:
-        rows = db.execute(f"SELECT {COLUMNS} FROM manuscript_passages WHERE id IN (SELECT value FROM json_each(?))",
-                          (_json(ids),)).fetchall()
-    elif document is not None:
-        rows = db.execute(f"SELECT {COLUMNS} FROM manuscript_passages WHERE document = ? ORDER BY ordinal",
-                          (document,)).fetchall()
-    else:
-        rows = db.execute(f"SELECT {COLUMNS} FROM manuscript_passages ORDER BY document, ordinal").fetchall()
+def passages(index: Index, ids: Iterable[int]) -> list[Stored]:
+    """The passages with these ids."""
+    rows = index.db.execute(f"SELECT {COLUMNS} FROM manuscript_passages WHERE id IN (SELECT value FROM json_each(?))",
+                            (json.dumps([int(i) for i in ids]),)).fetchall()
     return [Stored(*row) for row in rows]
-
-
-def _json(ids: Iterable[int]) -> str:
-    import json
-
-    return json.dumps([int(i) for i in ids])
 
 
 def generation(index: Index) -> int:

@@ -52,9 +52,9 @@ def documents(bank: Bank) -> list[str]:
     return out
 
 
-def sync(bank: Bank, only: set[str] | None = None) -> Report:
-    """Bring the passages level with the documents (all of them, or those of `only` that are in the
-    story order), in the caller's transaction or one of its own."""
+def sync(bank: Bank) -> Report:
+    """Bring the passages level with the documents, in the caller's transaction or one of its own: stat
+    decides which to read, so a sync where nothing moved reads no chapter."""
     report = Report()
     index = bank.index
     wanted = documents(bank)
@@ -62,13 +62,11 @@ def sync(bank: Bank, only: set[str] | None = None) -> Report:
         known = {doc: (size, mtime, digest, problem) for doc, size, mtime, digest, problem in index.db.execute(
             "SELECT document, size, mtime_ns, hash, problem FROM manuscript_documents")}
         for doc in wanted:
-            if only is not None and doc not in only:
-                continue
             cancel.check()
             _document(bank, doc, known.get(doc), report)
         keep = set(wanted)
         for doc in known:
-            if doc not in keep and (only is None or doc in only):
+            if doc not in keep:
                 _forget(index, doc, report)
         if report.changed:
             store.moved(index)
