@@ -116,7 +116,8 @@ def test_bad_chapters_are_diagnostics_never_a_stop(project: Path, tmp_path: Path
             assert status[f"chapters/{name}.md"]["problem"], name
             assert status[f"chapters/{name}.md"]["passages"] == 0
         assert status["chapters/gone.md"] == {"source": "chapters/gone.md", "passages": 0, "scenes": [],
-                                              "codePoints": 0, "problem": None, "summary": "none"}
+                                              "codePoints": 0, "characters": [], "problem": None,
+                                              "summary": "none"}
         assert status["chapters/ch01.md"]["passages"] == 2
         assert "chapters/link.md" not in {i["source"] for i in bank.search_manuscript(query_text="secret")["items"]}
         warned = {d["source"] for d in bank.diagnostics()["items"] if "manuscript" in d["message"]}
@@ -265,6 +266,7 @@ def test_appearances_count_names_per_chapter_in_story_order(project: Path) -> No
         assert [(i["source"], i["count"], i["firstLine"], i["lastLine"]) for i in got["items"]] == [
             ("chapters/ch01.md", 1, 5, 5), ("chapters/ch03.md", 3, 1, 3)]  # keys (灯塔) are not mentions
         assert (got["first"], got["last"], got["total"]) == ("chapters/ch01.md#灯塔", "chapters/ch03.md#1", 4)
+        assert [d["characters"] for d in bank.manuscript_status()["items"]] == [["林默"], [], ["林默"]]
 
 
 RECAP_SKILL = """---

@@ -418,6 +418,7 @@ export interface DocumentState {
   passages: number;
   scenes: string[];
   codePoints: number;
+  characters: string[];
   problem: string | null;
   summary: "none" | "current" | "stale";
 }

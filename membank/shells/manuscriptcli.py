@@ -31,8 +31,8 @@ def status_view(d: dict[str, Any]) -> None:
         out.print("no manuscript documents (chapters: in project.yaml, else *.md / *.txt outside .writenow/)")
         return
     rows = [(item["source"], str(item["passages"]), str(len(item["scenes"])), str(item["codePoints"]),
-             item["summary"], item["problem"] or "") for item in d["items"]]
-    plain_columns(("document", "passages", "scenes", "code points", "summary", "problem"), rows)
+             str(len(item["characters"])), item["summary"], item["problem"] or "") for item in d["items"]]
+    plain_columns(("document", "passages", "scenes", "code points", "characters", "summary", "problem"), rows)
     out.print(f"{d['passages']} passages, {d['embedded']} with a vector")
 
 

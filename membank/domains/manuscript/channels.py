@@ -40,6 +40,7 @@ class DocumentState(TypedDict):
     passages: int
     scenes: list[str]
     codePoints: int
+    characters: list[str]  # the characters mentioned in it (names and aliases, as kg:appearances counts)
     problem: str | None  # why the document is not indexed (too large, not UTF-8, not a file ...)
     summary: Literal["none", "current", "stale"]  # its chapter summary (.writenow/summaries/)
 
