@@ -123,6 +123,8 @@ def test_bad_chapters_are_diagnostics_never_a_stop(project: Path, tmp_path: Path
         warned = {d["source"] for d in bank.diagnostics()["items"] if "manuscript" in d["message"]}
         assert warned >= {"chapters/big.md", "chapters/binary.md", "chapters/latin1.md", "chapters/link.md",
                           "chapters/fifo.md"}
+        again = sync_manuscript(bank)  # nothing moved: no chapter read again, the warnings stay
+        assert (again.changed, again.problems) == ([], {})
         (chapters / "latin1.md").write_text("café au lait\n", "utf-8")  # fixed: indexed, its warning gone
         bank.sync()
         assert bank.search_manuscript(query_text="café")["items"][0]["source"] == "chapters/latin1.md"

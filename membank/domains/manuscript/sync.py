@@ -82,8 +82,8 @@ def _document(bank: Bank, doc: str, known: tuple[int, int, str, str | None] | No
         stamp = (st.st_size, st.st_mtime_ns)
     except OSError:
         stamp = None
-    if stamp is not None and known is not None and (known[0], known[1]) == stamp and known[3] is None:
-        return  # unchanged since it was read
+    if stamp is not None and known is not None and (known[0], known[1]) == stamp:
+        return  # unchanged since it was read (or refused: a 20 MB chapter is not read again until it moves)
     try:
         data = read_document_bytes(bank.root, doc, MAX_CHAPTER_BYTES)
         text = None if data is None else _decode(data)
