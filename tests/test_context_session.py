@@ -88,7 +88,7 @@ def test_the_seed_scenario_a_continued_action_scene(bank: Bank, sample: Path) ->
     assert rules["name"] == "preferences" and "### The author's preferences" in rules["text"]
     assert rules["text"] in d["systemPrompt"]
 
-    [run] = [json.loads(line) for f in sorted((sample / ".writenow" / "journal").glob("*.jsonl"))
+    [run] = [json.loads(line) for f in sorted((sample / ".writenow" / "journal").glob("**/*.jsonl"))
              for line in f.read_text("utf-8").splitlines() if f'"runId": "{d["runId"]}"' in line
              or f'"runId":"{d["runId"]}"' in line]
     assert {p["id"] for p in run["pieces"] if p["layer"] == 5} == {i["id"] for i in working}

@@ -119,6 +119,11 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
         "card:export": {"source": "characters/maren-voss.md", "format": "json", "spec": "v2",
                         "output": str(sample.parent / "maren.json"), "force": True},
         "project:git:setup": {},
+        "manuscript:search": {"queryText": "the lighthouse", "before": "chapters/ch05.md"},
+        "manuscript:status": {},
+        "kg:appearances": {"name": "Lin Mo"},
+        "summary:put": {"of": "chapters/ch01.md", "level": "chapter", "text": "Maren keeps the lamp lit."},
+        "summary:list": {"before": "chapters/ch05.md"},
     }
 
 
@@ -333,6 +338,19 @@ def test_replies_come_as_calls_finish(sidecar: Sidecar) -> None:
 
 
 # -- the watcher ----------------------------------------------------------------------------------
+
+
+def test_a_chapter_saved_on_disk_is_announced(sidecar: Sidecar, sample: Path) -> None:
+    chapter = sample / "chapters" / "ch01.md"
+    assert sidecar.ok("manuscript:status")["items"][0]["source"] == "chapters/ch01.md"
+    tmp = chapter.with_name("ch01.md.tmp")
+    tmp.write_text(chapter.read_text("utf-8") + "\n\nThe gulls came back at dawn.\n", "utf-8")
+    os.replace(tmp, chapter)
+    note = sidecar.wait_for(lambda: sidecar.notifications("chapter:changed"), "chapter:changed")[0]
+    assert note["params"] == {"projectId": sidecar.ok("index:status")["projectId"], "documentId": "chapters/ch01.md"}
+    assert not [n for n in sidecar.notifications("index:changed") if "chapters/ch01.md" in n["params"]["sources"]]
+    found = sidecar.ok("manuscript:search", {"queryText": "gulls at dawn"})["items"]
+    assert found[0]["source"] == "chapters/ch01.md"
 
 
 def test_a_file_edited_on_disk_is_announced_and_visible(sidecar: Sidecar, sample: Path) -> None:

@@ -30,7 +30,7 @@ def test_natural_order_and_globs() -> None:
 
 def test_a_position_outside_the_order_is_after_everything() -> None:
     order = StoryOrder.of(("a.md", "b.md"), [], ())
-    assert order.rank("zzz.md") == 2 and not order.reached("zzz.md", "b.md")
+    assert order.rank("zzz.md") == (2, 0) and not order.reached("zzz.md", "b.md")
     assert order.holds("a.md", None, "b.md") and not order.holds("b.md", None, "a.md")
     assert order.holds(None, "b.md", "a.md") and not order.holds(None, "b.md", "b.md")  # until is exclusive
     assert order.holds(None, None, None) and not order.holds("a.md", None, None)  # no position: timeless only
@@ -104,3 +104,19 @@ def test_serialisation_masks_empty_sections_and_is_lf_nfc() -> None:
     b = serialise([Piece(0, "", "identity", "Café\nline")])
     assert a.system_prompt == b.system_prompt and a.prefix_hash == b.prefix_hash
     assert "\r" not in a.system_prompt and a.system_prompt.count("(none)") == 5  # skill + 3 + 1 sections
+
+
+def test_scene_positions_order_inside_their_document() -> None:
+    order = StoryOrder(("ch04.md", "ch05.md", "ch06.md"), True, (("ch05.md", ("灯塔", "雨夜", "#3")),))
+    assert order.rank("ch05.md") < order.rank("ch05.md#灯塔") < order.rank("ch05.md#雨夜") == order.rank("ch05.md#2")
+    assert order.rank("ch05.md#3") < order.rank("ch06.md") and order.rank("ch04.md#9") < order.rank("ch05.md")
+    assert order.knows("ch05.md#雨夜") and not order.unknown_scene("ch05.md#雨夜")
+    # an unknown scene counts as the end of its document, never after the next one
+    assert order.unknown_scene("ch05.md#nowhere") and order.rank("ch05.md#3") < order.rank("ch05.md#nowhere")
+    assert order.rank("ch05.md#nowhere") < order.rank("ch06.md")
+    # a death in mid-chapter is not true at the chapter's first scene; something dated to the chapter is
+    assert not order.reached("ch05.md#雨夜", "ch05.md#1") and order.reached("ch05.md#雨夜", "ch05.md#3")
+    assert order.reached("ch05.md", "ch05.md#1") and not order.holds("ch05.md#雨夜", None, "ch05.md#灯塔")
+    assert order.holds(None, "ch05.md#雨夜", "ch05.md#1") and not order.holds(None, "ch05.md#雨夜", "ch05.md#2")
+    # natural order never takes a scene position for a document of its own
+    assert StoryOrder.of(None, ["a.md"], ["b.md#2", "a.md#x"]).positions == ("a.md", "b.md")

@@ -58,6 +58,8 @@ export interface Channels {
    * Schema: docs/schema/index.sync.json
    */
   "index:sync": { payload: IndexSyncPayload; data: IndexSyncData };
+  /** Schema: docs/schema/kg.appearances.json */
+  "kg:appearances": { payload: KgAppearancesPayload; data: KgAppearancesData };
   /**
    * Cancellable: `deadlineMs` bounds the call, and `$/cancelRequest` stops it halfway (CANCELED, TIMEOUT; nothing is left half-done).
    * Schema: docs/schema/kg.consistency.check.json
@@ -77,6 +79,10 @@ export interface Channels {
   "kg:state:update": { payload: KgStateUpdatePayload; data: KgStateUpdateData };
   /** Schema: docs/schema/lifecycle.settings.update.json */
   "lifecycle:settings:update": { payload: LifecycleSettingsUpdatePayload; data: LifecycleSettingsUpdateData };
+  /** Schema: docs/schema/manuscript.search.json */
+  "manuscript:search": { payload: ManuscriptSearchPayload; data: ManuscriptSearchData };
+  /** Schema: docs/schema/manuscript.status.json */
+  "manuscript:status": { payload: ManuscriptStatusPayload; data: ManuscriptStatusData };
   /** Schema: docs/schema/memory.create.json */
   "memory:create": { payload: MemoryCreatePayload; data: MemoryCreateData };
   /** Schema: docs/schema/memory.delete.json */
@@ -128,6 +134,10 @@ export interface Channels {
   "skill:get": { payload: SkillGetPayload; data: SkillGetData };
   /** Schema: docs/schema/skill.list.json */
   "skill:list": { payload: SkillListPayload; data: SkillListData };
+  /** Schema: docs/schema/summary.list.json */
+  "summary:list": { payload: SummaryListPayload; data: SummaryListData };
+  /** Schema: docs/schema/summary.put.json */
+  "summary:put": { payload: SummaryPutPayload; data: SummaryPutData };
 }
 
 export type ChannelName = keyof Channels;
@@ -139,6 +149,8 @@ export type Call = <K extends ChannelName>(method: K, params: ChannelPayload<K>)
 
 /** The server's notifications (JSON-RPC messages without an `id`) by method name: their params. */
 export interface Notifications {
+  /** Schema: docs/schema/chapter.changed.json */
+  "chapter:changed": ChapterChangedParams;
   /** Schema: docs/schema/episode.failed.json */
   "episode:failed": EpisodeFailedParams;
   /** Schema: docs/schema/index.changed.json */
@@ -166,6 +178,8 @@ export type IndexStatusPayload = ProjectOnly;
 export type IndexStatusData = IndexStatus;
 export type IndexSyncPayload = IndexSync;
 export type IndexSyncData = SyncReport;
+export type KgAppearancesPayload = AppearancesGet;
+export type KgAppearancesData = Appearances;
 export type KgConsistencyCheckPayload = ConsistencyCheck;
 export type KgConsistencyCheckData = Checked;
 export type KgEntityGetPayload = EntityGet;
@@ -182,6 +196,10 @@ export type KgStateUpdatePayload = StateUpdate;
 export type KgStateUpdateData = Entity;
 export type LifecycleSettingsUpdatePayload = LifecycleUpdate;
 export type LifecycleSettingsUpdateData = LifecycleSettings;
+export type ManuscriptSearchPayload = ManuscriptSearch;
+export type ManuscriptSearchData = PassageItems;
+export type ManuscriptStatusPayload = ProjectOnly;
+export type ManuscriptStatusData = ManuscriptStatus;
 export type MemoryCreatePayload = MemoryCreate;
 export type MemoryCreateData = Memory;
 export type MemoryDeletePayload = MemoryRef;
@@ -230,10 +248,38 @@ export type SkillGetPayload = SkillRef;
 export type SkillGetData = Skill;
 export type SkillListPayload = ProjectOnly;
 export type SkillListData = SkillItems;
+export type SummaryListPayload = SummaryList;
+export type SummaryListData = SummaryItems;
+export type SummaryPutPayload = SummaryPut;
+export type SummaryPutData = SummaryItem;
+export type ChapterChangedParams = ChapterChanged;
 export type EpisodeFailedParams = EpisodeFailed;
 export type IndexChangedParams = IndexChanged;
 
 // -- the types the channels use ----------------------------------------------------------------------------
+
+export interface Appearance {
+  source: string;
+  scene: string;
+  count: number;
+  firstLine: number;
+  lastLine: number;
+}
+
+export interface Appearances {
+  id: string;
+  name: string;
+  items: Appearance[];
+  first: string | null;
+  last: string | null;
+  total: number;
+}
+
+export interface AppearancesGet {
+  projectId?: string | null;
+  id?: string | null;
+  name?: string | null;
+}
 
 export interface Assembled {
   runId: string;
@@ -285,6 +331,12 @@ export interface Change {
   source: string;
   change: "new" | "changed" | "same" | "kept";
   fields?: FieldChange[];
+}
+
+/** Sent by the server after the watcher re-read a manuscript document whose passages changed (or that went, or cannot be read any more) (docs/manuscript.md). */
+export interface ChapterChanged {
+  projectId: string;
+  documentId: string;
 }
 
 export interface Checked {
@@ -382,6 +434,16 @@ export interface Diagnostics {
   hardCut: ("before" | "after")[];
   memoryDegraded: boolean;
   tookMs: number;
+}
+
+export interface DocumentState {
+  source: string;
+  passages: number;
+  scenes: string[];
+  codePoints: number;
+  characters: string[];
+  problem: string | null;
+  summary: "none" | "current" | "stale";
 }
 
 export interface Dropped {
@@ -751,6 +813,21 @@ export interface LifecycleUpdate {
   scope?: "project" | "global";
 }
 
+export interface ManuscriptSearch {
+  queryText: string;
+  projectId?: string | null;
+  before?: string | null;
+  documentId?: string | null;
+  /** @defaultValue 10 */
+  limit?: number;
+}
+
+export interface ManuscriptStatus {
+  items: DocumentState[];
+  passages: number;
+  embedded: number;
+}
+
 export interface Memory {
   id: string;
   type: string;
@@ -865,6 +942,20 @@ export interface ModelStatus {
   indexDim: number | null;
   semantic: boolean;
   problem: ReasonInfo | null;
+}
+
+export interface PassageItem {
+  source: string;
+  scene: string;
+  line: number;
+  endLine: number;
+  text: string;
+  score: number;
+  reason: string;
+}
+
+export interface PassageItems {
+  items: PassageItem[];
 }
 
 export interface Piece {
@@ -1162,6 +1253,34 @@ export interface StateUpdate {
   state?: string | null;
   set?: { [key: string]: unknown } | null;
   expectedRevision?: number | null;
+}
+
+export interface SummaryItem {
+  of: string;
+  level: string;
+  text: string;
+  source: string;
+  sourceHash: string | null;
+  by: string | null;
+  stale: boolean;
+}
+
+export interface SummaryItems {
+  items: SummaryItem[];
+}
+
+export interface SummaryList {
+  projectId?: string | null;
+  before?: string | null;
+}
+
+export interface SummaryPut {
+  of: string;
+  level: string;
+  text: string;
+  projectId?: string | null;
+  sourceHash?: string | null;
+  by?: string | null;
 }
 
 export interface SyncReport {

@@ -42,6 +42,10 @@ RULES: dict[str, Rule] = {r.key: r for r in (
     Rule("history", "boolean", False, means="the latest compact history of your sessions"),
     Rule("working", "integer", 0, 0, 8000,
          "how many tokens of this session's working memory (what the app holds for the session it names)"),
+    Rule("recap", "integer", 0, 0, 20000, "how many tokens of the story so far (the summaries of what comes "
+         "before this point, the newest in most detail)"),
+    Rule("recall", "integer", 0, 0, 20, "how many passages of your manuscript from before this point most relevant "
+         "to the moment (never one already in the text around the selection)"),
     Rule("max_tokens", "integer", None, 100, 200000,
          "the size limit, in tokens, for everything but the skill's own text (default: settings context.maxTokens)"),
 )}

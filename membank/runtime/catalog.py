@@ -18,6 +18,7 @@ from ..domains.git import channels as git
 from ..domains.indexing import channels as indexing
 from ..domains.learning import channels as learning
 from ..domains.lifecycle import channels as lifecycle
+from ..domains.manuscript import channels as manuscript
 from ..domains.memories import channels as memories
 from ..domains.recall import channels as recall
 from ..domains.settings import channels as settings
@@ -42,6 +43,7 @@ TABLES: tuple[tuple[Channel, ...], ...] = (
     working.CHANNELS,
     cards.CHANNELS,
     git.CHANNELS,
+    manuscript.CHANNELS,
 )
 
 CATALOG: dict[str, Channel] = {c.name: c for table in TABLES for c in table}

@@ -14,10 +14,11 @@ from ..domains.episodes import store as episode_store, traces as episode_traces
 from ..domains.indexing import journals as indexing_journals
 from ..domains.learning import events as learning_events
 from ..domains.lifecycle import runs as lifecycle_runs
+from ..domains.manuscript import store as manuscript_store
 from ..domains.memories import read as memories_read
 from ..domains.recall import queries as recall_queries
 from ..domains.story import positions as story_positions, refs as story_refs
 from ..index import store as index_store
 
-REGISTERING = (context_memories, episode_store, episode_traces, indexing_journals, learning_events, lifecycle_runs, memories_read,
-               recall_queries, story_positions, story_refs, index_store)
+REGISTERING = (context_memories, episode_store, episode_traces, indexing_journals, learning_events, lifecycle_runs,
+               manuscript_store, memories_read, recall_queries, story_positions, story_refs, index_store)

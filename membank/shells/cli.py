@@ -386,9 +386,9 @@ def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder a
 
 # the prompt and settings commands live in modules of their own; importing them registers them,
 # after the commands above (the order `membank --help` lists)
-from . import cardcli, episodecli, promptcli, settingscli, storycli, workingcli  # noqa: E402
+from . import cardcli, episodecli, manuscriptcli, promptcli, settingscli, storycli, workingcli  # noqa: E402
 
-COMMAND_MODULES = (promptcli, settingscli, storycli, episodecli, workingcli, cardcli)
+COMMAND_MODULES = (promptcli, settingscli, storycli, episodecli, workingcli, cardcli, manuscriptcli)
 
 
 def main() -> None:

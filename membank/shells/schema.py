@@ -202,7 +202,16 @@ class EpisodeFailed(TypedDict):
     message: str
 
 
-NOTIFICATIONS: dict[str, type] = {"index:changed": IndexChanged, "episode:failed": EpisodeFailed}
+class ChapterChanged(TypedDict):
+    """Sent by the server after the watcher re-read a manuscript document whose passages changed (or that
+    went, or cannot be read any more) (docs/manuscript.md)."""
+
+    projectId: str
+    documentId: str  # the document's project-relative path
+
+
+NOTIFICATIONS: dict[str, type] = {"index:changed": IndexChanged, "episode:failed": EpisodeFailed,
+                                  "chapter:changed": ChapterChanged}
 
 
 def generate() -> dict[str, str]:

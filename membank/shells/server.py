@@ -32,7 +32,7 @@ from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
 from ..kernel.errors import MembankError
 from ..index.store import reading
-from . import cancels
+from . import cancels, chapterwatch
 from .requestid import ID_SCAN, no_constants, request_id, valid_id
 from .daily import Daily
 from .settler import Settler
@@ -371,7 +371,9 @@ class Server:
         self._watchers[project_id] = watcher  # a polling fallback is logged once, by the watcher itself
 
     def _changed(self, project_id: str, report: Report) -> None:
-        sources = sorted(report.sources)
+        sources, chapters = chapterwatch.split(sorted(report.sources))  # a manuscript document: `chapter:changed`
+        for document in chapters:
+            self.notify("chapter:changed", {"projectId": project_id, "documentId": document})
         if sources:
             self.settler.changed()
             self.notify("index:changed", {"projectId": project_id, "sources": sources,

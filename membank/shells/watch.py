@@ -36,7 +36,7 @@ from watchdog.observers.api import BaseObserver
 
 from ..domains.indexing import sync as sync_
 from ..kernel import clock
-from . import overflow
+from . import chapterwatch, overflow
 from .observers import open_observer
 from .watchreport import Problem, Report, diff, problems
 from ..files.scan import SECTIONS, BankRoot, is_ignored, is_temporary
@@ -68,9 +68,10 @@ class _Batch:
     files: dict[str, tuple[BankRoot, str]] = field(default_factory=dict)  # absolute path -> (bank root, rel)
     settings: set[str] = field(default_factory=set)
     full: bool = False
+    manuscript: bool = False  # a manuscript document (or project.yaml's story order) changed
 
     def __bool__(self) -> bool:
-        return bool(self.files or self.settings or self.full)
+        return bool(self.files or self.settings or self.full or self.manuscript)
 
 
 class _Handler(FileSystemEventHandler):
@@ -132,6 +133,7 @@ class Watcher:
         self._failures = 0  # failed batches in a row
         self._seen = 0.0  # when the observer last handed over any event
         self._real = {root.bank: os.path.realpath(root.path) for root in bank.roots}
+        self._manuscript_dirs: set[str] = set()  # folders of manuscript documents, watched one by one
 
     # -- the contract ----------------------------------------------------------------------------
 
@@ -221,9 +223,15 @@ class Watcher:
         opened = open_observer([prefix for prefix, _ in self._roots], [root for _, root in self._roots], _Handler(self),
                                _EVENTS, self.force_polling, self.poll_interval)
         self._mode, self._note, self._tracks_close = opened.mode, opened.note, opened.tracks_close
+        self._manuscript_dirs = chapterwatch.watch_folders(self.bank, opened.observer, _Handler(self), _EVENTS,
+                                                           lambda folder: self._locate(folder) is not None)
         if opened.note is not None:
             log.warning("membank watch: %s", opened.note)
         return opened.observer
+
+    def _note_manuscript(self, path: str) -> bool:
+        self._pending.manuscript |= chapterwatch.is_chapter(path, self._manuscript_dirs)
+        return self._pending.manuscript
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -271,8 +279,11 @@ class Watcher:
     def _note_file(self, path: str, event: FileSystemEvent, left: bool, now: float) -> bool:
         found = self._locate(path)
         if found is None:
-            return False
+            return self._note_manuscript(path)
         _, root, parts = found
+        if parts == ["project.yaml"] and root.bank == "project":
+            self._pending.manuscript = True  # the story order may have moved
+            return True
         if parts == ["settings.yaml"]:
             self._pending.settings.add(root.source("settings.yaml"))
             return True
@@ -338,7 +349,7 @@ class Watcher:
             return (batch or None), None
         held = self._held(now)
         batch = _Batch({p: v for p, v in self._pending.files.items() if p not in held}, set(self._pending.settings),
-                       self._pending.full and not held)
+                       self._pending.full and not held, self._pending.manuscript)
         self._pending = _Batch({p: self._pending.files[p] for p in held}, set(), self._pending.full and not batch.full)
         self._first = now if self._pending else 0.0
         return (batch or None), min(held.values(), default=None)
@@ -396,6 +407,7 @@ class Watcher:
                 self._pending.files.update(batch.files)
                 self._pending.settings |= batch.settings
                 self._pending.full = self._pending.full or batch.full or not passing
+                self._pending.manuscript |= batch.manuscript
                 now = time.monotonic()
                 self._first = self._first or now
                 self._last = now
@@ -459,6 +471,8 @@ class Watcher:
                         self.full_scans += 1
                         changed.update(sync_.sync(index, bank.roots, embedder=embedder).changed)
                 index.drop_moved_tombstones(changed)
+                if full or batch.manuscript:
+                    changed.update(chapterwatch.sync(bank))
         return sorted(changed)
 
 

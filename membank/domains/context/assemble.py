@@ -30,6 +30,7 @@ from ..story.cards import Catalog, catalog as story_catalog
 from ..story.manuscript import read_document
 from ..story.order import StoryOrder
 from . import budget, cardtext, memories, session
+from . import manuscript as from_manuscript
 from .activation import activate
 from .budget import Dropped
 from .layers import Piece, clean, serialise
@@ -240,6 +241,9 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     with bank.index.lock:
         order = positions.story_order(bank)
         position = document if document is not None and order.knows(document) else None
+        if position is not None:  # the scene the selection is in: what happens later in the chapter is not yet true
+            at = from_manuscript.selection_at(req.start, passage, text)
+            position = from_manuscript.scene_position(bank, position, at)
         if position is None:
             reasons.append(Reason(STORY_POSITION_UNKNOWN, "no story position (no documentId, or one outside the "
                                   "story order): only timeless material is used"))
@@ -289,6 +293,10 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         else:
             reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings (memory.injectionEnabled): "
                                   "no preferences, memories, episodes, history or working memory"))
+        if position is not None and (rules["recap"] or rules["recall"]):
+            pieces += from_manuscript.recap(bank, position, rules["recap"])
+            pieces += from_manuscript.recall(bank, req.start, passage, text, _query(req, passage), rules["recall"],
+                                             position)
 
     return finish(bank, req, skill, rules, pieces, reasons, Finish(hidden, capped, late, passage, document, started))
 

@@ -19,11 +19,23 @@ def refresh(bank: Bank, rebuild: bool = False, progress: Progress | None = None)
     with bank.write_lock:
         _sweep(bank)
         if not rebuild:
-            return sync(bank.index, bank.roots, progress, bank.embedder).to_api()
+            report = sync(bank.index, bank.roots, progress, bank.embedder).to_api()
+            _manuscript(bank)
+            return report
         cancel.check()
         with cancel.shielded():
             bank.index.rebuild()
-            return sync(bank.index, bank.roots, progress, bank.embedder).to_api()
+            report = sync(bank.index, bank.roots, progress, bank.embedder).to_api()
+            _manuscript(bank)
+            return report
+
+
+def _manuscript(bank: Bank) -> None:
+    """The manuscript's passages, level with its documents (domains/manuscript/sync.py): a document that
+    cannot be read is a diagnostic there, never a failed sync."""
+    from ..manuscript.sync import sync as sync_manuscript
+
+    sync_manuscript(bank)
 
 
 def _sweep(bank: Bank) -> None:

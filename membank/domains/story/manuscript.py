@@ -15,6 +15,12 @@ MAX_MANUSCRIPT_BYTES = 8 * 1024 * 1024  # a chapter file membank reads (the surr
 def read_document(root: Path, document: str) -> str | None:
     """The document's text, or None when there is no such file. A link leading out of the project,
     or anything but an ordinary file, is refused like any path outside it."""
+    data = read_document_bytes(root, document)
+    return None if data is None else data.decode("utf-8", "replace").lstrip("\ufeff")
+
+
+def read_document_bytes(root: Path, document: str, cap: int = MAX_MANUSCRIPT_BYTES) -> bytes | None:
+    """The document's bytes (read_document's rules), or None when there is no such file."""
     path = root / document
     try:
         real = Path(os.path.realpath(path))
@@ -22,13 +28,13 @@ def read_document(root: Path, document: str) -> str | None:
     except ValueError:
         raise errors.invalid("documentId", "`documentId` must be a file inside the project") from None
     try:
-        data, _ = read_regular(real, MAX_MANUSCRIPT_BYTES + 1)
+        data, _ = read_regular(real, cap + 1)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except (OSError, Unreadable) as e:
         raise MembankError(errors.INVALID_ARGUMENT, f"the document {document} cannot be read "
                            f"({getattr(e, 'message', e.__class__.__name__)})", {"field": "documentId"}) from None
-    if len(data) > MAX_MANUSCRIPT_BYTES:
-        raise errors.invalid("documentId", f"the document {document} is larger than 8 MiB; send the text around "
-                             "the selection as `documentText`")
-    return data.decode("utf-8", "replace").lstrip("\ufeff")
+    if len(data) > cap:
+        raise errors.invalid("documentId", f"the document {document} is larger than {cap // (1024 * 1024)} MiB; "
+                             "send the text around the selection as `documentText`")
+    return data

@@ -41,29 +41,67 @@ def expand(patterns: Iterable[str], files: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+END_OF_DOCUMENT = 1 << 30  # the scene number of an unknown scene: it counts as the end of its document
+
+
+def split(position: str) -> tuple[str, str | None]:
+    """A story position as (document, scene or None): `chapters/ch05.md#雨夜` names a scene of ch05 by its
+    heading's text, `chapters/ch05.md#2` its second scene (docs/manuscript.md, "Scene positions")."""
+    doc, sep, scene = position.partition("#")
+    scene = scene.strip()
+    return doc.strip(), (scene if sep and scene else None)
+
+
 @dataclass(frozen=True)
 class StoryOrder:
     """The reading order of the story's positions. A position it does not hold counts as after every
-    known one (story.md): it can never leak into an earlier chapter."""
+    known one (story.md): it can never leak into an earlier chapter. A position may name a scene of its
+    document: positions order by document, then scene; a document alone is its start (scene 0), so
+    something dated to a scene is not reached at the chapter's first scene; an unknown scene counts as the
+    end of its document."""
 
     positions: tuple[str, ...]
     explicit: bool  # from project.yaml `chapters:` (else natural order)
+    scenes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (document, its scenes' labels in order), by document
 
     @classmethod
     def of(cls, chapters: tuple[str, ...] | None, manuscript: Iterable[str], named: Iterable[str]) -> StoryOrder:
         if chapters is not None:
             return cls(expand(chapters, manuscript), True)
-        return cls(tuple(sorted(set(manuscript) | set(named), key=natural_key)), False)
+        return cls(tuple(sorted(set(manuscript) | {split(p)[0] for p in named}, key=natural_key)), False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_rank", {p: i for i, p in enumerate(self.positions)})
+        object.__setattr__(self, "_scenes", dict(self.scenes))
 
-    def rank(self, position: str) -> int:
-        """Its place in the order; len(positions) for one the order does not hold."""
-        return self._rank.get(position, len(self.positions))  # type: ignore[attr-defined, no-any-return]
+    def scene_number(self, document: str, scene: str) -> int | None:
+        """The scene's number in its document (by heading text, else `N` / `#N`); None if it has none such."""
+        labels: tuple[str, ...] = self._scenes.get(document, ())  # type: ignore[attr-defined]
+        if scene in labels:
+            return labels.index(scene) + 1
+        digits = scene[1:] if scene.startswith("#") else scene
+        if digits.isdigit() and 1 <= int(digits) and (not labels or int(digits) <= len(labels)):
+            return int(digits)
+        return None
+
+    def unknown_scene(self, position: str) -> bool:
+        doc, scene = split(position)
+        return scene is not None and self.scene_number(doc, scene) is None
+
+    def rank(self, position: str) -> tuple[int, int]:
+        """Its place in the order: (the document's, the scene's); (len(positions), 0) for a document the
+        order does not hold."""
+        doc, scene = split(position) if "#" in position else (position, None)
+        at = self._rank.get(doc)  # type: ignore[attr-defined]
+        if at is None:
+            return len(self.positions), 0
+        if scene is None:
+            return at, 0
+        number = self.scene_number(doc, scene)
+        return at, (number if number is not None else END_OF_DOCUMENT)
 
     def knows(self, position: str) -> bool:
-        return position in self._rank  # type: ignore[attr-defined]
+        return (split(position)[0] if "#" in position else position) in self._rank  # type: ignore[attr-defined]
 
     def reached(self, at: str, position: str) -> bool:
         """Whether something that happens `at` has happened by `position` (at ≤ position)."""

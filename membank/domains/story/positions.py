@@ -4,7 +4,7 @@ and memories name (a table the story domain derives from every record as it is i
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,36 @@ register(DomainSchema(
     rows=_named,
     insert="INSERT INTO story_positions(entry, role, position) VALUES (?, ?, ?)",
     clear="DELETE FROM story_positions WHERE entry = ?"))
+
+# the scenes of each manuscript document (their labels in order: a heading's text, or `#n`), as the
+# manuscript domain cuts them (domains/manuscript/sync.py calls `put_scenes`): what a scene position names
+register(DomainSchema(
+    "story.scenes", 1,
+    "CREATE TABLE story_scenes(document TEXT NOT NULL, scene_no INTEGER NOT NULL, label TEXT NOT NULL,"
+    " PRIMARY KEY(document, scene_no))",
+    "DROP TABLE IF EXISTS story_scenes"))
+
+
+def put_scenes(index: Index, document: str, labels: list[str]) -> None:
+    """The document's scenes (none: it has no passages, or is gone)."""
+    index.db.execute("DELETE FROM story_scenes WHERE document = ?", (document,))
+    index.db.executemany("INSERT INTO story_scenes(document, scene_no, label) VALUES (?, ?, ?)",
+                         [(document, n, label) for n, label in enumerate(labels, 1)])
+
+
+def scenes(index: Index) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every document's scene labels in order, by document; kept while the index holds."""
+    memo = index.view_memo("story.scenes")
+    if memo is not None and "scenes" in memo:
+        return memo["scenes"]  # type: ignore[no-any-return]
+    by_doc: dict[str, list[str]] = {}
+    for doc, label in index.db.execute("SELECT document, label FROM story_scenes ORDER BY document, scene_no"):
+        by_doc.setdefault(doc, []).append(label)
+    found = tuple((doc, tuple(labels)) for doc, labels in by_doc.items())
+    if memo is not None:
+        memo["scenes"] = found
+    return found
+
 
 MANUSCRIPT_SUFFIXES = (".md", ".txt")
 MAX_MANUSCRIPT_FILES = 20_000  # a walk stops there: a project folder is not a disk
@@ -125,8 +155,22 @@ def chapters(bank: Bank) -> tuple[str, ...] | None:
 
 def story_order(bank: Bank) -> StoryOrder:
     """The project's story order: `project.yaml` `chapters:`, else natural order of the manuscript and
-    of every position a card or memory names. Re-made only when project.yaml, a manuscript folder or
-    the index moved."""
+    of every position a card or memory names, with each document's scenes (a position may name one).
+    Re-made only when project.yaml, a manuscript folder or the index moved."""
+    order = _documents_order(bank)
+    found = scenes(bank.index)
+    if order.scenes == found:
+        return order
+    memo = bank.memo.setdefault("story.order", {})
+    made = memo.get("scened")
+    if made is not None and made[0] is order and made[1] == found:
+        return made[2]  # type: ignore[no-any-return]
+    scened = replace(order, scenes=found)
+    memo["scened"] = (order, found, scened)
+    return scened
+
+
+def _documents_order(bank: Bank) -> StoryOrder:
     memo = bank.memo.setdefault("story.order", {})
     walk = memo.get("walk")
     if walk is None or not _fresh(bank.root, walk):

@@ -29,6 +29,13 @@ def _memory_line(bank: Bank, source: str, key: str) -> int:
     return 1
 
 
+def _placed(order: Any, position: str) -> str:
+    if order.knows(position):  # its document is known, its scene is not
+        return (f"`{position}` names no scene of its chapter (a heading's text, or #2 for the second scene); it "
+                "counts as the end of the chapter")
+    return _outside(position)
+
+
 def _outside(position: str) -> str:
     return (f"`{position}` is not in project.yaml `chapters:`; it counts as after every chapter (add it to the "
             "list to place it)")
@@ -79,9 +86,9 @@ def _diagnostics(bank: Bank, order: Any) -> list[Diagnostic]:
     if written.spans:
         out += _ends_first(order_of_spans, written.spans)
     if order is not None:
-        out += [Diagnostic(source, line, WARNING, _outside(position)) for source, line, position in written.positions
-                if not order.knows(position)]
+        out += [Diagnostic(source, line, WARNING, _placed(order, position)) for source, line, position in written.positions
+                if not order.knows(position) or order.unknown_scene(position)]
         for source, role, position in memories:
-            if not order.knows(position):
-                out.append(Diagnostic(source, _memory_line(bank, source, role), WARNING, _outside(position)))
+            if not order.knows(position) or order.unknown_scene(position):
+                out.append(Diagnostic(source, _memory_line(bank, source, role), WARNING, _placed(order, position)))
     return sorted(set(out), key=lambda d: (d.source, d.line, d.message))

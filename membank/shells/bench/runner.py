@@ -16,6 +16,7 @@ from .corpus import SEED, generate
 from .cli import cli_rows
 from .episodes import episode_rows
 from .floor import floor_rows
+from .manuscript import manuscript_rows
 from .measure import cold_index, creates, large_cold_index, model_load, noop_sync, one_file, previews, \
     semantic_after_write
 from .options import Options, options
@@ -122,6 +123,7 @@ def run(opts: Options) -> Result:
         rows.append(prefix_reuse(sample_project_dir(), tmp))
         say(opts.quiet, "a hostile lorebook (400 catastrophic regular-expression keys)")
         rows.extend(hostile_rows(sample_project_dir(), tmp))
+        rows.extend(manuscript_rows(tmp, opts.quick, opts.seed, opts.quiet))
         if opts.large:
             rows.extend(_large_corpus(opts, tmp, corpus_info))
     finally:

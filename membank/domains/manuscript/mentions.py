@@ -1,0 +1,77 @@
+"""`kg:appearances` (docs/manuscript.md, "Where a character appears"): where each live card is mentioned in
+the manuscript, per document and scene, in story order. The same matching as activation (story/matching.py),
+names and aliases only, a card's keys too when it asks with `mention_keys: true`. Counted over the kept
+passages once per generation of the passages and of the cards, kept while both hold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...kernel import cancel
+from ..contract import Bank
+from ..story import graph
+from ..story.cards import Catalog, catalog
+from ..story.names import normalize
+from ..story.positions import story_order
+from . import store
+
+
+@dataclass
+class Seen:
+    count: int
+    first_line: int
+    last_line: int
+
+
+def _counted_keys(card: dict[str, Any]) -> frozenset[str] | None:
+    """The written forms a mention of `card` may be (None: any of its keys, `mention_keys: true`)."""
+    if card.get("mention_keys") is True:
+        return None
+    return frozenset(normalize(str(n).strip()) for n in (card.get("name"), *(card.get("aliases") or ())) if n)
+
+
+def table(bank: Bank, cat: Catalog) -> dict[str, dict[tuple[str, int], tuple[str, Seen]]]:
+    """card id -> (document, scene number) -> (scene label, what was seen there)."""
+    index = bank.index
+    memo = cat.memo("manuscript.appearances", store.generation(index), kept=2)
+    made = memo.get("table")
+    if made is not None:
+        return made  # type: ignore[no-any-return]
+    allowed = {card_id: _counted_keys(card) for card_id, card in cat.cards.items()}
+    out: dict[str, dict[tuple[str, int], tuple[str, Seen]]] = {}
+    matcher = cat.matcher
+    for doc, scene, scene_no, line, text in index.db.execute(
+            "SELECT document, scene, scene_no, line, text FROM manuscript_passages ORDER BY document, ordinal"):
+        cancel.check()
+        rows, _ = matcher.mention_rows(text)
+        for offset, _, card_id, key, _ in rows:
+            keys = allowed.get(card_id, frozenset())
+            if keys is not None and normalize(key.strip()) not in keys:
+                continue
+            at = line + text.count("\n", 0, offset)
+            place = out.setdefault(card_id, {})
+            got = place.get((doc, scene_no))
+            if got is None:
+                place[(doc, scene_no)] = (scene, Seen(1, at, at))
+            else:
+                seen = got[1]
+                seen.count += 1
+                seen.first_line, seen.last_line = min(seen.first_line, at), max(seen.last_line, at)
+    memo["table"] = out
+    return out
+
+
+def appearances(bank: Bank, id_: str | None = None, name: str | None = None) -> dict[str, Any]:
+    cat = catalog(bank.index)
+    card = graph.find(cat, id_, name)
+    order = story_order(bank)
+    found = table(bank, cat).get(card["id"], {})
+    keys = sorted(found, key=lambda k: (order.rank(k[0])[0], k[0], k[1]))
+    items = [{"source": doc, "scene": found[(doc, no)][0], "count": found[(doc, no)][1].count,
+              "firstLine": found[(doc, no)][1].first_line, "lastLine": found[(doc, no)][1].last_line}
+             for doc, no in keys]
+    position = [doc + ("" if label.startswith("#") else "#") + label
+                for doc, label in ((doc, found[(doc, no)][0]) for doc, no in keys)]
+    return {"id": card["id"], "name": card["name"], "items": items, "first": position[0] if position else None,
+            "last": position[-1] if position else None, "total": sum(i["count"] for i in items)}

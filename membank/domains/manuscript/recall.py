@@ -1,0 +1,72 @@
+"""`context_rules.recall: k` (docs/manuscript.md): the k passages most relevant to this moment from before the
+story position, for Layer 4. The position is the scene the selection starts in (a passage of that scene
+or later is never a candidate), and a passage already in Layer 5's text around the selection is left out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..contract import Bank
+from ..story.order import split
+from .search import ranked
+
+EXCERPT_PROBE = 40  # code points of a passage looked for in the surrounding text
+
+
+@dataclass(frozen=True)
+class Recalled:
+    source: str
+    scene: str
+    line: int
+    text: str  # as Layer 4 shows it: the passage under a line citing it
+    score: float
+    reason: str
+
+
+def scene_at(bank: Bank, document: str, offset: int | None) -> int | None:
+    """The number of the scene holding code-point `offset` of `document` (None without passages)."""
+    if offset is None:
+        return None
+    rows = bank.index.db.execute(
+        "SELECT scene_no FROM manuscript_passages WHERE document = ? AND start <= ? ORDER BY start DESC LIMIT 1",
+        (document, offset)).fetchall()
+    if rows:
+        return int(rows[0][0])
+    first = bank.index.db.execute("SELECT min(scene_no) FROM manuscript_passages WHERE document = ?",
+                                  (document,)).fetchall()
+    return int(first[0][0]) if first and first[0][0] is not None else None
+
+
+def shown(text: str, surrounding: str) -> bool:
+    """Whether a passage is already in the text around the selection (whole, or its opening or ending)."""
+    body = text.strip()
+    if not body or not surrounding:
+        return False
+    probes = {body} if len(body) <= EXCERPT_PROBE else {body[:EXCERPT_PROBE], body[-EXCERPT_PROBE:]}
+    return any(p in surrounding for p in probes)
+
+
+def recall(bank: Bank, before: str, query: str, k: int, window: tuple[int, int] | None,
+           surrounding: str) -> list[Recalled]:
+    """The k best passages strictly before the story position `before` (its document's scene where the
+    selection is), none overlapping `window` (code-point offsets of Layer 5's text in that document) nor
+    shown in `surrounding`."""
+    if k <= 0 or not query.strip():
+        return []
+    document = split(before)[0]
+    exclude: frozenset[int] = frozenset()
+    if window is not None:
+        exclude = frozenset(i for (i,) in bank.index.db.execute(
+            "SELECT id FROM manuscript_passages WHERE document = ? AND start < ? AND stop > ?",
+            (document, window[1], window[0])))
+    items, _ = ranked(bank, query, before, None, k + 8, exclude)
+    out = []
+    for item in items:
+        if shown(item["text"], surrounding):
+            continue
+        heading = f"({item['source']}:{item['line']}, {item['scene']})"
+        out.append(Recalled(item["source"], item["scene"], item["line"], f"{heading}\n{item['text']}",
+                            item["score"], item["reason"]))
+        if len(out) == k:
+            break
+    return out

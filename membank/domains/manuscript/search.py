@@ -1,0 +1,128 @@
+"""`manuscript:search`: passages ranked by the same fused relevance as memories (recall/rank.py `fuse`),
+only from before a story position when one is given: a passage at or after it is never a candidate."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ...kernel.text import fts_query
+from ..contract import Bank
+from ..recall.rank import fuse
+from ..story.order import split
+from ..story.positions import story_order
+from . import store
+from .sync import documents
+
+CANDIDATES = 50  # per side, before fusion
+
+
+@dataclass(frozen=True)
+class Before:
+    """Which passages lie strictly before a position (story/order.py): every one of `earlier` documents,
+    and of `document` those whose scene number is below `scene_below`. A document alone is its start (none
+    of it is before), an unknown scene its end (all of it); a document the order does not hold is after
+    every known one."""
+
+    earlier: tuple[str, ...]
+    document: str | None
+    scene_below: int
+
+
+def limit_of(bank: Bank, before: str | None) -> Before | None:
+    if before is None:
+        return None
+    order = story_order(bank)
+    at, scene = order.rank(before)
+    earlier = tuple(d for d in documents(bank) if order.rank(d)[0] < at)
+    return Before(earlier, split(before)[0], scene) if order.knows(before) else Before(earlier, None, 0)
+
+
+def _allowed_sql(limit: Before | None, document: str | None) -> tuple[str, list[Any]]:
+    clauses, args = [], []
+    if limit is not None:
+        clauses.append("(p.document IN (SELECT value FROM json_each(?)) OR (p.document = ? AND p.scene_no < ?))")
+        args += [json.dumps(list(limit.earlier)), limit.document or "", limit.scene_below]
+    if document is not None:
+        clauses.append("p.document = ?")
+        args.append(document)
+    return (" AND ".join(clauses) or "1"), args
+
+
+def _vectors(bank: Bank) -> tuple[Any, Any, Any] | None:
+    """(ids, their vectors as rows, id -> row) of every embedded passage, kept while the index holds."""
+    import numpy as np
+
+    memo = bank.index.view_memo("manuscript.vectors")
+    if memo is not None and "v" in memo:
+        return memo["v"]  # type: ignore[no-any-return]
+    rows = bank.index.db.execute("SELECT id, vec FROM manuscript_passages WHERE vec IS NOT NULL").fetchall()
+    got = None
+    if rows:
+        ids = np.asarray([r[0] for r in rows], dtype=np.int64)
+        matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+        got = (ids, matrix, {int(i): n for n, i in enumerate(ids)})
+    if memo is not None:
+        memo["v"] = got
+    return got
+
+
+def _nearest(bank: Bank, query: str, allowed: list[int], k: int) -> list[tuple[int, float]]:
+    """(id, cosine distance) of the k nearest allowed passages; [] without a model or vectors of it."""
+    import numpy as np
+
+    got = _vectors(bank)
+    if got is None or not allowed:
+        return []
+    model = bank.embedder()
+    if model is None or bank.index.get_meta(store.MODEL) != model.name:
+        return []
+    ids, matrix, where = got
+    rows = np.asarray([where[i] for i in allowed if i in where], dtype=np.int64)
+    if not len(rows):
+        return []
+    vector = model.encode([query])[0]
+    if not np.any(vector):
+        return []
+    sims = matrix[rows] @ vector
+    top = np.argsort(-sims, kind="stable")[:k]
+    return [(int(ids[rows[i]]), float(1.0 - sims[i])) for i in top]
+
+
+def search(bank: Bank, query_text: str, before: str | None = None, document_id: str | None = None,
+           limit: int = 10) -> dict[str, Any]:
+    items = ranked(bank, query_text, before, document_id, limit)[0]
+    return {"items": [{k: v for k, v in item.items() if k != "id"} for item in items]}
+
+
+def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | None, limit: int,
+           exclude: frozenset[int] = frozenset()) -> tuple[list[dict[str, Any]], Before | None]:
+    """The items, best first, and the limit the position set."""
+    index = bank.index
+    bound = limit_of(bank, before)
+    where, args = _allowed_sql(bound, document_id)
+    allowed = [i for (i,) in index.db.execute(f"SELECT p.id FROM manuscript_passages AS p WHERE {where}", args)
+               if i not in exclude]
+    if not allowed:
+        return [], bound
+    lexical: list[tuple[int, float]] = []
+    match = fts_query(query_text)
+    if match is not None:
+        lexical = [(i, s) for i, s in index.db.execute(
+            "SELECT f.rowid, bm25(manuscript_fts) FROM manuscript_fts AS f JOIN manuscript_passages AS p"
+            f" ON p.id = f.rowid WHERE manuscript_fts MATCH ? AND {where} ORDER BY 2 LIMIT ?",
+            [match, *args, CANDIDATES + len(exclude)]) if i not in exclude]
+    nearest = _nearest(bank, query_text, allowed, CANDIDATES)
+    hits = sorted(fuse(nearest, lexical), key=lambda h: -round(h.fused, 9))
+    hits = [h for h in hits if h.fused > 0][:limit]
+    rows = {p.id: p for p in store.passages(index, [h.rowid for h in hits])}
+    items = []
+    for rank, h in enumerate(hits, 1):
+        p = rows[h.rowid]
+        parts = [f"vector #{h.vector_rank} ({h.similarity:.3f})" if h.vector_rank else "no vector match",
+                 f"lexical #{h.lexical_rank}" if h.lexical_rank else "no word match"]
+        items.append({"source": p.document, "scene": p.scene, "line": p.line, "endLine": p.end_line, "text": p.text,
+                      "score": round(h.fused, 6), "reason": f"rank {rank}: " + ", ".join(parts),
+                      "id": p.id})
+    return items, bound

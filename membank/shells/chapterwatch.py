@@ -1,0 +1,64 @@
+"""What the watcher (watch.py) knows of the manuscript: the folders of its documents, watched one by one
+(outside the bank folders), which file events there are chapter saves, and the sync that follows one
+(domains/manuscript/sync.py reads only the documents whose size or mtime moved)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # the sidecar imports this module for `split` alone
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.observers.api import BaseObserver
+
+log = logging.getLogger("membank.shells.watch")
+SUFFIXES = (".md", ".txt")
+
+
+def watch_folders(bank: Any, observer: BaseObserver, handler: FileSystemEventHandler,
+                  events: list[type[FileSystemEvent]], in_bank: Callable[[str], bool]) -> set[str]:
+    """Schedule a watch on the project folder and on each manuscript document's folder that is not in a
+    bank folder; the folders watched."""
+    from ..domains.manuscript.sync import documents
+
+    try:
+        folders = {os.path.realpath(bank.root)}
+        folders |= {os.path.dirname(os.path.realpath(bank.root / doc)) for doc in documents(bank)}
+    except Exception:
+        log.warning("membank watch: the manuscript's folders could not be listed; the periodic scan covers them",
+                    exc_info=True)
+        return set()
+    watched = set()
+    for folder in sorted(f for f in folders if not in_bank(f) and os.path.isdir(f)):
+        try:
+            observer.schedule(handler, folder, recursive=False, event_filter=events)
+            watched.add(folder)
+        except OSError:
+            log.warning("membank watch: cannot watch %s; the periodic scan covers it", folder)
+    return watched
+
+
+def is_chapter(path: str, folders: set[str]) -> bool:
+    """Whether a file event's path is a manuscript document in a watched folder (not a temporary file)."""
+    from ..files.scan import is_temporary
+
+    name = os.path.basename(path)
+    return (os.path.dirname(path) in folders and not name.startswith(".") and not is_temporary(name)
+            and name.lower().endswith(SUFFIXES))
+
+
+def sync(bank: Any) -> list[str]:
+    """The manuscript documents whose passages changed."""
+    from ..domains.manuscript.sync import sync as sync_manuscript
+
+    return sync_manuscript(bank).changed
+
+
+def split(sources: list[str]) -> tuple[list[str], list[str]]:
+    """The watcher's changed sources as (the bank's, cited `.writenow/…` or `global:…`; the manuscript
+    documents'), for `index:changed` and `chapter:changed`."""
+    from ..files.scan import GLOBAL_PREFIX, PROJECT_PREFIX
+
+    bank = [s for s in sources if s.startswith((PROJECT_PREFIX, GLOBAL_PREFIX))]
+    return bank, [s for s in sources if not s.startswith((PROJECT_PREFIX, GLOBAL_PREFIX))]
