@@ -1,0 +1,25 @@
+"""Hostile checks of issue 31's prompt, working memory, watcher and displays, and issue 29's book scoping:
+what a hostile writer or a demanding app developer would try. Each test failed before its fix."""
+
+from __future__ import annotations
+
+from membank.domains.context.budget import fit
+from membank.domains.context.layers import Piece, serialise
+
+
+def _layer2_prompt(session: list[str]) -> list[Piece]:
+    return [Piece(0, "", "identity", "identity"), Piece(1, "", "skill", "continue"),
+            Piece(2, "project", "project", "Title: T"),
+            Piece(2, "characters", "card", "Maren Voss, harbour pilot. " * 20, "maren"),
+            *[Piece(5, "session", "working", text, f"w-{i}", "session:s1") for i, text in enumerate(session)],
+            Piece(5, "instruction", "instruction", "Continue"),
+            Piece(5, "selection", "selection", "He drew. " * 30)]
+
+
+def test_working_memory_never_moves_the_system_prompt() -> None:
+    """A session's entries gave way after Layer 2, so a large working memory pushed an always-on card out
+    of the systemPrompt: the provider's prefix cache missed on every add."""
+    plain = serialise(fit(_layer2_prompt([]), {}, 250).pieces)
+    held = serialise(fit(_layer2_prompt(["- [note] " + "word " * 300, "- [note] short"]), {}, 250).pieces)
+    assert held.system_prompt == plain.system_prompt and held.prefix_hash == plain.prefix_hash
+    assert "Maren Voss" in held.system_prompt
