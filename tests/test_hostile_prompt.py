@@ -3,9 +3,19 @@ what a hostile writer or a demanding app developer would try. Each test failed b
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+from rich.table import Table
+from rich.text import Text
+
 from membank.domains.context import surrounding
 from membank.domains.context.budget import fit
 from membank.domains.context.layers import Piece, serialise
+from membank.shells import render
+from membank.shells.cells import visible
+
+from .helpers import membank
 
 
 def _layer2_prompt(session: list[str]) -> list[Piece]:
@@ -44,3 +54,28 @@ def test_a_hard_cut_never_splits_a_character() -> None:
     assert surrounding.before("x👍🏽y", 2).text == "y"
     assert surrounding.after("x👨\u200d👩\u200d👧y", 3).text == "x"
     assert surrounding.after("abcdef", 3) == surrounding.Side("abc", "hard")  # plain text: as before
+
+
+ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x9b31m"  # clear the screen, retitle the window, a C1 CSI
+
+
+def test_the_writers_text_is_shown_never_run_by_the_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    """A card, memory or file named with escape sequences: list/show/story/doctor/watch printed them raw,
+    so a shared project could clear the writer's screen or retitle the window."""
+    render.plain_columns(("id", "source"), [(f"m-{ESCAPES}", f"memories/{ESCAPES}.md")], title=ESCAPES)
+    render.diagnostic_lines([{"severity": "warning", "source": ESCAPES, "line": 3, "message": ESCAPES}])
+    render.out.print(Text(f"made elsewhere {ESCAPES}"))
+    table = Table("name")
+    table.add_row(f"林{ESCAPES}")
+    render.out.print(table)
+    shown = capsys.readouterr().out
+    assert not any(c in shown for c in "\x1b\x07\x9b"), repr(shown)
+    assert "\u241b[2J" in shown  # shown as the control picture of ESC
+    assert visible("plain 林 text\n\ttabbed") == "plain 林 text\n\ttabbed"
+
+
+def test_story_shows_a_card_named_with_escapes(sample: Path, home: Path) -> None:
+    (sample / ".writenow" / "characters" / "evil.md").write_text(
+        '---\nname: "Evil\\e[2J"\nkind: character\nstate: "\\e]0;pwned\\a"\n---\nbody\n', "utf-8")
+    done = membank("story", cwd=sample, home=home)
+    assert done.returncode == 0 and "Evil\u241b[2J" in done.stdout and "\x1b" not in done.stdout

@@ -26,6 +26,7 @@ from ..runtime.registry import Registry
 from .clikit import JsonOpt, PathArg, ProjectOpt, app, command, finish, only, open_registry, call
 from .demo import run_demo
 from .render import diagnostic_lines, err, memory_table, memory_view, out, preview_view
+from .cells import visible
 
 
 
@@ -298,7 +299,7 @@ def watch(path: Optional[Path] = PathArg,
             line = "\n".join([f"{time.strftime('%H:%M:%S')} {len(sources)} changed: {shown}",
                               *(f"  {problem_line(p)}" for p in report.diagnostics),
                               *(f"  {problem_line(p, fixed=True)}" for p in report.fixed)])
-        sys.stdout.write(line + "\n")
+        sys.stdout.write((line if as_json else visible(line)) + "\n")
         sys.stdout.flush()
 
     watcher = Watcher(bank, on_report=show, debounce=debounce, force_polling=True if polling else None)
