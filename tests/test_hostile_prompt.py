@@ -13,7 +13,9 @@ from membank.domains.context import surrounding
 from membank.domains.context.budget import fit
 from membank.domains.context.layers import Piece, serialise
 from membank.shells import render
+from membank.kernel.limits import MAX_LISTED
 from membank.shells.cells import visible
+from membank.shells.watchreport import Report, lines, listed
 
 from .helpers import membank
 
@@ -79,3 +81,19 @@ def test_story_shows_a_card_named_with_escapes(sample: Path, home: Path) -> None
         '---\nname: "Evil\\e[2J"\nkind: character\nstate: "\\e]0;pwned\\a"\n---\nbody\n', "utf-8")
     done = membank("story", cwd=sample, home=home)
     assert done.returncode == 0 and "Evil\u241b[2J" in done.stdout and "\x1b" not in done.stdout
+
+
+def _problem(i: int) -> dict[str, object]:
+    return {"source": f".writenow/memories/b{i:05d}.md", "line": 3, "severity": "error", "message": f"broken {i}"}
+
+
+def test_a_diagnostic_flood_is_bounded() -> None:
+    """A checkout that breaks 10,000 files: index:changed carried every problem (~5 MB on one line, over
+    the 4 MiB a line may hold) and `membank watch` printed thousands of lines a batch."""
+    report = Report(["a.md"], [_problem(i) for i in range(1000)], [_problem(i) for i in range(3)])
+    sent = listed(report)
+    assert len(sent["diagnostics"]) == MAX_LISTED and sent["diagnosticsTotal"] == 1000
+    assert sent["fixed"] == report.fixed and sent["fixedTotal"] == 3
+    shown = lines(report)
+    assert len(shown) == 20 + 1 + 3 and shown[20].startswith("… and 980 more new")
+    assert shown[-1] == "fixed .writenow/memories/b00002.md:3: broken 2"

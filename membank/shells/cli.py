@@ -283,7 +283,7 @@ def watch(path: Optional[Path] = PathArg,
 
     from .daily import Daily
     from .watch import Watcher
-    from .watchreport import Report, line as problem_line
+    from .watchreport import Report, lines as problem_lines, listed
 
     registry = open_registry(path, as_json, sync=False)
     bank = next(iter(registry.banks.values()))
@@ -292,13 +292,12 @@ def watch(path: Optional[Path] = PathArg,
     def show(report: Report) -> None:
         sources = report.sources
         if as_json:
-            line = json.dumps({"ok": True, "data": {"changed": sources, "at": clock.now_iso(), "diagnostics":
-                               report.diagnostics, "fixed": report.fixed}}, ensure_ascii=False)
+            line = json.dumps({"ok": True, "data": {"changed": sources, "at": clock.now_iso(), **listed(report)}},
+                              ensure_ascii=False)
         else:
             shown = ", ".join(sources[:5]) + (f" and {len(sources) - 5} more" if len(sources) > 5 else "")
             line = "\n".join([f"{time.strftime('%H:%M:%S')} {len(sources)} changed: {shown}",
-                              *(f"  {problem_line(p)}" for p in report.diagnostics),
-                              *(f"  {problem_line(p, fixed=True)}" for p in report.fixed)])
+                              *(f"  {shown_line}" for shown_line in problem_lines(report))])
         sys.stdout.write((line if as_json else visible(line)) + "\n")
         sys.stdout.flush()
 
