@@ -4,11 +4,13 @@ what a hostile writer or a demanding app developer would try. Each test failed b
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.table import Table
 from rich.text import Text
 
+from membank import Bank
 from membank.domains.context import surrounding
 from membank.domains.context.budget import fit
 from membank.domains.context.layers import Piece, serialise
@@ -97,3 +99,30 @@ def test_a_diagnostic_flood_is_bounded() -> None:
     shown = lines(report)
     assert len(shown) == 20 + 1 + 3 and shown[20].startswith("… and 980 more new")
     assert shown[-1] == "fixed .writenow/memories/b00002.md:3: broken 2"
+
+
+def _skill(root: Path, max_tokens: int) -> None:
+    (root / ".writenow" / "skills" / "t.md").write_text(
+        "---\nid: t\nname: T\ncontext_rules:\n  surrounding: 400\n  characters: true\n  project-settings: true\n"
+        f"  preferences: true\n  memories: 8\n  max_tokens: {max_tokens}\n---\nDo it.\n", "utf-8")
+
+
+def test_nothing_disappears_silently_under_a_tiny_budget(bank: Bank, sample: Path) -> None:
+    """Every piece of a roomy prompt is kept or listed in `dropped` with its own kind: an always-on card's
+    story-time state found after Layer 4 was full was listed as a `card`, so an app matching kept and
+    dropped pieces by kind lost it."""
+    def prompt(max_tokens: int) -> dict[str, Any]:
+        _skill(sample, max_tokens)
+        bank.sync()
+        envelope = bank.call("context:assemble", {"skillId": "t", "documentId": "chapters/ch05.md",
+                                                  "documentText": "林默看着 Maren Voss。" * 50,
+                                                  "selection": {"start": 96, "end": 100}, "instruction": "Maren"})
+        assert envelope["ok"], envelope
+        return envelope["data"]  # type: ignore[no-any-return]
+
+    def key(piece: dict[str, Any]) -> tuple[Any, ...]:
+        return piece["layer"], piece["kind"], piece["id"], piece["source"]
+
+    roomy, tiny = prompt(200_000), prompt(100)
+    assert {key(i) for i in roomy["items"]} <= {key(i) for i in tiny["items"] + tiny["diagnostics"]["dropped"]}
+    assert any(i["kind"] == "state" for i in roomy["items"])

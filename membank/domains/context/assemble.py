@@ -125,7 +125,8 @@ def _late_entries(cards: Catalog) -> dict[str, dict[str, Any]]:
     memo = cards.memo("context.late")
     table = memo.get("entries")
     if table is None:  # assigned whole: another thread never sees it half made
-        table = memo["entries"] = {i: {"layer": 4, "kind": "card", "id": i, "source": c["source"],
+        table = memo["entries"] = {i: {"layer": 4, "kind": "card" if c.get("include") != "always" else "state",
+                                       "id": i, "source": c["source"],
                                        "tokens": cards.tokens[i], "reason": LATE} for i, c in cards.cards.items()}
     return table  # type: ignore[no-any-return]
 
