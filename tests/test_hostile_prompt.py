@@ -126,3 +126,23 @@ def test_nothing_disappears_silently_under_a_tiny_budget(bank: Bank, sample: Pat
     roomy, tiny = prompt(200_000), prompt(100)
     assert {key(i) for i in roomy["items"]} <= {key(i) for i in tiny["items"] + tiny["diagnostics"]["dropped"]}
     assert any(i["kind"] == "state" for i in roomy["items"])
+
+
+COMMAS = "雨村看着远处的山，" * 500  # no blank line, no sentence end: 4,500 code points, ~4,000 tokens
+
+
+def test_text_without_sentence_ends_gives_its_far_half_not_a_whole_side() -> None:
+    """A run of commas had no cut but "all": the budget left out the whole text after the selection, then
+    the card the selection names, while ~3,700 tokens of text before it stayed (issue 31.1 again)."""
+    assert [(c.kept, c.how) for c in surrounding.cuts(COMMAS, "before", 2250)] == [(2250, "hard")]
+    assert [c.how for c in surrounding.cuts(COMMAS, "after", 0)] == ["all"]
+    card = Piece(4, "cards", "card", "林默，沉默寡言的剑客。" * 5, "lin-mo",
+                 reason={"match": "林默", "where": "selection", "offset": 0, "depth": 0})
+    pieces = [Piece(0, "", "identity", "identity"), Piece(1, "", "skill", "continue"), card,
+              Piece(5, "before", "before", COMMAS), Piece(5, "selection", "selection", "林默"),
+              Piece(5, "after", "after", COMMAS)]
+    fitted = fit(pieces, {}, 6000)
+    kept = {p.kind: p for p in fitted.pieces}
+    assert "card" in kept and not fitted.over_budget
+    assert kept["before"].text and kept["after"].text  # both sides keep their near halves
+    assert all("cut back hard" in d.reason for d in fitted.dropped)

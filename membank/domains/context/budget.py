@@ -87,7 +87,8 @@ def capped(pieces: list[Piece], layer: str, cap: int | None) -> tuple[list[Piece
     return _drop_last(pieces, cap, _cap_reason(layer, cap), dropped), dropped
 
 
-HOW = {"paragraph": "cut back to a paragraph", "sentence": "cut back to a sentence", "all": "left out"}
+HOW = {"paragraph": "cut back to a paragraph", "sentence": "cut back to a sentence",
+       "hard": "cut back hard (no blank line or sentence end to cut at)", "all": "left out"}
 
 
 def _cut_surrounding(layer5: list[Piece], excess: int, keep: Callable[[str], int], what: str, reason: str,

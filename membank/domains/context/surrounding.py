@@ -164,7 +164,7 @@ def _kept_lengths(text: str, side: str, pattern: re.Pattern[str], paragraph: boo
 @dataclass(frozen=True)
 class Cut:
     kept: int  # code points the side keeps after this cut (nearest the selection)
-    how: str  # "paragraph" | "sentence" | "all"
+    how: str  # "paragraph" | "sentence" | "hard" (a side with neither to cut at) | "all"
     tokens: int  # tokens of what the side keeps after this cut (`kept_text`; measured whole, as estimates round)
 
 
@@ -193,8 +193,26 @@ def cuts(text: str, side: str, keep: int) -> Iterator[Cut]:
             if kept < current:
                 yield Cut(kept, how, taken(kept))
                 current = kept
+    if 0 < keep < current == size:  # no blank line or sentence end to cut at (a run of commas): a hard cut
+        kept = _whole_kept(text, side, keep)
+        yield Cut(kept, "hard", taken(kept))
+        current = kept
     if keep <= 0 and current > 0:
         yield Cut(0, "all", taken(0))
+
+
+def _whole_kept(text: str, side: str, keep: int) -> int:
+    """`keep`, or a little more: so many code points nearest the selection that no character is split."""
+    size = len(text)
+    if side == "before":
+        start = size - keep
+        while start > 0 and (_joins(text[start]) or text[start - 1] == "\u200d"):
+            start -= 1
+        return size - start
+    end = keep
+    while end < size and (_joins(text[end]) or text[end - 1] == "\u200d"):
+        end += 1
+    return end
 
 
 def kept_text(text: str, side: str, kept: int) -> str:
