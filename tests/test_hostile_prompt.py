@@ -146,3 +146,5 @@ def test_text_without_sentence_ends_gives_its_far_half_not_a_whole_side() -> Non
     assert "card" in kept and not fitted.over_budget
     assert kept["before"].text and kept["after"].text  # both sides keep their near halves
     assert all("cut back hard" in d.reason for d in fitted.dropped)
+    one_end = "远。" + COMMAS  # a single sentence end at the far edge: no better
+    assert [(c.kept, c.how) for c in surrounding.cuts(one_end, "before", 2250)] == [(4500, "sentence"), (2250, "hard")]

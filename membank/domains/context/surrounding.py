@@ -193,7 +193,8 @@ def cuts(text: str, side: str, keep: int) -> Iterator[Cut]:
             if kept < current:
                 yield Cut(kept, how, taken(kept))
                 current = kept
-    if 0 < keep < current == size:  # no blank line or sentence end to cut at (a run of commas): a hard cut
+    if 0 < keep < current and (current == size or current - keep > NEAR):  # no blank line or sentence end to
+        # cut at (a run of commas), or none for more than 500 code points past the near half: a hard cut there
         kept = _whole_kept(text, side, keep)
         yield Cut(kept, "hard", taken(kept))
         current = kept
