@@ -16,7 +16,7 @@ from membank.domains.context.budget import fit
 from membank.domains.context.layers import Piece, serialise
 from membank.shells import render
 from membank.kernel.limits import MAX_LISTED
-from membank.shells.cells import visible
+from membank.shells.cells import clip, visible
 from membank.shells.watchreport import Report, lines, listed
 
 from .helpers import membank
@@ -148,3 +148,8 @@ def test_text_without_sentence_ends_gives_its_far_half_not_a_whole_side() -> Non
     assert all("cut back hard" in d.reason for d in fitted.dropped)
     one_end = "远。" + COMMAS  # a single sentence end at the far edge: no better
     assert [(c.kept, c.how) for c in surrounding.cuts(one_end, "before", 2250)] == [(4500, "sentence"), (2250, "hard")]
+
+
+def test_a_clipped_column_never_ends_on_a_joiner() -> None:
+    assert clip("👨\u200d👩\u200d👧 family", 3) == "👨…"
+    assert clip("林黛玉进了荣国府", 5) == "林黛…" and clip("e\u0301tude", 3) == "e\u0301t…"

@@ -42,6 +42,8 @@ def clip(text: str, width: int) -> str:
         used += w
     else:
         end = len(text)
+    while end > 0 and text[end - 1] == "\u200d":  # half a joined emoji: the joiner would glue it to the …
+        end -= 1
     return text[:end] + ELLIPSIS
 
 
