@@ -153,3 +153,20 @@ def test_text_without_sentence_ends_gives_its_far_half_not_a_whole_side() -> Non
 def test_a_clipped_column_never_ends_on_a_joiner() -> None:
     assert clip("👨\u200d👩\u200d👧 family", 3) == "👨…"
     assert clip("林黛玉进了荣国府", 5) == "林黛…" and clip("e\u0301tude", 3) == "e\u0301t…"
+
+
+def _around(bank: Bank, document: str, selected: str) -> dict[str, Any]:
+    envelope = bank.call("context:assemble", {"skillId": "continue", "documentText": document,
+                                              "selection": {"text": selected}})
+    assert envelope["ok"], envelope
+    return envelope["data"]  # type: ignore[no-any-return]
+
+
+def test_a_selection_not_in_the_document_says_so(bank: Bank) -> None:
+    """A selection by text the document does not hold (a typo, another version) got no surrounding text
+    and no reason: the app could not tell a lost selection from an empty document."""
+    lost = _around(bank, "The tide came in.\n\nMaren waited.", "Maren ran")
+    assert "SELECTION_NOT_FOUND" in [r["code"] for r in lost["diagnostics"]["reasons"]]
+    found = _around(bank, "The tide came in.\r\n\r\nMaren waited.\r\nThe gulls cried.", "Maren waited.\nThe gulls")
+    assert "The tide came in." in found["userContent"]  # the app's LF selection in a CRLF document is found
+    assert "SELECTION_NOT_FOUND" not in [r["code"] for r in found["diagnostics"]["reasons"]]

@@ -38,6 +38,7 @@ from .passage import Passage, take
 STORY_POSITION_UNKNOWN = "STORY_POSITION_UNKNOWN"
 OVER_BUDGET = "OVER_BUDGET"
 KEY_SKIPPED = "KEY_SKIPPED"
+SELECTION_NOT_FOUND = "SELECTION_NOT_FOUND"
 SECTION_RULE = {"characters": "characters", "world": "project-settings"}
 LATE = "over the retrieved layer's room: found after it was full"
 
@@ -231,6 +232,9 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         read_document(bank.root, document) if document is not None else None)
     passage = take(text, req.start, req.end, req.selected, req.instruction or "", rules["surrounding"])
     doc_source = document if document is not None else None
+    if text is not None and req.start is None and req.selected and not passage.located and rules["surrounding"]:
+        reasons.append(Reason(SELECTION_NOT_FOUND, "`selection.text` is not in the document's text: no text "
+                              "around it was taken (send `selection.start`/`end`, or the text as the document has it)"))
     pieces += passage_pieces(passage, doc_source)
     if injection:  # the session's working memory, before the instruction (in this process, not the index)
         held, problems = session.pieces(bank, req.session_id, rules["working"])
