@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from membank import Bank
+from membank.domains.cards.summary import card_summary
 from membank.domains.context import surrounding
 from membank.domains.context.budget import fit
 from membank.domains.context.layers import Piece, serialise
@@ -170,3 +171,14 @@ def test_a_selection_not_in_the_document_says_so(bank: Bank) -> None:
     found = _around(bank, "The tide came in.\r\n\r\nMaren waited.\r\nThe gulls cried.", "Maren waited.\nThe gulls")
     assert "The tide came in." in found["userContent"]  # the app's LF selection in a CRLF document is found
     assert "SELECTION_NOT_FOUND" not in [r["code"] for r in found["diagnostics"]["reasons"]]
+
+
+def test_a_hostile_w_plus_plus_description_costs_one_scan() -> None:
+    """Nested brackets were taken out one level a pass over the whole text, and `{` followed by colons
+    backtracked once per colon: 30,000 of either cost ~35 s and ~7 s per summary (an import makes it
+    three times, on the sidecar's write lane). Now the first 10,000 code points, 64 levels at most."""
+    assert card_summary("[" * 30_000 + "x" + "]" * 30_000 + " Prose.") == ""
+    assert card_summary("{" + ":" * 30_000) == ""
+    assert card_summary('[Sera\'s Personality= "caring", "shy"] She guards the glade. More.') == "She guards the glade."
+    assert card_summary('[Sera\'s Personality= "caring", "shy"]') == "Sera: caring, shy"
+    assert card_summary('{see [x="1"]} Prose here.') == "Prose here."
