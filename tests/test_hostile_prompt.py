@@ -182,3 +182,11 @@ def test_a_hostile_w_plus_plus_description_costs_one_scan() -> None:
     assert card_summary('[Sera\'s Personality= "caring", "shy"] She guards the glade. More.') == "She guards the glade."
     assert card_summary('[Sera\'s Personality= "caring", "shy"]') == "Sera: caring, shy"
     assert card_summary('{see [x="1"]} Prose here.') == "Prose here."
+
+
+def test_a_tag_written_true_is_the_word_true(bank: Bank, sample: Path) -> None:
+    (sample / ".writenow" / "memories" / "odd-tags.md").write_text(
+        "---\nid: m-odd-tags\ntype: fact\ntags: [yes, true, 3, 贾雨村]\n---\nbody\n", "utf-8")
+    bank.sync()
+    memory = bank.call("memory:get", {"id": "m-odd-tags"})["data"]
+    assert memory["tags"] == ["true", "true", "3", "贾雨村"]  # YAML 1.1 reads yes as true too

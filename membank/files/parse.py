@@ -69,7 +69,7 @@ class _Reader:
                 if isinstance(item, (list, dict)) or item is None:
                     self.report(key, _bad_word(key, number, item), WARNING)
                 else:
-                    kept.append(str(item))
+                    kept.append(_plain(item))  # `true` is the word true, never Python's True
             return tuple(kept)
         return self.get(key, _as_words, (), "a list of words, like [style, tone]", "it is ignored")
 
@@ -142,7 +142,7 @@ def _plain(value: Any) -> str:
 def _as_words(value: Any) -> tuple[str, ...] | None:
     if not isinstance(value, list) or any(isinstance(v, (list, dict)) or v is None for v in value):
         return None
-    return tuple(str(v) for v in value)
+    return tuple(map(_plain, value))
 
 
 def _as_mapping_list(value: Any) -> tuple[dict[str, Any], ...] | None:
