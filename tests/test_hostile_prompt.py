@@ -190,3 +190,20 @@ def test_a_tag_written_true_is_the_word_true(bank: Bank, sample: Path) -> None:
     bank.sync()
     memory = bank.call("memory:get", {"id": "m-odd-tags"})["data"]
     assert memory["tags"] == ["true", "true", "3", "贾雨村"]  # YAML 1.1 reads yes as true too
+
+
+def test_session_entries_over_working_n_are_listed_as_dropped(bank: Bank, sample: Path) -> None:
+    """`working: N` chose the entries that fit and left the others out of the prompt without a word."""
+    (sample / ".writenow" / "skills" / "w.md").write_text(
+        "---\nid: w\nname: W\ncontext_rules:\n  surrounding: 100\n  working: 20\n---\nGo on.\n", "utf-8")
+    bank.sync()
+    for content, importance in (("short", 0.9), ("a long entry " * 10, 0.8), ("tiny", 0.1)):
+        assert bank.call("memory:working:add", {"sessionId": "s1", "kind": "note", "content": content,
+                                                "importance": importance})["ok"]
+    data = bank.call("context:assemble", {"skillId": "w", "documentText": "x", "selection": {"text": "x"},
+                                          "sessionId": "s1"})["data"]
+    kept = [i["reason"]["importance"] for i in data["items"] if i["kind"] == "working"]
+    dropped = [d for d in data["diagnostics"]["dropped"] if d["kind"] == "working"]
+    assert kept == [0.9, 0.1] and len(dropped) == 1 and dropped[0]["layer"] == 5
+    assert dropped[0]["source"] == "session:s1" and "context_rules.working" in dropped[0]["reason"]
+    assert data["diagnostics"]["truncated"] == len(data["diagnostics"]["dropped"])
