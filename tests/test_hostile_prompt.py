@@ -207,3 +207,13 @@ def test_session_entries_over_working_n_are_listed_as_dropped(bank: Bank, sample
     assert kept == [0.9, 0.1] and len(dropped) == 1 and dropped[0]["layer"] == 5
     assert dropped[0]["source"] == "session:s1" and "context_rules.working" in dropped[0]["reason"]
     assert data["diagnostics"]["truncated"] == len(data["diagnostics"]["dropped"])
+
+
+def test_init_bare_into_an_existing_project_adds_only_what_is_missing(sample: Path, home: Path) -> None:
+    before = sorted(p.relative_to(sample) for p in (sample / ".writenow").rglob("*") if p.is_file())
+    done = membank("init", "--bare", cwd=sample, home=home)
+    after = sorted(p.relative_to(sample) for p in (sample / ".writenow").rglob("*") if p.is_file())
+    assert done.returncode == 0 and set(before) <= set(after)  # nothing of the writer's removed or replaced
+    made = len(after) - len(before)
+    assert (f"{made} file created" if made == 1 else f"{made} files created" if made else "already set up") \
+        in done.stdout, done.stdout

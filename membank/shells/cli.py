@@ -44,8 +44,9 @@ def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None
         payload["name"] = name
 
     def show(d: dict[str, Any]) -> None:
+        made = len(d["created"])
         out.print(Text.assemble("project ", (d["name"], "bold"), f" ({d['projectId']}): "
-                                + (f"{len(d['created'])} files created" if d["created"] else "already set up, nothing changed")))
+                                + (f"{made} file{'' if made == 1 else 's'} created" if made else "already set up, nothing changed")))
         if any(c.startswith((".writenow/memories/", ".writenow/characters/", ".writenow/world/")) for c in d["created"]):
             out.print("the example memories, character and place are switched off (they reach no prompt); each "
                       "file's comment says how to use it (`membank list --all` lists the memories)")
