@@ -21,6 +21,7 @@ from membank.shells.cells import clip, visible
 from membank.shells.watchreport import Report, lines, listed
 
 from .helpers import membank
+from .test_books import RULES, _import, _set, _write, role_play_card
 
 
 def _layer2_prompt(session: list[str]) -> list[Piece]:
@@ -217,3 +218,23 @@ def test_init_bare_into_an_existing_project_adds_only_what_is_missing(sample: Pa
     made = len(after) - len(before)
     assert (f"{made} file created" if made == 1 else f"{made} files created" if made else "already set up") \
         in done.stdout, done.stdout
+
+
+def test_a_world_only_skill_gets_no_book_of_a_character_it_leaves_out(bank: Bank, sample: Path,
+                                                                      tmp_path: Path) -> None:
+    """A character-scoped book takes part only with its character in the prompt; an always-on character
+    that a skill's rules leave out (`characters` not asked for) still brought its game rules in."""
+    item = _import(bank, _write(tmp_path, "seraphine.json", role_play_card()))["items"][0]
+    _set(sample / item["target"], "\nsummary:", "\ninclude: always\nsummary:")
+    (sample / ".writenow" / "skills" / "world-only.md").write_text(
+        "---\nid: world-only\nname: W\ncontext_rules:\n  surrounding: 100\n  project-settings: true\n---\nGo.\n",
+        "utf-8")
+    bank.sync()
+
+    def prompt(skill: str) -> str:
+        data = bank.call("context:assemble", {"skillId": skill, "documentText": "The rain fell.",
+                                              "selection": {"text": "rain"}})["data"]
+        return str(data["systemPrompt"]) + str(data["userContent"])
+
+    assert RULES not in prompt("world-only")
+    assert RULES in prompt("rewrite") and "A forest guardian" in prompt("rewrite")  # with her: as before
