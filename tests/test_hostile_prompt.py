@@ -238,3 +238,16 @@ def test_a_world_only_skill_gets_no_book_of_a_character_it_leaves_out(bank: Bank
 
     assert RULES not in prompt("world-only")
     assert RULES in prompt("rewrite") and "A forest guardian" in prompt("rewrite")  # with her: as before
+
+
+def test_a_list_of_thousands_of_bad_tags_is_a_few_diagnostics(bank: Bank, sample: Path) -> None:
+    """Each bad item of a list was its own diagnostic: `tags` holding 5,000 lists made 5,000 doctor lines
+    (and as many in every index:changed) for one file."""
+    items = ", ".join(f"[t{i}]" for i in range(5000))
+    (sample / ".writenow" / "memories" / "many.md").write_text(
+        f"---\nid: m-many\ntype: fact\ntags: [good, {items}]\n---\nbody\n", "utf-8")
+    bank.sync()
+    mine = [d["message"] for d in bank.call("index:diagnostics", {})["data"]["items"]
+            if d["source"] == ".writenow/memories/many.md"]
+    assert len(mine) == 4 and sum("4,997 more items" in m for m in mine) == 1, mine
+    assert bank.call("memory:get", {"id": "m-many"})["data"]["tags"] == ["good"]
