@@ -3,6 +3,7 @@ what a hostile writer or a demanding app developer would try. Each test failed b
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,6 @@ from membank.shells.cells import clip, visible
 from membank.shells.watchreport import Report, lines, listed
 
 from .helpers import membank
-from .test_books import RULES, _import, _set, _write, role_play_card
 
 
 def _layer2_prompt(session: list[str]) -> list[Piece]:
@@ -220,12 +220,31 @@ def test_init_bare_into_an_existing_project_adds_only_what_is_missing(sample: Pa
         in done.stdout, done.stdout
 
 
+RULES = "GAME RULES: roll a d20 before every action."
+
+
+def _role_play_card() -> dict[str, Any]:
+    """A V2 card whose own book holds always-on game rules (the shape of real role-play cards)."""
+    rules = {"id": 0, "keys": ["rules"], "content": RULES, "comment": "Rules", "constant": True, "enabled": True,
+             "insertion_order": 100, "selective": False, "secondary_keys": [], "extensions": {}}
+    data = {"name": "Seraphine Vale", "description": "A forest guardian. She heals travellers.",
+            "personality": "Kind.", "scenario": "", "first_mes": "Welcome.", "mes_example": "",
+            "creator_notes": "", "system_prompt": "", "post_history_instructions": "", "alternate_greetings": [],
+            "tags": [], "creator": "", "character_version": "", "extensions": {},
+            "character_book": {"name": "Vale Rules", "entries": [rules]}}
+    return {"spec": "chara_card_v2", "spec_version": "2.0", "data": data}
+
+
 def test_a_world_only_skill_gets_no_book_of_a_character_it_leaves_out(bank: Bank, sample: Path,
                                                                       tmp_path: Path) -> None:
     """A character-scoped book takes part only with its character in the prompt; an always-on character
     that a skill's rules leave out (`characters` not asked for) still brought its game rules in."""
-    item = _import(bank, _write(tmp_path, "seraphine.json", role_play_card()))["items"][0]
-    _set(sample / item["target"], "\nsummary:", "\ninclude: always\nsummary:")
+    path = tmp_path / "seraphine.json"
+    path.write_text(json.dumps(_role_play_card()), "utf-8")
+    imported = bank.call("card:import", {"paths": [str(path)]})
+    assert imported["ok"], imported
+    card = sample / imported["data"]["items"][0]["target"]
+    card.write_text(card.read_text("utf-8").replace("\nsummary:", "\ninclude: always\nsummary:", 1), "utf-8")
     (sample / ".writenow" / "skills" / "world-only.md").write_text(
         "---\nid: world-only\nname: W\ncontext_rules:\n  surrounding: 100\n  project-settings: true\n---\nGo.\n",
         "utf-8")
