@@ -681,6 +681,8 @@ export interface IndexChanged {
   sources: string[];
   diagnostics: DiagnosticItem[];
   fixed: DiagnosticItem[];
+  diagnosticsTotal: number;
+  fixedTotal: number;
 }
 
 export interface IndexCounts {

@@ -65,12 +65,17 @@ class _Reader:
             self.report(key, f"`{key}` should be a list, like [{value}]; membank reads it as a list of one", WARNING)
             return (value,)
         if isinstance(value, list):  # keep the good items; name each bad one, and how to write it
-            kept = []
+            kept, bad = [], 0
             for number, item in enumerate(value, start=1):
                 if isinstance(item, (list, dict)) or item is None:
-                    self.report(key, _bad_word(key, number, item), WARNING)
+                    bad += 1
+                    if bad <= BAD_WORDS_NAMED:  # a list of 5,000 bad items is one file's problem, not 5,000
+                        self.report(key, _bad_word(key, number, item), WARNING)
                 else:
-                    kept.append(str(item))
+                    kept.append(_plain(item))  # `true` is the word true, never Python's True
+            if bad > BAD_WORDS_NAMED:
+                self.report(key, f"`{key}` has {bad - BAD_WORDS_NAMED:,} more items that are not words; they are "
+                            "left out, the other items are kept", WARNING)
             return tuple(kept)
         return self.get(key, _as_words, (), "a list of words, like [style, tone]", "it is ignored")
 
@@ -118,6 +123,9 @@ def _as_text(value: Any) -> str | None:
     return str(value)
 
 
+BAD_WORDS_NAMED = 3  # bad items of one list named one by one; the rest are counted in one more diagnostic
+
+
 def _bad_word(key: str, number: int, item: Any) -> str:
     """What is wrong with item `number` of a list of words, and how to write it so it stays one word."""
     left = "it is left out, the other items are kept"
@@ -143,7 +151,7 @@ def _plain(value: Any) -> str:
 def _as_words(value: Any) -> tuple[str, ...] | None:
     if not isinstance(value, list) or any(isinstance(v, (list, dict)) or v is None for v in value):
         return None
-    return tuple(str(v) for v in value)
+    return tuple(map(_plain, value))
 
 
 def _as_mapping_list(value: Any) -> tuple[dict[str, Any], ...] | None:

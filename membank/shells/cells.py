@@ -42,9 +42,25 @@ def clip(text: str, width: int) -> str:
         used += w
     else:
         end = len(text)
+    while end > 0 and text[end - 1] == "\u200d":  # half a joined emoji: the joiner would glue it to the …
+        end -= 1
     return text[:end] + ELLIPSIS
 
 
 def pad(text: str, width: int) -> str:
     """`text` followed by spaces up to `width` cells (as str.ljust, counted in cells)."""
     return text + " " * max(0, width - cells(text))
+
+
+# what a terminal would obey rather than show: C0 controls but tab and newline, DEL, C1 controls (ESC starts
+# a sequence that can clear the screen, retitle the window or hide text); each shown as its control picture
+_HIDDEN = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)}
+_HIDDEN.update({0x0D: None, 0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}})
+
+
+def visible(text: str) -> str:
+    """`text` with nothing a terminal would obey: the writer's names, values and bodies shown, never run
+    (a card named "\\x1b[2J" must not clear the screen). A carriage return is left out."""
+    if text.isprintable():
+        return text
+    return text.translate(_HIDDEN)

@@ -26,6 +26,7 @@ from ..runtime.registry import Registry
 from .clikit import JsonOpt, PathArg, ProjectOpt, app, command, finish, only, open_registry, call
 from .demo import run_demo
 from .render import diagnostic_lines, err, memory_table, memory_view, out, preview_view
+from .cells import visible
 
 
 
@@ -43,8 +44,9 @@ def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None
         payload["name"] = name
 
     def show(d: dict[str, Any]) -> None:
+        made = len(d["created"])
         out.print(Text.assemble("project ", (d["name"], "bold"), f" ({d['projectId']}): "
-                                + (f"{len(d['created'])} files created" if d["created"] else "already set up, nothing changed")))
+                                + (f"{made} file{'' if made == 1 else 's'} created" if made else "already set up, nothing changed")))
         if any(c.startswith((".writenow/memories/", ".writenow/characters/", ".writenow/world/")) for c in d["created"]):
             out.print("the example memories, character and place are switched off (they reach no prompt); each "
                       "file's comment says how to use it (`membank list --all` lists the memories)")
@@ -282,7 +284,7 @@ def watch(path: Optional[Path] = PathArg,
 
     from .daily import Daily
     from .watch import Watcher
-    from .watchreport import Report, line as problem_line
+    from .watchreport import Report, lines as problem_lines, listed
 
     registry = open_registry(path, as_json, sync=False)
     bank = next(iter(registry.banks.values()))
@@ -291,14 +293,13 @@ def watch(path: Optional[Path] = PathArg,
     def show(report: Report) -> None:
         sources = report.sources
         if as_json:
-            line = json.dumps({"ok": True, "data": {"changed": sources, "at": clock.now_iso(), "diagnostics":
-                               report.diagnostics, "fixed": report.fixed}}, ensure_ascii=False)
+            line = json.dumps({"ok": True, "data": {"changed": sources, "at": clock.now_iso(), **listed(report)}},
+                              ensure_ascii=False)
         else:
             shown = ", ".join(sources[:5]) + (f" and {len(sources) - 5} more" if len(sources) > 5 else "")
             line = "\n".join([f"{time.strftime('%H:%M:%S')} {len(sources)} changed: {shown}",
-                              *(f"  {problem_line(p)}" for p in report.diagnostics),
-                              *(f"  {problem_line(p, fixed=True)}" for p in report.fixed)])
-        sys.stdout.write(line + "\n")
+                              *(f"  {shown_line}" for shown_line in problem_lines(report))])
+        sys.stdout.write((line if as_json else visible(line)) + "\n")
         sys.stdout.flush()
 
     watcher = Watcher(bank, on_report=show, debounce=debounce, force_polling=True if polling else None)

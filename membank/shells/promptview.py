@@ -11,7 +11,7 @@ from rich.text import Text
 from . import render
 from .render import err, out
 
-_boxes = Console(highlight=False, markup=False)  # wraps long lines inside the boxes (`out` does not wrap)
+_boxes = render.Shown(highlight=False, markup=False)  # wraps long lines inside the boxes (`out` does not wrap)
 _RULE_ORDER = ("surrounding", "characters", "project-settings", "preferences", "memories", "episodes", "history",
                "max_tokens")
 

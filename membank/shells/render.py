@@ -4,17 +4,31 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, Iterable
 
 from rich.console import Console
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
-from .cells import cells, clip, pad
+from .cells import cells, clip, pad, visible
+
+class Shown(Console):
+    """A console that shows the writer's text and never runs it: control characters (an escape sequence
+    in a card's name, a memory's body) are printed as their control pictures (`cells.visible`)."""
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Text:
+        return super().render_str(visible(text), *args, **kwargs)
+
+    def render(self, renderable: Any, options: Any = None) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):  # a Text made elsewhere: its text too
+            yield segment if segment.control or segment.text.isprintable() else \
+                Segment(visible(segment.text), segment.style, segment.control)
+
 
 # markup off: sources, ids and memory text are the writer's own and may hold [brackets]; styles are given as Text
-out = Console(highlight=False, soft_wrap=True, markup=False)
-err = Console(stderr=True, highlight=False, markup=False)
+out = Shown(highlight=False, soft_wrap=True, markup=False)
+err = Shown(stderr=True, highlight=False, markup=False)
 
 PIPED_WIDTH = 120  # without a terminal (piped, redirected, CI) rich would lay tables out in 80 columns
 
@@ -66,8 +80,9 @@ def memory_table(items: list[dict[str, Any]], title: str | None = None) -> None:
 def plain_columns(columns: tuple[str, ...], rows: list[tuple[str, ...]], title: str | None = None) -> None:
     """Rows as left-aligned columns two spaces apart (the last one unpadded), written straight out; widths
     in terminal cells, so a column of Chinese lines up."""
+    rows = [tuple(map(visible, r)) for r in rows]  # shown, never run by the terminal; then measured
     widths = [max(cells(c), *(cells(r[i]) for r in rows)) for i, c in enumerate(columns[:-1])]
-    lines = [title] if title else []
+    lines = [visible(title)] if title else []
     for row in (columns, *rows):
         lines.append("  ".join(pad(v, w) for v, w in zip(row, widths)) + "  " + row[-1])
     out.file.write("\n".join(lines) + "\n")
@@ -78,7 +93,8 @@ def diagnostic_lines(items: list[dict[str, Any]]) -> None:
     """One line per problem, its severity coloured on a terminal; plain above TABLE_ROWS or when piped
     (rich lays out each line on its own: 1,800 of them took ~0.1 s of `membank doctor`)."""
     if len(items) > TABLE_ROWS or not out.is_terminal:
-        out.file.write("".join(f"{d['severity']} {d['source']}:{d['line']}: {d['message']}\n" for d in items))
+        out.file.write("".join(f"{d['severity']} {visible(d['source'])}:{d['line']}: {visible(d['message'])}\n"
+                               for d in items))
         out.file.flush()
         return
     for d in items:

@@ -37,6 +37,8 @@ class IndexChanged(TypedDict):
     sources: list[str]
     diagnostics: list[DiagnosticItem]  # problems `membank doctor` now reports that the batch introduced
     fixed: list[DiagnosticItem]  # problems the batch cleared (as they were last reported)
+    diagnosticsTotal: int  # how many the batch introduced (`diagnostics` lists at most 200)
+    fixedTotal: int  # how many it cleared (`fixed` lists at most 200)
 
 
 def file_name(channel: str) -> str:

@@ -36,7 +36,7 @@ from . import cancels, chapterwatch
 from .requestid import ID_SCAN, no_constants, request_id, valid_id
 from .daily import Daily
 from .settler import Settler
-from .watchreport import Report
+from .watchreport import Report, listed
 
 log = logging.getLogger("membank.shells.server")
 
@@ -376,8 +376,7 @@ class Server:
             self.notify("chapter:changed", {"projectId": project_id, "documentId": document})
         if sources:
             self.settler.changed()
-            self.notify("index:changed", {"projectId": project_id, "sources": sources,
-                                          "diagnostics": report.diagnostics, "fixed": report.fixed})
+            self.notify("index:changed", {"projectId": project_id, "sources": sources, **listed(report)})
 
     # -- running --------------------------------------------------------------------------------
 

@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
+from ..kernel.limits import MAX_LISTED
+
 if TYPE_CHECKING:
     from ..runtime.project import Project as Bank
 
@@ -68,3 +70,23 @@ def line(problem: Problem, fixed: bool = False) -> str:
     """`error .writenow/characters/x.md:3: message`, as doctor prints it (`fixed …` once it is gone)."""
     word = "fixed" if fixed else problem["severity"]
     return f"{word} {problem['source']}:{problem['line']}: {problem['message']}"
+
+
+SHOWN = 20  # problem lines `membank watch` prints per batch, each of new and fixed (doctor lists them all)
+
+
+def listed(report: Report, most: int = MAX_LISTED) -> dict[str, Any]:
+    """The problems of `index:changed`: at most `most` of each list, with how many there are in all (a
+    checkout that breaks 10,000 files must not send a 5 MB notification; `index:diagnostics` lists all)."""
+    return {"diagnostics": report.diagnostics[:most], "fixed": report.fixed[:most],
+            "diagnosticsTotal": len(report.diagnostics), "fixedTotal": len(report.fixed)}
+
+
+def lines(report: Report, most: int = SHOWN) -> list[str]:
+    """`membank watch`'s problem lines for a batch: the first `most` new and fixed ones, then how many more."""
+    out: list[str] = []
+    for problems_, fixed in ((report.diagnostics, False), (report.fixed, True)):
+        out += [line(p, fixed) for p in problems_[:most]]
+        if len(problems_) > most:
+            out.append(f"… and {len(problems_) - most:,} more {'fixed' if fixed else 'new'}: membank doctor lists them all")
+    return out

@@ -54,7 +54,7 @@ async function session(): Promise<void> {
   const assembled = await call("context:assemble", { projectId, skillId: "continue", selection: { start: 0, end: 40 }, deadlineMs: 5000 });
   if (assembled.ok) console.log(assembled.data.systemPrompt.length, assembled.data.stablePrefixHash);
 
-  console.log(onNotification("index:changed", { projectId, sources: [".writenow/memories/a.md"], diagnostics: [], fixed: [] }));
+  console.log(onNotification("index:changed", { projectId, sources: [".writenow/memories/a.md"], diagnostics: [], fixed: [], diagnosticsTotal: 0, fixedTotal: 0 }));
   console.log(failed(assembled));
 
   // @ts-expect-error: memory:create has no field `colour` (payloads refuse unknown fields)

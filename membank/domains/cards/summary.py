@@ -20,7 +20,10 @@ MAX = 200
 TRAITS = 6  # traits named in a summary made from W++ blocks
 _DIALOGUE = re.compile(r"<START>.*", re.DOTALL | re.IGNORECASE)  # example dialogues follow the first <START>
 # [ … ] runs and { … } runs holding markup (W++, Boostyle, JSON-ish; never a `{{char}}` left as it is)
-_BLOCK = re.compile(r"\[[^\[\]]*\]|\{[^{}]*[:=(\"][^{}]*\}", re.DOTALL)
+# (the look-ahead is atomic: a `{` and 20,000 `:` without a `}` cost one scan, not one per `:`)
+_BLOCK = re.compile(r"\[[^\[\]]*\]|\{(?=[^{}]*[:=(\"])[^{}]*\}", re.DOTALL)
+READ = 10_000  # code points of a description the summary reads: its first sentence or blocks are near the start
+DEPTH = 64  # levels of nested blocks taken out (each a pass over the text); deeper ones stay as text
 _QUOTED = re.compile(r'"([^"\n]{1,80})"')
 _SENTENCE = re.compile(r"(.+?[.!?。！？])(?:\s|$)", re.DOTALL)
 _CHAR = re.compile(r"\{\{\s*char\s*\}\}|<BOT>", re.IGNORECASE)
@@ -37,13 +40,15 @@ def _label(text: str) -> str | None:
 
 
 def _strip_blocks(text: str) -> tuple[str, list[str]]:
-    """The text without its bracketed blocks (innermost first, until none is left), and the blocks."""
+    """The text without its bracketed blocks (innermost first, until none is left or DEPTH levels are
+    out), and the blocks."""
     found: list[str] = []
-    while True:
+    for _ in range(DEPTH):
         stripped = _BLOCK.sub(lambda m: found.append(m.group(0)) or " ", text)
         if stripped == text:
-            return text, found
+            break
         text = stripped
+    return text, found
 
 
 def _prose(text: str) -> str:
@@ -61,7 +66,7 @@ def _cut(text: str) -> str:
 
 def card_summary(description: Any, name: str | None = None) -> str:
     """The summary the description gives (see the module's docstring); "" when it holds no text."""
-    raw = body_text(description)
+    raw = body_text(description)[:READ]  # a hostile card's 100,000 nested brackets must not cost minutes
     label = _label(raw)
     classic = _CHARACTER.search(raw)
     possessive = _OWNER.match(label) if label else None  # `Seraphina's Personality`: Seraphina

@@ -146,13 +146,13 @@ def _activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
             continue
         best[card_id] = _found((card_id, name, word, where, offset, 0, distance))
         keys.append(((rank[0] << 72) | rank[1]) << 32 | place)  # depth 0
-    waiting = _hold(catalog, best, list(best)) if catalog.owners else {}  # scoped, their character not (yet) found
+    waiting = _hold(catalog, best, list(best), allowed) if catalog.owners else {}  # scoped, their character not (yet) found
     frontier = sorted(best, key=by_id.__getitem__)  # by id
     for depth in range(1, recursion + 1):
         fresh = _through_cards(catalog, info, frontier, depth, allowed, best, skipped)
         best.update(fresh)
         if catalog.owners:
-            for card_id, found in _hold(catalog, best, list(fresh)).items():
+            for card_id, found in _hold(catalog, best, list(fresh), allowed).items():
                 waiting.setdefault(card_id, found)
                 del fresh[card_id]
         through = (THROUGH << 8 | depth) << 96  # distance 0
@@ -166,10 +166,16 @@ def _activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
     return [best[by_place[key & PLACE]] for key in sorted(keys)], sorted(unique.values(), key=lambda s: (s.id, s.key))
 
 
-def _hold(catalog: Catalog, best: dict[str, Found], ids: list[str]) -> dict[str, Found]:
+def _present(catalog: Catalog, best: dict[str, Found], allowed: set[str]) -> set[str]:
+    """The cards in this prompt: those found, and the always-on ones of the sections the rules allow (an
+    always-on character a world-only skill leaves out does not bring its book's entries)."""
+    return set(best) | {i for i in catalog.always if catalog.sections.get(i) in allowed}
+
+
+def _hold(catalog: Catalog, best: dict[str, Found], ids: list[str], allowed: set[str]) -> dict[str, Found]:
     """Take out of `best` the entries of `ids` whose book is scoped to characters not found so far: they
     bring nothing through recursion and come back only if their character is found after all."""
-    present = set(best) | set(catalog.always)
+    present = _present(catalog, best, allowed)
     return {i: best.pop(i) for i in ids if i in catalog.owners and present.isdisjoint(catalog.owners[i])}
 
 
@@ -178,7 +184,7 @@ def _scoped(catalog: Catalog, info: dict[str, Card], best: dict[str, Found], wai
     """A character-scoped book (context.md, Books) in this prompt: its entries found by their words count
     only when one of their characters is activated (or always on); the always-on entries of an activated
     character's book come in through that character, right after it. Changes `best`; the keys kept."""
-    present = set(best) | set(catalog.always)
+    present = _present(catalog, best, allowed)
     for card_id, found in waiting.items():
         if card_id not in best and not present.isdisjoint(catalog.owners[card_id]):
             best[card_id] = found

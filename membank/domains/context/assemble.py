@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...files import journal
@@ -39,6 +39,7 @@ from .passage import Passage, take
 STORY_POSITION_UNKNOWN = "STORY_POSITION_UNKNOWN"
 OVER_BUDGET = "OVER_BUDGET"
 KEY_SKIPPED = "KEY_SKIPPED"
+SELECTION_NOT_FOUND = "SELECTION_NOT_FOUND"
 SECTION_RULE = {"characters": "characters", "world": "project-settings"}
 LATE = "over the retrieved layer's room: found after it was full"
 
@@ -126,7 +127,8 @@ def _late_entries(cards: Catalog) -> dict[str, dict[str, Any]]:
     memo = cards.memo("context.late")
     table = memo.get("entries")
     if table is None:  # assigned whole: another thread never sees it half made
-        table = memo["entries"] = {i: {"layer": 4, "kind": "card", "id": i, "source": c["source"],
+        table = memo["entries"] = {i: {"layer": 4, "kind": "card" if c.get("include") != "always" else "state",
+                                       "id": i, "source": c["source"],
                                        "tokens": cards.tokens[i], "reason": LATE} for i, c in cards.cards.items()}
     return table  # type: ignore[no-any-return]
 
@@ -221,6 +223,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     reasons: list[Reason] = []
     hidden = {"progressions": 0, "relations": 0, "memories": 0}
     late: list[dict[str, Any]] = []  # cards found after Layer 4 was already full: listed, never rendered
+    unfit: list[dict[str, Any]] = []  # the session's entries over `working: N`: listed, never rendered
     capped: list[dict[str, Any]] = []  # preferences over Layer 3's cap
 
     identity, identity_source = skills.identity(bank)
@@ -231,9 +234,12 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         read_document(bank.root, document) if document is not None else None)
     passage = take(text, req.start, req.end, req.selected, req.instruction or "", rules["surrounding"])
     doc_source = document if document is not None else None
+    if text is not None and req.start is None and req.selected and not passage.located and rules["surrounding"]:
+        reasons.append(Reason(SELECTION_NOT_FOUND, "`selection.text` is not in the document's text: no text "
+                              "around it was taken (send `selection.start`/`end`, or the text as the document has it)"))
     pieces += passage_pieces(passage, doc_source)
     if injection:  # the session's working memory, before the instruction (in this process, not the index)
-        held, problems = session.pieces(bank, req.session_id, rules["working"])
+        held, problems, unfit = session.pieces(bank, req.session_id, rules["working"])
         pieces += held
         reasons += problems
     cancel.check()  # checkpoints between the stages: nothing is written or cached half-built before the trace
@@ -298,7 +304,8 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
             pieces += from_manuscript.recall(bank, req.start, passage, text, _query(req, passage), rules["recall"],
                                              position)
 
-    return finish(bank, req, skill, rules, pieces, reasons, Finish(hidden, capped, late, passage, document, started))
+    return finish(bank, req, skill, rules, pieces, reasons, Finish(hidden, capped, late, passage, document, started,
+                                                                      unfit=unfit))
 
 
 @dataclass(frozen=True)
@@ -311,6 +318,7 @@ class Finish:
     document: str | None
     started: float
     memory_degraded: bool = False
+    unfit: list[dict[str, Any]] = field(default_factory=list)  # session entries over the skill's `working: N`
 
 
 def finish(bank: Bank, req: Request, skill: dict[str, Any], rules: dict[str, Any], pieces: list[Piece],
@@ -338,10 +346,10 @@ def finish(bank: Bank, req: Request, skill: dict[str, Any], rules: dict[str, Any
         "diagnostics": {
             "degraded": any(r.code in recall_codes for r in reasons),
             "reasons": [r.to_api() for r in reasons],
-            "dropped": _dropped(fitted.dropped, capped, late)[:MAX_LISTED],  # `truncated` counts them all
+            "dropped": _dropped(fitted.dropped, capped, late, f.unfit)[:MAX_LISTED],  # `truncated` counts them all
             "hidden": sum(hidden.values()),
             "hiddenDetail": hidden,
-            "truncated": len(fitted.dropped) + len(capped) + len(late),
+            "truncated": len(fitted.dropped) + len(capped) + len(late) + len(f.unfit),
             "prefixTokens": out.prefix_tokens,
             "prefixCacheable": out.prefix_tokens >= 1024,
             "hardCut": [side for side, s in (("before", passage.before), ("after", passage.after)) if s.cut == "hard"],
@@ -355,14 +363,15 @@ def finish(bank: Bank, req: Request, skill: dict[str, Any], rules: dict[str, Any
     return data
 
 
-def _dropped(fitted: list[Dropped], capped: list[dict[str, Any]], late: list[dict[str, Any]]
-             ) -> list[dict[str, Any]]:
+def _dropped(fitted: list[Dropped], capped: list[dict[str, Any]], late: list[dict[str, Any]],
+             unfit: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every piece left out, by layer, in the order each was left out."""
     by_layer: dict[int, list[dict[str, Any]]] = {}
     for d in fitted:
         by_layer.setdefault(d.layer, []).append(d.to_api())
     by_layer.setdefault(3, []).extend(capped)  # Layer 3 is capped before the rest is fitted
     by_layer.setdefault(4, []).extend(late)
+    by_layer.setdefault(5, []).extend(unfit)
     out: list[dict[str, Any]] = []
     for layer in sorted(by_layer):
         out.extend(by_layer[layer])  # thousands a call: copied in C

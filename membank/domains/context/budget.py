@@ -87,7 +87,8 @@ def capped(pieces: list[Piece], layer: str, cap: int | None) -> tuple[list[Piece
     return _drop_last(pieces, cap, _cap_reason(layer, cap), dropped), dropped
 
 
-HOW = {"paragraph": "cut back to a paragraph", "sentence": "cut back to a sentence", "all": "left out"}
+HOW = {"paragraph": "cut back to a paragraph", "sentence": "cut back to a sentence",
+       "hard": "cut back hard (no blank line or sentence end to cut at)", "all": "left out"}
 
 
 def _cut_surrounding(layer5: list[Piece], excess: int, keep: Callable[[str], int], what: str, reason: str,
@@ -166,6 +167,10 @@ def fit(pieces: list[Piece], layer_caps: dict[str, int], max_tokens: int) -> Fit
     return Fitted(kept, dropped, over or excess > 0)
 
 
+def _session_tokens(layer5: list[Piece]) -> int:
+    return _total(giveway.session(layer5))
+
+
 def budget_excess(by_layer: dict[int, list[Piece]], max_tokens: int) -> int:
     return sum(_total(by_layer[n]) for n in BUDGETED) - max_tokens
 
@@ -175,7 +180,8 @@ def give_way(by_layer: dict[int, list[Piece]], excess: int, originals: dict[str,
     """The budget's order (context.md, Budgets), each stage only while something is still over: the far
     halves of the surrounding text; Layer 4's least relevant items; the rest of the surrounding text;
     Layer 2 from its last card; the rest of Layer 4; the session's entries; the cards the selection or
-    instruction names. `originals` are the sides as taken, whose near halves (at least 500 code points)
+    instruction names. Layer 2 gives only what would still be over with the session's entries all gone:
+    working memory never moves the systemPrompt (its prefix hash is the provider's cache key). `originals` are the sides as taken, whose near halves (at least 500 code points)
     the first stage keeps."""
     out = dict(by_layer)
     floors = {k: near_floor(p.text) for k, p in originals.items()}
@@ -185,7 +191,8 @@ def give_way(by_layer: dict[int, list[Piece]], excess: int, originals: dict[str,
                                              reason, dropped)),
         (4, lambda mine, e: _give(mine, least, e, reason, dropped)),
         (5, lambda mine, e: _cut_surrounding(mine, e, lambda k: 0, "the text", reason, dropped)),
-        (2, lambda mine, e: _give(mine, [p for p in mine if p.kind != "project"][::-1], e, reason, dropped)),
+        (2, lambda mine, e: _give(mine, [p for p in mine if p.kind != "project"][::-1], e - _session_tokens(out[5]),
+                                  reason, dropped)),
         (4, lambda mine, e: _give(mine, rest, e, reason, dropped)),
         (5, lambda mine, e: _give(mine, giveway.session(mine), e, reason, dropped)),
         (4, lambda mine, e: _give(mine, last, e, reason, dropped)),

@@ -65,11 +65,11 @@ def assemble(bank: Bank, req: Any, why: str) -> dict[str, Any]:
     pieces += [Piece(3, "preferences", "default-rule", f"- {rule}", None, skills.DEFAULT_RULES_SOURCE,
                      reason="built-in default") for rule in skills.DEFAULT_RULES]
     pieces += passage_pieces(passage, document)
-    held, problems = session.pieces(bank, req.session_id, rules["working"]) \
-        if bank.settings_files.memory()["injectionEnabled"] else ([], [])  # in this process: needs no index
+    held, problems, unfit = session.pieces(bank, req.session_id, rules["working"]) \
+        if bank.settings_files.memory()["injectionEnabled"] else ([], [], [])  # in this process: needs no index
     pieces += held
     reasons = [Reason(MEMORY_DEGRADED, f"the index could not be read ({why}): built-in default rules instead of "
                       "memories, cards and episodes; run `membank index --rebuild`")] + problems
     return finish(bank, req, skill, rules, pieces, reasons,
                   Finish({"progressions": 0, "relations": 0, "memories": 0}, [], [], passage, document, started,
-                         memory_degraded=True))
+                         memory_degraded=True, unfit=unfit))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ...kernel import errors
 from . import surrounding
+from .layers import clean
 
 @dataclass(frozen=True)
 class Passage:
@@ -37,6 +38,9 @@ def take(text: str | None, start: int | None, end: int | None, selected: str | N
     else:
         chosen = selected or ""
         at = text.find(chosen) if text is not None and chosen else -1
+        if at < 0 and text is not None and chosen:  # the app's line ends or normal form differ from the file's
+            text, chosen = clean(text), clean(chosen)
+            at = text.find(chosen)
         located = at >= 0
         head, tail = (text[:at], text[at + len(chosen):]) if located and text is not None else ("", "")
     return Passage(instruction, surrounding.before(head, n), chosen, surrounding.after(tail, n), located)

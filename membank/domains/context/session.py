@@ -21,16 +21,22 @@ def entry_text(entry: dict[str, Any]) -> str:
     return f"- [{entry['kind']}] {body}"
 
 
-def pieces(bank: Bank, session_id: str | None, budget: int) -> tuple[list[Piece], list[Reason]]:
-    """The block's pieces (most important first) and, for a session this process does not hold, the
-    reason SESSION_UNKNOWN. Nothing without a `sessionId` or with `working: 0`."""
+def pieces(bank: Bank, session_id: str | None, budget: int
+           ) -> tuple[list[Piece], list[Reason], list[dict[str, Any]]]:
+    """The block's pieces (most important first); for a session this process does not hold, the reason
+    SESSION_UNKNOWN; and the entries `working: N` left out, as `diagnostics.dropped` lists them. Nothing
+    without a `sessionId` or with `working: 0`."""
     if session_id is None or budget <= 0:
-        return [], []
-    entries = working.immediate(bank, session_id, budget)
-    if entries is None:
+        return [], [], []
+    made = working.immediate(bank, session_id, budget)
+    if made is None:
         shown = session_id if len(session_id) <= 80 else session_id[:79] + "…"
         return [], [Reason(SESSION_UNKNOWN, f"no working memory is held for the session `{shown}` in this process "
-                           "(never added to, ended, or held by another process): the \"this session\" block is empty")]
+                           "(never added to, ended, or held by another process): the \"this session\" block is empty")], []
+    entries, left = made
+    unfit = [{"layer": 5, "kind": "working", "id": e["id"], "source": SOURCE_PREFIX + session_id,
+              "tokens": e["tokenCount"], "reason": f"over the skill's working memory of {budget} tokens "
+              "(context_rules.working)"} for e in left]
     return [Piece(5, "session", "working", entry_text(e), e["id"], SOURCE_PREFIX + session_id, None,
                   {"kind": e["kind"], "importance": e["importance"], "count": e["count"]}, e["importance"])
-            for e in entries], []
+            for e in entries], [], unfit

@@ -5,12 +5,13 @@ way further when the budget is short. Pure."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ...kernel.text import span_tokens
 
-_PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")  # a blank line (and the blank space after it)
+_PARAGRAPH = re.compile(r"\r?\n[ \t\r]*\n\s*")  # a blank line (and the blank space after it); CRLF too
 # a sentence ends at 。！？… or a full-width ．｡ (Chinese needs no space after them) or at .!? followed by a space or
 # the end; closing quotes and brackets right after belong to the sentence
 _SENTENCE = re.compile(r"(?:[。！？…．｡]+|[.!?]+(?=[\"'”’」』）)\]]*(?:\s|$)))[\"'”’」』）)\]]*[ \t]*")
@@ -35,7 +36,7 @@ def before(text: str, n: int) -> Side:
     m = _SENTENCE.search(window)
     if m is not None and m.end() < len(window):
         return Side(window[m.end():].lstrip(), "sentence")
-    return Side(window, "hard")
+    return Side(_whole_start(text, len(text) - n), "hard")
 
 
 def after(text: str, n: int) -> Side:
@@ -51,7 +52,30 @@ def after(text: str, n: int) -> Side:
     ends = [m.end() for m in _SENTENCE.finditer(window)]
     if ends:
         return Side(window[:ends[-1]].rstrip(), "sentence")
-    return Side(window, "hard")
+    return Side(text[:_whole_end(text, n)], "hard")
+
+
+def _joins(ch: str) -> bool:
+    """A code point that belongs to the one before it: a combining mark, a variation selector, a skin tone,
+    an emoji tag, or a zero-width joiner (and what it joins)."""
+    o = ord(ch)
+    return (unicodedata.combining(ch) != 0 or o == 0x200D or 0xFE00 <= o <= 0xFE0F or 0x1F3FB <= o <= 0x1F3FF
+            or 0xE0020 <= o <= 0xE007F or 0xE0100 <= o <= 0xE01EF or unicodedata.category(ch) in ("Mn", "Me"))
+
+
+def _whole_start(text: str, at: int) -> str:
+    """`text[at:]`, moved later so it does not start inside a character (a hard cut: a lone accent or
+    half an emoji would start the prompt's text)."""
+    while at < len(text) and (_joins(text[at]) or (at > 0 and text[at - 1] == "\u200d")):
+        at += 1
+    return text[at:]
+
+
+def _whole_end(text: str, at: int) -> int:
+    """`at`, moved earlier so `text[:at]` does not end inside a character."""
+    while at > 0 and at < len(text) and (_joins(text[at]) or text[at - 1] == "\u200d"):
+        at -= 1
+    return at
 
 
 def shrink_before(text: str) -> str:
@@ -140,7 +164,7 @@ def _kept_lengths(text: str, side: str, pattern: re.Pattern[str], paragraph: boo
 @dataclass(frozen=True)
 class Cut:
     kept: int  # code points the side keeps after this cut (nearest the selection)
-    how: str  # "paragraph" | "sentence" | "all"
+    how: str  # "paragraph" | "sentence" | "hard" (a side with neither to cut at) | "all"
     tokens: int  # tokens of what the side keeps after this cut (`kept_text`; measured whole, as estimates round)
 
 
@@ -169,8 +193,27 @@ def cuts(text: str, side: str, keep: int) -> Iterator[Cut]:
             if kept < current:
                 yield Cut(kept, how, taken(kept))
                 current = kept
+    if 0 < keep < current and (current == size or current - keep > NEAR):  # no blank line or sentence end to
+        # cut at (a run of commas), or none for more than 500 code points past the near half: a hard cut there
+        kept = _whole_kept(text, side, keep)
+        yield Cut(kept, "hard", taken(kept))
+        current = kept
     if keep <= 0 and current > 0:
         yield Cut(0, "all", taken(0))
+
+
+def _whole_kept(text: str, side: str, keep: int) -> int:
+    """`keep`, or a little more: so many code points nearest the selection that no character is split."""
+    size = len(text)
+    if side == "before":
+        start = size - keep
+        while start > 0 and (_joins(text[start]) or text[start - 1] == "\u200d"):
+            start -= 1
+        return size - start
+    end = keep
+    while end < size and (_joins(text[end]) or text[end - 1] == "\u200d"):
+        end += 1
+    return end
 
 
 def kept_text(text: str, side: str, kept: int) -> str:

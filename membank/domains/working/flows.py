@@ -145,10 +145,12 @@ def listing(bank: Bank, session_id: str) -> dict[str, Any]:
                 "tokens": session.tokens, "capTokens": cap, "focus": session.focus, "threshold": threshold}
 
 
-def immediate(bank: Bank, session_id: str, budget: int) -> list[dict[str, Any]] | None:
+def immediate(bank: Bank, session_id: str, budget: int
+              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
     """A prompt's "this session" block (context.md, Working memory): the session's entries, most
-    important first, within `budget` tokens, as `memory:working:list` shows them; None for a session
-    this process does not hold. Reads only: no store or session is made for it."""
+    important first, within `budget` tokens, as `memory:working:list` shows them, and those left out (in
+    the order they were added); None for a session this process does not hold. Reads only: no store or
+    session is made for it."""
     store = bank.memo.get(MEMO)
     if store is None:
         return None
@@ -158,7 +160,9 @@ def immediate(bank: Bank, session_id: str, budget: int) -> list[dict[str, Any]] 
         if session is None:
             return None
         shown = decide.immediate([e.held() for e in session.entries.values()], budget)
-        return [_api(bank, session_id, session.entries[s.id], threshold) for s in shown]
+        taken = {s.id for s in shown}
+        return ([_api(bank, session_id, session.entries[s.id], threshold) for s in shown],
+                [_api(bank, session_id, e, threshold) for i, e in session.entries.items() if i not in taken])
 
 
 def _archive(bank: Bank, entry: Entry) -> dict[str, Any]:
