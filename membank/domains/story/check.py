@@ -44,6 +44,18 @@ def first_appearance(card: dict[str, Any], order: StoryOrder) -> tuple[str, int]
     return at, line
 
 
+def mention_words(card: dict[str, Any]) -> frozenset[str] | None:
+    """The keys whose occurrence is a mention of `card` (story.md: a name or alias; its extra `keys` too
+    when it says `mention_keys: true`, None standing for every key). An entry switched off (`include:
+    never`, or its book off) is not an entity of any chapter: nothing of it is a mention."""
+    if card.get("include") == "never":
+        return frozenset()
+    meta = card.get("metadata")
+    if isinstance(meta, dict) and meta.get("mention_keys") is True:
+        return None
+    return frozenset((card["name"], *(card.get("aliases") or ())))
+
+
 def _dead(value: Any) -> bool:
     return value is False or (isinstance(value, str) and value.strip().casefold() in _FALSE)
 
@@ -82,7 +94,13 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
     with call_allowance():
         rows, skipped = catalog.matcher.mention_rows(text)  # `mentions`, without a Match for each
     by_card: dict[str, list[dict[str, Any]]] = {}
-    for offset, length, card_id, _, word in rows:
+    counted: dict[str, frozenset[str] | None] = {}  # card -> the words that are its mentions (None: every key)
+    for offset, length, card_id, key, word in rows:
+        if card_id not in counted:
+            counted[card_id] = mention_words(catalog.cards[card_id])
+        words = counted[card_id]
+        if words is not None and key not in words:
+            continue  # switched off, or an extra key of a card that does not say `mention_keys: true`
         by_card.setdefault(card_id, []).append({"match": word, "offset": offset, "length": -length})
     entities, found_flags = [], []
     # a card's view and flags at a position are the same for every passage checked there: made once
