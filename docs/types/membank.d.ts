@@ -126,6 +126,8 @@ export interface Channels {
   "skill:get": { payload: SkillGetPayload; data: SkillGetData };
   /** Schema: docs/schema/skill.list.json */
   "skill:list": { payload: SkillListPayload; data: SkillListData };
+  /** Schema: docs/schema/story.threads.json */
+  "story:threads": { payload: StoryThreadsPayload; data: StoryThreadsData };
 }
 
 export type ChannelName = keyof Channels;
@@ -226,6 +228,8 @@ export type SkillGetPayload = SkillRef;
 export type SkillGetData = Skill;
 export type SkillListPayload = ProjectOnly;
 export type SkillListData = SkillItems;
+export type StoryThreadsPayload = ThreadsGet;
+export type StoryThreadsData = Threads;
 export type EpisodeFailedParams = EpisodeFailed;
 export type IndexChangedParams = IndexChanged;
 
@@ -503,7 +507,7 @@ export interface EpisodeFailed {
 
 export interface EpisodeItems {
   items: Ranked[];
-  reasons: Problem[];
+  reasons: MemoryEpisodeQueryProblem[];
   memoryDegraded: boolean;
   defaultRules: string[];
 }
@@ -780,6 +784,11 @@ export interface MemoryDeleted {
   deletedAt: string;
 }
 
+export interface MemoryEpisodeQueryProblem {
+  code: "EMPTY_QUERY" | "MODEL_UNAVAILABLE" | "QUERY_NOT_EMBEDDABLE" | "EMBEDDING_DIM_MISMATCH" | "RECALL_NOT_JOURNALED" | "MEMORY_DEGRADED";
+  message: string;
+}
+
 export interface MemoryEpisodeQueryReason {
   rank: number;
   score: number;
@@ -926,11 +935,6 @@ export interface PreviewScore {
   vectorRank: number | null;
   lexical: number | null;
   lexicalRank: number | null;
-}
-
-export interface Problem {
-  code: "EMPTY_QUERY" | "MODEL_UNAVAILABLE" | "QUERY_NOT_EMBEDDABLE" | "EMBEDDING_DIM_MISMATCH" | "RECALL_NOT_JOURNALED" | "MEMORY_DEGRADED";
-  message: string;
 }
 
 export interface ProjectCreated {
@@ -1154,6 +1158,12 @@ export interface StateUpdate {
   expectedRevision?: number | null;
 }
 
+export interface StoryThreadsProblem {
+  source: string;
+  line: number;
+  message: string;
+}
+
 export interface SyncReport {
   added: number;
   updated: number;
@@ -1161,6 +1171,33 @@ export interface SyncReport {
   unchanged: number;
   errors: number;
   tookMs: number;
+}
+
+export interface ThreadItem {
+  id?: string;
+  title?: string;
+  status?: string;
+  opened?: string;
+  resolved?: string;
+  dropped?: string;
+  keys?: string[];
+  entities?: string[];
+  note?: string;
+  source?: string;
+  line?: number;
+}
+
+export interface Threads {
+  at: string | null;
+  items: ThreadItem[];
+  total: number;
+  problems: StoryThreadsProblem[];
+}
+
+export interface ThreadsGet {
+  projectId?: string | null;
+  at?: string | null;
+  status?: string | null;
 }
 
 export interface Trace {

@@ -29,7 +29,7 @@ from ..story import positions
 from ..story.cards import Catalog, catalog as story_catalog
 from ..story.manuscript import read_document
 from ..story.order import StoryOrder
-from . import budget, cardtext, memories, session
+from . import budget, cardtext, memories, narrative, session
 from .activation import activate
 from .budget import Dropped
 from .layers import Piece, clean, serialise
@@ -274,6 +274,8 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
                                   f.id, card["source"], (card.get("lines") or {}).get("name"), f.reason())
             used += piece.tokens
             pieces.append(piece)
+        if rules["threads"]:
+            pieces += narrative.thread_pieces(bank, order, position)
         if skipped:
             more = f"; and {len(skipped) - 5:,} more" if len(skipped) > 5 else ""
             reasons.append(Reason(KEY_SKIPPED, "; ".join(s.message for s in skipped[:5]) + more))

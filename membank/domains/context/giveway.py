@@ -46,6 +46,8 @@ def _tier(piece: Piece) -> tuple[int, float]:
         return HISTORY, 0.0
     if piece.section == "episodes":
         return EPISODE, 0.0
+    if piece.section == "threads":
+        return EPISODE, 1.0  # what the story owes the reader: with the past runs, after them
     return UNRANKED, 0.0
 
 

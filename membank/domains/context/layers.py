@@ -33,7 +33,7 @@ LAYERS = (
     Layer(4, "retrieved", "Retrieved for this passage", (
         ("cards", "Characters and places mentioned"), ("memories", "Relevant memories"),
         ("document", "Memories for this document"), ("episodes", "Past runs like this one"),
-        ("history", "Recent history"))),
+        ("history", "Recent history"), ("threads", "Open threads"), ("scene", "Scene"))),
     Layer(5, "immediate", "The passage", (
         ("session", "This session"), ("instruction", "Instruction"), ("before", "Text before"), ("selection", "Selection"),
         ("after", "Text after"))),

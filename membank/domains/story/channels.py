@@ -186,6 +186,40 @@ class Checked(TypedDict):
     skippedTotal: int
 
 
+@dataclass(frozen=True)
+class ThreadsGet:
+    projectId: Id | None = None
+    at: Position | None = None
+    status: Annotated[str, Most(chars=20)] | None = None  # open | resolved | dropped
+
+
+class ThreadItem(TypedDict, total=False):
+    id: str  # "threads/ruby"
+    title: str
+    status: str  # open | resolved | dropped, at the position
+    opened: str
+    resolved: str  # only where the thread is resolved at the position
+    dropped: str
+    keys: list[str]
+    entities: list[str]
+    note: str
+    source: str
+    line: int
+
+
+class Problem(TypedDict):
+    source: str
+    line: int
+    message: str
+
+
+class Threads(TypedDict):
+    at: Optional[str]
+    items: list[ThreadItem]  # the first 200, in the order they were opened
+    total: int
+    problems: list[Problem]  # thread files that are not threads (no `opened:`, bad YAML)
+
+
 CHANNELS = (
     Channel("kg:entity:list", EntityList, Entities, Lazy("membank.domains.story.queries", "entity_list"),
             "read", "story",
@@ -211,4 +245,8 @@ CHANNELS = (
             Lazy("membank.domains.story.queries", "consistency_check"), "read", "check",
             "Evidence for a passage at its position (entities, state, relations, facts) and what contradicts it.",
             "check_consistency"),
+    Channel("story:threads", ThreadsGet, Threads, Lazy("membank.domains.story.threadfiles", "list_threads"),
+            "read", "threads",
+            "The plot threads at a story position: open, resolved or dropped there (nothing opened later).",
+            "threads"),
 )

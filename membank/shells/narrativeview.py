@@ -1,0 +1,26 @@
+"""Human views of the story's narrative state: `membank threads` (the threads at a position, each with
+its source:line)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from .render import out
+
+_STYLE = {"open": "yellow bold", "resolved": "green", "dropped": "dim"}
+
+
+def threads_view(d: dict[str, Any]) -> None:
+    where = f" at {d['at']}" if d.get("at") else " (the whole story)"
+    out.print(Text.assemble(("threads", "bold"), where, f": {d['total']:,}"))
+    for t in d["items"]:
+        closed = t.get("resolved") or t.get("dropped")
+        span = f"{t['opened']} → {closed}" if closed else f"since {t['opened']}"
+        out.print(Text.assemble((f"  {t['status']:<9}", _STYLE.get(t["status"], "")), (t["title"], "bold"),
+                                f"  {span}  {t['source']}:{t['line']}"))
+        if t["note"]:
+            out.print(f"             {t['note'].splitlines()[0]}")
+    for p in d.get("problems") or []:
+        out.print(Text.assemble(("  not a thread ", "red"), f"{p['source']}:{p['line']}  {p['message']}"))
