@@ -126,6 +126,8 @@ export interface Channels {
   "skill:get": { payload: SkillGetPayload; data: SkillGetData };
   /** Schema: docs/schema/skill.list.json */
   "skill:list": { payload: SkillListPayload; data: SkillListData };
+  /** Schema: docs/schema/story.scene.json */
+  "story:scene": { payload: StoryScenePayload; data: StorySceneData };
   /** Schema: docs/schema/story.threads.json */
   "story:threads": { payload: StoryThreadsPayload; data: StoryThreadsData };
 }
@@ -228,6 +230,8 @@ export type SkillGetPayload = SkillRef;
 export type SkillGetData = Skill;
 export type SkillListPayload = ProjectOnly;
 export type SkillListData = SkillItems;
+export type StoryScenePayload = SceneGet;
+export type StorySceneData = Scene;
 export type StoryThreadsPayload = ThreadsGet;
 export type StoryThreadsData = Threads;
 export type EpisodeFailedParams = EpisodeFailed;
@@ -1020,6 +1024,34 @@ export interface RuleProblem {
   line: number;
 }
 
+export interface Scene {
+  at: string;
+  state: { [key: string]: SceneValue };
+  line: string;
+  scene: SceneView | null;
+  scenes: SceneView[];
+  problems: StorySceneProblem[];
+}
+
+export interface SceneGet {
+  at: string;
+  projectId?: string | null;
+}
+
+export interface SceneValue {
+  value: unknown;
+  at: string;
+  source: string;
+  line: number;
+}
+
+export interface SceneView {
+  title: string;
+  line: number;
+  source: string;
+  values: { [key: string]: unknown };
+}
+
 /** Either `start`/`end` (code-point offsets into the document text) or `text` (the selected text). */
 export interface Selection {
   start?: number | null;
@@ -1158,7 +1190,7 @@ export interface StateUpdate {
   expectedRevision?: number | null;
 }
 
-export interface StoryThreadsProblem {
+export interface StorySceneProblem {
   source: string;
   line: number;
   message: string;
@@ -1191,7 +1223,7 @@ export interface Threads {
   at: string | null;
   items: ThreadItem[];
   total: number;
-  problems: StoryThreadsProblem[];
+  problems: StorySceneProblem[];
 }
 
 export interface ThreadsGet {

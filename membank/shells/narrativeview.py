@@ -1,5 +1,5 @@
 """Human views of the story's narrative state: `membank threads` (the threads at a position, each with
-its source:line)."""
+its source:line) and `membank scene` (who is here, where and when)."""
 
 from __future__ import annotations
 
@@ -24,3 +24,12 @@ def threads_view(d: dict[str, Any]) -> None:
             out.print(f"             {t['note'].splitlines()[0]}")
     for p in d.get("problems") or []:
         out.print(Text.assemble(("  not a thread ", "red"), f"{p['source']}:{p['line']}  {p['message']}"))
+
+
+def scene_view(d: dict[str, Any]) -> None:
+    out.print(Text.assemble(("scene ", "bold"), d["at"], f"  {d['line'] or '(nothing recorded)'}"))
+    for key, v in d["state"].items():
+        value = ", ".join(map(str, v["value"])) if isinstance(v["value"], list) else v["value"]
+        out.print(f"  {key:<9} {value}  ({v['at']}, {v['source']}:{v['line']})")
+    for p in d.get("problems") or []:
+        out.print(Text.assemble(("  not read ", "red"), f"{p['source']}:{p['line']}  {p['message']}"))

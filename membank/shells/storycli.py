@@ -1,5 +1,5 @@
 """The story commands: `membank story [NAME] [--at D]`, `relations`, `state`, `mentions`, `progress`,
-`check D` (which exits 1 when there are flags) and `threads [--at D]`."""
+`check D` (which exits 1 when there are flags) `threads [--at D]` and `scene D`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import typer
 
 from ..runtime.dispatch import dispatch
 from .clikit import JsonOpt, ProjectOpt, call, command, finish, open_registry
-from .narrativeview import threads_view
+from .narrativeview import scene_view, threads_view
 from .storyview import check_view, edges_view, entities_view, entity_view, mentions_view, state_view
 
 AtOpt = typer.Option(None, "--at", help="A story position, e.g. chapters/ch05.md.")
@@ -104,3 +104,9 @@ def threads(at: Optional[str] = AtOpt,
             status: Optional[str] = typer.Option(None, "--status", help="open, resolved or dropped."),
             project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
     call(project, "story:threads", _given(at=at, status=status), as_json, threads_view)
+
+
+@command("story:scene")
+def scene(document: str = typer.Argument(..., metavar="DOCUMENT", help="A chapter, or chapter#scene heading."),
+          project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    call(project, "story:scene", {"at": document}, as_json, scene_view)

@@ -260,6 +260,10 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         scanned = {"selection": passage.selection, "instruction": passage.instruction,
                    "before": passage.before.text, "after": passage.after.text}
         found, skipped = activate(cards, scanned, allowed, ctx["recursion"]) if allowed else ([], [])
+        roles: dict[str, str] = {}
+        if rules["scene"]:  # the scene's line, and its POV and present characters activated like a mention
+            scene_pieces, found, roles = narrative.scene(bank, cards, order, position, allowed, found)
+            pieces += scene_pieces
         room = min(ctx["layerTokens"]["retrieved"], rules["max_tokens"])
         used = 0
         for i, f in enumerate(found):
@@ -271,7 +275,8 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
             hidden["progressions"] += hid_p
             hidden["relations"] += hid_r
             piece = Piece.cleaned(4, "cards", "card" if card.get("include") != "always" else "state", body, tokens,
-                                  f.id, card["source"], (card.get("lines") or {}).get("name"), f.reason())
+                                  f.id, card["source"], (card.get("lines") or {}).get("name"),
+                                  narrative.card_reason(f, roles) if roles else f.reason())
             used += piece.tokens
             pieces.append(piece)
         if rules["threads"]:

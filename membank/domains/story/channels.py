@@ -220,6 +220,35 @@ class Threads(TypedDict):
     problems: list[Problem]  # thread files that are not threads (no `opened:`, bad YAML)
 
 
+@dataclass(frozen=True)
+class SceneGet:
+    at: Position  # a document, or `document#heading` for one of its scenes
+    projectId: Id | None = None
+
+
+class SceneValue(TypedDict):
+    value: Any
+    at: str  # the position it was set at
+    source: str
+    line: int
+
+
+class SceneView(TypedDict):
+    title: str  # the section's heading ("" for a whole document)
+    line: int
+    source: str
+    values: dict[str, Any]
+
+
+class Scene(TypedDict):
+    at: str
+    state: dict[str, SceneValue]  # pov, location, date (carried), present (this scene's), other facets
+    line: str  # the state as Layer 4's one line
+    scene: Optional[SceneView]  # the scene in force: the named one, else the document's last
+    scenes: list[SceneView]  # the document's own scenes
+    problems: list[Problem]
+
+
 CHANNELS = (
     Channel("kg:entity:list", EntityList, Entities, Lazy("membank.domains.story.queries", "entity_list"),
             "read", "story",
@@ -249,4 +278,8 @@ CHANNELS = (
             "read", "threads",
             "The plot threads at a story position: open, resolved or dropped there (nothing opened later).",
             "threads"),
+    Channel("story:scene", SceneGet, Scene, Lazy("membank.domains.story.scenefiles", "get_scene"),
+            "read", "scene",
+            "Who is here, where and when at a story position (pov, present, location, date), each value cited.",
+            "scene"),
 )
