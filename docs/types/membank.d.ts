@@ -126,6 +126,8 @@ export interface Channels {
   "skill:get": { payload: SkillGetPayload; data: SkillGetData };
   /** Schema: docs/schema/skill.list.json */
   "skill:list": { payload: SkillListPayload; data: SkillListData };
+  /** Schema: docs/schema/story.reader.json */
+  "story:reader": { payload: StoryReaderPayload; data: StoryReaderData };
   /** Schema: docs/schema/story.scene.json */
   "story:scene": { payload: StoryScenePayload; data: StorySceneData };
   /** Schema: docs/schema/story.threads.json */
@@ -230,6 +232,8 @@ export type SkillGetPayload = SkillRef;
 export type SkillGetData = Skill;
 export type SkillListPayload = ProjectOnly;
 export type SkillListData = SkillItems;
+export type StoryReaderPayload = ReaderGet;
+export type StoryReaderData = Reader;
 export type StoryScenePayload = SceneGet;
 export type StorySceneData = Scene;
 export type StoryThreadsPayload = ThreadsGet;
@@ -664,6 +668,14 @@ export interface Item {
   score?: number;
 }
 
+export interface KnownFact {
+  id: string;
+  content: string;
+  source: string;
+  revealed: string | null;
+  keys: string[];
+}
+
 export interface LastRuns {
   realtime: string | null;
   daily: string | null;
@@ -995,6 +1007,17 @@ export interface Ranked {
   decay: number | null;
   level: "active" | "decaying" | "to_compress" | "to_evict" | null;
   reason: MemoryEpisodeQueryReason;
+}
+
+export interface Reader {
+  at: string;
+  items: KnownFact[];
+  total: number;
+}
+
+export interface ReaderGet {
+  at: string;
+  projectId?: string | null;
 }
 
 /** Why recall degraded (or injection is off): a stable code and a readable message. */

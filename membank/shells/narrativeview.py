@@ -1,5 +1,5 @@
 """Human views of the story's narrative state: `membank threads` (the threads at a position, each with
-its source:line) and `membank scene` (who is here, where and when)."""
+its source:line), `membank scene` (who is here, where and when) and `membank reader` (what the reader knows)."""
 
 from __future__ import annotations
 
@@ -33,3 +33,11 @@ def scene_view(d: dict[str, Any]) -> None:
         out.print(f"  {key:<9} {value}  ({v['at']}, {v['source']}:{v['line']})")
     for p in d.get("problems") or []:
         out.print(Text.assemble(("  not read ", "red"), f"{p['source']}:{p['line']}  {p['message']}"))
+
+
+def reader_view(d: dict[str, Any]) -> None:
+    out.print(Text.assemble(("the reader knows", "bold"), f" at {d['at']}: {d['total']:,} fact(s)"))
+    for f in d["items"]:
+        since = f"revealed {f['revealed']}" if f["revealed"] else "from the start"
+        out.print(Text.assemble(f"  {f['content'].splitlines()[0] if f['content'] else f['id']}",
+                                (f"  ({since}, {f['source']})", "dim")))

@@ -1,5 +1,6 @@
 """The story commands: `membank story [NAME] [--at D]`, `relations`, `state`, `mentions`, `progress`,
-`check D` (which exits 1 when there are flags) `threads [--at D]` and `scene D`."""
+`check D` (which exits 1 when there are flags) `threads [--at D]`, `scene D` and
+`reader --at D`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import typer
 
 from ..runtime.dispatch import dispatch
 from .clikit import JsonOpt, ProjectOpt, call, command, finish, open_registry
-from .narrativeview import scene_view, threads_view
+from .narrativeview import reader_view, scene_view, threads_view
 from .storyview import check_view, edges_view, entities_view, entity_view, mentions_view, state_view
 
 AtOpt = typer.Option(None, "--at", help="A story position, e.g. chapters/ch05.md.")
@@ -110,3 +111,9 @@ def threads(at: Optional[str] = AtOpt,
 def scene(document: str = typer.Argument(..., metavar="DOCUMENT", help="A chapter, or chapter#scene heading."),
           project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
     call(project, "story:scene", {"at": document}, as_json, scene_view)
+
+
+@command("story:reader")
+def reader(at: str = typer.Option(..., "--at", help="A story position, e.g. chapters/ch05.md."),
+           project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    call(project, "story:reader", {"at": at}, as_json, reader_view)

@@ -293,6 +293,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
                     pieces += _episode_pieces(bank, req, passage, rules["episodes"])
                 if rules["history"]:
                     pieces += _history_pieces(bank, document)
+            pieces = narrative.mark_unrevealed(bank, order, position, pieces)
         else:
             reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings (memory.injectionEnabled): "
                                   "no preferences, memories, episodes, history or working memory"))

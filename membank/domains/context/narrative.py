@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..contract import Bank
-from ..story import scenefiles, scenes, threadfiles, threads
+from ..story import factfiles, reveals, scenefiles, scenes, threadfiles, threads
 from ..story.cards import Catalog
 from ..story.order import StoryOrder
 from .activation import Found
@@ -62,3 +62,13 @@ def card_reason(found: Found, roles: dict[str, str]) -> dict[str, Any]:
     if found.where == "scene" and found.id in roles:
         reason["reason"] = roles[found.id]
     return reason
+
+
+def mark_unrevealed(bank: Bank, order: StoryOrder, position: str | None, pieces: list[Piece]) -> list[Piece]:
+    """The pieces with each fact memory the reader is told only after `position` marked `(the reader does
+    not know this yet)`, so the model does not narrate it (story.md, Reveals)."""
+    ids = factfiles.unrevealed(bank.index, order, position)
+    if not ids:
+        return pieces
+    return [Piece(p.layer, p.section, p.kind, f"{p.text}\n  {reveals.MARK}", p.id, p.source, p.line, p.reason, p.score)
+            if p.layer == 4 and p.kind == "memory" and p.id in ids else p for p in pieces]

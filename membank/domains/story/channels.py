@@ -249,6 +249,26 @@ class Scene(TypedDict):
     problems: list[Problem]
 
 
+@dataclass(frozen=True)
+class ReaderGet:
+    at: Position
+    projectId: Id | None = None
+
+
+class KnownFact(TypedDict):
+    id: str
+    content: str
+    source: str
+    revealed: Optional[str]  # None: known from the start
+    keys: list[str]
+
+
+class Reader(TypedDict):
+    at: str
+    items: list[KnownFact]  # the first 200, by id
+    total: int
+
+
 CHANNELS = (
     Channel("kg:entity:list", EntityList, Entities, Lazy("membank.domains.story.queries", "entity_list"),
             "read", "story",
@@ -282,4 +302,8 @@ CHANNELS = (
             "read", "scene",
             "Who is here, where and when at a story position (pov, present, location, date), each value cited.",
             "scene"),
+    Channel("story:reader", ReaderGet, Reader, Lazy("membank.domains.story.factfiles", "reader"),
+            "read", "reader",
+            "What the reader knows at a story position: the facts revealed there or before (or never hidden).",
+            "reader"),
 )

@@ -98,7 +98,7 @@ def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> 
                               lambda: _facts(bank, cat, order, document, known))
     if known:  # the narrative flags (threads, scenes, reveals) read files of their own
         from .narrative import more_flags
-        data = more_flags(bank, cat, order, document, text if from_app else None, data)
+        data = more_flags(bank, cat, order, document, text, from_app, data)
     return {**data, "documentId": document, "positionKnown": known}
 
 
