@@ -9,6 +9,7 @@ from ..contract import Bank
 from ..episodes import store as episode_store
 from ..lifecycle import runs as lifecycle_runs
 from ..recall.preview import semantic_problem
+from ..story.narrativeproblems import problems as narrative_problems
 from ..story.problems import diagnostics as story_problems
 
 
@@ -17,6 +18,7 @@ def _found(bank: Bank) -> list[Diagnostic]:
         found = list(bank.index.diagnostics())
     found.extend(bank.settings_files.diagnostics())
     found.extend(story_problems(bank))  # relations naming no card, positions outside `chapters:`
+    found.extend(narrative_problems(bank))  # facet values against their schema, thread and scene files
     return found
 
 

@@ -22,3 +22,4 @@ def more_flags(bank: Bank, cat: Catalog, order: StoryOrder, document: str, text:
     flags += factfiles.disagree_flags(bank, order, document)
     flags += threadfiles.abandoned_flags(bank, order, document, text if from_app else None)
     return threadfiles.add_flags(data, flags)
+
