@@ -69,8 +69,16 @@ def reader(bank: Bank, at: str) -> dict[str, Any]:
 
 def unrevealed(index: Index, order: StoryOrder, at: str | None) -> frozenset[str]:
     """The ids of the facts whose `revealed` lies after `at` (every fact with one, without a position)."""
+    memo = index.view_memo("story.facts.unrevealed")
+    if memo is not None and (order, at) in memo:
+        return memo[(order, at)]  # type: ignore[no-any-return]
     found, _ = facts(index)
-    return frozenset(i for i, f in found.items() if not reveals.known(f, order, at))
+    made = frozenset(i for i, f in found.items() if f.revealed is not None and not reveals.known(f, order, at))
+    if memo is not None:
+        if len(memo) >= 16:
+            memo.clear()
+        memo[(order, at)] = made
+    return made
 
 
 def reveal_flags(bank: Bank, order: StoryOrder, document: str, text: str) -> list[Flag]:
@@ -95,8 +103,28 @@ def _norm(value: Any) -> str:
 
 
 def disagree_flags(bank: Bank, order: StoryOrder, document: str) -> list[Flag]:
-    """`FACTS_DISAGREE`: two facts valid at `document` state different values for one subject and facet."""
+    """`FACTS_DISAGREE`: two facts valid at `document` state different values for one subject and facet;
+    made once per view of the index, story order and document (the facts' lines read once per view)."""
+    memo = bank.index.view_memo("story.facts.disagree")
+    key = (order, document)
+    if memo is not None and key in memo:
+        return list(memo[key])
+    made = _disagree(bank, order, document, memo.setdefault("lines", {}) if memo is not None else {})
+    if memo is not None:
+        if len(memo) > 16:
+            memo.clear()
+        memo[key] = made
+    return list(made)
+
+
+def _disagree(bank: Bank, order: StoryOrder, document: str, lines: dict[str, int]) -> list[Flag]:
     found, _ = facts(bank.index)
+
+    def line(source: str) -> int:
+        if source not in lines:
+            lines[source] = key_line(bank, source, "value")
+        return lines[source]
+
     said: dict[tuple[str, str], list[Fact]] = {}
     for fact in found.values():
         meta = fact.meta
@@ -113,7 +141,7 @@ def disagree_flags(bank: Bank, order: StoryOrder, document: str) -> list[Flag]:
         shown = "; ".join(f"{f.id}: {f.meta['value']}" for f in group)
         out.append(Flag(FACTS_DISAGREE, str(first["subject"]),
                         f"the facts disagree on {first['subject']}'s {first['facet']} at {document} ({shown})",
-                        tuple((f.source, key_line(bank, f.source, "value")) for f in group)))
+                        tuple((f.source, line(f.source)) for f in group)))
     return out
 
 

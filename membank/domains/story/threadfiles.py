@@ -126,8 +126,13 @@ def abandoned_flags(bank: Bank, order: StoryOrder, document: str, text: str | No
     limit = int(bank.settings_files.story()["threadWarnChapters"])
     open_now = [t for t in found if threads.status(t, order, document) == "open"]
 
+    seen: dict[str, frozenset[str]] = {}  # each document looked at once per call
+
     def mentioned(position: str) -> frozenset[str]:
-        return _mentioned(bank, cat, found, position, text if position == document else None)
+        hit = seen.get(position)
+        if hit is None:
+            hit = seen[position] = _mentioned(bank, cat, found, position, text if position == document else None)
+        return hit
 
     out = []
     for thread, last, gone in threads.abandoned(open_now, order, document, limit, mentioned):
