@@ -8,6 +8,7 @@ from pathlib import Path
 
 from membank.domains.story.facets import allowed, breaks, schema_problem
 
+from .helpers import membank
 from .storykit import ok, story
 
 SETTINGS = """story:
@@ -68,3 +69,11 @@ def test_a_functional_facet_is_checked_against_the_scene(tmp_path: Path) -> None
         assert not any(f["code"] == "LOCATION_MISMATCH" for f in later)
     finally:
         bank.close()
+
+
+def test_the_timeline_shows_each_change_as_old_to_new(tmp_path: Path, home: Path) -> None:
+    story(tmp_path, {".writenow/characters/zijuan.md": CARD}).close()
+    shown = membank("story", "紫鹃", cwd=tmp_path / "hlm", home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert "age: 14 → -1" in shown.stdout and "rank: 丫鬟 → 太太" in shown.stdout
+    assert "zijuan.md:6" in shown.stdout  # the change's evidence, on its row
