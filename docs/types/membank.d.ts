@@ -126,6 +126,8 @@ export interface Channels {
   "skill:get": { payload: SkillGetPayload; data: SkillGetData };
   /** Schema: docs/schema/skill.list.json */
   "skill:list": { payload: SkillListPayload; data: SkillListData };
+  /** Schema: docs/schema/story.duplicates.json */
+  "story:duplicates": { payload: StoryDuplicatesPayload; data: StoryDuplicatesData };
   /** Schema: docs/schema/story.reader.json */
   "story:reader": { payload: StoryReaderPayload; data: StoryReaderData };
   /** Schema: docs/schema/story.scene.json */
@@ -232,6 +234,8 @@ export type SkillGetPayload = SkillRef;
 export type SkillGetData = Skill;
 export type SkillListPayload = ProjectOnly;
 export type SkillListData = SkillItems;
+export type StoryDuplicatesPayload = ProjectOnly;
+export type StoryDuplicatesData = Duplicates;
 export type StoryReaderPayload = ReaderGet;
 export type StoryReaderData = Reader;
 export type StoryScenePayload = SceneGet;
@@ -398,6 +402,20 @@ export interface Dropped {
   source: string | null;
   tokens: number;
   reason: string;
+}
+
+export interface Duplicate {
+  kind: string;
+  name: string | null;
+  ids: string[];
+  score: number | null;
+  sources: Where[];
+  message: string;
+}
+
+export interface Duplicates {
+  items: Duplicate[];
+  total: number;
 }
 
 export interface Edge {
@@ -1305,6 +1323,11 @@ export interface WatchStatus {
   running: boolean;
   note: string | null;
   lastChange: string | null;
+}
+
+export interface Where {
+  source: string;
+  line: number;
 }
 
 export interface WorkingAdd {

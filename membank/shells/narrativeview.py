@@ -1,5 +1,6 @@
 """Human views of the story's narrative state: `membank threads` (the threads at a position, each with
-its source:line), `membank scene` (who is here, where and when) and `membank reader` (what the reader knows)."""
+its source:line), `membank scene` (who is here, where and when) `membank reader` (what the reader knows)
+and the near-duplicates `membank duplicates` and `doctor` suggest merging."""
 
 from __future__ import annotations
 
@@ -41,3 +42,14 @@ def reader_view(d: dict[str, Any]) -> None:
         since = f"revealed {f['revealed']}" if f["revealed"] else "from the start"
         out.print(Text.assemble(f"  {f['content'].splitlines()[0] if f['content'] else f['id']}",
                                 (f"  ({since}, {f['source']})", "dim")))
+
+
+def duplicates_view(d: dict[str, Any]) -> None:
+    if not d["items"]:
+        out.print("no near-duplicates")
+        return
+    for item in d["items"]:
+        out.print(Text.assemble(("  merge? ", "yellow bold"), item["message"]))
+        for s in item["sources"]:
+            out.print(f"    {s['source']}:{s['line']}")
+    out.print(f"{d['total']} near-duplicate(s)")

@@ -1,6 +1,6 @@
 """The story commands: `membank story [NAME] [--at D]`, `relations`, `state`, `mentions`, `progress`,
-`check D` (which exits 1 when there are flags) `threads [--at D]`, `scene D` and
-`reader --at D`."""
+`check D` (which exits 1 when there are flags) `threads [--at D]`, `scene D`,
+`reader --at D` and `duplicates`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import typer
 
 from ..runtime.dispatch import dispatch
 from .clikit import JsonOpt, ProjectOpt, call, command, finish, open_registry
-from .narrativeview import reader_view, scene_view, threads_view
+from .narrativeview import duplicates_view, reader_view, scene_view, threads_view
 from .storyview import check_view, edges_view, entities_view, entity_view, mentions_view, state_view
 
 AtOpt = typer.Option(None, "--at", help="A story position, e.g. chapters/ch05.md.")
@@ -117,3 +117,8 @@ def scene(document: str = typer.Argument(..., metavar="DOCUMENT", help="A chapte
 def reader(at: str = typer.Option(..., "--at", help="A story position, e.g. chapters/ch05.md."),
            project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
     call(project, "story:reader", {"at": at}, as_json, reader_view)
+
+
+@command("story:duplicates")
+def duplicates(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    call(project, "story:duplicates", {}, as_json, duplicates_view)

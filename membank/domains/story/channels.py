@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional, TypedDict
 
 from ...kernel.limits import MAX_PASSAGE_CHARS
 from ...kernel.payload import DeadlineMs, Id, Most
-from ..contract import Channel, Lazy
+from ..contract import Channel, Lazy, ProjectOnly
 
 Name = Annotated[str, Most(chars=500)]
 Position = Annotated[str, Most(chars=1000)]
@@ -269,6 +269,25 @@ class Reader(TypedDict):
     total: int
 
 
+class Where(TypedDict):
+    source: str
+    line: int
+
+
+class Duplicate(TypedDict):
+    kind: str  # card | fact
+    name: Optional[str]  # the name or alias the cards share
+    ids: list[str]
+    score: Optional[float]  # facts: the share of their words in common
+    sources: list[Where]
+    message: str
+
+
+class Duplicates(TypedDict):
+    items: list[Duplicate]  # the first 200
+    total: int
+
+
 CHANNELS = (
     Channel("kg:entity:list", EntityList, Entities, Lazy("membank.domains.story.queries", "entity_list"),
             "read", "story",
@@ -306,4 +325,8 @@ CHANNELS = (
             "read", "reader",
             "What the reader knows at a story position: the facts revealed there or before (or never hidden).",
             "reader"),
+    Channel("story:duplicates", ProjectOnly, Duplicates, Lazy("membank.domains.story.duplicatefiles", "find"),
+            "read", "duplicates",
+            "Near-duplicate cards (a shared name or alias) and facts (nearly the same words), with both sources.",
+            "duplicates"),
 )

@@ -22,8 +22,8 @@ def _facets_line(bank: Bank) -> tuple[str, int]:
 
 
 def problems(bank: Bank) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
     schemas = bank.settings_files.story().get("facets") or {}
-    out = []
     if schemas:
         from .cards import catalog
 
