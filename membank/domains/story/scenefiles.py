@@ -4,6 +4,7 @@ when one changed, `story:scene`, and the `LOCATION_MISMATCH` flag of the consist
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
 from ...files.reader import Unreadable, read_regular
@@ -32,6 +33,8 @@ def _stamp(folder: str) -> tuple[tuple[str, int, int], ...]:
                     st = os.stat(path, follow_symlinks=False)
                 except OSError:
                     continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue  # a link or a device is never read
                 out.append((os.path.relpath(path, folder).replace(os.sep, "/"), st.st_size, st.st_mtime_ns))
     return tuple(out)
 

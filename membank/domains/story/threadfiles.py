@@ -8,6 +8,7 @@ from typing import Any
 
 from ...files.reader import Unreadable, read_regular
 from ...kernel import errors
+from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_LISTED
 from ...kernel.paths import document_path
 from ..contract import Bank
@@ -111,7 +112,10 @@ def _mentioned(bank: Bank, cat: Catalog, found: tuple[Thread, ...], document: st
     cached: dict[Any, frozenset[str]] = memo["mentioned"]
     hit = cached.get(key)
     if hit is None:
-        body = read_document(bank.root, document) or ""
+        try:
+            body = read_document(bank.root, document) or ""
+        except MembankError:  # a chapter too large to read, or a link out of the project: it names nothing
+            body = ""
         hit = cached[key] = frozenset(m.id for m in matcher.mentions(body)[0])
     return hit
 
