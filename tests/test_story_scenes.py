@@ -114,3 +114,17 @@ def test_scene_on_the_command_line(tmp_path: Path, home: Path) -> None:
     shown = membank("scene", "chapters/ch03.md", cwd=tmp_path / "hlm", home=home)
     assert shown.returncode == 0, shown.stderr
     assert "POV 林黛玉" in shown.stdout and "scenes/chapters/ch02.md.md:2" in shown.stdout
+
+
+def test_files_that_are_not_threads_or_scenes_are_doctor_warnings(tmp_path: Path) -> None:
+    bank = story(tmp_path, {**SCENES, ".writenow/scenes/chapters/ch05.md.md": "## 梦\n- 不是 key: value\n  [\n",
+                            ".writenow/threads/nowhere.md": "---\ntitle: 无头\n---\nno opened\n"})
+    try:
+        said = {(d["source"], d["line"]) for d in bank.diagnostics()["items"]}
+        assert (".writenow/scenes/chapters/ch05.md.md", 1) in said and (".writenow/threads/nowhere.md", 1) in said
+        threads = ok(bank, "story:threads", at="chapters/ch05.md")
+        assert threads["items"] == [] and threads["problems"][0]["source"] == ".writenow/threads/nowhere.md"
+        at5 = ok(bank, "story:scene", at="chapters/ch05.md")  # the bad scene is empty: the values before carry on
+        assert at5["state"]["location"]["value"] == "荣国府" and "present" not in at5["state"]
+    finally:
+        bank.close()
