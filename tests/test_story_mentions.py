@@ -18,7 +18,8 @@ def test_extra_keys_are_not_mentions_and_switched_off_entries_are_not_entities(t
     try:
         checked = ok(bank, "kg:consistency:check", documentId="chapters/ch01.md")
         assert checked["flags"] == []  # 绛珠 is 林黛玉's key; "jade stone" names an entry of a book that is off
-        assert checked["entities"] == []
+        # her card is still evidence (its key brought it); the switched-off entry is not an entity at all
+        assert [e["id"] for e in checked["entities"]] == ["characters/lin-daiyu"]
         # a name is still a mention: 林黛玉 named in ch01 is flagged
         named = ok(bank, "kg:consistency:check", documentId="chapters/ch01.md", text="林黛玉在灵河岸上。")
         assert {(f["code"], f["entity"]) for f in named["flags"]} == {("NOT_YET_INTRODUCED", "characters/lin-daiyu")}
