@@ -89,3 +89,15 @@ def ok(bank: Bank, channel: str, **payload: Any) -> Any:
     envelope = bank.call(channel, payload)
     assert envelope["ok"], envelope
     return envelope["data"]
+
+
+def fits(channel: str, data: Any) -> None:
+    """`data` fits the channel's schema in docs/schema/ (what the sidecar promises)."""
+    import json
+
+    from membank.shells import schema
+
+    doc = json.loads((Path(__file__).resolve().parent.parent / "docs" / "schema" / schema.file_name(channel))
+                     .read_text("utf-8"))
+    problems = schema.check(data, doc["properties"]["data"], doc)
+    assert not problems, f"{channel} data does not fit docs/schema: {problems}"

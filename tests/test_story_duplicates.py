@@ -9,7 +9,7 @@ from pathlib import Path
 from membank.domains.story.duplicates import shared_names, similar_texts
 
 from .helpers import membank
-from .storykit import ok, story
+from .storykit import fits, ok, story
 
 MORE = {
     ".writenow/characters/daiyu-2.md": "---\nname: 颦儿\nkind: character\naliases: [黛玉]\n---\n又一张卡。\n",
@@ -30,6 +30,7 @@ def test_shared_names_and_similar_texts() -> None:
 def test_near_duplicates_with_both_sources(tmp_path: Path) -> None:
     bank = story(tmp_path, MORE)
     try:
+        fits("story:duplicates", ok(bank, "story:duplicates"))
         found = ok(bank, "story:duplicates")["items"]
         card = next(i for i in found if i["kind"] == "card")
         assert card["name"] == "黛玉" and card["ids"] == ["characters/daiyu-2", "characters/lin-daiyu"]

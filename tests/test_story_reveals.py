@@ -12,7 +12,7 @@ from membank.domains.story.order import StoryOrder
 from membank.domains.story.reveals import Fact, before_reveal, holds, known
 
 from .helpers import membank
-from .storykit import CH, ok, story
+from .storykit import CH, fits, ok, story
 
 FACTS = {
     ".writenow/memories/facts/stone.md": "---\ntype: fact\nrevealed: chapters/ch04.md\nkeys: [青埂峰]\n---\n"
@@ -54,6 +54,7 @@ def test_story_reader_knows_nothing_from_later(tmp_path: Path) -> None:
         assert "facts/jade" in ids  # no `revealed`: known from the start
         assert "青埂峰" not in json.dumps(early, ensure_ascii=False) and "潇湘馆" not in json.dumps(early, ensure_ascii=False)
         late = ok(bank, "story:reader", at="chapters/ch04.md")
+        fits("story:reader", late)
         stone = next(f for f in late["items"] if f["id"] == "facts/stone")
         assert stone["revealed"] == "chapters/ch04.md" and stone["source"] == ".writenow/memories/facts/stone.md"
     finally:
@@ -79,6 +80,7 @@ def test_before_reveal(tmp_path: Path) -> None:
         assert ("BEFORE_REVEAL", "facts/stone") in _codes(bank, "chapters/ch02.md", "那块玉来自青埂峰。")
         checked = ok(bank, "kg:consistency:check", documentId="chapters/ch02.md", text="那块玉来自青埂峰。")
         flag = next(f for f in checked["flags"] if f["code"] == "BEFORE_REVEAL")
+        fits("kg:consistency:check", checked)
         assert flag["evidence"] == [{"source": ".writenow/memories/facts/stone.md", "line": 3}]
         assert ("BEFORE_REVEAL", "facts/stone") not in _codes(bank, "chapters/ch04.md", "那块玉来自青埂峰。")
     finally:

@@ -13,7 +13,7 @@ from membank.domains.story.order import StoryOrder
 from membank.domains.story.scenes import parse, state
 
 from .helpers import membank
-from .storykit import CH, ok, story
+from .storykit import CH, fits, ok, story
 
 CH02 = """---
 pov: 林黛玉
@@ -64,6 +64,7 @@ def test_story_scene_is_cited_and_spoiler_safe(tmp_path: Path) -> None:
         assert at3["state"]["present"]["value"] == ["黛玉"] and at3["state"]["location"]["value"] == "荣国府"
         assert at3["line"] == "POV 林黛玉 · 荣国府 · 第一年 冬 · present: 黛玉"
         scene = ok(bank, "story:scene", at="chapters/ch02.md#进府")
+        fits("story:scene", scene)
         assert scene["state"]["present"]["value"] == ["林黛玉", "贾母"] and len(scene["scenes"]) == 2
         assert "贾母房中" not in json.dumps(scene, ensure_ascii=False).split('"scenes"')[0]
     finally:

@@ -11,7 +11,7 @@ from membank.domains.story.order import StoryOrder
 from membank.domains.story.threads import abandoned, parse, status
 
 from .helpers import membank
-from .storykit import CH, ok, story
+from .storykit import CH, fits, ok, story
 
 JADE = """---
 title: 通灵宝玉的来历
@@ -76,6 +76,7 @@ def test_story_threads_is_spoiler_safe(tmp_path: Path) -> None:
         assert "金玉良缘" not in text and "ch05" not in text  # opened later; resolved later
         assert early["items"][0]["source"] == ".writenow/threads/jade.md" and early["items"][0]["line"] == 3
         end = ok(bank, "story:threads", at="chapters/ch05.md")
+        fits("story:threads", end)
         assert {(t["id"], t["status"]) for t in end["items"]} == {("threads/jade", "resolved"),
                                                                    ("threads/marriage", "open")}
         assert next(t for t in end["items"] if t["status"] == "resolved")["resolved"] == "chapters/ch05.md"
