@@ -93,6 +93,7 @@ def test_may_not_know(tmp_path: Path) -> None:
         # 黛玉 learns of 宝玉的玉 in ch04 (her card's knows)
         assert ("MAY_NOT_KNOW", "characters/lin-daiyu") in _codes(bank, "chapters/ch03.md", "黛玉想起宝玉的玉。")
         assert ("MAY_NOT_KNOW", "characters/lin-daiyu") not in _codes(bank, "chapters/ch04.md", "黛玉想起宝玉的玉。")
+        assert ("MAY_NOT_KNOW", "characters/lin-daiyu") in _codes(bank, "chapters/ch03.md", "第三回。\n\n黛玉想起宝玉的玉。")
         # not in one paragraph: no warning
         assert ("MAY_NOT_KNOW", "characters/lin-daiyu") not in \
             _codes(bank, "chapters/ch03.md", "黛玉坐着。\n\n宝玉的玉在灯下。")

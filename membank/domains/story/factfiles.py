@@ -15,7 +15,7 @@ from . import positions, reveals
 from .cards import Catalog
 from .check import Flag, mention_words
 from .graph import entity
-from .matching import Matcher, call_allowance, normalize
+from .matching import Match, Matcher, call_allowance, normalize
 from .order import StoryOrder
 from .reveals import Fact
 from .threadfiles import known_position
@@ -81,13 +81,20 @@ def unrevealed(index: Index, order: StoryOrder, at: str | None) -> frozenset[str
     return made
 
 
-def reveal_flags(bank: Bank, order: StoryOrder, document: str, text: str) -> list[Flag]:
-    """`BEFORE_REVEAL`: the passage uses the keys of a fact the reader is told only later."""
-    found, matcher = facts(bank.index)
+def secret_hits(bank: Bank, text: str) -> list[Match]:
+    """Every occurrence in `text` of a fact's keys, by offset: one scan, which both flags read."""
+    _, matcher = facts(bank.index)
     if matcher is None:
         return []
     with call_allowance():
-        hits, _ = matcher.mentions(text)
+        return matcher.mentions(text)[0]
+
+
+def reveal_flags(bank: Bank, order: StoryOrder, document: str, hits: list[Match]) -> list[Flag]:
+    """`BEFORE_REVEAL`: the passage uses the keys of a fact the reader is told only later."""
+    if not hits:
+        return []
+    found, _ = facts(bank.index)
     out = []
     for fact, word in reveals.before_reveal(found, order, document, ((m.id, m.word) for m in hits)):
         out.append(Flag(reveals.BEFORE_REVEAL, fact.id,
@@ -145,20 +152,36 @@ def _disagree(bank: Bank, order: StoryOrder, document: str, lines: dict[str, int
     return out
 
 
-def may_not_know_flags(bank: Bank, cat: Catalog, order: StoryOrder, document: str, text: str) -> list[Flag]:
+def _paragraphs(text: str, hits: list[Match]) -> list[tuple[str, dict[str, str]]]:
+    """The paragraphs of `text` (split at blank lines) that hold a hit, each with its facts' first words."""
+    bounds, start = [], 0
+    for gap in _PARAGRAPHS.finditer(text):
+        bounds.append((start, gap.start()))
+        start = gap.end()
+    bounds.append((start, len(text)))
+    out: dict[int, dict[str, str]] = {}
+    n = 0
+    for m in hits:  # by offset
+        while n < len(bounds) - 1 and m.offset >= bounds[n][1]:
+            n += 1
+        out.setdefault(n, {}).setdefault(m.id, m.word)
+    return [(text[bounds[i][0]:bounds[i][1]], words) for i, words in sorted(out.items())]
+
+
+def may_not_know_flags(bank: Bank, cat: Catalog, order: StoryOrder, document: str, text: str,
+                       hits: list[Match]) -> list[Flag]:
     """`MAY_NOT_KNOW`: a paragraph names a character together with the keys of a secret (a fact with
     `keys`, valid here) that the character's `knows` facet does not hold yet at `document`. A warning:
-    the model judges whether the character acts on it."""
-    found, matcher = facts(bank.index)
-    if matcher is None:
+    the model judges whether the character acts on it. `hits`: the secrets' keys in `text`."""
+    if not hits:
         return []
+    found, _ = facts(bank.index)
     out: list[Flag] = []
     seen: set[tuple[str, str]] = set()
     knows: dict[str, Any] = {}
     with call_allowance():
-        for paragraph in _PARAGRAPHS.split(text):
-            secrets = {m.id: m.word for m in matcher.mentions(paragraph)[0]}
-            secrets = {i: w for i, w in secrets.items() if order.holds(found[i].since, found[i].until, document)}
+        for paragraph, words in _paragraphs(text, hits):
+            secrets = {i: w for i, w in words.items() if order.holds(found[i].since, found[i].until, document)}
             if not secrets:
                 continue
             rows, _ = cat.matcher.mention_rows(paragraph)

@@ -17,8 +17,9 @@ def more_flags(bank: Bank, cat: Catalog, order: StoryOrder, document: str, text:
     """`data` (the check of `text` at a known `document`) with the narrative flags added; `from_app`: the
     passage is the app's (else it is the document's file)."""
     flags = scenefiles.mismatch_flags(bank, cat, order, document)
-    flags += factfiles.may_not_know_flags(bank, cat, order, document, text)
-    flags += factfiles.reveal_flags(bank, order, document, text)
+    hits = factfiles.secret_hits(bank, text)
+    flags += factfiles.may_not_know_flags(bank, cat, order, document, text, hits)
+    flags += factfiles.reveal_flags(bank, order, document, hits)
     flags += factfiles.disagree_flags(bank, order, document)
     flags += threadfiles.abandoned_flags(bank, order, document, text if from_app else None)
     return threadfiles.add_flags(data, flags)
