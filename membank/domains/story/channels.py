@@ -155,8 +155,10 @@ class Mentions(TypedDict):
 
 
 class Flag(TypedDict):
-    code: str  # NOT_YET_INTRODUCED | NOT_ALIVE
-    entity: str
+    # NOT_YET_INTRODUCED | NOT_ALIVE | LOCATION_MISMATCH | MAY_NOT_KNOW | BEFORE_REVEAL | FACTS_DISAGREE
+    # | THREAD_ABANDONED
+    code: str
+    entity: str  # a card's id; a fact's id (BEFORE_REVEAL), a thread's (THREAD_ABANDONED), the subject (FACTS_DISAGREE)
     message: str
     evidence: list[dict[str, Any]]
 

@@ -99,7 +99,8 @@ def reveal_flags(bank: Bank, order: StoryOrder, document: str, hits: list[Match]
     for fact, word in reveals.before_reveal(found, order, document, ((m.id, m.word) for m in hits)):
         out.append(Flag(reveals.BEFORE_REVEAL, fact.id,
                         f"the passage says {word}, which gives away {fact.id}: the reader learns it in "
-                        f"{fact.revealed}, after {document}", ((fact.source, key_line(bank, fact.source, "revealed")),)))
+                        f"{fact.revealed}, after {document}",
+                        ((fact.source, key_line(bank, fact.source, "revealed")),)))
     return out
 
 
