@@ -25,6 +25,9 @@ def test_shared_names_and_similar_texts() -> None:
     texts = {"x": "林黛玉住在荣国府的碧纱橱里，由贾母照看。", "y": "林黛玉住在荣国府的碧纱橱里，由贾母照看着。",
              "z": "薛蟠打死冯渊，买走了英莲。"}
     assert [(a, b) for a, b, _ in similar_texts(texts)] == [("x", "y")]
+    edited = {"a": "Maren keeps the light at the Three Teeth and never leaves it.",
+              "b": "Old Maren keeps the light at the Three Teeth and never leaves it.", "c": "Maren sleeps."}
+    assert [(a, b) for a, b, _ in similar_texts(edited)] == [("a", "b")]  # the same end, a word added in front
 
 
 def test_near_duplicates_with_both_sources(tmp_path: Path) -> None:
