@@ -59,7 +59,7 @@ def test_surrounding_only_skill_gets_no_card_or_memory_content(bank: Bank, sampl
     d = _assemble(bank, skillId="bare", documentId=CH05, selection={"text": SELECTION})
     assert {i["kind"] for i in d["items"]} <= {"identity", "skill", "project", "before", "selection", "after"}
     assert "Source: .writenow/" not in d["systemPrompt"] + d["userContent"]
-    assert d["blocks"][4]["text"].count("(none)") == 7  # every Layer 4 section masked, never removed
+    assert d["blocks"][4]["text"].count("(none)") == 9  # every Layer 4 section masked, never removed
     full = _assemble(bank, documentId=CH05, selection={"text": SELECTION})
     skeleton = [line for line in d["systemPrompt"].splitlines() if line.startswith("#")]
     assert skeleton[:2] == ["## Identity", "## Skill"]

@@ -134,6 +134,14 @@ export interface Channels {
   "skill:get": { payload: SkillGetPayload; data: SkillGetData };
   /** Schema: docs/schema/skill.list.json */
   "skill:list": { payload: SkillListPayload; data: SkillListData };
+  /** Schema: docs/schema/story.duplicates.json */
+  "story:duplicates": { payload: StoryDuplicatesPayload; data: StoryDuplicatesData };
+  /** Schema: docs/schema/story.reader.json */
+  "story:reader": { payload: StoryReaderPayload; data: StoryReaderData };
+  /** Schema: docs/schema/story.scene.json */
+  "story:scene": { payload: StoryScenePayload; data: StorySceneData };
+  /** Schema: docs/schema/story.threads.json */
+  "story:threads": { payload: StoryThreadsPayload; data: StoryThreadsData };
   /** Schema: docs/schema/summary.list.json */
   "summary:list": { payload: SummaryListPayload; data: SummaryListData };
   /** Schema: docs/schema/summary.put.json */
@@ -248,6 +256,14 @@ export type SkillGetPayload = SkillRef;
 export type SkillGetData = Skill;
 export type SkillListPayload = ProjectOnly;
 export type SkillListData = SkillItems;
+export type StoryDuplicatesPayload = ProjectOnly;
+export type StoryDuplicatesData = Duplicates;
+export type StoryReaderPayload = ReaderGet;
+export type StoryReaderData = Reader;
+export type StoryScenePayload = SceneGet;
+export type StorySceneData = Scene;
+export type StoryThreadsPayload = ThreadsGet;
+export type StoryThreadsData = Threads;
 export type SummaryListPayload = SummaryList;
 export type SummaryListData = SummaryItems;
 export type SummaryPutPayload = SummaryPut;
@@ -455,6 +471,20 @@ export interface Dropped {
   reason: string;
 }
 
+export interface Duplicate {
+  kind: string;
+  name: string | null;
+  ids: string[];
+  score: number | null;
+  sources: Where[];
+  message: string;
+}
+
+export interface Duplicates {
+  items: Duplicate[];
+  total: number;
+}
+
 export interface Edge {
   from: string;
   to: string | null;
@@ -570,7 +600,7 @@ export interface EpisodeFailed {
 
 export interface EpisodeItems {
   items: Ranked[];
-  reasons: Problem[];
+  reasons: MemoryEpisodeQueryProblem[];
   memoryDegraded: boolean;
   defaultRules: string[];
 }
@@ -730,6 +760,14 @@ export interface Item {
   score?: number;
 }
 
+export interface KnownFact {
+  id: string;
+  content: string;
+  source: string;
+  revealed: string | null;
+  keys: string[];
+}
+
 export interface LastRuns {
   realtime: string | null;
   daily: string | null;
@@ -867,6 +905,11 @@ export interface MemoryCreate {
 export interface MemoryDeleted {
   id: string;
   deletedAt: string;
+}
+
+export interface MemoryEpisodeQueryProblem {
+  code: "EMPTY_QUERY" | "MODEL_UNAVAILABLE" | "QUERY_NOT_EMBEDDABLE" | "EMBEDDING_DIM_MISMATCH" | "RECALL_NOT_JOURNALED" | "MEMORY_DEGRADED";
+  message: string;
 }
 
 export interface MemoryEpisodeQueryReason {
@@ -1031,11 +1074,6 @@ export interface PreviewScore {
   lexicalRank: number | null;
 }
 
-export interface Problem {
-  code: "EMPTY_QUERY" | "MODEL_UNAVAILABLE" | "QUERY_NOT_EMBEDDABLE" | "EMBEDDING_DIM_MISMATCH" | "RECALL_NOT_JOURNALED" | "MEMORY_DEGRADED";
-  message: string;
-}
-
 export interface ProjectCreated {
   projectId: string;
   name: string;
@@ -1092,6 +1130,17 @@ export interface Ranked {
   reason: MemoryEpisodeQueryReason;
 }
 
+export interface Reader {
+  at: string;
+  items: KnownFact[];
+  total: number;
+}
+
+export interface ReaderGet {
+  at: string;
+  projectId?: string | null;
+}
+
 /** Why recall degraded (or injection is off): a stable code and a readable message. */
 export interface ReasonInfo {
   code: "EMPTY_QUERY" | "VEC_UNAVAILABLE" | "MODEL_UNAVAILABLE" | "EMBEDDING_DIM_MISMATCH" | "QUERY_NOT_EMBEDDABLE" | "INJECTION_DISABLED";
@@ -1117,6 +1166,34 @@ export interface RuleProblem {
   field: string;
   message: string;
   line: number;
+}
+
+export interface Scene {
+  at: string;
+  state: { [key: string]: SceneValue };
+  line: string;
+  scene: SceneView | null;
+  scenes: SceneView[];
+  problems: StorySceneProblem[];
+}
+
+export interface SceneGet {
+  at: string;
+  projectId?: string | null;
+}
+
+export interface SceneValue {
+  value: unknown;
+  at: string;
+  source: string;
+  line: number;
+}
+
+export interface SceneView {
+  title: string;
+  line: number;
+  source: string;
+  values: { [key: string]: unknown };
 }
 
 /** Either `start`/`end` (code-point offsets into the document text) or `text` (the selected text). */
@@ -1257,6 +1334,12 @@ export interface StateUpdate {
   expectedRevision?: number | null;
 }
 
+export interface StorySceneProblem {
+  source: string;
+  line: number;
+  message: string;
+}
+
 export interface SummaryItem {
   of: string;
   level: string;
@@ -1292,6 +1375,33 @@ export interface SyncReport {
   unchanged: number;
   errors: number;
   tookMs: number;
+}
+
+export interface ThreadItem {
+  id?: string;
+  title?: string;
+  status?: string;
+  opened?: string;
+  resolved?: string;
+  dropped?: string;
+  keys?: string[];
+  entities?: string[];
+  note?: string;
+  source?: string;
+  line?: number;
+}
+
+export interface Threads {
+  at: string | null;
+  items: ThreadItem[];
+  total: number;
+  problems: StorySceneProblem[];
+}
+
+export interface ThreadsGet {
+  projectId?: string | null;
+  at?: string | null;
+  status?: string | null;
 }
 
 export interface Trace {
@@ -1344,6 +1454,11 @@ export interface WatchStatus {
   running: boolean;
   note: string | null;
   lastChange: string | null;
+}
+
+export interface Where {
+  source: string;
+  line: number;
 }
 
 export interface WorkingAdd {

@@ -39,8 +39,10 @@ LIFECYCLE_DEFAULTS: dict[str, Any] = {
     "episodeTtlDays": 180,
     "workingTokens": 8000,
 }
+# story.md: how many documents an open thread may go unmentioned, and the facet schemas (Facet schemas)
+STORY_DEFAULTS: dict[str, Any] = {"threadWarnChapters": 10, "facets": {}}
 DEFAULTS = {"memory": MEMORY_DEFAULTS, "embedding": EMBEDDING_DEFAULTS, "context": CONTEXT_DEFAULTS,
-            "lifecycle": LIFECYCLE_DEFAULTS}
+            "lifecycle": LIFECYCLE_DEFAULTS, "story": STORY_DEFAULTS}
 
 
 def _bool(v: Any) -> bool | None:
@@ -63,6 +65,13 @@ def _model(v: Any) -> str | None:
 
 
 MAX_LAYER_TOKENS = 200_000
+
+
+def _facets(v: Any) -> dict[str, dict[str, Any]] | None:
+    """The facet schemas as written (each a mapping); what a schema says is checked where it is used."""
+    if not isinstance(v, dict) or not all(isinstance(k, str) and isinstance(x, dict) for k, x in v.items()):
+        return None
+    return {k: dict(x) for k, x in v.items()}
 
 
 def _layer_tokens(v: Any) -> dict[str, int] | None:
@@ -91,6 +100,8 @@ CHECKS: dict[tuple[str, str], tuple[Callable[[Any], Any], str]] = {
     ("lifecycle", "semanticRules"): (_int_in(0, 1_000_000), "a whole number from 0 to 1,000,000"),
     ("lifecycle", "episodeTtlDays"): (_int_in(1, 36_500), "a whole number of days from 1 to 36,500"),
     ("lifecycle", "workingTokens"): (_int_in(100, 1_000_000), "a whole number from 100 to 1,000,000"),
+    ("story", "threadWarnChapters"): (_int_in(1, 100_000), "a whole number from 1 to 100,000"),
+    ("story", "facets"): (_facets, "`facet: {type: ...}` pairs (story.md, Facet schemas)"),
     ("context", "layerTokens"): (_layer_tokens, f"`layer: tokens` pairs for any of {', '.join(LAYER_NAMES)}, "
                                  f"each a whole number from 0 to {MAX_LAYER_TOKENS:,}"),
 }
@@ -244,6 +255,9 @@ class SettingsCache:
 
     def lifecycle(self) -> dict[str, Any]:
         return dict(self.read()[0]["lifecycle"])
+
+    def story(self) -> dict[str, Any]:
+        return dict(self.read()[0]["story"])
 
     def diagnostics(self) -> list[Diagnostic]:
         return list(self.read()[1])

@@ -40,6 +40,9 @@ RULES: dict[str, Rule] = {r.key: r for r in (
     Rule("memories", "integer", 0, 0, 50, "how many other memories (facts, notes) most relevant to the moment"),
     Rule("episodes", "integer", 0, 0, 5, "how many past runs most like this one"),
     Rule("history", "boolean", False, means="the latest compact history of your sessions"),
+    Rule("threads", "boolean", False, means="the plot threads still open at this point of the story"),
+    Rule("scene", "boolean", False,
+         means="the scene here (point of view, who is present, where, when), and the cards of who is in it"),
     Rule("working", "integer", 0, 0, 8000,
          "how many tokens of this session's working memory (what the app holds for the session it names)"),
     Rule("recap", "integer", 0, 0, 20000, "how many tokens of the story so far (the summaries of what comes "

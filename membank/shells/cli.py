@@ -117,6 +117,7 @@ def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
 def doctor(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
     registry = open_registry(path, as_json)
     envelope = dispatch(registry, "index:diagnostics", {})
+    merges = dispatch(registry, "story:duplicates", {}) if envelope["ok"] and not as_json else None
     registry.close()
     if as_json:
         sys.stdout.write(json.dumps(envelope, ensure_ascii=False, indent=2) + "\n")
@@ -124,6 +125,9 @@ def doctor(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
         items = envelope["data"]["items"]
         diagnostic_lines(items)
         out.print("no problems found" if not items else f"{len(items)} problem(s)")
+        if merges is not None and merges["ok"] and merges["data"]["items"]:  # suggestions, not problems
+            from .narrativeview import duplicates_view
+            duplicates_view(merges["data"])
     else:
         finish(envelope, as_json)
     has_error = envelope["ok"] and any(d["severity"] == "error" for d in envelope["data"]["items"])

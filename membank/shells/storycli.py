@@ -1,5 +1,6 @@
-"""The story commands: `membank story [NAME] [--at D]`, `relations`, `state`, `mentions`, `progress`
-and `check D` (which exits 1 when there are flags)."""
+"""The story commands: `membank story [NAME] [--at D]`, `relations`, `state`, `mentions`, `progress`,
+`check D` (which exits 1 when there are flags) `threads [--at D]`, `scene D`,
+`reader --at D` and `duplicates`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import typer
 
 from ..runtime.dispatch import dispatch
 from .clikit import JsonOpt, ProjectOpt, call, command, finish, open_registry
+from .narrativeview import duplicates_view, reader_view, scene_view, threads_view
 from .storyview import check_view, edges_view, entities_view, entity_view, mentions_view, state_view
 
 AtOpt = typer.Option(None, "--at", help="A story position, e.g. chapters/ch05.md.")
@@ -96,3 +98,27 @@ def check(document: str = typer.Argument(..., metavar="DOCUMENT", help="A chapte
             check_view(envelope["data"])
         raise typer.Exit(1)  # flags: the passage contradicts the cards
     finish(envelope, as_json, check_view)
+
+
+@command("story:threads")
+def threads(at: Optional[str] = AtOpt,
+            status: Optional[str] = typer.Option(None, "--status", help="open, resolved or dropped."),
+            project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    call(project, "story:threads", _given(at=at, status=status), as_json, threads_view)
+
+
+@command("story:scene")
+def scene(document: str = typer.Argument(..., metavar="DOCUMENT", help="A chapter, or chapter#scene heading."),
+          project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    call(project, "story:scene", {"at": document}, as_json, scene_view)
+
+
+@command("story:reader")
+def reader(at: str = typer.Option(..., "--at", help="A story position, e.g. chapters/ch05.md."),
+           project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    call(project, "story:reader", {"at": at}, as_json, reader_view)
+
+
+@command("story:duplicates")
+def duplicates(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    call(project, "story:duplicates", {}, as_json, duplicates_view)

@@ -63,11 +63,18 @@ def entity_view(e: dict[str, Any]) -> None:
     if timeless:
         table.add_row("(throughout)", "", "", "\n".join(_edge(r) for r in timeless),
                       "\n".join(_cite(r) for r in timeless))
+    held: dict[str, Any] = {}  # each facet's value so far: a change shows as `old → new`
     for position in e["timeline"]:
         rels = [r for r in e["relations"] if r["since"] == position or r["until"] == position]
         here = steps.get(position, [])
         state = "; ".join(p["state"] for p in here if p["state"])
-        facets = ", ".join(f"{k}: {_value(v)}" for p in here for k, v in p["set"].items())
+        changes = []
+        for p in here:
+            for k, v in p["set"].items():
+                before = f"{_value(held[k])} → " if k in held and held[k] != v else ""
+                changes.append(f"{k}: {before}{_value(v)}")
+                held[k] = v
+        facets = ", ".join(changes)
         cites = [_cite(p) for p in here] + [_cite(r) for r in rels]
         table.add_row(position, state, facets, "\n".join(_edge(r) for r in rels), "\n".join(dict.fromkeys(cites)))
     out.print(table)

@@ -29,7 +29,7 @@ from ..story import positions
 from ..story.cards import Catalog, catalog as story_catalog
 from ..story.manuscript import read_document
 from ..story.order import StoryOrder
-from . import budget, cardtext, memories, session
+from . import budget, cardtext, memories, narrative, session
 from . import manuscript as from_manuscript
 from .activation import activate
 from .budget import Dropped
@@ -270,6 +270,10 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         scanned = {"selection": passage.selection, "instruction": passage.instruction,
                    "before": passage.before.text, "after": passage.after.text}
         found, skipped = activate(cards, scanned, allowed, ctx["recursion"]) if allowed else ([], [])
+        roles: dict[str, str] = {}
+        if rules["scene"]:  # the scene's line, and its POV and present characters activated like a mention
+            scene_pieces, found, roles = narrative.scene(bank, cards, order, position, allowed, found)
+            pieces += scene_pieces
         room = min(ctx["layerTokens"]["retrieved"], rules["max_tokens"])
         used = 0
         for i, f in enumerate(found):
@@ -281,9 +285,12 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
             hidden["progressions"] += hid_p
             hidden["relations"] += hid_r
             piece = Piece.cleaned(4, "cards", "card" if card.get("include") != "always" else "state", body, tokens,
-                                  f.id, card["source"], (card.get("lines") or {}).get("name"), f.reason())
+                                  f.id, card["source"], (card.get("lines") or {}).get("name"),
+                                  narrative.card_reason(f, roles) if roles else f.reason())
             used += piece.tokens
             pieces.append(piece)
+        if rules["threads"]:
+            pieces += narrative.thread_pieces(bank, order, position)
         if skipped:
             more = f"; and {len(skipped) - 5:,} more" if len(skipped) > 5 else ""
             reasons.append(Reason(KEY_SKIPPED, "; ".join(s.message for s in skipped[:5]) + more))
@@ -296,6 +303,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
                     pieces += _episode_pieces(bank, req, passage, rules["episodes"])
                 if rules["history"]:
                     pieces += _history_pieces(bank, document)
+            pieces = narrative.mark_unrevealed(bank, order, position, pieces)
         else:
             reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings (memory.injectionEnabled): "
                                   "no preferences, memories, episodes, history or working memory"))

@@ -15,7 +15,8 @@ from typing import Any
 
 from .layers import Piece
 
-PROTECTED = ("selection", "instruction")  # a card found here goes last of all Layer 4
+PROTECTED = ("selection", "instruction", "scene")  # a card found here (or in the scene) goes last of all Layer 4
+SCENE = "scene"  # Layer 4's one scene line: with the cards of the scene, last of all
 CARD_KINDS = ("card", "state")
 SESSION = "session"  # Layer 5's "this session" section (working memory)
 
@@ -29,8 +30,9 @@ def _where(piece: Piece) -> str | None:
 
 
 def protected(piece: Piece) -> bool:
-    """A card activated by the selection itself or by the instruction: the last of Layer 4 to go."""
-    return piece.kind in CARD_KINDS and _where(piece) in PROTECTED
+    """A card activated by the selection itself, by the instruction or by the scene (its POV, who is
+    present: context.md `scene`), and the scene's line: the last of Layer 4 to go."""
+    return piece.kind in CARD_KINDS and _where(piece) in PROTECTED or piece.section == SCENE
 
 
 def _tier(piece: Piece) -> tuple[int, float]:
@@ -46,6 +48,8 @@ def _tier(piece: Piece) -> tuple[int, float]:
         return HISTORY, 0.0
     if piece.section == "episodes":
         return EPISODE, 0.0
+    if piece.section == "threads":
+        return EPISODE, 1.0  # what the story owes the reader: with the past runs, after them
     return UNRANKED, 0.0
 
 

@@ -34,7 +34,7 @@ LAYERS = (
         ("cards", "Characters and places mentioned"), ("memories", "Relevant memories"),
         ("document", "Memories for this document"), ("episodes", "Past runs like this one"),
         ("history", "Recent history"), ("recap", "The story so far"),
-        ("manuscript", "Earlier in the manuscript"))),
+        ("manuscript", "Earlier in the manuscript"), ("threads", "Open threads"), ("scene", "Scene"))),
     Layer(5, "immediate", "The passage", (
         ("session", "This session"), ("instruction", "Instruction"), ("before", "Text before"), ("selection", "Selection"),
         ("after", "Text after"))),

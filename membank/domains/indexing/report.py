@@ -11,6 +11,7 @@ from . import journals
 from ..episodes import store as episode_store
 from ..lifecycle import runs as lifecycle_runs
 from ..recall.preview import semantic_problem
+from ..story.narrativeproblems import problems as narrative_problems
 from ..story.problems import diagnostics as story_problems
 
 
@@ -22,6 +23,7 @@ def _found(bank: Bank) -> list[Diagnostic]:
     with bank.index.lock:
         found.extend(journals.duplicates(bank.index))  # copies of journal events, each counted once
     found.extend(gitfiles.check(bank.project.path, bank.project.source))  # lines the git files lack
+    found.extend(narrative_problems(bank))  # facet values against their schema, thread and scene files
     return found
 
 

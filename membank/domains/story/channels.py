@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional, TypedDict
 
 from ...kernel.limits import MAX_PASSAGE_CHARS
 from ...kernel.payload import DeadlineMs, Id, Most
-from ..contract import Channel, Lazy
+from ..contract import Channel, Lazy, ProjectOnly
 
 Name = Annotated[str, Most(chars=500)]
 Position = Annotated[str, Most(chars=1000)]
@@ -155,8 +155,10 @@ class Mentions(TypedDict):
 
 
 class Flag(TypedDict):
-    code: str  # NOT_YET_INTRODUCED | NOT_ALIVE
-    entity: str
+    # NOT_YET_INTRODUCED | NOT_ALIVE | LOCATION_MISMATCH | MAY_NOT_KNOW | BEFORE_REVEAL | FACTS_DISAGREE
+    # | THREAD_ABANDONED
+    code: str
+    entity: str  # a card's id; a fact's id (BEFORE_REVEAL), a thread's (THREAD_ABANDONED), the subject (FACTS_DISAGREE)
     message: str
     evidence: list[dict[str, Any]]
 
@@ -186,6 +188,108 @@ class Checked(TypedDict):
     skippedTotal: int
 
 
+@dataclass(frozen=True)
+class ThreadsGet:
+    projectId: Id | None = None
+    at: Position | None = None
+    status: Annotated[str, Most(chars=20)] | None = None  # open | resolved | dropped
+
+
+class ThreadItem(TypedDict, total=False):
+    id: str  # "threads/ruby"
+    title: str
+    status: str  # open | resolved | dropped, at the position
+    opened: str
+    resolved: str  # only where the thread is resolved at the position
+    dropped: str
+    keys: list[str]
+    entities: list[str]
+    note: str
+    source: str
+    line: int
+
+
+class Problem(TypedDict):
+    source: str
+    line: int
+    message: str
+
+
+class Threads(TypedDict):
+    at: Optional[str]
+    items: list[ThreadItem]  # the first 200, in the order they were opened
+    total: int
+    problems: list[Problem]  # thread files that are not threads (no `opened:`, bad YAML)
+
+
+@dataclass(frozen=True)
+class SceneGet:
+    at: Position  # a document, or `document#heading` for one of its scenes
+    projectId: Id | None = None
+
+
+class SceneValue(TypedDict):
+    value: Any
+    at: str  # the position it was set at
+    source: str
+    line: int
+
+
+class SceneView(TypedDict):
+    title: str  # the section's heading ("" for a whole document)
+    line: int
+    source: str
+    values: dict[str, Any]
+
+
+class Scene(TypedDict):
+    at: str
+    state: dict[str, SceneValue]  # pov, location, date (carried), present (this scene's), other facets
+    line: str  # the state as Layer 4's one line
+    scene: Optional[SceneView]  # the scene in force: the named one, else the document's last
+    scenes: list[SceneView]  # the document's own scenes
+    problems: list[Problem]
+
+
+@dataclass(frozen=True)
+class ReaderGet:
+    at: Position
+    projectId: Id | None = None
+
+
+class KnownFact(TypedDict):
+    id: str
+    content: str
+    source: str
+    revealed: Optional[str]  # None: known from the start
+    keys: list[str]
+
+
+class Reader(TypedDict):
+    at: str
+    items: list[KnownFact]  # the first 200, by id
+    total: int
+
+
+class Where(TypedDict):
+    source: str
+    line: int
+
+
+class Duplicate(TypedDict):
+    kind: str  # card | fact
+    name: Optional[str]  # the name or alias the cards share
+    ids: list[str]
+    score: Optional[float]  # facts: the share of their words in common
+    sources: list[Where]
+    message: str
+
+
+class Duplicates(TypedDict):
+    items: list[Duplicate]  # the first 200
+    total: int
+
+
 CHANNELS = (
     Channel("kg:entity:list", EntityList, Entities, Lazy("membank.domains.story.queries", "entity_list"),
             "read", "story",
@@ -211,4 +315,20 @@ CHANNELS = (
             Lazy("membank.domains.story.queries", "consistency_check"), "read", "check",
             "Evidence for a passage at its position (entities, state, relations, facts) and what contradicts it.",
             "check_consistency"),
+    Channel("story:threads", ThreadsGet, Threads, Lazy("membank.domains.story.threadfiles", "list_threads"),
+            "read", "threads",
+            "The plot threads at a story position: open, resolved or dropped there (nothing opened later).",
+            "threads"),
+    Channel("story:scene", SceneGet, Scene, Lazy("membank.domains.story.scenefiles", "get_scene"),
+            "read", "scene",
+            "Who is here, where and when at a story position (pov, present, location, date), each value cited.",
+            "scene"),
+    Channel("story:reader", ReaderGet, Reader, Lazy("membank.domains.story.factfiles", "reader"),
+            "read", "reader",
+            "What the reader knows at a story position: the facts revealed there or before (or never hidden).",
+            "reader"),
+    Channel("story:duplicates", ProjectOnly, Duplicates, Lazy("membank.domains.story.duplicatefiles", "find"),
+            "read", "duplicates",
+            "Near-duplicate cards (a shared name or alias) and facts (nearly the same words), with both sources.",
+            "duplicates"),
 )

@@ -44,6 +44,19 @@ def first_appearance(card: dict[str, Any], order: StoryOrder) -> tuple[str, int]
     return at, line
 
 
+def mention_words(card: dict[str, Any]) -> frozenset[str] | None:
+    """The keys whose occurrence is a mention of `card` (story.md: a name or alias; its extra `keys` too
+    when it says `mention_keys: true`, None standing for every key). A card its other keys bring is listed
+    among the entities (evidence) but gets no NOT_YET_INTRODUCED / NOT_ALIVE. An entry switched off
+    (`include: never`, or its book off) is not an entity of any chapter: the empty set."""
+    if card.get("include") == "never":
+        return frozenset()
+    meta = card.get("metadata")
+    if isinstance(meta, dict) and meta.get("mention_keys") is True:
+        return None
+    return frozenset((card["name"], *(card.get("aliases") or ())))
+
+
 def _dead(value: Any) -> bool:
     return value is False or (isinstance(value, str) and value.strip().casefold() in _FALSE)
 
@@ -82,7 +95,16 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
     with call_allowance():
         rows, skipped = catalog.matcher.mention_rows(text)  # `mentions`, without a Match for each
     by_card: dict[str, list[dict[str, Any]]] = {}
-    for offset, length, card_id, _, word in rows:
+    counted: dict[str, frozenset[str] | None] = {}  # card -> the words that are its mentions (None: every key)
+    named: set[str] = set()  # the cards named by a name or alias (or a key, with `mention_keys: true`)
+    for offset, length, card_id, key, word in rows:
+        if card_id not in counted:
+            counted[card_id] = mention_words(catalog.cards[card_id])
+        words = counted[card_id]
+        if words is not None and not words:
+            continue  # switched off: not an entity of any chapter
+        if words is None or key in words:
+            named.add(card_id)
         by_card.setdefault(card_id, []).append({"match": word, "offset": offset, "length": -length})
     entities, found_flags = [], []
     # a card's view and flags at a position are the same for every passage checked there: made once
@@ -93,7 +115,8 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
         made = at.get(card_id)
         if made is None:
             made = at[card_id] = _entity(catalog.cards[card_id], catalog, order, position)
-        found_flags += made[1]
+        if card_id in named:  # a card its extra keys bring is evidence, but what a mention contradicts is not
+            found_flags += made[1]
         if n >= MAX_LISTED:
             continue  # counted, its flags kept; not listed
         view = fresh_entity(made[0])  # the kept view stays as it was, whatever a caller does with this one

@@ -100,6 +100,11 @@ class StoryOrder:
         number = self.scene_number(doc, scene)
         return at, (number if number is not None else END_OF_DOCUMENT)
 
+    def document_rank(self, position: str) -> int:
+        """The place of a position's document in the order (its scene ignored); len(positions) for a
+        document the order does not hold."""
+        return self.rank(position)[0]
+
     def knows(self, position: str) -> bool:
         return (split(position)[0] if "#" in position else position) in self._rank  # type: ignore[attr-defined]
 

@@ -96,6 +96,9 @@ def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> 
     with call_allowance():  # every regex key of the call, over the passage then the facts, shares it
         data = checking.check(cat, order, document if known else None, text,
                               lambda: _facts(bank, cat, order, document, known))
+    if known:  # the narrative flags (threads, scenes, reveals) read files of their own
+        from .narrative import more_flags
+        data = more_flags(bank, cat, order, document, text, from_app, data)
     return {**data, "documentId": document, "positionKnown": known}
 
 

@@ -22,7 +22,7 @@ ALL_RULES = """---
 id: bench-all
 name: Every rule on
 context_rules: {surrounding: 20000, characters: true, project-settings: true, preferences: true, memories: 50,
-                episodes: 5, history: true, max_tokens: 12000}
+                episodes: 5, history: true, threads: true, scene: true, max_tokens: 12000}
 ---
 Continue the story.
 """
@@ -47,6 +47,30 @@ def _cards_to(bank: Any, corpus: Corpus, total: int, rng: random.Random) -> list
     return names or [c["name"] for c in catalog(bank.index).cards.values()]
 
 
+def _narrative(root: Path, names: list[str]) -> None:
+    """What the story's narrative flags and rules read (story.md): 50 threads, a scene file for each of the
+    20 chapters (a POV and three present characters), and 200 secrets with `revealed`, `keys` and
+    `subject`/`facet`/`value` (so every flag of the check has something to look at)."""
+    wn = root / ".writenow"
+    (wn / "threads").mkdir(parents=True, exist_ok=True)
+    for i in range(50):
+        (wn / "threads" / f"bench-{i}.md").write_text(
+            f"---\ntitle: Riddle {i}\nopened: chapters/ch{1 + i % 19:02d}.md\nkeys: [riddle{i}]\n"
+            f"entities: [{names[i % len(names)]}]\n---\nWho left the riddle.\n", "utf-8")
+    for c in range(1, 21):
+        scene = wn / "scenes" / "chapters" / f"ch{c:02d}.md.md"
+        scene.parent.mkdir(parents=True, exist_ok=True)
+        present = ", ".join(names[(c + k) % len(names)] for k in range(3))
+        scene.write_text(f"---\npov: {names[c % len(names)]}\nlocation: harbour {c % 4}\npresent: [{present}]\n---\n",
+                         "utf-8")
+    (wn / "memories" / "facts" / "bench-secrets").mkdir(parents=True, exist_ok=True)
+    for i in range(200):
+        (wn / "memories" / "facts" / "bench-secrets" / f"s{i}.md").write_text(
+            f"---\ntype: fact\nrevealed: chapters/ch{1 + i % 30:02d}.md\nkeys: [secret{i}, {names[i % len(names)]}'s "
+            f"debt]\nsubject: {names[i % len(names)]}\nfacet: home\nvalue: harbour {i % 3}\n---\n"
+            f"{names[i % len(names)]} hides secret {i}.\n", "utf-8")
+
+
 def _chapter(rng: random.Random, names: list[str], chars: int) -> str:
     parts, size = [], 0
     while size < chars:
@@ -65,10 +89,12 @@ def assemble_rows(bank: Any, corpus: Corpus, reps: int, rng: random.Random) -> l
     chapter.parent.mkdir(parents=True, exist_ok=True)
     text = _chapter(rng, names, 50_000)
     chapter.write_text(text, "utf-8")
+    _narrative(corpus.root, names)
     bank.sync()
     cards = len(catalog(bank.index).cards)
     row = Row("context_assemble", f"context:assemble, {cards:,} cards, 50,000-character chapter, every rule on", "ms",
-              corpus.files, target=10, target_text="p95 ≤ 10 ms", note="semantic recall and activation included; the "
+              corpus.files, target=10, target_text="p95 ≤ 10 ms", note="semantic recall and activation, threads and "
+              "the scene included; the "
               "matcher keeps the key words of each chapter line it scanned, as over a writing session; the heap settled "
               "after warm-up, as the sidecar settles it")
     payloads = []
@@ -97,7 +123,8 @@ def assemble_rows(bank: Any, corpus: Corpus, reps: int, rng: random.Random) -> l
         scan.samples.append((time.perf_counter() - started) * 1000)
     check = Row("consistency_check", f"kg:consistency:check, {cards:,} cards over 20,000 characters", "ms",
                 corpus.files, target=20, target_text="p95 ≤ 20 ms", note="each over a passage it has not seen: "
-                "every entity named, its state, facets and relations there, the facts naming them, the flags; the heap "
+                "every entity named, its state, facets and relations there, the facts naming them, every flag (scenes, "
+                "secrets, reveals, facts that disagree, 50 threads); the heap "
                 "settled as above")
     for _ in range(reps):
         passage = _chapter(rng, names, 20_000)

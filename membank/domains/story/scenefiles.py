@@ -1,0 +1,135 @@
+"""The scenes of a project as read from `.writenow/scenes/` (story.md, Scenes): the files re-read only
+when one changed, `story:scene`, and the `LOCATION_MISMATCH` flag of the consistency check."""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+from ...files.reader import Unreadable, read_regular
+from ...kernel import errors
+from ...kernel.limits import MAX_LISTED
+from ...kernel.paths import document_path
+from ..contract import Bank
+from . import positions, scenes
+from .cards import Catalog
+from .check import Flag
+from .graph import entity
+from .order import StoryOrder
+from .scenes import Scene
+
+MAX_SCENE_BYTES = 256 * 1024
+
+
+def _stamp(folder: str) -> tuple[tuple[str, int, int], ...]:
+    out = []
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".md") and not name.startswith("."):
+                path = os.path.join(top, name)
+                try:
+                    st = os.stat(path, follow_symlinks=False)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue  # a link or a device is never read
+                out.append((os.path.relpath(path, folder).replace(os.sep, "/"), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def load(bank: Bank) -> tuple[dict[str, list[Scene]], tuple[dict[str, Any], ...]]:
+    """Each document's scenes, and a problem (source, line, message) per part of a file not read."""
+    folder = bank.project.file(scenes.FOLDER)
+    stamp = _stamp(str(folder))
+    memo = bank.memo.setdefault("story.scenes", {})
+    if memo.get("stamp") == stamp and "scenes" in memo:
+        return memo["scenes"], memo["problems"]  # type: ignore[no-any-return]
+    found: dict[str, list[Scene]] = {}
+    problems = []
+    for rel, _, _ in stamp:
+        source = bank.project.source(f"{scenes.FOLDER}/{rel}")
+        try:
+            data, _ = read_regular(folder / rel, MAX_SCENE_BYTES + 1)
+        except (OSError, Unreadable):
+            problems.append({"source": source, "line": 1, "message": "the file cannot be read"})
+            continue
+        document = rel[:-3]  # scenes/chapters/ch02.md.md is the scenes of chapters/ch02.md
+        if "." not in document.rsplit("/", 1)[-1]:
+            document = rel  # scenes/chapters/ch02.md: the document's own name
+        parsed, bad = scenes.parse(data[:MAX_SCENE_BYTES], document, source)
+        found[document] = parsed
+        problems += [{"source": source, "line": line, "message": message} for line, message in bad]
+    memo.update(stamp=stamp, scenes=found, problems=tuple(problems))
+    return found, memo["problems"]  # type: ignore[no-any-return]
+
+
+def _position(order: StoryOrder, at: str) -> str:
+    document, sep, title = at.partition("#")
+    path = document_path(document, "at")
+    if not order.knows(path):
+        raise errors.invalid("at", f"`{at}` is not a position of the story: list it in project.yaml `chapters:` "
+                             "(or, without that list, create the file)")
+    return path + (sep + title if sep else "")
+
+
+def _view(scene: Scene) -> dict[str, Any]:
+    return {"title": scene.title, "line": scene.line, "source": scene.source,
+            "values": {k: v for k, (v, _) in scene.values.items()}}
+
+
+def scene_at(bank: Bank, order: StoryOrder, at: str) -> tuple[dict[str, dict[str, Any]], Scene | None]:
+    found, _ = load(bank)
+    return scenes.state(lambda d: found.get(d, []), order, at)
+
+
+def get_scene(bank: Bank, at: str) -> dict[str, Any]:
+    """`story:scene`: the scene state at `at` (a document, or `document#heading`), each value with its
+    position, source and line, and the document's own scenes; nothing from a later position."""
+    order = positions.story_order(bank)
+    position = _position(order, at)
+    state, current = scene_at(bank, order, position)
+    found, problems = load(bank)
+    mine = found.get(position.partition("#")[0], [])
+    return {"at": position, "state": state, "line": scenes.line_of(state),
+            "scene": _view(current) if current is not None else None,
+            "scenes": [_view(s) for s in mine[:MAX_LISTED]],
+            "problems": [p for p in problems if p["source"].endswith(position.partition("#")[0] + ".md")]}
+
+
+def functional(bank: Bank) -> tuple[str, ...]:
+    """The facets checked against scenes: `location`, and every facet the schema declares functional."""
+    schema = bank.settings_files.story().get("facets") or {}
+    named = [k for k, v in schema.items() if isinstance(v, dict) and v.get("functional") is True]
+    return tuple(dict.fromkeys(["location", *named]))
+
+
+def mismatch_flags(bank: Bank, cat: Catalog, order: StoryOrder, document: str) -> list[Flag]:
+    """`LOCATION_MISMATCH` for each character present in a scene of `document` whose functional facet
+    there (location, …) differs from the scene's."""
+    found, _ = load(bank)
+    mine = found.get(document)
+    if not mine:
+        return []
+    rank = order.document_rank(document)
+    before = order.positions[rank - 1] if rank > 0 else None
+    carried = scenes.state(lambda d: found.get(d, []), order, before)[0] if before else {}
+    views: dict[str, dict[str, Any]] = {}
+
+    def facets_of(name: str) -> dict[str, Any]:
+        ids = cat.resolve(name)
+        if len(ids) != 1:
+            return {}
+        if ids[0] not in views:
+            views[ids[0]] = entity(cat.cards[ids[0]], cat, order, document)["facets"]
+        return views[ids[0]]
+
+    out = []
+    for scene, name, facet, held, said in scenes.mismatches(mine, carried, facets_of, functional(bank)):
+        where = f"the scene {scene.title}" if scene.title else f"the scenes of {document}"
+        out.append(Flag(scenes.LOCATION_MISMATCH, cat.resolve(name)[0],
+                        f"{name} is present in {where} ({facet}: {said}), but the card's {facet} there is "
+                        f"{held['value']} (since {held['at']})",
+                        ((scene.source, scene.values["present"][1]), (held["source"], held["line"]))))
+    return out
