@@ -16,12 +16,8 @@ def _cite(v: dict[str, Any] | None) -> str:
 
 
 def _facets(facets: dict[str, Any]) -> str:
-    return ", ".join(f"{k}: {_value(v['value'] if isinstance(v, dict) and 'value' in v else v)}"
+    return ", ".join(f"{k}: {render.shown(v['value'] if isinstance(v, dict) and 'value' in v else v)}"
                      for k, v in facets.items())
-
-
-def _value(value: Any) -> str:
-    return render.shown(value)
 
 
 def _edge(e: dict[str, Any]) -> str:
@@ -67,7 +63,7 @@ def entity_view(e: dict[str, Any]) -> None:
         rels = [r for r in e["relations"] if r["since"] == position or r["until"] == position]
         here = steps.get(position, [])
         state = "; ".join(p["state"] for p in here if p["state"])
-        facets = ", ".join(f"{k}: {_value(v)}" for p in here for k, v in p["set"].items())
+        facets = ", ".join(f"{k}: {render.shown(v)}" for p in here for k, v in p["set"].items())
         cites = [_cite(p) for p in here] + [_cite(r) for r in rels]
         table.add_row(position, state, facets, "\n".join(_edge(r) for r in rels), "\n".join(dict.fromkeys(cites)))
     out.print(table)
@@ -96,7 +92,7 @@ def state_view(d: dict[str, Any]) -> None:
     out.print(Text.assemble(("state: ", "bold"), d["state"] or "(none)",
                             f"  (since {d['since']}, {d['source']}:{d['line']})" if d["state"] else ""))
     for key, v in d["facets"].items():
-        out.print(f"{key}: {_value(v['value'])}  ({v['source']}:{v['line']}, since {v['at']})")
+        out.print(f"{key}: {render.shown(v['value'])}  ({v['source']}:{v['line']}, since {v['at']})")
 
 
 def mentions_view(d: dict[str, Any]) -> None:
