@@ -300,7 +300,6 @@ def test_a_book_whose_entries_share_a_name_warns(bank: Bank, tmp_path: Path) -> 
     assert len(_import(bank, _file(tmp_path, "a.json", aliased))["items"][0]["warnings"]) == 21
 
 
-@pytest.mark.xfail(strict=True, reason="shells/render prints a card's text with its escape sequences (h31ux's area)")
 def test_an_imported_cards_text_cannot_drive_the_terminal(bank: Bank, sample: Path, home: Path, tmp_path: Path) -> None:
     from .helpers import membank
 

@@ -363,3 +363,10 @@ def test_spec_v3_writes_every_field_v3_requires(bank: Bank, tmp_path: Path) -> N
 def test_names_with_control_characters_are_shown_escaped(bank: Bank, tmp_path: Path) -> None:
     item = _import(bank, _write(tmp_path, "flux.charx", _flux_charx({"assets/\x1b[2Jx.png": b"x"})))["items"][0]
     assert item["skipped"][0]["name"] == "assets/\\x1b[2Jx.png" and "control characters" in item["skipped"][0]["reason"]
+
+
+@pytest.mark.parametrize("control", ["\x1b", "\x7f", "\x85", "\x9b"])  # C0, DEL, C1 (NEL, CSI: a terminal obeys both)
+def test_a_name_with_any_control_character_is_skipped_and_shown_escaped(control: str) -> None:
+    name = f"assets/a{control}31m.png"
+    assert "control characters" in (safety.skip_reason(name, b"data") or "")
+    assert safety.shown(name) == f"assets/a\\x{ord(control):02x}31m.png"

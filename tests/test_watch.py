@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -93,6 +94,30 @@ class Changes:
     def seen(self, source: str) -> bool:
         with self.lock:
             return any(source in b for b in self.batches)
+
+
+@contextmanager
+def cli_watch(sample: Path, home: Path) -> Iterator[tuple[subprocess.Popen[str], list[str], list[str]]]:
+    """`membank watch sample` in a process of its own, its stdout and stderr lines gathered as they come;
+    killed on the way out if still running."""
+    env = {**os.environ, "WRITENOW_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    env.pop(POLLING_ENV, None)
+    proc = subprocess.Popen([sys.executable, "-m", "membank.shells.cli", "watch", str(sample), "--debounce", "0.05"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    lines: list[str] = []
+    errors: list[str] = []
+    readers = [threading.Thread(target=lambda s=s, out=o: out.extend(iter(s.readline, "")), daemon=True)
+               for s, o in ((proc.stdout, lines), (proc.stderr, errors))]
+    for r in readers:
+        r.start()
+    try:
+        yield proc, lines, errors
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    for r in readers:
+        r.join(timeout=5)
 
 
 @pytest.fixture(autouse=True)
@@ -508,17 +533,7 @@ def test_watcher_never_writes_to_the_writers_files(bank: Bank, home: Path, watch
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_cli_watch_prints_batches_and_stops_cleanly(sample: Path, home: Path, sig: signal.Signals) -> None:
-    env = {**os.environ, "WRITENOW_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-    env.pop(POLLING_ENV, None)
-    proc = subprocess.Popen([sys.executable, "-m", "membank.shells.cli", "watch", str(sample), "--debounce", "0.05"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    lines: list[str] = []
-    errors: list[str] = []
-    readers = [threading.Thread(target=lambda s=s, out=o: out.extend(iter(s.readline, "")), daemon=True)
-               for s, o in ((proc.stdout, lines), (proc.stderr, errors))]
-    for r in readers:
-        r.start()
-    try:
+    with cli_watch(sample, home) as (proc, lines, errors):
         wait_until(lambda: any(line.startswith("watching") for line in errors), 30, "the watch to start")
         wait_until(lambda: any("changed:" in line for line in lines), 30, "the first reconcile's line")
         (sample / ".writenow/memories/notes/from-cli.md").write_text(memory_text("Seen by membank watch.", id="cli"))
@@ -526,12 +541,6 @@ def test_cli_watch_prints_batches_and_stops_cleanly(sample: Path, home: Path, si
                    "the batch line")
         proc.send_signal(sig)
         assert proc.wait(timeout=30) == 0, "".join(errors)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    for r in readers:
-        r.join(timeout=5)
     assert not any("Traceback" in line for line in errors), "".join(errors)
     reopened = membank.open(sample, sync=False)
     try:
@@ -612,19 +621,9 @@ def test_problems_compare_by_file_and_message_not_line() -> None:
 
 
 def test_cli_watch_prints_a_new_problem_and_its_fix(sample: Path, home: Path) -> None:
-    env = {**os.environ, "WRITENOW_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-    env.pop(POLLING_ENV, None)
-    proc = subprocess.Popen([sys.executable, "-m", "membank.shells.cli", "watch", str(sample), "--debounce", "0.05"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    lines: list[str] = []
-    errors: list[str] = []
-    readers = [threading.Thread(target=lambda s=s, out=o: out.extend(iter(s.readline, "")), daemon=True)
-               for s, o in ((proc.stdout, lines), (proc.stderr, errors))]
-    for r in readers:
-        r.start()
     path = sample / ".writenow/characters/su-yao.md"
     good = path.read_text("utf-8")
-    try:
+    with cli_watch(sample, home) as (proc, lines, errors):
         wait_until(lambda: any("changed:" in line for line in lines), 30, "the first reconcile's line")
         path.write_text(good.replace("state: Lodging", "state: 住在: Lodging"), "utf-8")
         wanted = "  error .writenow/characters/su-yao.md:9: the front matter is not valid YAML"
@@ -634,9 +633,3 @@ def test_cli_watch_prints_a_new_problem_and_its_fix(sample: Path, home: Path) ->
                    "the fix's line")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0, "".join(errors)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    for r in readers:
-        r.join(timeout=5)

@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 import typer
 
+from .cells import clip
 from .clikit import JsonOpt, ProjectOpt, call, command
 from .render import out
 
@@ -20,7 +21,7 @@ SHOWN = {"created": "imported", "unchanged": "already imported, unchanged",
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
-    return text if len(text) <= 60 else text[:59] + "…"
+    return clip(text, 60)
 
 
 def imported_view(d: dict[str, Any]) -> None:

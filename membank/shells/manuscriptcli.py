@@ -7,10 +7,15 @@ from typing import Any, Optional
 
 import typer
 
+from .cells import cells, clip, pad
 from .clikit import JsonOpt, ProjectOpt, call, command
-from .render import out, plain_columns
+from .render import out, plain_columns, plain_lines
 
-EXCERPT = 80  # code points of a passage shown on its line
+EXCERPT = 80  # terminal cells of a passage or summary shown on its line
+
+
+def _excerpt(text: str) -> str:
+    return clip(" ".join(text.split()), EXCERPT)
 
 
 def passages_view(d: dict[str, Any]) -> None:
@@ -19,11 +24,8 @@ def passages_view(d: dict[str, Any]) -> None:
         return
     lines = []
     for item in d["items"]:
-        text = " ".join(item["text"].split())
-        text = text[:EXCERPT] + "…" if len(text) > EXCERPT else text
-        lines.append(f"{item['source']}:{item['line']}  [{item['scene']}]  {text}")
-    out.file.write("\n".join(lines) + "\n")
-    out.file.flush()
+        lines.append(f"{item['source']}:{item['line']}  [{item['scene']}]  {_excerpt(item['text'])}")
+    plain_lines(lines)
 
 
 def status_view(d: dict[str, Any]) -> None:
@@ -70,13 +72,12 @@ def heat_view(d: dict[str, Any]) -> None:
         row[0] += item["count"]
         row[1], row[2] = min(row[1], item["firstLine"]), max(row[2], item["lastLine"])
     top = max(count for count, _, _ in chapters.values())
-    width = max(len(source) for source in chapters)
+    width = max(cells(source) for source in chapters)
     lines = [f"{d['name']}: {d['total']} mentions, first {d['first']}, last {d['last']}"]
     for source, (count, first, last) in chapters.items():
         bar = "█" * max(1, round(BAR * count / top))
-        lines.append(f"{source.ljust(width)}  {bar.ljust(BAR)}  {count:>4}  lines {first}–{last}")
-    out.file.write("\n".join(lines) + "\n")
-    out.file.flush()
+        lines.append(f"{pad(source, width)}  {bar.ljust(BAR)}  {count:>4}  lines {first}–{last}")
+    plain_lines(lines)
 
 
 @command("kg:appearances")
@@ -91,11 +92,8 @@ def summaries_view(d: dict[str, Any]) -> None:
         return
     lines = []
     for s in d["items"]:
-        text = " ".join(s["text"].split())
-        lines.append(f"{s['of']}  [{s['level']}]{'  (stale)' if s['stale'] else ''}  "
-                     f"{text[:EXCERPT] + '…' if len(text) > EXCERPT else text}")
-    out.file.write("\n".join(lines) + "\n")
-    out.file.flush()
+        lines.append(f"{s['of']}  [{s['level']}]{'  (stale)' if s['stale'] else ''}  {_excerpt(s['text'])}")
+    plain_lines(lines)
 
 
 @command("summary:put")

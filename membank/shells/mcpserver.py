@@ -24,6 +24,7 @@ from typing import Any
 
 from ..kernel import cancel
 from ..kernel.errors import MembankError
+from ..runtime.catalog import READS
 from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
 from . import mcptools
@@ -97,7 +98,7 @@ def build(registry: Registry) -> Any:
     tools = [types.Tool(name=t.name, title=t.title, description=f"{t.description} (channel `{t.channel}`)",
                         input_schema=mcptools.input_schema(t),
                         annotations=types.ToolAnnotations(
-                            title=t.title, read_only_hint=t.channel not in mcptools.WRITES,
+                            title=t.title, read_only_hint=t.channel in READS,
                             destructive_hint=t.channel in mcptools.DESTRUCTIVE,
                             idempotent_hint=t.channel not in mcptools.NOT_IDEMPOTENT,
                             open_world_hint=False))

@@ -71,9 +71,8 @@ TOOLS: tuple[Tool, ...] = (
          "The writing skills of the project (project ones over global ones) and their context rules."),
 )
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}
-# the tools' annotations: which channels change something, which change it again when repeated, and which
-# forget something (ending a session drops its entries that are not archived)
-WRITES = frozenset({"memory:create", "memory:update", "memory:working:add", "memory:session:end"})
+# the tools' annotations beyond the catalog's mode (a read is read-only): which change something again when
+# repeated, and which forget something (ending a session drops its entries that are not archived)
 NOT_IDEMPOTENT = frozenset({"memory:create", "memory:working:add"})
 DESTRUCTIVE = frozenset({"memory:session:end"})
 

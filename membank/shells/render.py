@@ -13,6 +13,7 @@ from rich.text import Text
 
 from .cells import cells, clip, pad, visible
 
+
 class Shown(Console):
     """A console that shows the writer's text and never runs it: control characters (an escape sequence
     in a card's name, a memory's body) are printed as their control pictures (`cells.visible`)."""
@@ -86,6 +87,12 @@ def plain_columns(columns: tuple[str, ...], rows: list[tuple[str, ...]], title: 
     for row in (columns, *rows):
         lines.append("  ".join(pad(v, w) for v, w in zip(row, widths)) + "  " + row[-1])
     out.file.write("\n".join(lines) + "\n")
+    out.file.flush()
+
+
+def plain_lines(lines: list[str]) -> None:
+    """Lines written straight out (no rich layout: fast for thousands), shown and never run by the terminal."""
+    out.file.write(visible("\n".join(lines)) + "\n")
     out.file.flush()
 
 

@@ -16,12 +16,8 @@ def _cite(v: dict[str, Any] | None) -> str:
 
 
 def _facets(facets: dict[str, Any]) -> str:
-    return ", ".join(f"{k}: {_value(v['value'] if isinstance(v, dict) and 'value' in v else v)}"
+    return ", ".join(f"{k}: {render.shown(v['value'] if isinstance(v, dict) and 'value' in v else v)}"
                      for k, v in facets.items())
-
-
-def _value(value: Any) -> str:
-    return render.shown(value)
 
 
 def _edge(e: dict[str, Any]) -> str:
@@ -71,8 +67,8 @@ def entity_view(e: dict[str, Any]) -> None:
         changes = []
         for p in here:
             for k, v in p["set"].items():
-                before = f"{_value(held[k])} → " if k in held and held[k] != v else ""
-                changes.append(f"{k}: {before}{_value(v)}")
+                before = f"{render.shown(held[k])} → " if k in held and held[k] != v else ""
+                changes.append(f"{k}: {before}{render.shown(v)}")
                 held[k] = v
         facets = ", ".join(changes)
         cites = [_cite(p) for p in here] + [_cite(r) for r in rels]
@@ -103,7 +99,7 @@ def state_view(d: dict[str, Any]) -> None:
     out.print(Text.assemble(("state: ", "bold"), d["state"] or "(none)",
                             f"  (since {d['since']}, {d['source']}:{d['line']})" if d["state"] else ""))
     for key, v in d["facets"].items():
-        out.print(f"{key}: {_value(v['value'])}  ({v['source']}:{v['line']}, since {v['at']})")
+        out.print(f"{key}: {render.shown(v['value'])}  ({v['source']}:{v['line']}, since {v['at']})")
 
 
 def mentions_view(d: dict[str, Any]) -> None:

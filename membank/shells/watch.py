@@ -15,7 +15,6 @@ import threading
 import time
 import warnings
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import apsw
@@ -34,12 +33,12 @@ from watchdog.events import (
 )
 from watchdog.observers.api import BaseObserver
 
-from ..domains.indexing import sync as sync_
-from ..kernel import clock
-from . import chapterwatch, overflow
-from .observers import open_observer
-from .watchreport import Problem, Report, diff, problems
 from ..files.scan import SECTIONS, BankRoot, is_ignored, is_temporary
+from ..kernel import clock
+from . import chapterwatch, overflow, watchbatch
+from .observers import open_observer
+from .watchbatch import Batch
+from .watchreport import Problem, Report, diff, problems
 
 if TYPE_CHECKING:
     from ..runtime.project import Project as Bank
@@ -49,7 +48,6 @@ log = logging.getLogger("membank.shells.watch")
 warnings.filterwarnings("ignore", message="Callback with id .* already exists", category=RuntimeWarning)
 
 POLLING_ENV = "MEMBANK_WATCH_POLLING"  # set to 1 to watch by polling even where native events work
-BURST = 200  # more files than this in one batch: a full stat scan runs as well
 HOLD = 2.0  # a file written but not yet closed is left alone this long after its last write...
 HOLD_MAX = 10.0  # ...and never longer than this after its first write
 RECONCILE_EVERY = 60.0  # the safety net: a full stat scan this often, even when all is quiet
@@ -61,17 +59,6 @@ _EVENTS: list[type[FileSystemEvent]] = [
     DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
 ]
 # -- the watcher -------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Batch:
-    files: dict[str, tuple[BankRoot, str]] = field(default_factory=dict)  # absolute path -> (bank root, rel)
-    settings: set[str] = field(default_factory=set)
-    full: bool = False
-    manuscript: bool = False  # a manuscript document (or project.yaml's story order) changed
-
-    def __bool__(self) -> bool:
-        return bool(self.files or self.settings or self.full or self.manuscript)
 
 
 class _Handler(FileSystemEventHandler):
@@ -113,7 +100,7 @@ class Watcher:
         # longest prefix first, so a global bank inside the project (odd, but possible) maps right
         self._roots = sorted(((os.path.abspath(str(r.path)), r) for r in bank.roots), key=lambda x: -len(x[0]))
         self._cond = threading.Condition()
-        self._pending = _Batch()
+        self._pending = Batch()
         self._first = 0.0  # when the oldest pending event came
         self._last = 0.0  # when the newest one came
         self._writing: dict[str, tuple[float, float]] = {}  # written, not closed yet: path -> (first, last write)
@@ -334,7 +321,7 @@ class Watcher:
                 held[path] = until
         return held
 
-    def _take(self, now: float, final: bool) -> tuple[_Batch | None, float | None]:
+    def _take(self, now: float, final: bool) -> tuple[Batch | None, float | None]:
         """The batch that is ready now (or None), and when to look again."""
         if not self._pending:
             return None, None
@@ -344,13 +331,13 @@ class Watcher:
         if not final and now < ready_at:
             return None, ready_at
         if final:  # stopping: everything as it is now (the next start's reconcile re-reads what changes later)
-            batch, self._pending, self._first = self._pending, _Batch(), 0.0
+            batch, self._pending, self._first = self._pending, Batch(), 0.0
             self._writing.clear()
             return (batch or None), None
         held = self._held(now)
-        batch = _Batch({p: v for p, v in self._pending.files.items() if p not in held}, set(self._pending.settings),
+        batch = Batch({p: v for p, v in self._pending.files.items() if p not in held}, set(self._pending.settings),
                        self._pending.full and not held, self._pending.manuscript)
-        self._pending = _Batch({p: self._pending.files[p] for p in held}, set(), self._pending.full and not batch.full)
+        self._pending = Batch({p: self._pending.files[p] for p in held}, set(), self._pending.full and not batch.full)
         self._first = now if self._pending else 0.0
         return (batch or None), min(held.values(), default=None)
 
@@ -358,7 +345,7 @@ class Watcher:
         try:
             if self.on_report is not None:
                 self._known = self._problems()  # as the index held them before watching: the baseline
-            self._apply(_Batch(full=True))  # the first reconcile; events seen meanwhile are pending
+            self._apply(Batch(full=True))  # the first reconcile; events seen meanwhile are pending
             next_reconcile = time.monotonic() + (self.reconcile_every or 0)
             while True:
                 with self._cond:
@@ -368,7 +355,7 @@ class Watcher:
                         if batch is not None or (self._stopping and again is None):
                             break
                         if self.reconcile_every and now >= next_reconcile:
-                            batch = _Batch(full=True)
+                            batch = Batch(full=True)
                             break
                         wait = None if again is None else max(0.0, again - now)
                         if self.reconcile_every:
@@ -387,9 +374,9 @@ class Watcher:
                 self._busy = False
             self._running = False
 
-    def _apply(self, batch: _Batch) -> None:
+    def _apply(self, batch: Batch) -> None:
         try:
-            changed = self._sync(batch)
+            applied = watchbatch.apply(self.bank, batch, self._real)
         except Exception as e:
             # the connection in use by a thread reading outside `reading()`: a moment later it is free
             passing = isinstance(e, apsw.ThreadingViolationError)
@@ -416,6 +403,8 @@ class Watcher:
         with self._cond:
             self._batches += 1
             self._failures = 0
+            self.full_scans += applied.full_scans
+        changed = applied.changed
         if not changed:
             return
         self._last_change = clock.now_iso()
@@ -440,41 +429,6 @@ class Watcher:
             log.exception("the watcher could not list the bank's problems")
             return self._known
 
-    def _sync(self, batch: _Batch) -> list[str]:
-        """Apply one batch in one transaction; the sources that changed, sorted."""
-        changed: set[str] = set(batch.settings)
-        by_root: dict[str, tuple[BankRoot, list[str]]] = {}
-        full = batch.full or len(batch.files) > BURST
-        for path, (root, rel) in batch.files.items():
-            if not _plain_path(path, self._real[root.bank], rel):
-                full = True  # a link: the scan decides whether it stays inside the bank
-                continue
-            by_root.setdefault(root.bank, (root, []))[1].append(rel)
-        bank = self.bank
-        embedder = getattr(bank, "embedder", None)
-        with bank.write_lock:
-            if batch.settings:
-                bank.settings_files.forget()  # re-read even where the file system's clock is coarse
-            index = bank.index
-            with index.transaction():
-                if full:
-                    self.full_scans += 1
-                    changed.update(sync_.sync(index, bank.roots, embedder=embedder).changed)
-                gone: list[str] = []
-                for root, rels in by_root.values():
-                    changed.update(sync_.sync_paths(index, root, rels, embedder).changed)
-                    gone.extend(root.source(rel) for rel in rels if not os.path.lexists(root.file(rel)))
-                if gone and not full:
-                    # a removed file the index never held (a link out of the bank) may leave a stale diagnostic
-                    stale = {d.source for d in index.diagnostics()} & set(gone)
-                    if stale:
-                        self.full_scans += 1
-                        changed.update(sync_.sync(index, bank.roots, embedder=embedder).changed)
-                index.drop_moved_tombstones(changed)
-                if full or batch.manuscript:
-                    changed.update(chapterwatch.sync(bank))
-        return sorted(changed)
-
 
 def _empty(path: str) -> bool:
     """A file just created and still empty is about to be written (no close event follows a file
@@ -484,10 +438,3 @@ def _empty(path: str) -> bool:
     except OSError:
         return False
 
-
-def _plain_path(path: str, real_root: str, rel: str) -> bool:
-    """True when no link is involved between the bank folder and the file."""
-    try:
-        return os.path.realpath(path) == os.path.join(real_root, *rel.split("/"))
-    except OSError:
-        return False

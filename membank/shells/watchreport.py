@@ -38,25 +38,23 @@ def _order(problem: Problem) -> tuple[str, int, str]:
     return problem["source"], problem["line"], problem["message"]
 
 
+def _unmatched(these: list[Problem], others: list[Problem]) -> list[Problem]:
+    """The problems of `these` (sorted) that no problem of `others` matches, each match used once."""
+    left = Counter(_key(p) for p in others)
+    out = []
+    for p in sorted(these, key=_order):
+        if left[_key(p)] > 0:
+            left[_key(p)] -= 1
+        else:
+            out.append(p)
+    return out
+
+
 def diff(before: Iterable[Problem], after: Iterable[Problem]) -> tuple[list[Problem], list[Problem]]:
     """(introduced, fixed): the problems in `after` that `before` lacks, and those in `before` gone from
     `after`, compared by source, severity and message (the line may move), counting repeats."""
     before, after = list(before), list(after)
-    left = Counter(_key(p) for p in before)
-    introduced = []
-    for p in sorted(after, key=_order):
-        if left[_key(p)] > 0:
-            left[_key(p)] -= 1
-        else:
-            introduced.append(p)
-    remaining = Counter(_key(p) for p in after)
-    fixed = []
-    for p in sorted(before, key=_order):
-        if remaining[_key(p)] > 0:
-            remaining[_key(p)] -= 1
-        else:
-            fixed.append(p)
-    return introduced, fixed
+    return _unmatched(after, before), _unmatched(before, after)
 
 
 def problems(bank: Bank) -> list[Problem]:

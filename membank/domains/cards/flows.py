@@ -261,27 +261,19 @@ def plan_book(root: Path, file: str, d: formats.Decoded, claimed: set[str], plan
     return plan
 
 
-def _doc(data: bytes) -> tuple[dict[str, Any], str] | None:
-    try:
-        doc = split(decode(data))
-    except FrontMatterError:
-        return None
-    return doc.meta, doc.body
-
-
 def _merged_file(root: Path, rel: str, data: bytes, base: dict[str, bytes] | None
                  ) -> tuple[dict[str, Any], bytes | None]:
     """The change of one Markdown file and the bytes to write (None: nothing): the merge of the last
     imported original, the new version and the file as it is now (merge.py). A file membank cannot read
     (its front matter broken by hand) is left alone and reported."""
     found = existing(root / rel)
-    theirs = _doc(data)
+    theirs = identity.parsed(data)
     if found is None or theirs is None:
         return {"change": "kept", "fields": [{"field": "file", "change": "kept", "mine": None,
                                               "theirs": "not merged: the file's front matter cannot be read"}]}, None
     mine_meta, mine_body, mine_bytes = found
     was = base.get(rel) if base is not None else None
-    made = merge.merge(_doc(was) if was is not None else None, theirs, (mine_meta, mine_body))
+    made = merge.merge(identity.parsed(was) if was is not None else None, theirs, (mine_meta, mine_body))
     change: dict[str, Any] = {"change": made.change}
     if made.fields:
         change["fields"] = made.fields
@@ -307,7 +299,7 @@ def _compare(root: Path, plan: Plan) -> None:
         was = plan.base.get(rel) if plan.base is not None else None
         if not os.path.lexists(root / rel) and was is not None and rel.endswith(".md"):
             # the writer deleted a file the last import wrote: it stays deleted (changed by the card: reported)
-            before, after = _doc(was), _doc(data)
+            before, after = identity.parsed(was), identity.parsed(data)
             alone = before is not None and after is not None and merge.merge(before, after, before).change == "same"
             plan.changes.append({"source": f".writenow/{rel}", "change": "same"} if alone else
                                 {"source": f".writenow/{rel}", "change": "kept", "fields": [

@@ -138,7 +138,8 @@ def renames(theirs: dict[str, dict[str, Any]], mine: dict[str, dict[str, Any]]) 
     return out
 
 
-def _parsed(data: bytes) -> tuple[dict[str, Any], str] | None:
+def parsed(data: bytes) -> tuple[dict[str, Any], str] | None:
+    """A Markdown file's (front matter, body); None when its front matter cannot be read."""
     try:
         doc = split(decode(data))
     except FrontMatterError:
@@ -150,14 +151,14 @@ def _renamed(files: dict[str, bytes], folder: str, mine: dict[str, dict[str, Any
     """`files` (rel -> bytes) with the entry files of `folder` named as the writer's files of the same
     entries are (`renames`), and book.md's `entries:` following."""
     book_rel, prefix = f"{folder}/{BOOK_FILE}", folder + "/"
-    inside = {rel[len(prefix):]: _parsed(data) for rel, data in files.items()
+    inside = {rel[len(prefix):]: parsed(data) for rel, data in files.items()
               if rel.startswith(prefix) and rel.endswith(".md") and rel != book_rel}
     moves = renames({n: d[0] for n, d in inside.items() if d is not None}, mine)
     if not moves:
         return files
     out = {prefix + moves.get(rel[len(prefix):], rel[len(prefix):]) if rel.startswith(prefix) else rel: data
            for rel, data in files.items()}
-    book = _parsed(out[book_rel]) if book_rel in out else None
+    book = parsed(out[book_rel]) if book_rel in out else None
     if book is not None:
         listed = book[0].get("entries")
         if isinstance(listed, list):

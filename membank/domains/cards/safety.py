@@ -49,6 +49,11 @@ def invisible(ch: str) -> bool:
     return unicodedata.category(ch) == "Cf" and ch not in "\u200c\u200d"
 
 
+def control(ch: str) -> bool:
+    """A control character (C0, DEL or C1: a line break, an escape, a CSI), which terminals obey and tools misread."""
+    return unicodedata.category(ch) == "Cc"
+
+
 def hidden(name: str) -> bool:
     """True when a part of the slash-separated `name` starts with `.` (a dot file or folder), also once its
     look-alike dots are folded and its invisible characters left out, or is Windows' short name of `.git`."""
@@ -104,7 +109,7 @@ def skip_reason(name: str, data: bytes, mode: int = 0) -> str | None:
     """Why an import must not write the file `name`; None when it is data it may write."""
     if hidden(name):
         return "a name starting with `.` (such files and folders are read by tools, e.g. git)"
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+    if any(control(ch) for ch in name):
         return "a name with control characters (a line break, an escape), which terminals and tools misread"
     if any(invisible(ch) for ch in name):
         return ("a name with invisible characters (a right-to-left mark, a zero-width space), which disguise it "
@@ -121,7 +126,7 @@ def skip_reason(name: str, data: bytes, mode: int = 0) -> str | None:
 def shown(name: str) -> str:
     """`name` as a message or a terminal may show it: control characters written as `\\xNN` escapes, invisible
     format characters (a right-to-left override, which turns the text around it) as `\\uNNNN`."""
-    return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127
+    return "".join(f"\\x{ord(ch):02x}" if control(ch)
                    else f"\\u{ord(ch):04x}" if invisible(ch) else ch for ch in name)
 
 

@@ -78,27 +78,6 @@ def _whole_end(text: str, at: int) -> int:
     return at
 
 
-def shrink_before(text: str) -> str:
-    """One step back for the budget: drop the farthest paragraph, else the farthest sentence, else all."""
-    m = _PARAGRAPH.search(text)
-    if m is not None and m.end() < len(text):
-        return text[m.end():]
-    m = _SENTENCE.search(text)
-    if m is not None and m.end() < len(text):
-        return text[m.end():].lstrip()
-    return ""
-
-
-def shrink_after(text: str) -> str:
-    ends = [m.start() for m in _PARAGRAPH.finditer(text) if m.start() > 0]
-    if ends:
-        return text[:ends[-1]]
-    ends = [m.end() for m in _SENTENCE.finditer(text) if m.end() < len(text.rstrip())]
-    if ends:
-        return text[:ends[-1]].rstrip()
-    return ""
-
-
 def _units(text: str, pattern: re.Pattern[str], keep_end: bool) -> list[str]:
     """`text` split at `pattern`, each boundary kept with the unit before it (so "".join gives text)."""
     out, start = [], 0
