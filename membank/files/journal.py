@@ -12,7 +12,8 @@ from typing import Any
 
 from ..kernel import clock
 from ..kernel.errors import DB_ERROR, MembankError
-from .records import WARNING, Diagnostic
+from .conflicts import MERGE_CONFLICT, is_marker
+from .records import ERROR, WARNING, Diagnostic
 from .scan import PROJECT_PREFIX, TRACES
 from .write import Cite, check_inside, make_folder, new_id
 
@@ -112,7 +113,8 @@ def read(data: bytes, source: str, start: int = 0, first_line: int = 1,
          end: int | None = None) -> tuple[list[Event], list[Diagnostic]]:
     """Events of one journal file, from byte `start` (the start of line `first_line`: what was read
     before is not read again) to `end`. A torn line (a crash mid-write) or any other unreadable line is
-    skipped with a warning."""
+    skipped with a warning; git conflict markers (a merge without the union attribute) are an error,
+    once per read, and every event on either side of them counts (each once, by its id)."""
     events: list[Event] = []
     problems: list[Diagnostic] = []
     number, at, end = first_line - 1, start, len(data) if end is None else end
@@ -122,7 +124,13 @@ def read(data: bytes, source: str, start: int = 0, first_line: int = 1,
         stop = end if stop < 0 else stop
         offset, raw, at = at, data[at:stop], stop + 1
         number += 1
+        if offset == 0:
+            raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark an editor saved the file with
         if not raw.strip():
+            continue
+        if is_marker(raw):
+            if not any(p.code == MERGE_CONFLICT for p in problems):
+                problems.append(Diagnostic(source, number, ERROR, CONFLICTED, MERGE_CONFLICT))
             continue
         try:
             value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
@@ -136,6 +144,12 @@ def read(data: bytes, source: str, start: int = 0, first_line: int = 1,
             continue
         events.append(Event(source, number, value, offset, key_of(value, raw)))
     return events, problems
+
+
+CONFLICTED = ("this journal file holds git conflict markers (<<<<<<<, =======, >>>>>>>) left by a merge without "
+              "`merge=union` for the journal; membank counts every event of both sides once and skips the marker "
+              "lines: delete the marker lines and save (and run `membank git-setup` so that the next merge keeps "
+              "both sides by itself)")
 
 
 def _no_constant(name: str) -> Any:

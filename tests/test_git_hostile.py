@@ -1,0 +1,235 @@
+"""A hostile pass on issue 30 with real git, a wrong clock and damaged journals (files.md, Git and Time):
+rebase and cherry-pick keep the union merge, markers in a journal line are never counted, an event
+edited on both sides counts once and the same way live and after a rebuild, a checkout of an old
+commit gives the answers of a fresh rebuild, and `git-setup` copes with odd `.gitattributes`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import membank
+from membank import Bank
+from membank.files import gitfiles, journal
+from membank.files.parse import conflict_line
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+CH05 = "chapters/ch05.md"
+
+
+def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-c", "user.name=Writer", "-c", "user.email=writer@example.org",
+                           "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", *args],
+                          cwd=root, capture_output=True, text=True, check=check)
+
+
+def _commit(root: Path, message: str) -> None:
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--allow-empty", "-m", message)
+
+
+def _tracked_changes(root: Path) -> str:
+    return _git(root, "status", "--porcelain", "--untracked-files=no").stdout
+
+
+def _ok(bank: Bank, channel: str, **payload: Any) -> Any:
+    envelope = bank.call(channel, payload)
+    assert envelope["ok"], envelope
+    return envelope["data"]
+
+
+def _feedback(bank: Bank) -> float:
+    return _ok(bank, "memory:preferences:ingest", runId="r-cli", skillId="continue", action="accept",
+               evidenceRef="omit needless words")["count"]
+
+
+def _count(bank: Bank) -> float:
+    """The preference's count now, without adding to it."""
+    from membank.domains.learning import events
+    with bank.index.lock:
+        return events.signal(bank.index, _key(bank), None)[0]
+
+
+def _key(bank: Bank) -> str:
+    with bank.index.lock:
+        return bank.index.db.execute("SELECT key FROM events WHERE event = 'feedback' LIMIT 1").fetchone()[0]
+
+
+def _codes(bank: Bank, code: str) -> list[dict[str, Any]]:
+    return [d for d in _ok(bank, "index:diagnostics")["items"] if d.get("code") == code]
+
+
+def _answers(bank: Bank) -> dict[str, Any]:
+    """What a writer sees of the journal: episodes, their recall counts, the preference's count."""
+    status = _ok(bank, "index:status")
+    return {"episodes": status["episodes"], "count": _count(bank),
+            "dups": sorted((d["source"], d["line"]) for d in _codes(bank, "DUPLICATE_EVENTS"))}
+
+
+@pytest.fixture
+def repo(sample: Path) -> Path:
+    settings = sample / ".writenow" / "settings.yaml"
+    settings.write_text(settings.read_text("utf-8").replace("preferenceLearningThreshold: 2",
+                                                            "preferenceLearningThreshold: 50"), encoding="utf-8")
+    _git(sample, "init", "-q", "-b", "main")
+    bank = membank.open(sample)
+    try:
+        bank.git_setup()
+    finally:
+        bank.close()
+    _commit(sample, "the novel")
+    return sample
+
+
+def _work(repo: Path, branch: str, times: int, start: str = "main") -> None:
+    _git(repo, "checkout", "-q", "-b", branch, start)
+    bank = membank.open(repo)
+    try:
+        for _ in range(times):
+            _feedback(bank)
+        _ok(bank, "memory:episode:record", sceneType="action", skillUsed="continue", summary=f"on {branch}",
+            wait=True)
+    finally:
+        bank.close()
+    _commit(repo, f"work on {branch}")
+
+
+@pytest.mark.parametrize("how", ["rebase", "cherry-pick"])
+def test_rebase_and_cherry_pick_keep_both_sides_lines(repo: Path, how: str) -> None:
+    _work(repo, "laptop", 2)
+    _work(repo, "desktop", 3)
+    done = _git(repo, how, "laptop", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    bank = membank.open(repo)
+    try:
+        assert _ok(bank, "index:status")["episodes"]["total"] == 2
+        assert _count(bank) == 5
+        assert _codes(bank, "DUPLICATE_EVENTS") == []
+        assert _tracked_changes(repo) == ""
+    finally:
+        bank.close()
+
+
+def test_markers_in_a_journal_are_reported_and_never_counted(repo: Path) -> None:
+    (repo / ".writenow" / ".gitattributes").unlink()  # a project from before membank shipped it
+    _commit(repo, "no union")
+    _work(repo, "laptop", 2)
+    _work(repo, "desktop", 3)
+    merged = _git(repo, "merge", "--no-edit", "laptop", check=False)
+    assert merged.returncode != 0
+    month = next((repo / ".writenow" / "journal").glob("*.jsonl"))
+    text = month.read_text("utf-8")
+    assert "<<<<<<<" in text
+    bank = membank.open(repo)
+    try:
+        assert _count(bank) == 5  # every event of both sides, each once, the marker lines never
+        assert _ok(bank, "index:status")["episodes"]["total"] == 2
+        found = _codes(bank, "MERGE_CONFLICT")
+        assert [(d["source"], d["line"]) for d in found] == [(f".writenow/journal/{month.name}", conflict_line(text))]
+    finally:
+        bank.close()
+
+
+def test_one_event_edited_on_two_sides_counts_once_the_same_live_and_rebuilt(bank: Bank, sample: Path) -> None:
+    _feedback(bank)
+    month = next((sample / ".writenow" / "journal").glob("*.jsonl"))
+    line = month.read_text("utf-8").splitlines()[0]
+    event = json.loads(line)
+    event["weight"] = 0.5
+    copy = month.with_name(f"{month.stem} (copy).jsonl")
+    copy.write_text(json.dumps(event) + "\n", encoding="utf-8")
+    bank.sync()
+    live = _count(bank)
+    bank.sync(rebuild=True)
+    assert _count(bank) == live == 1  # the month's own file is the original
+    assert [d["source"] for d in _codes(bank, "DUPLICATE_EVENTS")] == [f".writenow/journal/{copy.name}"]
+
+
+def test_a_checkout_of_an_old_commit_gives_the_answers_of_a_fresh_rebuild(repo: Path) -> None:
+    _work(repo, "laptop", 2)
+    old = _git(repo, "rev-parse", "HEAD").stdout.strip()
+    bank = membank.open(repo)
+    try:
+        for _ in range(3):
+            _feedback(bank)
+        _ok(bank, "memory:episode:record", sceneType="action", skillUsed="continue", summary="later", wait=True)
+        _commit(repo, "later")
+        assert _count(bank) == 5
+        _git(repo, "checkout", "-q", old)
+        bank.sync()
+        live = _answers(bank)
+        assert live["count"] == 2 and live["episodes"]["total"] == 1
+        bank.sync(rebuild=True)
+        assert _answers(bank) == live
+        _git(repo, "checkout", "-q", "laptop")
+        bank.sync()
+        assert _count(bank) == 5
+    finally:
+        bank.close()
+
+
+@pytest.mark.parametrize("text", [b"*.md text\r\n", b"*.md text", b"\xef\xbb\xbf*.md text\n"])
+def test_git_setup_on_odd_gitattributes(repo: Path, text: bytes) -> None:
+    attributes = repo / ".writenow" / ".gitattributes"
+    attributes.write_bytes(text)
+    bank = membank.open(repo)
+    try:
+        bank.git_setup()
+        again = bank.git_setup()
+        hints = _codes(bank, gitfiles.GIT_SETUP)
+    finally:
+        bank.close()
+    assert again["written"] == []
+    data = attributes.read_bytes()
+    assert data.startswith(text.rstrip(b"\n") if text.endswith(b"\r\n") else text)
+    got = _git(repo, "check-attr", "merge", "--", ".writenow/journal/2026-11.jsonl").stdout
+    assert got.strip().endswith("merge: union") and hints == []
+
+
+@pytest.mark.parametrize("kind", ["folder", "outside-link"])
+def test_git_setup_refuses_a_gitattributes_that_is_not_a_file(repo: Path, tmp_path: Path, kind: str) -> None:
+    attributes = repo / ".writenow" / ".gitattributes"
+    attributes.unlink()
+    if kind == "folder":
+        attributes.mkdir()
+    else:
+        outside = tmp_path / "outside.txt"
+        outside.write_text("x\n", encoding="utf-8")
+        attributes.symlink_to(outside)
+    bank = membank.open(repo)
+    try:
+        got = bank.call("project:git:setup", {})
+        print(got)
+        assert not got["ok"] and got["error"]["code"]
+    finally:
+        bank.close()
+    if kind != "folder":
+        assert (tmp_path / "outside.txt").read_text("utf-8") == "x\n"
+
+
+def test_conflict_line_edges() -> None:
+    assert conflict_line("\ufeff<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n") == 1
+    assert conflict_line("<<<<<<< HEAD\r\na\r\n||||||| base\r\nz\r\n=======\r\nb\r\n>>>>>>> x\r\n") == 1
+    assert conflict_line("\ufeffTitle\n=======\n\ntext\n") is None
+
+
+def test_a_journal_saved_with_a_bom_or_crlf_and_markers_counts_every_event(bank: Bank, sample: Path) -> None:
+    _feedback(bank)
+    month = next((sample / ".writenow" / "journal").glob("*.jsonl"))
+    line = json.loads(month.read_text("utf-8").splitlines()[0])
+    other = dict(line, eventId="e-other")
+    month.write_bytes(b"\xef\xbb\xbf" + (f"<<<<<<< HEAD\r\n{json.dumps(line)}\r\n||||||| base\r\n=======\r\n"
+                                          f"{json.dumps(other)}\r\n>>>>>>> laptop\r\n").encode("utf-8"))
+    bank.sync()
+    assert _count(bank) == 2
+    found = [d for d in _ok(bank, "index:diagnostics")["items"] if d["source"].endswith(month.name)]
+    assert [(d["line"], d["severity"], d.get("code")) for d in found] == [(1, "error", "MERGE_CONFLICT")]
+    bank.sync(rebuild=True)
+    assert _count(bank) == 2 and len(_codes(bank, "MERGE_CONFLICT")) == 1
