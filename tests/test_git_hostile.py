@@ -233,3 +233,48 @@ def test_a_journal_saved_with_a_bom_or_crlf_and_markers_counts_every_event(bank:
     assert [(d["line"], d["severity"], d.get("code")) for d in found] == [(1, "error", "MERGE_CONFLICT")]
     bank.sync(rebuild=True)
     assert _count(bank) == 2 and len(_codes(bank, "MERGE_CONFLICT")) == 1
+
+
+def test_a_bank_deleted_and_restored_older_under_an_open_bank_answers_as_a_rebuild(bank: Bank, sample: Path,
+                                                                                  tmp_path: Path) -> None:
+    _feedback(bank)
+    _ok(bank, "memory:episode:record", sceneType="action", skillUsed="continue", summary="first", wait=True)
+    kept = tmp_path / "kept"
+    shutil.copytree(sample / ".writenow", kept, ignore=shutil.ignore_patterns(".index"))
+    for _ in range(2):
+        _feedback(bank)
+    _ok(bank, "memory:episode:record", sceneType="action", skillUsed="continue", summary="second", wait=True)
+    shutil.rmtree(sample / ".writenow")
+    assert bank.call("memory:episode:record", {"sceneType": "action"})["error"]["code"] == "NOT_FOUND"
+    shutil.copytree(kept, sample / ".writenow")  # an older copy comes back (a backup, a checkout)
+    bank.sync()
+    live = _answers(bank)
+    assert live["count"] == 1 and live["episodes"]["total"] == 1
+    bank.sync(rebuild=True)
+    assert _answers(bank) == live
+    fresh = membank.open(sample)
+    try:
+        assert _answers(fresh) == live
+    finally:
+        fresh.close()
+
+
+def test_an_episode_recalled_while_the_clock_was_ahead_is_said_so(bank: Bank, sample: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from membank.kernel import clock
+    t0 = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
+    moment = [t0 - timedelta(days=10)]
+    with clock.use(lambda: moment[0]):
+        _ok(bank, "memory:episode:record", sceneType="action", skillUsed="continue", summary="A", wait=True)
+        moment[0] = t0 + timedelta(days=365)
+        _ok(bank, "memory:episode:query", sceneType="action", limit=3)  # a recall a year ahead: 2027-11.jsonl
+        assert (sample / ".writenow" / "journal" / "2027-11.jsonl").is_file()
+        moment[0] = t0
+        warned = _ok(bank, "index:status")["lifecycle"]["warnings"]
+        assert any("1 episode(s)" in w and "recalled" in w for w in warned), warned
+        daily = _ok(bank, "memory:lifecycle:run", trigger="daily")  # never stopped by it
+        assert daily["levels"]["active"] == 1
+        live = dict(bank.index.db.execute("SELECT id, level FROM episodes").fetchall())
+        bank.sync(rebuild=True)
+        assert dict(bank.index.db.execute("SELECT id, level FROM episodes").fetchall()) == live
