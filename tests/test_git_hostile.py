@@ -193,25 +193,28 @@ def test_git_setup_on_odd_gitattributes(repo: Path, text: bytes) -> None:
     assert got.strip().endswith("merge: union") and hints == []
 
 
-@pytest.mark.parametrize("kind", ["folder", "outside-link"])
+@pytest.mark.parametrize("kind", ["folder", "fifo", "outside-link"])
 def test_git_setup_refuses_a_gitattributes_that_is_not_a_file(repo: Path, tmp_path: Path, kind: str) -> None:
     attributes = repo / ".writenow" / ".gitattributes"
     attributes.unlink()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x\n", encoding="utf-8")
     if kind == "folder":
         attributes.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(attributes)  # read, it would hang `git-setup` for ever
     else:
-        outside = tmp_path / "outside.txt"
-        outside.write_text("x\n", encoding="utf-8")
         attributes.symlink_to(outside)
     bank = membank.open(repo)
     try:
         got = bank.call("project:git:setup", {})
-        print(got)
-        assert not got["ok"] and got["error"]["code"]
+        assert not got["ok"] and ".writenow/.gitattributes" in got["error"]["message"]
+        assert "nothing was written" in got["error"]["message"]
+        if kind != "outside-link":
+            assert [d["message"] for d in _codes(bank, gitfiles.GIT_SETUP) if "not a text file" in d["message"]]
     finally:
         bank.close()
-    if kind != "folder":
-        assert (tmp_path / "outside.txt").read_text("utf-8") == "x\n"
+    assert outside.read_text("utf-8") == "x\n"
 
 
 def test_conflict_line_edges() -> None:

@@ -10,9 +10,11 @@ their decision."""
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..kernel.errors import DB_ERROR, MembankError
 from .records import WARNING, Diagnostic
 from .write import Cite, atomic_write, check_inside
 
@@ -78,6 +80,18 @@ def _text(path: Path) -> str:
         return ""
 
 
+def not_a_file(path: Path) -> str:
+    """What stands at `path` when it is there and is not a regular file (a link followed): `a folder`,
+    `a named pipe (FIFO)`, `a special file`; empty otherwise."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode):
+        return ""
+    return "a folder" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a special file"
+
+
 def in_git(bank: Path) -> bool:
     """Whether the bank is inside a git work tree (a `.git` folder or file at or above it)."""
     folder = bank.resolve()
@@ -93,6 +107,12 @@ def check(bank: Path, cite: Cite) -> list[Diagnostic]:
         return []
     out = []
     for file, lines in sorted(missing(bank).items()):
+        odd = not_a_file(bank / file)
+        if odd:
+            out.append(Diagnostic(cite(file), 1, WARNING, f"this project is kept in git, and this is {odd}, not a "
+                                  f"text file, so git reads nothing from it; replace it with a file, then run "
+                                  f"`{COMMAND}`", GIT_SETUP))
+            continue
         said = "; ".join(f"`{w.line}` ({w.comment})" for w in lines)
         out.append(Diagnostic(cite(file), 1, WARNING, f"this project is kept in git, and this file lacks {said}; run "
                               f"`{COMMAND}` to add the line(s) (membank never changes it by itself)", GIT_SETUP))
@@ -102,10 +122,15 @@ def check(bank: Path, cite: Cite) -> list[Diagnostic]:
 def setup(bank: Path, cite: Cite) -> list[str]:
     """Add the missing lines (`membank git-setup`), keeping everything already there; the files
     written, as citations (none when nothing was missing)."""
-    written = []
+    written: list[str] = []
     for file, lines in sorted(missing(bank).items()):
         path = bank / file
         check_inside(bank, path, cite)
+        odd = not_a_file(path)
+        if odd:  # a folder, or a FIFO that would hang the read: refused, naming it
+            done = f"written before it: {', '.join(written)}" if written else "nothing was written"
+            raise MembankError(DB_ERROR, f"could not add membank's lines to {cite(file)}: it is {odd}, not a text "
+                               f"file; {done} (replace it with a file)", {"source": cite(file)})
         data = path.read_bytes() if os.path.lexists(path) else b""  # kept byte for byte, whatever its encoding
         gap = b"\n" if data and not data.endswith(b"\n") else b""
         atomic_write(path, data + gap + with_lines("", lines).encode("utf-8"))
