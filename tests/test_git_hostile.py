@@ -281,3 +281,34 @@ def test_an_episode_recalled_while_the_clock_was_ahead_is_said_so(bank: Bank, sa
         live = dict(bank.index.db.execute("SELECT id, level FROM episodes").fetchall())
         bank.sync(rebuild=True)
         assert dict(bank.index.db.execute("SELECT id, level FROM episodes").fetchall()) == live
+
+
+def test_serve_follows_a_checkout_of_an_old_commit_and_dirties_nothing(repo: Path, home: Path) -> None:
+    from tests.sidecar import Sidecar
+    _work(repo, "laptop", 2)
+    old = _git(repo, "rev-parse", "HEAD").stdout.strip()
+    server = Sidecar("--project", str(repo), home=home)
+    try:
+        server.ok("memory:episode:record", {"sceneType": "action", "skillUsed": "continue", "summary": "later",
+                                            "wait": True})
+        server.ok("context:assemble", {"skillId": "continue", "documentId": CH05})
+        _commit(repo, "later")
+        assert server.ok("index:status")["episodes"]["total"] == 2
+        server.ok("context:assemble", {"skillId": "continue", "documentId": CH05})  # a prompt: a trace only
+        assert _tracked_changes(repo) == ""
+        assert _git(repo, "checkout", "-q", old, check=False).returncode == 0  # not refused
+        before = len(server.notifications("index:changed"))  # the watcher sees the journal change at once
+        server.wait_for(lambda: len(server.notifications("index:changed")) > before, "index:changed", timeout=20)
+        assert server.ok("index:status")["episodes"]["total"] == 1
+        live = server.ok("index:status")["episodes"]
+        assert _tracked_changes(repo) == ""
+    finally:
+        assert server.close() == 0
+    assert _tracked_changes(repo) == ""
+
+    fresh = membank.open(repo)
+    try:
+        fresh.sync(rebuild=True)
+        assert _ok(fresh, "index:status")["episodes"] == live
+    finally:
+        fresh.close()

@@ -39,7 +39,7 @@ from ..kernel import clock
 from . import chapterwatch, overflow
 from .observers import open_observer
 from .watchreport import Problem, Report, diff, problems
-from ..files.scan import SECTIONS, BankRoot, is_ignored, is_temporary
+from ..files.scan import JOURNAL, SECTIONS, BankRoot, is_ignored, is_temporary
 
 if TYPE_CHECKING:
     from ..runtime.project import Project as Bank
@@ -287,6 +287,9 @@ class Watcher:
         if parts == ["settings.yaml"]:
             self._pending.settings.add(root.source("settings.yaml"))
             return True
+        if len(parts) == 2 and parts[0] == JOURNAL and parts[1].endswith(".jsonl") and not parts[1].startswith("."):
+            self._pending.files[path] = (root, "/".join(parts))  # a pull or checkout (never traces/: only membank
+            return True  # writes there); membank's own appends read as unchanged
         if len(parts) < 2 or parts[0] not in SECTIONS or any(p.startswith(".") for p in parts):
             return False
         name = parts[-1]
