@@ -312,3 +312,36 @@ def test_serve_follows_a_checkout_of_an_old_commit_and_dirties_nothing(repo: Pat
         assert _ok(fresh, "index:status")["episodes"] == live
     finally:
         fresh.close()
+
+
+def test_two_clones_pull_both_ways_and_count_the_sum(repo: Path, tmp_path: Path) -> None:
+    origin = tmp_path / "origin.git"
+    _git(tmp_path, "clone", "-q", "--bare", str(repo), str(origin))
+    machines = []
+    for name, times in (("laptop", 2), ("desktop", 3)):
+        clone = tmp_path / name
+        _git(tmp_path, "clone", "-q", str(origin), str(clone))
+        bank = membank.open(clone)
+        try:
+            for _ in range(times):
+                _feedback(bank)
+            _ok(bank, "memory:episode:record", sceneType="action", skillUsed="continue", summary=name, wait=True)
+            _ok(bank, "context:assemble", skillId="continue", documentId=CH05)
+        finally:
+            bank.close()
+        _commit(clone, name)
+        machines.append(clone)
+    laptop, desktop = machines
+    _git(laptop, "push", "-q", "origin", "main")
+    pulled = _git(desktop, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main", check=False)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    _git(desktop, "push", "-q", "origin", "main")
+    _git(laptop, "pull", "-q", "--no-rebase", "origin", "main")
+    for clone in machines:
+        bank = membank.open(clone)
+        try:
+            assert _count(bank) == 5 and _ok(bank, "index:status")["episodes"]["total"] == 2
+            assert _codes(bank, "DUPLICATE_EVENTS") == [] and _codes(bank, "MERGE_CONFLICT") == []
+        finally:
+            bank.close()
+        assert _tracked_changes(clone) == ""
