@@ -345,3 +345,34 @@ def test_two_clones_pull_both_ways_and_count_the_sum(repo: Path, tmp_path: Path)
         finally:
             bank.close()
         assert _tracked_changes(clone) == ""
+
+
+def test_history_written_on_two_branches(repo: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from membank.kernel import clock
+    t0 = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
+    for branch, summary in (("laptop", "the duel"), ("desktop", "the truce")):
+        _git(repo, "checkout", "-q", "-b", branch, "main")
+        bank = membank.open(repo)
+        try:
+            with clock.use(lambda: t0):
+                run = _ok(bank, "context:assemble", skillId="continue", documentId=CH05)["runId"]
+                _ok(bank, "ai:skill:feedback", runId=run, action="accept", summary=summary)
+            with clock.use(lambda: t0 + timedelta(days=8)):
+                assert _ok(bank, "memory:lifecycle:run", trigger="weekly")["history"]
+        finally:
+            bank.close()
+        _commit(repo, branch)
+    merged = _git(repo, "merge", "--no-edit", "laptop", check=False)
+    assert "CONFLICT (add/add)" in merged.stdout  # history/ is membank's, written on both: left (see the report)
+    month = repo / ".writenow" / "history" / "2026-11.md"
+    text = month.read_text("utf-8")
+    bank = membank.open(repo)
+    try:
+        with clock.use(lambda: t0 + timedelta(days=9)):
+            weekly = _ok(bank, "memory:lifecycle:run", trigger="weekly")
+        assert weekly["kept"] == [".writenow/history/2026-11.md"] and month.read_text("utf-8") == text
+        assert [w for w in weekly["warnings"] if "conflict markers" in w and "2026-11.md" in w]
+    finally:
+        bank.close()
