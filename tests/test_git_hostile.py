@@ -376,3 +376,20 @@ def test_history_written_on_two_branches(repo: Path) -> None:
         assert [w for w in weekly["warnings"] if "conflict markers" in w and "2026-11.md" in w]
     finally:
         bank.close()
+
+
+def test_a_recall_edited_on_two_sides_counts_once_the_same_live_and_rebuilt(bank: Bank, sample: Path) -> None:
+    _ok(bank, "memory:episode:record", sceneType="action", skillUsed="continue", summary="the duel", wait=True)
+    _ok(bank, "memory:episode:query", sceneType="action", limit=3)
+    month = next((sample / ".writenow" / "journal").glob("*.jsonl"))
+    last = json.loads(month.read_text("utf-8").splitlines()[-1])
+    assert last["event"] == "episode-recalled"
+    later = dict(last, at=last["at"].replace(last["at"][11:13], "23"))  # the same recall, its time edited
+    with month.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(later) + "\n")
+    bank.sync()
+    rows = "SELECT id, recall_count, last_recalled_at, level FROM episodes ORDER BY id"
+    live = bank.index.db.execute(rows).fetchall()
+    bank.sync(rebuild=True)
+    assert bank.index.db.execute(rows).fetchall() == live
+    assert live[0][1] == 1
