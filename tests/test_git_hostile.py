@@ -393,3 +393,12 @@ def test_a_recall_edited_on_two_sides_counts_once_the_same_live_and_rebuilt(bank
     bank.sync(rebuild=True)
     assert bank.index.db.execute(rows).fetchall() == live
     assert live[0][1] == 1
+
+
+
+@pytest.mark.parametrize(("line", "covered"), [
+    ("journal/**/*.jsonl merge=union", True), ("/journal/*.jsonl\tmerge=union", True), ("*.jsonl merge=union", True),
+    ("journal/**/*.jsonl -merge", True),  # the writer's own decision about merging the journal stands
+    ("journal/notes.txt merge=union", False), ("journal/**/*.jsonl text", False), ("*.md merge=union", False)])
+def test_only_a_line_that_matches_the_month_files_counts_as_the_writers_decision(line: str, covered: bool) -> None:
+    assert gitfiles.has(f"# membank\r\n\r\n{line}\r\n", gitfiles.WANTED[0]) is covered

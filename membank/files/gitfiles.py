@@ -10,6 +10,7 @@ their decision."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +31,14 @@ class Wanted:
     line: str  # the line membank adds
     comment: str  # said above it, and in doctor's hint
     needs: str = ""  # a word the writer's line must also hold to count (`merge`)
+    covers: str = ""  # a path under the bank the writer's line must match to count (attributes: git's globs)
 
 
 WANTED = (
     Wanted(ATTRIBUTES, "journal/", "journal/**/*.jsonl merge=union",
            "membank's journal: one event per line, each with its own id; two machines' lines are both kept at a "
-           "merge instead of a conflict, and membank counts each event once", needs="merge"),
+           "merge instead of a conflict, and membank counts each event once", needs="merge",
+           covers="journal/2026-11.jsonl"),
     Wanted(IGNORE, ".index", ".index/", "the search index, rebuilt from the files at any time"),
     Wanted(IGNORE, "journal/traces", "journal/traces/",
            "run traces: one line per prompt the assistant assembled, kept on this machine; to keep them in git, "
@@ -48,12 +51,36 @@ def has(text: str, wanted: Wanted) -> bool:
     stands, whatever it is): a line starting with the pattern, `/pattern` or `!pattern`."""
     for raw in text.splitlines():
         line = raw.strip()
-        if line.startswith("#"):
+        if not line or line.startswith("#"):
             continue
         bare = line.lstrip("!").lstrip("/")
-        if bare.startswith(wanted.pattern) and (not wanted.needs or wanted.needs in line):
+        if wanted.covers:
+            pattern, *attributes = line.split(None, 1)
+            if _matches(pattern, wanted.covers) and wanted.needs in "".join(attributes):
+                return True
+        elif bare.startswith(wanted.pattern) and (not wanted.needs or wanted.needs in line):
             return True
     return False
+
+
+def _matches(pattern: str, path: str) -> bool:
+    """Whether a `.gitattributes` pattern matches `path` (relative to the file's folder), after git's
+    rules: without a slash it matches a name at any depth; `**/` is any number of folders; `*` and
+    `?` stay within a folder name."""
+    pattern = pattern.strip()
+    if "/" not in pattern:
+        path, pattern = path.rsplit("/", 1)[-1], pattern
+    pattern = pattern.lstrip("/")
+    out, i = "", 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif pattern.startswith("**", i):
+            out, i = out + ".*", i + 2
+        else:
+            c = pattern[i]
+            out, i = out + ("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c)), i + 1
+    return re.fullmatch(out, path) is not None
 
 
 def with_lines(text: str, wanted: list[Wanted]) -> str:
