@@ -302,6 +302,10 @@ def test_serve_follows_a_checkout_of_an_old_commit_and_dirties_nothing(repo: Pat
         assert server.ok("index:status")["episodes"]["total"] == 1
         live = server.ok("index:status")["episodes"]
         assert _tracked_changes(repo) == ""
+        _git(repo, "checkout", "-q", "main")  # before any journal: the month file goes
+        server.wait_for(lambda: server.ok("index:status")["episodes"]["total"] == 0, "no episodes", timeout=20)
+        _git(repo, "checkout", "-q", old)
+        server.wait_for(lambda: server.ok("index:status")["episodes"] == live, "the old commit's episodes", timeout=20)
     finally:
         assert server.close() == 0
     assert _tracked_changes(repo) == ""
