@@ -406,3 +406,19 @@ def test_a_recall_edited_on_two_sides_counts_once_the_same_live_and_rebuilt(bank
     ("journal/notes.txt merge=union", False), ("journal/**/*.jsonl text", False), ("*.md merge=union", False)])
 def test_only_a_line_that_matches_the_month_files_counts_as_the_writers_decision(line: str, covered: bool) -> None:
     assert gitfiles.has(f"# membank\r\n\r\n{line}\r\n", gitfiles.WANTED[0]) is covered
+
+
+@pytest.mark.parametrize("channel", ["lifecycle:settings:update", "memory:settings:update"])
+def test_a_settings_change_into_a_conflicted_settings_file_names_the_markers(sample: Path, channel: str) -> None:
+    settings = sample / ".writenow" / "settings.yaml"
+    text = ("# my settings\nlifecycle:\n<<<<<<< HEAD\n  compressedEpisodes: 100\n=======\n  compressedEpisodes: 200\n"
+            ">>>>>>> laptop\n")
+    settings.write_text(text, encoding="utf-8")
+    bank = membank.open(sample)
+    try:
+        patch = {"compressedEpisodes": 10} if channel.startswith("lifecycle") else {"injectionMaxItems": 9}
+        got = bank.call(channel, {"patch": patch})
+    finally:
+        bank.close()
+    assert not got["ok"] and "(line 3)" in got["error"]["message"] and "conflict markers" in got["error"]["message"]
+    assert settings.read_text("utf-8") == text
