@@ -422,3 +422,24 @@ def test_a_settings_change_into_a_conflicted_settings_file_names_the_markers(sam
         bank.close()
     assert not got["ok"] and "(line 3)" in got["error"]["message"] and "conflict markers" in got["error"]["message"]
     assert settings.read_text("utf-8") == text
+
+
+@pytest.mark.parametrize("at", ["garbage", "9999", "2026-13-45T99:00:00Z", None])
+def test_a_journal_line_with_an_id_but_a_garbage_time_is_damaged_not_counted(bank: Bank, sample: Path,
+                                                                            at: str | None) -> None:
+    _feedback(bank)
+    key = _key(bank)
+    _ok(bank, "memory:preferences:clear")
+    month = next((sample / ".writenow" / "journal").glob("*.jsonl"))
+    line = {"event": "feedback", "eventId": "e-hand", "signalKey": key, "weight": 1, "runId": "r-x", "tags": []}
+    if at is not None:
+        line["at"] = at
+    with month.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+    bank.sync()
+    from membank.domains.learning import events
+    with bank.index.lock:
+        cleared = events.last_event(bank.index, "preferences-cleared")
+        assert events.signal(bank.index, key, cleared)[0] == 0  # never counted after the clear
+    found = [d for d in _ok(bank, "index:diagnostics")["items"] if d["source"] == f".writenow/journal/{month.name}"]
+    assert [d["severity"] for d in found] == ["warning"]

@@ -7,6 +7,7 @@ import json
 import os
 import stat
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -163,8 +164,8 @@ _OPTIONAL_TEXT = ("at", "signalKey", "runId", "evidence", "skillId", "memoryId")
 def _well_formed(value: Any) -> bool:
     """An event as membank writes it: a line with another shape is damaged, never half-counted
     (a NaN or text weight would poison every later sum for its signal)."""
-    if not isinstance(value, dict) or not isinstance(value.get("event"), str):
-        return False
+    if not isinstance(value, dict) or not isinstance(value.get("event"), str) or not _time(value.get("at")):
+        return False  # a time that is no time would sort after every real one (escaping a clear, say)
     if any(value.get(k) is not None and not _text(value[k]) for k in _OPTIONAL_TEXT):
         return False
     weight = value.get("weight")
@@ -173,6 +174,17 @@ def _well_formed(value: Any) -> bool:
         return False  # membank writes 1 or 0.5; NaN and infinities fail the comparison, huge ints too
     tags = value.get("tags")
     return tags is None or (isinstance(tags, list) and all(_text(t) for t in tags))
+
+
+def _time(value: Any) -> bool:
+    """An ISO time, as membank writes `at` (`2026-11-27T10:00:00.000000Z`; a hand-written date or offset too)."""
+    if not isinstance(value, str) or len(value) < 10 or value[4:5] != "-":
+        return False
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
 
 
 def _text(value: Any) -> bool:
