@@ -443,3 +443,23 @@ def test_a_journal_line_with_an_id_but_a_garbage_time_is_damaged_not_counted(ban
         assert events.signal(bank.index, key, cleared)[0] == 0  # never counted after the clear
     found = [d for d in _ok(bank, "index:diagnostics")["items"] if d["source"] == f".writenow/journal/{month.name}"]
     assert [d["severity"] for d in found] == ["warning"]
+
+
+def test_a_hand_written_time_with_an_offset_compares_as_utc(bank: Bank, sample: Path) -> None:
+    from datetime import datetime, timezone
+
+    from membank.domains.learning import events
+    from membank.kernel import clock
+    with clock.use(lambda: datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)):
+        _feedback(bank)
+        key = _key(bank)
+        _ok(bank, "memory:preferences:clear")
+    # 09:00 UTC, an hour before the clear, yet after it as text: written on a machine in summer time
+    line = {"event": "feedback", "eventId": "e-local", "at": "2026-11-20T11:00:00+02:00", "signalKey": key,
+            "weight": 1, "tags": []}
+    with (sample / ".writenow" / "journal" / "2026-11.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+    bank.sync()
+    with bank.index.lock:
+        cleared = events.last_event(bank.index, "preferences-cleared")
+        assert cleared.startswith("2026-11-20T10:00") and events.signal(bank.index, key, cleared)[0] == 0

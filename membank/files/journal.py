@@ -7,7 +7,7 @@ import json
 import os
 import stat
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +143,8 @@ def read(data: bytes, source: str, start: int = 0, first_line: int = 1,
             what = "was cut off (membank stopped while writing it)" if last else "is cut off or damaged"
             problems.append(Diagnostic(source, number, WARNING, f"this journal line {what}; it is skipped"))
             continue
+        if not value["at"].endswith("Z"):  # a hand-written offset (`+02:00`, summer time) or no zone: UTC, as
+            value["at"] = _utc(value["at"])  # membank writes it, so that times compare as text everywhere
         events.append(Event(source, number, value, offset, key_of(value, raw)))
     return events, problems
 
@@ -185,6 +187,14 @@ def _time(value: Any) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _utc(at: str) -> str:
+    """An ISO time in UTC as membank writes it (`2026-11-27T08:00:00.000000Z`); one without a zone is UTC."""
+    moment = datetime.fromisoformat(at)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _text(value: Any) -> bool:
