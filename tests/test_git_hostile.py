@@ -463,3 +463,19 @@ def test_a_hand_written_time_with_an_offset_compares_as_utc(bank: Bank, sample: 
     with bank.index.lock:
         cleared = events.last_event(bank.index, "preferences-cleared")
         assert cleared.startswith("2026-11-20T10:00") and events.signal(bank.index, key, cleared)[0] == 0
+
+
+def test_a_clear_dated_a_year_ahead_does_not_silence_learning(sample: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from membank.kernel import clock
+    t0 = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)
+    moment = [t0 + timedelta(days=365)]
+    with clock.use(lambda: moment[0]):
+        bank = membank.open(sample)
+        try:
+            _ok(bank, "memory:preferences:clear")  # the clock a year ahead
+            moment[0] = t0  # fixed
+            assert _feedback(bank) == 1 and _feedback(bank) == 2
+        finally:
+            bank.close()

@@ -12,6 +12,7 @@ from ...files import journal
 from ...files.scan import PROJECT_PREFIX
 from ...index import Index
 from ...index.schema import DomainSchema, register
+from ...kernel import clock
 
 register(DomainSchema(
     "learning.events", 2,
@@ -37,9 +38,11 @@ def put(index: Index, source: str, found: list[journal.Event], whole: bool) -> N
 
 
 def last_event(index: Index, event: str, key: str | None = None) -> str | None:
-    """When the latest `event` (for `key`, if given) happened."""
-    sql = "SELECT max(at) FROM events WHERE event = ?" + (" AND key = ?" if key is not None else "")
-    return index.db.execute(sql, (event, key) if key is not None else (event,)).fetchall()[0][0]
+    """When the latest `event` (for `key`, if given) happened, leaving out events dated after now: a clear
+    made while the clock was a year ahead must not silence learning for that year (files.md, Time)."""
+    sql = "SELECT max(at) FROM events WHERE event = ? AND at <= ?" + (" AND key = ?" if key is not None else "")
+    now = clock.now_precise()
+    return index.db.execute(sql, (event, now, key) if key is not None else (event, now)).fetchall()[0][0]
 
 
 ORIGINAL = "*/[0-9][0-9][0-9][0-9]-[0-9][0-9].jsonl"  # a month's own file, not a sync tool's copy of it
