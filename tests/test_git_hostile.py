@@ -479,3 +479,15 @@ def test_a_clear_dated_a_year_ahead_does_not_silence_learning(sample: Path) -> N
             assert _feedback(bank) == 1 and _feedback(bank) == 2
         finally:
             bank.close()
+
+
+def test_one_event_id_in_two_month_files_counts_once(bank: Bank, sample: Path) -> None:
+    _feedback(bank)
+    month = next((sample / ".writenow" / "journal").glob("*.jsonl"))
+    other = month.with_name("2026-01.jsonl")  # another month's file, as a clock set back might leave it
+    other.write_text(month.read_text("utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    bank.sync()
+    assert _count(bank) == 1
+    assert len(_codes(bank, "DUPLICATE_EVENTS")) == 1
+    bank.sync(rebuild=True)
+    assert _count(bank) == 1
