@@ -179,7 +179,7 @@ def test_hand_appended_lines_of_every_wrong_shape_count_as_a_whole_read(bank: Ba
         _same_as_read_whole(bank, sample, tmp_path, run)
     counts, found, diagnostics, trace = _asked(bank, run)
     assert counts["total"] == 5 and counts["live"] == 4  # three, e-hand and e-late; ids[0] evicted
-    assert trace["ok"] and len(diagnostics) == 6
+    assert trace["ok"] and len(diagnostics) == 7  # six damaged lines, and an episode timed "yesterday"
 
 
 def test_wrong_types_in_an_episode_payload_are_left_out_not_trusted(bank: Bank, sample: Path,

@@ -45,5 +45,5 @@ def test_a_damaged_value_skips_its_line_and_feedback_still_counts(bank: Bank, sa
 
 def test_a_line_nested_past_the_parser_limit_is_damaged_not_fatal() -> None:
     deep = b"[" * 200_000 + b"]" * 200_000
-    events, problems = journal.read(deep + b"\n" + b'{"event": "preferences-cleared", "at": "x"}\n', "j")
+    events, problems = journal.read(deep + b"\n" + b'{"event": "preferences-cleared", "at": "2026-11-01T00:00:00Z"}\n', "j")
     assert [e.line for e in events] == [2] and [p.line for p in problems] == [1]

@@ -17,9 +17,18 @@ def conflict_line(text: str) -> int | None:
     if "<<<<<<<" not in text and ">>>>>>>" not in text:
         return None  # the common case, without splitting the text into lines
     split_seen = False
-    for number, line in enumerate(text.split("\n"), 1):  # lines as an editor counts them
+    for number, line in enumerate(text.removeprefix("\ufeff").split("\n"), 1):  # lines as an editor counts them
         line = line.removesuffix("\r")
         if _OPENS.fullmatch(line) or (split_seen and _CLOSES.fullmatch(line)):
             return number
         split_seen = split_seen or bool(_SPLITS.fullmatch(line))
     return None
+
+
+_ANY_MARKER = re.compile(rb"(?:<{7}|\|{7}|>{7})(?:[ \t].*)?|={7}[ \t]*")
+
+
+def is_marker(line: bytes) -> bool:
+    """Whether one line (of a journal: JSON lines, where no event starts so) is a git conflict marker,
+    diff3's `|||||||` included."""
+    return bool(_ANY_MARKER.fullmatch(line.removeprefix(b"\xef\xbb\xbf").rstrip(b"\r")))

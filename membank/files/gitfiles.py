@@ -10,9 +10,12 @@ their decision."""
 from __future__ import annotations
 
 import os
+import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..kernel.errors import DB_ERROR, MembankError
 from .records import WARNING, Diagnostic
 from .write import Cite, atomic_write, check_inside
 
@@ -28,12 +31,14 @@ class Wanted:
     line: str  # the line membank adds
     comment: str  # said above it, and in doctor's hint
     needs: str = ""  # a word the writer's line must also hold to count (`merge`)
+    covers: str = ""  # a path under the bank the writer's line must match to count (attributes: git's globs)
 
 
 WANTED = (
     Wanted(ATTRIBUTES, "journal/", "journal/**/*.jsonl merge=union",
            "membank's journal: one event per line, each with its own id; two machines' lines are both kept at a "
-           "merge instead of a conflict, and membank counts each event once", needs="merge"),
+           "merge instead of a conflict, and membank counts each event once", needs="merge",
+           covers="journal/2026-11.jsonl"),
     Wanted(IGNORE, ".index", ".index/", "the search index, rebuilt from the files at any time"),
     Wanted(IGNORE, "journal/traces", "journal/traces/",
            "run traces: one line per prompt the assistant assembled, kept on this machine; to keep them in git, "
@@ -46,12 +51,36 @@ def has(text: str, wanted: Wanted) -> bool:
     stands, whatever it is): a line starting with the pattern, `/pattern` or `!pattern`."""
     for raw in text.splitlines():
         line = raw.strip()
-        if line.startswith("#"):
+        if not line or line.startswith("#"):
             continue
         bare = line.lstrip("!").lstrip("/")
-        if bare.startswith(wanted.pattern) and (not wanted.needs or wanted.needs in line):
+        if wanted.covers:
+            pattern, *attributes = line.split(None, 1)
+            if _matches(pattern, wanted.covers) and wanted.needs in "".join(attributes):
+                return True
+        elif bare.startswith(wanted.pattern) and (not wanted.needs or wanted.needs in line):
             return True
     return False
+
+
+def _matches(pattern: str, path: str) -> bool:
+    """Whether a `.gitattributes` pattern matches `path` (relative to the file's folder), after git's
+    rules: without a slash it matches a name at any depth; `**/` is any number of folders; `*` and
+    `?` stay within a folder name."""
+    pattern = pattern.strip()
+    if "/" not in pattern:
+        path, pattern = path.rsplit("/", 1)[-1], pattern
+    pattern = pattern.lstrip("/")
+    out, i = "", 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif pattern.startswith("**", i):
+            out, i = out + ".*", i + 2
+        else:
+            c = pattern[i]
+            out, i = out + ("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c)), i + 1
+    return re.fullmatch(out, path) is not None
 
 
 def with_lines(text: str, wanted: list[Wanted]) -> str:
@@ -78,6 +107,18 @@ def _text(path: Path) -> str:
         return ""
 
 
+def not_a_file(path: Path) -> str:
+    """What stands at `path` when it is there and is not a regular file (a link followed): `a folder`,
+    `a named pipe (FIFO)`, `a special file`; empty otherwise."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode):
+        return ""
+    return "a folder" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a special file"
+
+
 def in_git(bank: Path) -> bool:
     """Whether the bank is inside a git work tree (a `.git` folder or file at or above it)."""
     folder = bank.resolve()
@@ -93,6 +134,12 @@ def check(bank: Path, cite: Cite) -> list[Diagnostic]:
         return []
     out = []
     for file, lines in sorted(missing(bank).items()):
+        odd = not_a_file(bank / file)
+        if odd:
+            out.append(Diagnostic(cite(file), 1, WARNING, f"this project is kept in git, and this is {odd}, not a "
+                                  f"text file, so git reads nothing from it; replace it with a file, then run "
+                                  f"`{COMMAND}`", GIT_SETUP))
+            continue
         said = "; ".join(f"`{w.line}` ({w.comment})" for w in lines)
         out.append(Diagnostic(cite(file), 1, WARNING, f"this project is kept in git, and this file lacks {said}; run "
                               f"`{COMMAND}` to add the line(s) (membank never changes it by itself)", GIT_SETUP))
@@ -102,10 +149,15 @@ def check(bank: Path, cite: Cite) -> list[Diagnostic]:
 def setup(bank: Path, cite: Cite) -> list[str]:
     """Add the missing lines (`membank git-setup`), keeping everything already there; the files
     written, as citations (none when nothing was missing)."""
-    written = []
+    written: list[str] = []
     for file, lines in sorted(missing(bank).items()):
         path = bank / file
         check_inside(bank, path, cite)
+        odd = not_a_file(path)
+        if odd:  # a folder, or a FIFO that would hang the read: refused, naming it
+            done = f"written before it: {', '.join(written)}" if written else "nothing was written"
+            raise MembankError(DB_ERROR, f"could not add membank's lines to {cite(file)}: it is {odd}, not a text "
+                               f"file; {done} (replace it with a file)", {"source": cite(file)})
         data = path.read_bytes() if os.path.lexists(path) else b""  # kept byte for byte, whatever its encoding
         gap = b"\n" if data and not data.endswith(b"\n") else b""
         atomic_write(path, data + gap + with_lines("", lines).encode("utf-8"))

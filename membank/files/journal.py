@@ -7,12 +7,14 @@ import json
 import os
 import stat
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ..kernel import clock
 from ..kernel.errors import DB_ERROR, MembankError
-from .records import WARNING, Diagnostic
+from .conflicts import MERGE_CONFLICT, is_marker
+from .records import ERROR, WARNING, Diagnostic
 from .scan import PROJECT_PREFIX, TRACES
 from .write import Cite, check_inside, make_folder, new_id
 
@@ -112,7 +114,8 @@ def read(data: bytes, source: str, start: int = 0, first_line: int = 1,
          end: int | None = None) -> tuple[list[Event], list[Diagnostic]]:
     """Events of one journal file, from byte `start` (the start of line `first_line`: what was read
     before is not read again) to `end`. A torn line (a crash mid-write) or any other unreadable line is
-    skipped with a warning."""
+    skipped with a warning; git conflict markers (a merge without the union attribute) are an error,
+    once per read, and every event on either side of them counts (each once, by its id)."""
     events: list[Event] = []
     problems: list[Diagnostic] = []
     number, at, end = first_line - 1, start, len(data) if end is None else end
@@ -122,7 +125,13 @@ def read(data: bytes, source: str, start: int = 0, first_line: int = 1,
         stop = end if stop < 0 else stop
         offset, raw, at = at, data[at:stop], stop + 1
         number += 1
+        if offset == 0:
+            raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark an editor saved the file with
         if not raw.strip():
+            continue
+        if is_marker(raw):
+            if not any(p.code == MERGE_CONFLICT for p in problems):
+                problems.append(Diagnostic(source, number, ERROR, CONFLICTED, MERGE_CONFLICT))
             continue
         try:
             value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
@@ -134,8 +143,16 @@ def read(data: bytes, source: str, start: int = 0, first_line: int = 1,
             what = "was cut off (membank stopped while writing it)" if last else "is cut off or damaged"
             problems.append(Diagnostic(source, number, WARNING, f"this journal line {what}; it is skipped"))
             continue
+        if not value["at"].endswith("Z"):  # a hand-written offset (`+02:00`, summer time) or no zone: UTC, as
+            value["at"] = _utc(value["at"])  # membank writes it, so that times compare as text everywhere
         events.append(Event(source, number, value, offset, key_of(value, raw)))
     return events, problems
+
+
+CONFLICTED = ("this journal file holds git conflict markers (<<<<<<<, =======, >>>>>>>) left by a merge without "
+              "`merge=union` for the journal; membank counts every event of both sides once and skips the marker "
+              "lines: delete the marker lines and save (and run `membank git-setup` so that the next merge keeps "
+              "both sides by itself)")
 
 
 def _no_constant(name: str) -> Any:
@@ -149,8 +166,8 @@ _OPTIONAL_TEXT = ("at", "signalKey", "runId", "evidence", "skillId", "memoryId")
 def _well_formed(value: Any) -> bool:
     """An event as membank writes it: a line with another shape is damaged, never half-counted
     (a NaN or text weight would poison every later sum for its signal)."""
-    if not isinstance(value, dict) or not isinstance(value.get("event"), str):
-        return False
+    if not isinstance(value, dict) or not isinstance(value.get("event"), str) or not _time(value.get("at")):
+        return False  # a time that is no time would sort after every real one (escaping a clear, say)
     if any(value.get(k) is not None and not _text(value[k]) for k in _OPTIONAL_TEXT):
         return False
     weight = value.get("weight")
@@ -159,6 +176,25 @@ def _well_formed(value: Any) -> bool:
         return False  # membank writes 1 or 0.5; NaN and infinities fail the comparison, huge ints too
     tags = value.get("tags")
     return tags is None or (isinstance(tags, list) and all(_text(t) for t in tags))
+
+
+def _time(value: Any) -> bool:
+    """An ISO time, as membank writes `at` (`2026-11-27T10:00:00.000000Z`; a hand-written date or offset too)."""
+    if not isinstance(value, str) or len(value) < 10 or value[4:5] != "-":
+        return False
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+def _utc(at: str) -> str:
+    """An ISO time in UTC as membank writes it (`2026-11-27T08:00:00.000000Z`); one without a zone is UTC."""
+    moment = datetime.fromisoformat(at)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _text(value: Any) -> bool:

@@ -33,7 +33,7 @@ from watchdog.events import (
 )
 from watchdog.observers.api import BaseObserver
 
-from ..files.scan import SECTIONS, BankRoot, is_ignored, is_temporary
+from ..files.scan import JOURNAL, SECTIONS, BankRoot, is_ignored, is_temporary
 from ..kernel import clock
 from . import chapterwatch, overflow, watchbatch
 from .observers import open_observer
@@ -274,6 +274,9 @@ class Watcher:
         if parts == ["settings.yaml"]:
             self._pending.settings.add(root.source("settings.yaml"))
             return True
+        if len(parts) == 2 and parts[0] == JOURNAL and parts[1].endswith(".jsonl") and not parts[1].startswith("."):
+            self._pending.files[path] = (root, "/".join(parts))  # a pull or checkout (never traces/: only membank
+            return True  # writes there); membank's own appends read as unchanged
         if len(parts) < 2 or parts[0] not in SECTIONS or any(p.startswith(".") for p in parts):
             return False
         name = parts[-1]

@@ -164,5 +164,5 @@ def diagnostics(index: Index, source: str, problems: list[Diagnostic], whole: bo
     if whole:
         index.db.execute("DELETE FROM diagnostics WHERE source = ? AND origin = 'parse'", (source,))
     index.db.executemany(
-        "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, 'parse', ?, ?, ?)",
-        [(d.source, d.line, d.severity, d.message) for d in problems])
+        "INSERT INTO diagnostics(source, origin, line, severity, message, code) VALUES (?, 'parse', ?, ?, ?, ?)",
+        [(d.source, d.line, d.severity, d.message, d.code) for d in problems])

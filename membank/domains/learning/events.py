@@ -12,6 +12,7 @@ from ...files import journal
 from ...files.scan import PROJECT_PREFIX
 from ...index import Index
 from ...index.schema import DomainSchema, register
+from ...kernel import clock
 
 register(DomainSchema(
     "learning.events", 2,
@@ -37,17 +38,26 @@ def put(index: Index, source: str, found: list[journal.Event], whole: bool) -> N
 
 
 def last_event(index: Index, event: str, key: str | None = None) -> str | None:
-    """When the latest `event` (for `key`, if given) happened."""
-    sql = "SELECT max(at) FROM events WHERE event = ?" + (" AND key = ?" if key is not None else "")
-    return index.db.execute(sql, (event, key) if key is not None else (event,)).fetchall()[0][0]
+    """When the latest `event` (for `key`, if given) happened, leaving out events dated after now: a clear
+    made while the clock was a year ahead must not silence learning for that year (files.md, Time)."""
+    sql = "SELECT max(at) FROM events WHERE event = ? AND at <= ?" + (" AND key = ?" if key is not None else "")
+    now = clock.now_precise()
+    return index.db.execute(sql, (event, now, key) if key is not None else (event, now)).fetchall()[0][0]
+
+
+ORIGINAL = "*/[0-9][0-9][0-9][0-9]-[0-9][0-9].jsonl"  # a month's own file, not a sync tool's copy of it
 
 
 def signal(index: Index, key: str, since: str | None) -> tuple[float, list[str], list[str]]:
     """(summed weight, run ids oldest first, tags) of the feedback for `key` after `since`, each event
     once however many copies of it the journal holds (a union merge, a sync tool's copy, a pasted line)."""
+    # of an event's copies, the original counts (a month's own file first, then by file and line): an
+    # event edited differently on two machines counts the same live and after a rebuild
     rows = index.db.execute(
-        "SELECT weight, run_id, tags FROM events WHERE event = 'feedback' AND key = ? AND at > ?"
-        " GROUP BY ekey ORDER BY min(at), min(source), min(line)", (key, since or "")).fetchall()
+        "SELECT weight, run_id, tags FROM (SELECT weight, run_id, tags, at, source, line, row_number() OVER"
+        " (PARTITION BY ekey ORDER BY source NOT GLOB ?, source, line) AS n FROM events"
+        " WHERE event = 'feedback' AND key = ?) WHERE n = 1 AND at > ? ORDER BY at, source, line",
+        (ORIGINAL, key, since or "")).fetchall()
     tags: list[str] = []
     for _, _, raw in rows:
         tags.extend(t for t in json.loads(raw or "[]") if t not in tags)

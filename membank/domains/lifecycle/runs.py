@@ -89,7 +89,7 @@ def warnings(index: Index) -> list[str]:
     episodes_ahead = episodes.dated_after(index, _now())
     if episodes_ahead:
         out.append(f"{episodes_ahead} episode(s) are dated after now (the clock was ahead when they were "
-                   "recorded): they count as recorded now until then")
+                   "recorded or last recalled): they count as fresh until then")
     return out
 
 

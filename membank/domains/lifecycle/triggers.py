@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ...files import journal
+from ...files.conflicts import RESOLVE, conflict_line
 from ...files.scan import PROJECT_PREFIX
 from ...files.write import atomic_write, check_inside
 from ...kernel import clock, errors
@@ -141,6 +142,11 @@ def weekly(bank: Bank) -> dict[str, Any]:
     report["history"], kept = _write_history(bank, entries)
     if kept:
         report["kept"] = kept
+        conflicted = [c for c in kept if conflict_line(bank.project.file(c.removeprefix(PROJECT_PREFIX)).read_text(
+            "utf-8", errors="replace")) is not None]
+        report["warnings"] = [f"{c} holds git conflict markers (both machines' weekly runs wrote it): membank leaves "
+                              f"it as it is; {RESOLVE}, or delete it to have membank write it again from this "
+                              "machine's journal" for c in conflicted]
     episodes.evict(bank, choice.ttl, "ttl")
     episodes.evict(bank, choice.lru, "lru")
     if chosen:
@@ -166,10 +172,11 @@ def run(bank: Bank, trigger: str) -> dict[str, Any]:
     with bank.write_lock, bank.index.lock:
         at = clock.now_precise()
         report = RUN[trigger](bank)
+        said = report.pop("warnings", [])
         if trigger != "daily" and report["changed"]:
             _journal(bank, trigger, {k: v for k, v in report.items() if k != "changed"})
         bank.index.set_meta(runs.ran_key(trigger), at)
-        warnings = runs.warnings(bank.index)
+        warnings = said + runs.warnings(bank.index)
     for warning in warnings:
         log.warning("%s: %s", bank.info.id, warning)
     return {"trigger": trigger, "at": at, **report, "warnings": warnings,

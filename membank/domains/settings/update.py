@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from ...files import settings as settings_file
+from ...files.conflicts import RESOLVE, conflict_line
 from ...files.frontmatter import load_yaml
 from ...files.lock import LOCK_FILE, WriteLock
 from ...files.project import template_dir
@@ -76,6 +77,9 @@ def change(bank: Bank, section: str, patch: dict[str, Any], scope: str) -> None:
 
     def rewritten(old: bytes | None) -> bytes:
         original = old.decode("utf-8") if old is not None else (template_dir() / "settings.yaml").read_text("utf-8")
+        marker = conflict_line(original)
+        if marker is not None:  # both versions are in it: which one the change goes into is the writer's call
+            raise RewriteError(f"it holds git conflict markers left by a merge; {RESOLVE}", marker)
         return rewrite_yaml(original, _key_by_key(original, updates)).encode("utf-8")
 
     # the global settings are shared by every project: their own lock too, always taken second
