@@ -30,7 +30,8 @@ from . import store
 
 FOLDER = "summaries"
 LEVELS = ("scene", "chapter", "arc")
-MAX_SUMMARY_BYTES = 256 * 1024
+MAX_SUMMARY_BYTES = 512 * 1024  # summary:put's largest text (100,000 code points) must read back
+MAX_NAME_BYTES = 120  # a summary file's name (the file system allows 255 bytes)
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
 
 
@@ -149,10 +150,13 @@ def before_position(order: StoryOrder, s: Summary, position: str | None) -> bool
     """Whether everything the summary covers lies strictly before `position` (a document alone: its start)."""
     if position is None:
         return True
-    last = s.span[1]
-    if "#" not in last and s.level != "scene":  # a whole document ends after each of its scenes
-        return order.rank(last)[0] < order.rank(position)[0]
-    return order.rank(last) < order.rank(position)
+    for end in s.span:  # both ends: an arc written backwards (`ch09..ch01`) still ends at ch09
+        if "#" not in end:  # a whole document (whatever `level` says) ends after each of its scenes
+            if not order.rank(end)[0] < order.rank(position)[0]:
+                return False
+        elif not order.rank(end) < order.rank(position):
+            return False
+    return True
 
 
 def item(bank: Bank, order: StoryOrder, s: Summary) -> dict[str, Any]:
@@ -185,7 +189,7 @@ def put(bank: Bank, of: str, level: str, text: str, source_hash: str | None = No
         existing = [s for s in read_all(bank) if s.of == of]
         folder = _folder(bank)
         path = bank.project.path / existing[0].source.removeprefix(".writenow/") if existing else \
-            folder / (re.sub(r"[^\w.\-]+", "_", of.replace("..", "~")).strip("_") + ".md")
+            folder / file_name(of)
         meta = {"of": of, "level": level, **({"sourceHash": source_hash} if source_hash else {}),
                 **({"by": by} if by else {})}
         data = ("---\n" + yaml.safe_dump(meta, allow_unicode=True, sort_keys=False) + "---\n" + text.strip() + "\n")
@@ -195,6 +199,17 @@ def put(bank: Bank, of: str, level: str, text: str, source_hash: str | None = No
         summary = Summary(of, level, text.strip(), f".writenow/{path.relative_to(bank.project.path).as_posix()}",
                           source_hash, by)
         return item(bank, order, summary)
+
+
+def file_name(of: str) -> str:
+    """The summary file's name for `of`: its path with `/` and other punctuation as `_`, never dot-named
+    (a hidden file is never read back), never longer than MAX_NAME_BYTES (a hash keeps it unique)."""
+    stem = re.sub(r"[^\w.\-]+", "_", of.replace("..", "~")).strip("_.")
+    if not stem or len(stem.encode("utf-8")) > MAX_NAME_BYTES:
+        digest = hashlib.sha256(of.encode("utf-8")).hexdigest()[:12]
+        head = stem.encode("utf-8")[:MAX_NAME_BYTES - 16].decode("utf-8", "ignore").rstrip("_.")
+        stem = f"{head}_{digest}" if head else f"summary_{digest}"
+    return stem + ".md"
 
 
 def recap(bank: Bank, position: str, tokens: int) -> list[tuple[Summary, bool]]:
