@@ -144,3 +144,102 @@ def test_summary_put_refuses_a_path_out_of_the_project(bank: Bank, project: Path
     with pytest.raises(membank.MembankError):
         bank.put_summary(of=of, level="arc" if of.count("..") > 1 else "chapter", text="x")
     assert not (project.parent / "x.md").exists()
+
+
+# --- recall in context:assemble ---
+
+RECALL = """---
+id: recall-test
+name: Recall test
+context_rules:
+  surrounding: 0
+  recall: 10
+---
+Continue.
+"""
+
+
+def _recalled(bank: Bank, doc: str, start: int, end: int, query: str = EVERY) -> set[tuple[str, int]]:
+    d = bank.assemble_context(skill_id="recall-test", document_id=doc, selection={"start": start, "end": end},
+                              query_text=query)
+    return {(i["source"], i["line"]) for i in d["items"] if i["kind"] == "passage"}
+
+
+@pytest.fixture
+def recalling(project: Path) -> Iterator[Bank]:
+    (project / ".writenow" / "skills").mkdir(exist_ok=True)
+    (project / ".writenow" / "skills" / "recall-test.md").write_text(RECALL, "utf-8")
+    with closing(membank.open(project)) as opened:
+        yield opened
+
+
+def test_recall_at_offset_0_and_in_the_first_scene_sees_only_earlier_documents(recalling: Bank) -> None:
+    assert _recalled(recalling, "chapters/ch01.md", 0, 0) == set()
+    assert _recalled(recalling, "chapters/ch01.md", 0, len(CH1)) == set()  # the whole chapter selected
+    assert _recalled(recalling, "chapters/ch02.md", 0, 1) == {("chapters/ch01.md", 1), ("chapters/ch01.md", 5),
+                                                             ("chapters/ch01.md", 9)}
+
+
+def test_recall_with_a_selection_spanning_two_scenes_stops_before_the_first(recalling: Bank) -> None:
+    start, end = CH1.index("雨夜一"), CH1.index("雨夜二") + 2
+    assert _recalled(recalling, "chapters/ch01.md", start, end) == {("chapters/ch01.md", 1)}
+
+
+# --- the story order moving under the bank ---
+
+def test_a_reordered_or_renamed_chapter_takes_its_passages_with_it(bank: Bank, project: Path) -> None:
+    yaml = project / ".writenow" / "project.yaml"
+    base = yaml.read_text("utf-8")
+    yaml.write_text(base + "chapters: [chapters/ch02.md, chapters/ch01.md]\n", "utf-8")
+    bank.sync()
+    assert _found(bank, "chapters/ch01.md") == {("chapters/ch02.md", 1)}
+    assert _found(bank, "chapters/ch02.md") == set()  # ch01 is now later: nothing of it leaks
+    (project / "chapters" / "ch01.md").rename(project / "chapters" / "prologue.md")
+    yaml.write_text(base + "chapters: [chapters/prologue.md, chapters/ch02.md]\n", "utf-8")
+    # before a sync: the order already says ch01.md is gone, its stale passages are after everything
+    assert {s for s, _ in _found(bank, "chapters/ch02.md")} <= {"chapters/prologue.md"}
+    bank.sync()
+    assert {s for s, _ in _found(bank, "chapters/ch02.md")} == {"chapters/prologue.md"}
+    assert _found(bank, "chapters/prologue.md") == set()
+
+
+def test_a_chapter_flipping_between_text_and_binary(bank: Bank, project: Path) -> None:
+    chapter = project / "chapters" / "ch02.md"
+    for round_ in range(3):
+        chapter.write_bytes(b"\x00\x01binary" * (round_ + 1))
+        bank.sync()
+        assert not {s for s, _ in _found(bank, "chapters/zz.md")} & {"chapters/ch02.md"}
+        assert [d for d in bank.diagnostics()["items"] if d["source"] == "chapters/ch02.md"]
+        chapter.write_text(CH2 + "。" * round_, "utf-8")
+        bank.sync()
+        assert ("chapters/ch02.md", 1) in _found(bank, "chapters/zz.md")
+        assert not [d for d in bank.diagnostics()["items"] if d["source"] == "chapters/ch02.md"]
+
+
+def test_bom_and_crlf_chapters_cite_the_lines_an_editor_shows(bank: Bank, project: Path) -> None:
+    text = "\ufeff## 甲\r\n\r\n第一段。\r\n\r\n***\r\n\r\n第二段 鲸鱼。\r\n"
+    (project / "chapters" / "ch03.md").write_bytes(text.encode("utf-8"))
+    bank.sync()
+    item = bank.search_manuscript(query_text="鲸鱼", document_id="chapters/ch03.md")["items"][0]
+    assert (item["line"], item["endLine"], item["scene"], item["text"]) == (7, 7, "#2", "第二段 鲸鱼。")
+
+
+def test_many_chapters_changed_at_once_and_nothing_written(bank: Bank, project: Path) -> None:
+    for n in range(3, 203):
+        (project / "chapters" / f"ch{n:03}.md").write_text(f"## 第{n}章\n\n第{n}章 鲸鱼。\n", "utf-8")
+    bank.sync()
+    for n in range(3, 203):
+        (project / "chapters" / f"ch{n:03}.md").write_text(f"## 第{n}章\n\n第{n}章 海豚。\n", "utf-8")
+    before = _hashes(project)
+    bank.sync()
+    status = bank.manuscript_status()
+    assert len(status["items"]) == 202 and status["passages"] == 4 + 200
+    assert not [i for i in bank.search_manuscript(query_text="鲸鱼", limit=50)["items"] if "鲸鱼" in i["text"]]
+    assert {i["source"] for i in bank.search_manuscript(query_text="海豚", before="chapters/ch010.md", limit=50)[
+        "items"]} >= {f"chapters/ch{n:03}.md" for n in range(3, 10)}
+    earlier = {"chapters/ch01.md", "chapters/ch02.md"} | {f"chapters/ch{n:03}.md" for n in range(3, 10)}
+    assert {i["source"] for i in bank.search_manuscript(query_text="海豚 第", before="chapters/ch010.md",
+                                                        limit=50)["items"]} <= earlier
+    bank.put_summary(of="chapters/ch003.md", level="chapter", text="海豚")
+    bank.sync(rebuild=True)
+    assert _hashes(project) == before
