@@ -243,3 +243,37 @@ def test_many_chapters_changed_at_once_and_nothing_written(bank: Bank, project: 
     bank.put_summary(of="chapters/ch003.md", level="chapter", text="海豚")
     bank.sync(rebuild=True)
     assert _hashes(project) == before
+
+
+def test_the_watcher_follows_a_chapter_moved_into_a_new_folder_by_project_yaml(bank: Bank, project: Path) -> None:
+    import os
+
+    from membank.index.store import reading
+    from membank.shells.watch import Watcher
+
+    from .watching import wait_until
+
+    watcher = Watcher(bank, debounce=0.05, reconcile_every=None)
+    watcher.start()
+    try:
+        wait_until(watcher.idle, what="the first reconcile")
+        (project / "part2").mkdir()
+        (project / "part2" / "ch03.md").write_text("## 海\n\n海上起了雾。\n", "utf-8")
+        yaml = project / ".writenow" / "project.yaml"
+        yaml.write_text(yaml.read_text("utf-8") + "chapters: [part2/ch03.md, chapters/ch01.md, chapters/ch02.md]\n",
+                        "utf-8")
+
+        def order_followed() -> bool:
+            with reading():
+                return {s for s, _ in _found(bank, "chapters/ch01.md", "海 雾")} == {"part2/ch03.md"}
+        wait_until(order_followed, what="the story order from project.yaml")
+        saved = project / "part2" / "ch03.md.tmp"  # a save in the folder no watch covered when it started
+        saved.write_text("## 海\n\n海上起了雾，鲸鱼浮上来。\n", "utf-8")
+        os.replace(saved, project / "part2" / "ch03.md")
+
+        def saved_seen() -> bool:
+            with reading():
+                return any("鲸鱼" in i["text"] for i in bank.search_manuscript(query_text="鲸鱼")["items"])
+        wait_until(saved_seen, what="the save in the new chapter folder")
+    finally:
+        watcher.stop()

@@ -473,6 +473,10 @@ class Watcher:
                 index.drop_moved_tombstones(changed)
                 if full or batch.manuscript:
                     changed.update(chapterwatch.sync(bank))
+        if batch.manuscript and self._observer is not None:  # the story order may name a new folder
+            self._manuscript_dirs |= chapterwatch.watch_folders(
+                bank, self._observer, _Handler(self), _EVENTS, lambda folder: self._locate(folder) is not None,
+                frozenset(self._manuscript_dirs))
         return sorted(changed)
 
 
