@@ -13,7 +13,6 @@ import pytest
 import membank
 from membank import Bank
 from membank.domains.manuscript.passages import cut, scenes, sentence_cuts
-from membank.domains.manuscript.summaries import file_name
 
 CH1 = "## 灯塔\n\n灯塔一 秘密。\n\n## 雨夜\n\n雨夜一 秘密。\n\n## 雨夜\n\n雨夜二 秘密。\n"
 CH2 = "## 死\n\n老周死了 秘密。\n"
@@ -126,6 +125,8 @@ def test_an_arc_written_backwards_or_a_scene_summary_of_a_whole_chapter_does_not
 
 @pytest.mark.parametrize("of", ["！", "。。", "chapters/" + "长" * 200 + ".md"])
 def test_a_summary_file_is_never_hidden_nor_too_long(bank: Bank, of: str) -> None:
+    from membank.domains.manuscript.summaries import file_name
+
     name = file_name(of)
     assert not name.startswith(".") and len(name.encode("utf-8")) <= 130
     bank.put_summary(of=of, level="chapter", text="摘要", source_hash="sha256:x")
