@@ -278,3 +278,31 @@ def test_the_watcher_follows_a_chapter_moved_into_a_new_folder_by_project_yaml(b
         wait_until(saved_seen, what="the save in the new chapter folder")
     finally:
         watcher.stop()
+
+
+# --- lastSeen (kg:entity:list/get) and the heat strip ---
+
+LIN = "---\nname: 林默\naliases: [Lin Mo]\n---\n守灯人。\n"
+
+
+@pytest.fixture
+def seen_bank(project: Path) -> Iterator[Bank]:
+    (project / ".writenow" / "characters").mkdir(exist_ok=True)
+    (project / ".writenow" / "characters" / "lin-mo.md").write_text(LIN, "utf-8")
+    (project / "chapters" / "ch01.md").write_text(CH1.replace("雨夜二", "林默 雨夜二"), "utf-8")
+    (project / "chapters" / "ch03.md").write_text("## 海\n\nLin Mo came back.\n", "utf-8")
+    with closing(membank.open(project)) as opened:
+        yield opened
+
+
+def test_last_seen_is_the_last_mention_at_or_before_at(seen_bank: Bank) -> None:
+    def last(at: str | None) -> str | None:
+        got = seen_bank.entity(name="林默", **({"at": at} if at else {}))["lastSeen"]
+        listed = [e["lastSeen"] for e in seen_bank.entities(**({"at": at} if at else {}))["items"]
+                  if e["name"] == "林默"]
+        assert listed == [got]
+        return got
+    assert last(None) == "chapters/ch03.md#海"
+    assert last("chapters/ch03.md") == "chapters/ch01.md#3"  # the second `## 雨夜`: by its number
+    assert last("chapters/ch03.md#海") == "chapters/ch03.md#海"
+    assert last("chapters/ch01.md#2") is None  # a mention later in the chapter is not seen yet
