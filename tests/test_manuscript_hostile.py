@@ -306,3 +306,21 @@ def test_last_seen_is_the_last_mention_at_or_before_at(seen_bank: Bank) -> None:
     assert last("chapters/ch03.md") == "chapters/ch01.md#3"  # the second `## 雨夜`: by its number
     assert last("chapters/ch03.md#海") == "chapters/ch03.md#海"
     assert last("chapters/ch01.md#2") is None  # a mention later in the chapter is not seen yet
+
+
+def test_the_heat_strip_lines_up_chinese_chapter_names(seen_bank: Bank, project: Path) -> None:
+    from typer.testing import CliRunner
+
+    from membank.shells.cells import cells
+    from membank.shells.cli import app
+
+    (project / "chapters" / "第四章.md").write_text("林默。" * 4 + "\n", "utf-8")
+    result = CliRunner().invoke(app, ["appearances", "林默", "-C", str(project)])
+    assert result.exit_code == 0, result.stdout
+    head, *rows = result.stdout.splitlines()
+    assert head.startswith("林默: 6 mentions, first chapters/ch01.md#3, last chapters/第四章.md#1")
+    assert [r.split()[0] for r in rows] == ["chapters/ch01.md", "chapters/ch03.md", "chapters/第四章.md"]
+    bars = {cells(r[:r.index("█")]) for r in rows}  # every bar starts in the same terminal column
+    counts = {cells(r[:r.index(" lines")]) for r in rows}
+    assert len(bars) == 1 and len(counts) == 1
+    assert rows[2].split()[1] == "█" * 30 and rows[2].endswith("lines 1–1")
