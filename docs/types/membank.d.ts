@@ -511,6 +511,7 @@ export interface Entity {
   timeline?: string[];
   mentions?: { [key: string]: unknown }[];
   mentionsTotal?: number;
+  lastSeen?: string | null;
 }
 
 export interface EntityGet {
