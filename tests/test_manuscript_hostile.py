@@ -63,6 +63,14 @@ def test_an_unknown_scene_never_reaches_the_next_document(bank: Bank, scene: str
     assert all(s == "chapters/ch01.md" for s, _ in _found(bank, "chapters/ch01.md" + scene))
 
 
+def test_a_chapter_whose_file_name_holds_a_hash_is_a_position(bank: Bank, project: Path) -> None:
+    (project / "chapters" / "ch01.md").rename(project / "chapters" / "ch01 #1.md")
+    bank.sync()  # `chapters/ch01 #1.md` was read as `chapters/ch01 ` (unknown: after all) and saw ch02
+    assert _found(bank, "chapters/ch01 #1.md") == set()
+    assert _found(bank, "chapters/ch01 #1.md#雨夜") == {("chapters/ch01 #1.md", 1)}
+    assert {s for s, _ in _found(bank, "chapters/ch01 #1.md#999")} == {"chapters/ch01 #1.md"}
+
+
 # --- cutting hostile chapters ---
 
 def test_crlf_chapters_cut_as_their_lf_twins_with_editor_line_numbers() -> None:

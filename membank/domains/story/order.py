@@ -99,10 +99,26 @@ class StoryOrder:
         doc, scene = split(position)
         return scene is not None and self.scene_number(doc, scene) is None
 
+    def locate(self, position: str) -> tuple[str, str | None]:
+        """`split`, knowing the documents: a file whose name holds `#` (`chapters/ch02 #2.md`) is that
+        document, not `chapters/ch02 ` and a scene (an unknown document would count as after every one)."""
+        doc, scene = split(position)
+        if doc in self._rank or "#" not in position:  # type: ignore[attr-defined]
+            return doc, scene
+        if _document(position) in self._rank:  # type: ignore[attr-defined]
+            return _document(position), None
+        cut = position.rfind("#")
+        while cut > 0:
+            head, tail = _document(position[:cut]), position[cut + 1:].strip()
+            if head in self._rank:  # type: ignore[attr-defined]
+                return head, tail or None
+            cut = position.rfind("#", 0, cut)
+        return doc, scene
+
     def rank(self, position: str) -> tuple[int, int]:
         """Its place in the order: (the document's, the scene's); (len(positions), 0) for a document the
         order does not hold."""
-        doc, scene = split(position)
+        doc, scene = self.locate(position)
         at = self._rank.get(doc)  # type: ignore[attr-defined]
         if at is None:
             return len(self.positions), 0
@@ -112,7 +128,7 @@ class StoryOrder:
         return at, (number if number is not None else END_OF_DOCUMENT)
 
     def knows(self, position: str) -> bool:
-        return split(position)[0] in self._rank  # type: ignore[attr-defined]
+        return self.locate(position)[0] in self._rank  # type: ignore[attr-defined]
 
     def reached(self, at: str, position: str) -> bool:
         """Whether something that happens `at` has happened by `position` (at ≤ position)."""
