@@ -332,3 +332,31 @@ def test_the_heat_strip_lines_up_chinese_chapter_names(seen_bank: Bank, project:
     counts = {cells(r[:r.index(" lines")]) for r in rows}
     assert len(bars) == 1 and len(counts) == 1
     assert rows[2].split()[1] == "█" * 30 and rows[2].endswith("lines 1–1")
+
+
+RECAP = """---
+id: recap-test
+name: Recap test
+context_rules:
+  recap: 2000
+---
+Continue.
+"""
+
+
+def test_the_recap_holds_nothing_from_the_position_on(project: Path) -> None:
+    (project / ".writenow" / "skills").mkdir(exist_ok=True)
+    (project / ".writenow" / "skills" / "recap-test.md").write_text(RECAP, "utf-8")
+    with closing(membank.open(project)) as bank:
+        bank.put_summary(of="chapters/ch01.md", level="chapter", text="甲：灯塔下的一夜")
+        bank.put_summary(of="chapters/ch02.md", level="chapter", text="乙：老周死了")
+        bank.put_summary(of="chapters/ch02.md#死", level="scene", text="丙：老周之死")
+        bank.put_summary(of="chapters/ch02.md..chapters/ch01.md", level="arc", text="丁：倒写的弧")
+        bank.put_summary(of="chapters/ch01.md#999", level="scene", text="戊：未知的场景")
+        bank.put_summary(of="notes/zz.md", level="chapter", text="己：故事外")
+        for at in (0, len(CH2) - 1):
+            d = bank.assemble_context(skill_id="recap-test", document_id="chapters/ch02.md",
+                                      selection={"start": at, "end": at + 1}, query_text="老周")
+            content = d["userContent"]
+            assert "甲：" in content, at  # (戊, a scene of ch01, is left out: ch01 is told whole)
+            assert not any(mark in content for mark in ("乙：", "丙：", "丁：", "己：")), at
