@@ -35,8 +35,9 @@ def bank(project: Path) -> Iterator[Bank]:
         yield opened
 
 
-def _found(bank: Bank, before: str, query: str = EVERY) -> set[tuple[str, int]]:
-    return {(i["source"], i["line"]) for i in bank.search_manuscript(query_text=query, before=before, limit=50)["items"]}
+def _found(bank: Bank, before: str | None, query: str = EVERY) -> set[tuple[str, int]]:
+    return {(i["source"], i["line"]) for i in bank.search_manuscript(query_text=query, limit=50, **(
+        {"before": before} if before is not None else {}))["items"]}
 
 
 def _hashes(root: Path) -> dict[str, str]:
@@ -217,11 +218,11 @@ def test_a_chapter_flipping_between_text_and_binary(bank: Bank, project: Path) -
     for round_ in range(3):
         chapter.write_bytes(b"\x00\x01binary" * (round_ + 1))
         bank.sync()
-        assert not {s for s, _ in _found(bank, "chapters/zz.md")} & {"chapters/ch02.md"}
+        assert not {s for s, _ in _found(bank, None)} & {"chapters/ch02.md"}
         assert [d for d in bank.diagnostics()["items"] if d["source"] == "chapters/ch02.md"]
         chapter.write_text(CH2 + "。" * round_, "utf-8")
         bank.sync()
-        assert ("chapters/ch02.md", 1) in _found(bank, "chapters/zz.md")
+        assert ("chapters/ch02.md", 1) in _found(bank, None)
         assert not [d for d in bank.diagnostics()["items"] if d["source"] == "chapters/ch02.md"]
 
 
@@ -360,3 +361,28 @@ def test_the_recap_holds_nothing_from_the_position_on(project: Path) -> None:
             content = d["userContent"]
             assert "甲：" in content, at  # (戊, a scene of ch01, is left out: ch01 is told whole)
             assert not any(mark in content for mark in ("乙：", "丙：", "丁：", "己：")), at
+
+
+@pytest.mark.parametrize("before", ["chapters/zz.md", "/etc/passwd", "chapters/ch0", "chapters/ch02.md.bak#1"])
+def test_before_outside_the_story_order_is_refused_not_the_whole_story(bank: Bank, before: str) -> None:
+    # a position the order does not hold counts as after every chapter: `before` at it opened everything
+    for ask in (lambda: bank.search_manuscript(query_text=EVERY, before=before),
+                lambda: bank.list_summaries(before=before)):
+        with pytest.raises(membank.MembankError) as e:
+            ask()
+        assert e.value.code == "INVALID_ARGUMENT"
+
+
+def test_a_document_outside_an_explicit_order_recalls_and_recaps_nothing(project: Path) -> None:
+    (project / ".writenow" / "skills").mkdir(exist_ok=True)
+    (project / ".writenow" / "skills" / "recall-test.md").write_text(RECALL.replace("recall: 10", "recall: 10\n"
+                                                                                    "  recap: 2000"), "utf-8")
+    yaml = project / ".writenow" / "project.yaml"
+    yaml.write_text(yaml.read_text("utf-8") + "chapters: [chapters/ch01.md, chapters/ch02.md]\n", "utf-8")
+    (project / "chapters" / "ch01b.md").write_text("插进来的一章。\n", "utf-8")  # not listed yet
+    with closing(membank.open(project)) as bank:
+        bank.put_summary(of="chapters/ch02.md", level="chapter", text="乙：老周死了")
+        d = bank.assemble_context(skill_id="recall-test", document_id="chapters/ch01b.md",
+                                  selection={"start": 0, "end": 2}, query_text=EVERY)
+        assert not [i for i in d["items"] if i["kind"] in ("passage", "summary")]
+        assert "老周死了" not in d["userContent"]

@@ -166,6 +166,8 @@ def item(bank: Bank, order: StoryOrder, s: Summary) -> dict[str, Any]:
 
 def list_(bank: Bank, before: str | None = None) -> dict[str, Any]:
     order = story_order(bank)
+    if before is not None and not order.knows(before):
+        raise store.unknown_position("before", before)
     found = [s for s in summaries(bank) if before_position(order, s, before)]
     return {"items": [item(bank, order, s) for s in sorted(found, key=lambda s: _key(order, s))]}
 
@@ -217,6 +219,8 @@ def recap(bank: Bank, position: str, tokens: int) -> list[tuple[Summary, bool]]:
     then a chapter's), older ones folded into an arc that covers them where one exists, cut from the oldest
     end; returned oldest first, each with whether it is stale."""
     order = story_order(bank)
+    if not order.knows(position):
+        return []  # a document outside the story order: after every chapter, so the recap tells nothing
     found = [s for s in summaries(bank) if before_position(order, s, position)]
     detail = sorted((s for s in found if s.level != "arc"), key=lambda s: _key(order, s), reverse=True)
     arcs = sorted((s for s in found if s.level == "arc"), key=lambda s: _key(order, s), reverse=True)
