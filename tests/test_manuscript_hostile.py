@@ -386,3 +386,13 @@ def test_a_document_outside_an_explicit_order_recalls_and_recaps_nothing(project
                                   selection={"start": 0, "end": 2}, query_text=EVERY)
         assert not [i for i in d["items"] if i["kind"] in ("passage", "summary")]
         assert "老周死了" not in d["userContent"]
+
+
+def test_a_whole_chapter_summary_of_a_file_named_with_a_hash_waits_for_the_chapters_end(bank: Bank,
+                                                                                       project: Path) -> None:
+    (project / "chapters" / "ch01.md").rename(project / "chapters" / "ch01 #1.md")
+    bank.sync()
+    bank.put_summary(of="chapters/ch01 #1.md", level="chapter", text="甲：整章")
+    assert bank.list_summaries(before="chapters/ch01 #1.md#3")["items"] == []
+    assert [i["of"] for i in bank.list_summaries(before="chapters/ch02.md")["items"]] == ["chapters/ch01 #1.md"]
+    assert [i["stale"] for i in bank.list_summaries()["items"]] == [False]

@@ -99,7 +99,7 @@ def source_text(bank: Bank, order: StoryOrder, of: str) -> str | None:
         docs = [d for d in order.positions if lo <= order.rank(d)[0] <= hi]
         parts = [read_document(bank.root, d) for d in docs]
         return "\n".join(p for p in parts if p is not None)
-    doc, scene = split(of)
+    doc, scene = order.locate(of)
     if scene is None:
         return read_document(bank.root, doc)
     number = order.scene_number(doc, scene)
@@ -142,7 +142,7 @@ def summaries(bank: Bank) -> list[Summary]:
 def _key(order: StoryOrder, s: Summary) -> tuple[Any, ...]:
     """Story order by where a summary ends (a whole document after each of its scenes)."""
     first, last = s.span
-    end = order.rank(last) if "#" in last else (order.rank(last)[0], END_OF_DOCUMENT + 1)
+    end = order.rank(last) if order.locate(last)[1] is not None else (order.rank(last)[0], END_OF_DOCUMENT + 1)
     return (*end, LEVELS.index(s.level), *order.rank(first), s.of)
 
 
@@ -151,7 +151,7 @@ def before_position(order: StoryOrder, s: Summary, position: str | None) -> bool
     if position is None:
         return True
     for end in s.span:  # both ends: an arc written backwards (`ch09..ch01`) still ends at ch09
-        if "#" not in end:  # a whole document (whatever `level` says) ends after each of its scenes
+        if order.locate(end)[1] is None:  # a whole document (whatever `level` says) ends after each of its scenes
             if not order.rank(end)[0] < order.rank(position)[0]:
                 return False
         elif not order.rank(end) < order.rank(position):
@@ -226,11 +226,12 @@ def recap(bank: Bank, position: str, tokens: int) -> list[tuple[Summary, bool]]:
     arcs = sorted((s for s in found if s.level == "arc"), key=lambda s: _key(order, s), reverse=True)
     chosen: list[Summary] = []
     covered: set[int] = set()  # document ranks an arc already tells
-    chapters = {split(s.of)[0] for s in detail if s.level == "chapter"}
+    chapters = {order.locate(s.of)[0] for s in detail if s.level == "chapter"}
+    here = order.locate(position)[0]
     used = 0
     for s in detail:
-        doc = split(s.of)[0]
-        if order.rank(doc)[0] in covered or (s.level == "scene" and doc in chapters and doc != split(position)[0]):
+        doc = order.locate(s.of)[0]
+        if order.rank(doc)[0] in covered or (s.level == "scene" and doc in chapters and doc != here):
             continue  # told by an arc already, or an earlier chapter told whole
         cost = estimate_tokens(s.text) + 8
         if used + cost > tokens:
