@@ -396,3 +396,13 @@ def test_a_whole_chapter_summary_of_a_file_named_with_a_hash_waits_for_the_chapt
     assert bank.list_summaries(before="chapters/ch01 #1.md#3")["items"] == []
     assert [i["of"] for i in bank.list_summaries(before="chapters/ch02.md")["items"]] == ["chapters/ch01 #1.md"]
     assert [i["stale"] for i in bank.list_summaries()["items"]] == [False]
+
+
+def test_unsaved_text_inserted_above_the_selection_never_moves_the_position_on(recalling: Bank) -> None:
+    # the app sends its buffer: 1,500 new characters above ch01's first scene, not saved yet
+    buffer = "## 新\n\n" + "新的开头。" * 300 + "\n\n" + CH1
+    at = buffer.index("灯塔一")
+    d = recalling.assemble_context(skill_id="recall-test", document_id="chapters/ch01.md", document_text=buffer,
+                                   selection={"start": at, "end": at + 3}, query_text=EVERY)
+    # the saved chapter's offset `at` is past its end (its last scene): 雨夜一, later than the selection, leaked
+    assert {(i["source"], i["line"]) for i in d["items"] if i["kind"] == "passage"} == set()
