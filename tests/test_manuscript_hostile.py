@@ -406,3 +406,15 @@ def test_unsaved_text_inserted_above_the_selection_never_moves_the_position_on(r
                                    selection={"start": at, "end": at + 3}, query_text=EVERY)
     # the saved chapter's offset `at` is past its end (its last scene): 雨夜一, later than the selection, leaked
     assert {(i["source"], i["line"]) for i in d["items"] if i["kind"] == "passage"} == set()
+
+
+def test_chapters_naming_files_out_of_the_project_are_never_read(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("外面的秘密。\n", "utf-8")
+    yaml = project / ".writenow" / "project.yaml"
+    yaml.write_text(yaml.read_text("utf-8") + "chapters: [chapters/ch01.md, ../secret.md, " + str(tmp_path / "secret.md")
+                    + ", .writenow/project.yaml, chapters/ch02.md]\n", "utf-8")
+    with closing(membank.open(project)) as bank:
+        texts = [i["text"] for i in bank.search_manuscript(query_text="外面的秘密 name", limit=50)["items"]]
+        assert not [t for t in texts if "外面的秘密" in t or "name:" in t]
+        problems = {d["source"]: d["problem"] for d in bank.manuscript_status()["items"]}
+        assert problems["../secret.md"] and problems[str(tmp_path / "secret.md")]

@@ -84,6 +84,11 @@ def _document(bank: Bank, doc: str, known: tuple[int, int, str, str | None] | No
         stamp = None
     if stamp is not None and known is not None and (known[0], known[1]) == stamp:
         return  # unchanged since it was read (or refused: a 20 MB chapter is not read again until it moves)
+    if any(part.startswith(".") and part != ".." for part in doc.replace("\\", "/").split("/")):
+        # `chapters:` naming .writenow/… or .git/…: the bank's own files (memories dated to a later chapter)
+        # would be searchable as manuscript, outside their story time
+        _problem(index, doc, stamp, "a file in a hidden folder (.writenow, .git) is not manuscript", known, report)
+        return
     try:
         data = read_document_bytes(bank.root, doc, MAX_CHAPTER_BYTES)
         text = None if data is None else _decode(data)
