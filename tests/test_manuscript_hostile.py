@@ -4,6 +4,7 @@ Spoiler leaks first: nothing at or after a position may ever be searched, recall
 from __future__ import annotations
 
 import hashlib
+import os
 from contextlib import closing
 from pathlib import Path
 from typing import Iterator
@@ -256,7 +257,6 @@ def test_many_chapters_changed_at_once_and_nothing_written(bank: Bank, project: 
 
 
 def test_the_watcher_follows_a_chapter_moved_into_a_new_folder_by_project_yaml(bank: Bank, project: Path) -> None:
-    import os
 
     from membank.index.store import reading
     from membank.shells.watch import Watcher
@@ -418,3 +418,15 @@ def test_chapters_naming_files_out_of_the_project_are_never_read(project: Path, 
         assert not [t for t in texts if "外面的秘密" in t or "name:" in t]
         problems = {d["source"]: d["problem"] for d in bank.manuscript_status()["items"]}
         assert problems["../secret.md"] and problems[str(tmp_path / "secret.md")]
+
+
+def test_a_repeated_heading_is_a_warning_naming_the_scene_number(bank: Bank, project: Path) -> None:
+    [warning] = [d for d in bank.diagnostics()["items"] if d["source"] == "chapters/ch01.md"]
+    assert (warning["line"], warning["severity"]) == (9, "warning") and "chapters/ch01.md#3" in warning["message"]
+    chapter = project / "chapters" / "ch01.md"
+    os.utime(chapter, ns=(chapter.stat().st_atime_ns, chapter.stat().st_mtime_ns + 10**9))  # touched: same bytes
+    bank.sync()
+    assert [d["line"] for d in bank.diagnostics()["items"] if d["source"] == "chapters/ch01.md"] == [9]
+    (project / "chapters" / "ch01.md").write_text(CH1.replace("## 雨夜\n\n雨夜二", "## 雨夜又至\n\n雨夜二"), "utf-8")
+    bank.sync()
+    assert not [d for d in bank.diagnostics()["items"] if d["source"] == "chapters/ch01.md"]

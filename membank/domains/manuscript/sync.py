@@ -106,14 +106,34 @@ def _document(bank: Bank, doc: str, known: tuple[int, int, str, str | None] | No
     size, mtime = stamp if stamp is not None else (len(data), 0)
     index.db.execute("INSERT OR REPLACE INTO manuscript_documents(document, size, mtime_ns, hash, problem)"
                      " VALUES (?, ?, ?, ?, NULL)", (doc, size, mtime, digest))
-    index.db.execute("DELETE FROM diagnostics WHERE origin = ? AND source = ?", (ORIGIN, doc))
     if known is not None and known[2] == digest and known[3] is None:
-        return
+        return  # the same bytes (touched): its passages, and the warnings on them, stay
+    index.db.execute("DELETE FROM diagnostics WHERE origin = ? AND source = ?", (ORIGIN, doc))
     passages = cut(doc, text, markdown=doc.lower().endswith(".md"))
     _write(index, doc, passages, report)
     labels = {p.scene_no: p.scene for p in passages}
     put_scenes(index, doc, [labels.get(n, f"#{n}") for n in range(1, max(labels, default=0) + 1)])
+    _repeated_headings(index, doc, passages)
     report.changed.append(doc)
+
+
+def _repeated_headings(index: Index, doc: str, passages: list[Passage]) -> None:
+    """A warning on each scene whose heading an earlier scene of the document bears: `doc#name` names the
+    first."""
+    opening: dict[int, Passage] = {}
+    for p in passages:
+        opening.setdefault(p.scene_no, p)
+    named: set[str] = set()
+    rows = []
+    for number, p in sorted(opening.items()):
+        if p.scene.startswith("#"):
+            continue
+        if p.scene in named:
+            rows.append((doc, ORIGIN, p.line, WARNING, f"a second scene headed `{p.scene}`: `{doc}#{p.scene}` "
+                         f"names the first; name this one `{doc}#{number}` or give it another heading"))
+        named.add(p.scene)
+    index.db.executemany("INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, ?, ?, ?, ?)",
+                         rows)
 
 
 def _decode(data: bytes) -> str:
