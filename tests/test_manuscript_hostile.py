@@ -257,7 +257,6 @@ def test_many_chapters_changed_at_once_and_nothing_written(bank: Bank, project: 
 
 
 def test_the_watcher_follows_a_chapter_moved_into_a_new_folder_by_project_yaml(bank: Bank, project: Path) -> None:
-
     from membank.index.store import reading
     from membank.shells.watch import Watcher
 
