@@ -541,6 +541,7 @@ export interface Entity {
   timeline?: string[];
   mentions?: { [key: string]: unknown }[];
   mentionsTotal?: number;
+  lastSeen?: string | null;
 }
 
 export interface EntityGet {

@@ -17,9 +17,11 @@ SUFFIXES = (".md", ".txt")
 
 
 def watch_folders(bank: Any, observer: BaseObserver, handler: FileSystemEventHandler,
-                  events: list[type[FileSystemEvent]], in_bank: Callable[[str], bool]) -> set[str]:
+                  events: list[type[FileSystemEvent]], in_bank: Callable[[str], bool],
+                  already: frozenset[str] = frozenset()) -> set[str]:
     """Schedule a watch on the project folder and on each manuscript document's folder that is not in a
-    bank folder; the folders watched."""
+    bank folder nor `already` watched (project.yaml may name a chapter in a new folder); the folders
+    newly watched."""
     from ..domains.manuscript.sync import documents
 
     try:
@@ -30,7 +32,7 @@ def watch_folders(bank: Any, observer: BaseObserver, handler: FileSystemEventHan
                     exc_info=True)
         return set()
     watched = set()
-    for folder in sorted(f for f in folders if not in_bank(f) and os.path.isdir(f)):
+    for folder in sorted(f for f in folders - already if not in_bank(f) and os.path.isdir(f)):
         try:
             observer.schedule(handler, folder, recursive=False, event_filter=events)
             watched.add(folder)

@@ -72,11 +72,11 @@ def heat_view(d: dict[str, Any]) -> None:
         row[0] += item["count"]
         row[1], row[2] = min(row[1], item["firstLine"]), max(row[2], item["lastLine"])
     top = max(count for count, _, _ in chapters.values())
-    width = max(cells(source) for source in chapters)
+    width = max(cells(source) for source in chapters)  # terminal cells: a Chinese file name takes two each
     lines = [f"{d['name']}: {d['total']} mentions, first {d['first']}, last {d['last']}"]
     for source, (count, first, last) in chapters.items():
         bar = "█" * max(1, round(BAR * count / top))
-        lines.append(f"{pad(source, width)}  {bar.ljust(BAR)}  {count:>4}  lines {first}–{last}")
+        lines.append(f"{pad(source, width)}  {pad(bar, BAR)}  {count:>4}  lines {first}–{last}")
     plain_lines(lines)
 
 

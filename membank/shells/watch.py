@@ -407,6 +407,10 @@ class Watcher:
             self._batches += 1
             self._failures = 0
             self.full_scans += applied.full_scans
+        if batch.manuscript and self._observer is not None:  # the story order may name a new folder
+            self._manuscript_dirs |= chapterwatch.watch_folders(
+                self.bank, self._observer, _Handler(self), _EVENTS, lambda folder: self._locate(folder) is not None,
+                frozenset(self._manuscript_dirs))
         changed = applied.changed
         if not changed:
             return
@@ -431,7 +435,6 @@ class Watcher:
         except Exception:  # a report without its problems beats none: keep the last known ones
             log.exception("the watcher could not list the bank's problems")
             return self._known
-
 
 def _empty(path: str) -> bool:
     """A file just created and still empty is about to be written (no close event follows a file

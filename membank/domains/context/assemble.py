@@ -249,7 +249,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         position = document if document is not None and order.knows(document) else None
         if position is not None:  # the scene the selection is in: what happens later in the chapter is not yet true
             at = from_manuscript.selection_at(req.start, passage, text)
-            position = from_manuscript.scene_position(bank, position, at)
+            position = from_manuscript.scene_position(bank, position, at, req.document_text)
         if position is None:
             reasons.append(Reason(STORY_POSITION_UNKNOWN, "no story position (no documentId, or one outside the "
                                   "story order): only timeless material is used"))

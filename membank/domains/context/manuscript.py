@@ -16,12 +16,28 @@ def selection_at(start: int | None, passage: Passage, text: str | None) -> int |
     return at if at is not None and at >= 0 else None
 
 
-def scene_position(bank: Bank, document: str, at: int | None) -> str:
-    """`document#n` for the scene holding offset `at` (the manuscript's passages know it), else `document`."""
+def scene_position(bank: Bank, document: str, at: int | None, buffer: str | None = None) -> str:
+    """`document#n` for the scene holding offset `at` (the manuscript's passages know it), else `document`.
+    With the app's unsaved text (`documentText`), `at` counts in that text, not in the saved chapter the
+    passages were cut from: the scene is also found in the text sent (by its heading where the saved
+    chapter has one of that name, else by its number), and the earlier of the two is taken, so text
+    inserted above the selection can never move the position past what follows it."""
     from ..manuscript.recall import scene_at
 
     scene = scene_at(bank, document, at)
+    if buffer is not None and at is not None and scene is not None:
+        scene = min(scene, _scene_in(bank, document, buffer, at))
     return f"{document}#{scene}" if scene is not None else document
+
+
+def _scene_in(bank: Bank, document: str, text: str, at: int) -> int:
+    from ..manuscript.passages import scenes
+    from ..story.positions import story_order
+
+    end = text.find("\n", at)
+    mine = scenes(text[:end if end >= 0 else len(text)], document.lower().endswith(".md"))[-1]
+    known = story_order(bank).scene_number(document, mine.name) if mine.name is not None else None
+    return known if known is not None else mine.number
 
 
 def recap(bank: Bank, position: str, tokens: int) -> list[Piece]:

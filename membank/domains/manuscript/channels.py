@@ -8,6 +8,7 @@ from typing import Annotated, Literal, TypedDict
 
 from ...kernel.payload import DocPath, Id, Most, Within
 from ..contract import Channel, Lazy, ProjectOnly
+from ..story import seen
 
 Position = Annotated[str, Most(chars=1300)]  # a document path, optionally `#scene`
 
@@ -122,3 +123,7 @@ CHANNELS = (
             "summaries", "The summaries in story order, each saying whether its text has changed since (stale).",
             "list_summaries"),
 )
+
+
+# `lastSeen` in kg:entity:list/get: the story domain asks the manuscript's mention index through this
+seen.provide(Lazy("membank.domains.manuscript.mentions", "seen"))

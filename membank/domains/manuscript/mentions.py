@@ -14,6 +14,7 @@ from ..story import graph
 from ..story.cards import Catalog, catalog
 from ..story.names import normalize
 from ..story.positions import story_order
+from ..story.seen import position as where
 from . import store
 
 
@@ -71,7 +72,12 @@ def appearances(bank: Bank, id_: str | None = None, name: str | None = None) -> 
     items = [{"source": doc, "scene": found[(doc, no)][0], "count": found[(doc, no)][1].count,
               "firstLine": found[(doc, no)][1].first_line, "lastLine": found[(doc, no)][1].last_line}
              for doc, no in keys]
-    position = [doc + ("" if label.startswith("#") else "#") + label
-                for doc, label in ((doc, found[(doc, no)][0]) for doc, no in keys)]
+    position = [where(order, doc, no, found[(doc, no)][0]) for doc, no in keys]
     return {"id": card["id"], "name": card["name"], "items": items, "first": position[0] if position else None,
             "last": position[-1] if position else None, "total": sum(i["count"] for i in items)}
+
+
+def seen(bank: Bank, cat: Catalog) -> dict[str, list[tuple[str, int, str]]]:
+    """story/seen.py's provider: card id -> [(document, scene number, scene label)] it is mentioned in."""
+    return {card_id: [(doc, no, label) for (doc, no), (label, _) in places.items()]
+            for card_id, places in table(bank, cat).items()}

@@ -10,12 +10,15 @@ Pure: text in, passages out; the caller reads the file and stores what comes bac
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+import unicodedata
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 MIN, MAX, LONG = 400, 1000, 1500  # code points
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _BREAK = re.compile(r"^[ \t]*(\*\*\*+|\* \* \*|---+|§)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")  # a code fence: no heading or scene break inside it
+_SETEXT = re.compile(r"^ {0,3}=+[ \t]*$")  # under a one-line paragraph: it is a heading (`---` stays a scene break)
 # a sentence ends after one of these, with any closing quotes or brackets that follow it
 _END = re.compile(r"(?:[。．｡！？!?…]+|\.(?=[\s\"'”’」』）)]|$))[\"'”’」』）)\]]*")
 
@@ -69,13 +72,26 @@ def sentence_cuts(text: str, start: int, end: int) -> list[int]:
     ends = [m.end() for m in _END.finditer(text, start, end)]
     cuts: list[int] = []
     at = start
-    while end - at > LONG:
-        fitting = [e for e in ends if at + MIN // 2 <= e <= at + MAX]
-        later = [e for e in ends if at + MAX < e <= at + LONG]
-        cut = fitting[-1] if fitting else (later[0] if later else at + MAX)
+    while end - at > LONG:  # bisect, not a scan of every end: a 2 MB paragraph of short sentences is linear
+        i = bisect_right(ends, at + MAX) - 1
+        if i >= 0 and ends[i] >= at + MIN // 2:
+            cut = ends[i]
+        else:
+            j = bisect_left(ends, at + MAX + 1)
+            cut = ends[j] if j < len(ends) and ends[j] <= at + LONG else _hard(text, at + MAX, at)
         cuts.append(cut)
         at = cut
     return cuts
+
+
+def _hard(text: str, cut: int, floor: int) -> int:
+    """A hard cut at `cut`, moved back off a combining mark, variation selector or joiner so an emoji or an
+    accented letter is never split across two passages."""
+    back = cut
+    while back > floor + 1 and (unicodedata.category(text[back]) in ("Mn", "Me", "Cf", "Sk")
+                                or "\ufe00" <= text[back] <= "\ufe0f" or text[back - 1] == "\u200d"):
+        back -= 1
+    return back if back > floor + 1 else cut
 
 
 def scenes(text: str, markdown: bool = True) -> list[Scene]:
@@ -140,26 +156,49 @@ def _cut(document: str, text: str, markdown: bool) -> tuple[list[Passage], list[
             found.append(Scene(current.number + 1, name, line))
 
     para_start: int | None = None
+    para_lines = 0  # lines of the paragraph being read
+    fence: str | None = None  # the open code fence's marker
     pos = body
     while pos < len(text):
         nl = text.find("\n", pos)
         stop = nl if nl >= 0 else len(text)
-        line = text[pos:stop]
+        line = text[pos:stop].rstrip("\r")  # a CRLF document reads as its LF twin (lines count the same)
         nxt = stop + 1
+        opened = _FENCE.match(line) if markdown else None
+        if fence is not None or opened:
+            if fence is None and opened:
+                fence = opened.group(1)[0] * len(opened.group(1))
+            elif opened and opened.group(1).startswith(fence) and not line.strip()[len(opened.group(1)):]:
+                fence = None
+            if para_start is None:
+                para_start = pos
+            para_lines += 1
+            pos = nxt
+            continue
+        setext = _SETEXT.match(line) if markdown and para_start is not None and para_lines == 1 else None
+        if setext:  # `Title` over `=====` or `-----`: the paragraph's one line is a heading
+            title_at = para_start
+            para_start, para_lines = None, 0
+            new_scene(text[title_at:pos].strip(), _line(line_starts, title_at))
+            heading_at = title_at if heading_at is None else heading_at
+            pos = nxt
+            continue
         heading = _HEADING.match(line) if markdown else None
         if heading or _BREAK.match(line):
             if para_start is not None:
                 paragraph(para_start, pos)
-                para_start = None
+                para_start, para_lines = None, 0
             new_scene(heading.group(2).strip() if heading else None, _line(line_starts, pos))
             if heading:
                 heading_at = pos if heading_at is None else heading_at
         elif not line.strip():
             if para_start is not None:
                 paragraph(para_start, pos)
-                para_start = None
-        elif para_start is None:
-            para_start = pos
+                para_start, para_lines = None, 0
+        else:
+            if para_start is None:
+                para_start = pos
+            para_lines += 1
         pos = nxt
     if para_start is not None:
         paragraph(para_start, len(text))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..contract import Bank
-from ..story.order import split
+from ..story.positions import story_order
 from .search import ranked
 
 EXCERPT_PROBE = 40  # code points of a passage looked for in the surrounding text
@@ -51,9 +51,9 @@ def recall(bank: Bank, before: str, query: str, k: int, window: tuple[int, int] 
     """The k best passages strictly before the story position `before` (its document's scene where the
     selection is), none overlapping `window` (code-point offsets of Layer 5's text in that document) nor
     shown in `surrounding`."""
-    if k <= 0 or not query.strip():
-        return []
-    document = split(before)[0]
+    if k <= 0 or not query.strip() or not story_order(bank).knows(before):
+        return []  # a document outside the story order is after every chapter: recall nothing, hide nothing less
+    document = story_order(bank).locate(before)[0]
     exclude: frozenset[int] = frozenset()
     if window is not None:
         exclude = frozenset(i for (i,) in bank.index.db.execute(

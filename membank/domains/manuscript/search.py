@@ -10,7 +10,6 @@ from typing import Any
 from ...kernel.text import fts_query
 from ..contract import Bank
 from ..recall.rank import fuse
-from ..story.order import split
 from ..story.positions import story_order
 from . import store
 from .sync import documents
@@ -31,12 +30,18 @@ class Before:
 
 
 def limit_of(bank: Bank, before: str | None) -> Before | None:
+    """INVALID_ARGUMENT for a `before` whose document the story order does not hold: it would count as after
+    every chapter and open the whole story (a typo, or a chapter not yet listed in `chapters:`), as
+    kg:entity:*'s `at` answers."""
     if before is None:
         return None
     order = story_order(bank)
+    if not order.knows(before):
+        raise store.unknown_position("before", before)
     at, scene = order.rank(before)
     earlier = tuple(d for d in documents(bank) if order.rank(d)[0] < at)
-    return Before(earlier, split(before)[0], scene) if order.knows(before) else Before(earlier, None, 0)
+    return Before(earlier, order.locate(before)[0], scene)
+
 
 
 def _allowed_sql(limit: Before | None, document: str | None) -> tuple[str, list[Any]]:

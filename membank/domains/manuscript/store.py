@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ...index import Index
+from ...kernel import errors
+from ...kernel.errors import MembankError
 from ...index.schema import DomainSchema, register
 from ...index.store import TOKENIZER
 
@@ -60,3 +62,10 @@ def generation(index: Index) -> int:
 
 def moved(index: Index) -> None:
     index.set_meta(GENERATION, str(generation(index) + 1))
+
+
+def unknown_position(field: str, position: str) -> MembankError:
+    """A `before` whose document the story order does not hold: it would count as after every chapter."""
+    return errors.invalid(field, f"`{position}` is not a position of the story: list it in project.yaml "
+                          "`chapters:` (or, without that list, create the file); nothing after a position is "
+                          "ever searched, and an unknown one would be after every chapter")

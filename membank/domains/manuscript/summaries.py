@@ -30,7 +30,8 @@ from . import store
 
 FOLDER = "summaries"
 LEVELS = ("scene", "chapter", "arc")
-MAX_SUMMARY_BYTES = 256 * 1024
+MAX_SUMMARY_BYTES = 512 * 1024  # summary:put's largest text (100,000 code points) must read back
+MAX_NAME_BYTES = 120  # a summary file's name (the file system allows 255 bytes)
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
 
 
@@ -98,7 +99,7 @@ def source_text(bank: Bank, order: StoryOrder, of: str) -> str | None:
         docs = [d for d in order.positions if lo <= order.rank(d)[0] <= hi]
         parts = [read_document(bank.root, d) for d in docs]
         return "\n".join(p for p in parts if p is not None)
-    doc, scene = split(of)
+    doc, scene = order.locate(of)
     if scene is None:
         return read_document(bank.root, doc)
     number = order.scene_number(doc, scene)
@@ -141,7 +142,7 @@ def summaries(bank: Bank) -> list[Summary]:
 def _key(order: StoryOrder, s: Summary) -> tuple[Any, ...]:
     """Story order by where a summary ends (a whole document after each of its scenes)."""
     first, last = s.span
-    end = order.rank(last) if "#" in last else (order.rank(last)[0], END_OF_DOCUMENT + 1)
+    end = order.rank(last) if order.locate(last)[1] is not None else (order.rank(last)[0], END_OF_DOCUMENT + 1)
     return (*end, LEVELS.index(s.level), *order.rank(first), s.of)
 
 
@@ -149,10 +150,13 @@ def before_position(order: StoryOrder, s: Summary, position: str | None) -> bool
     """Whether everything the summary covers lies strictly before `position` (a document alone: its start)."""
     if position is None:
         return True
-    last = s.span[1]
-    if "#" not in last and s.level != "scene":  # a whole document ends after each of its scenes
-        return order.rank(last)[0] < order.rank(position)[0]
-    return order.rank(last) < order.rank(position)
+    for end in s.span:  # both ends: an arc written backwards (`ch09..ch01`) still ends at ch09
+        if order.locate(end)[1] is None:  # a whole document (whatever `level` says) ends after each of its scenes
+            if not order.rank(end)[0] < order.rank(position)[0]:
+                return False
+        elif not order.rank(end) < order.rank(position):
+            return False
+    return True
 
 
 def item(bank: Bank, order: StoryOrder, s: Summary) -> dict[str, Any]:
@@ -162,6 +166,8 @@ def item(bank: Bank, order: StoryOrder, s: Summary) -> dict[str, Any]:
 
 def list_(bank: Bank, before: str | None = None) -> dict[str, Any]:
     order = story_order(bank)
+    if before is not None and not order.knows(before):
+        raise store.unknown_position("before", before)
     found = [s for s in summaries(bank) if before_position(order, s, before)]
     return {"items": [item(bank, order, s) for s in sorted(found, key=lambda s: _key(order, s))]}
 
@@ -185,7 +191,7 @@ def put(bank: Bank, of: str, level: str, text: str, source_hash: str | None = No
         existing = [s for s in read_all(bank) if s.of == of]
         folder = _folder(bank)
         path = bank.project.path / existing[0].source.removeprefix(".writenow/") if existing else \
-            folder / (re.sub(r"[^\w.\-]+", "_", of.replace("..", "~")).strip("_") + ".md")
+            folder / file_name(of)
         meta = {"of": of, "level": level, **({"sourceHash": source_hash} if source_hash else {}),
                 **({"by": by} if by else {})}
         data = ("---\n" + yaml.safe_dump(meta, allow_unicode=True, sort_keys=False) + "---\n" + text.strip() + "\n")
@@ -197,21 +203,35 @@ def put(bank: Bank, of: str, level: str, text: str, source_hash: str | None = No
         return item(bank, order, summary)
 
 
+def file_name(of: str) -> str:
+    """The summary file's name for `of`: its path with `/` and other punctuation as `_`, never dot-named
+    (a hidden file is never read back), never longer than MAX_NAME_BYTES (a hash keeps it unique)."""
+    stem = re.sub(r"[^\w.\-]+", "_", of.replace("..", "~")).strip("_.")
+    if not stem or len(stem.encode("utf-8")) > MAX_NAME_BYTES:
+        digest = hashlib.sha256(of.encode("utf-8")).hexdigest()[:12]
+        head = stem.encode("utf-8")[:MAX_NAME_BYTES - 16].decode("utf-8", "ignore").rstrip("_.")
+        stem = f"{head}_{digest}" if head else f"summary_{digest}"
+    return stem + ".md"
+
+
 def recap(bank: Bank, position: str, tokens: int) -> list[tuple[Summary, bool]]:
     """The story so far before `position` within `tokens`: the newest summaries first in detail (a scene's,
     then a chapter's), older ones folded into an arc that covers them where one exists, cut from the oldest
     end; returned oldest first, each with whether it is stale."""
     order = story_order(bank)
+    if not order.knows(position):
+        return []  # a document outside the story order: after every chapter, so the recap tells nothing
     found = [s for s in summaries(bank) if before_position(order, s, position)]
     detail = sorted((s for s in found if s.level != "arc"), key=lambda s: _key(order, s), reverse=True)
     arcs = sorted((s for s in found if s.level == "arc"), key=lambda s: _key(order, s), reverse=True)
     chosen: list[Summary] = []
     covered: set[int] = set()  # document ranks an arc already tells
-    chapters = {split(s.of)[0] for s in detail if s.level == "chapter"}
+    chapters = {order.locate(s.of)[0] for s in detail if s.level == "chapter"}
+    here = order.locate(position)[0]
     used = 0
     for s in detail:
-        doc = split(s.of)[0]
-        if order.rank(doc)[0] in covered or (s.level == "scene" and doc in chapters and doc != split(position)[0]):
+        doc = order.locate(s.of)[0]
+        if order.rank(doc)[0] in covered or (s.level == "scene" and doc in chapters and doc != here):
             continue  # told by an arc already, or an earlier chapter told whole
         cost = estimate_tokens(s.text) + 8
         if used + cost > tokens:

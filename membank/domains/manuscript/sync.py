@@ -84,6 +84,11 @@ def _document(bank: Bank, doc: str, known: tuple[int, int, str, str | None] | No
         stamp = None
     if stamp is not None and known is not None and (known[0], known[1]) == stamp:
         return  # unchanged since it was read (or refused: a 20 MB chapter is not read again until it moves)
+    if any(part.startswith(".") and part != ".." for part in doc.replace("\\", "/").split("/")):
+        # `chapters:` naming .writenow/… or .git/…: the bank's own files (memories dated to a later chapter)
+        # would be searchable as manuscript, outside their story time
+        _problem(index, doc, stamp, "a file in a hidden folder (.writenow, .git) is not manuscript", known, report)
+        return
     try:
         data = read_document_bytes(bank.root, doc, MAX_CHAPTER_BYTES)
         text = None if data is None else _decode(data)
@@ -101,14 +106,34 @@ def _document(bank: Bank, doc: str, known: tuple[int, int, str, str | None] | No
     size, mtime = stamp if stamp is not None else (len(data), 0)
     index.db.execute("INSERT OR REPLACE INTO manuscript_documents(document, size, mtime_ns, hash, problem)"
                      " VALUES (?, ?, ?, ?, NULL)", (doc, size, mtime, digest))
-    index.db.execute("DELETE FROM diagnostics WHERE origin = ? AND source = ?", (ORIGIN, doc))
     if known is not None and known[2] == digest and known[3] is None:
-        return
+        return  # the same bytes (touched): its passages, and the warnings on them, stay
+    index.db.execute("DELETE FROM diagnostics WHERE origin = ? AND source = ?", (ORIGIN, doc))
     passages = cut(doc, text, markdown=doc.lower().endswith(".md"))
     _write(index, doc, passages, report)
     labels = {p.scene_no: p.scene for p in passages}
     put_scenes(index, doc, [labels.get(n, f"#{n}") for n in range(1, max(labels, default=0) + 1)])
+    _repeated_headings(index, doc, passages)
     report.changed.append(doc)
+
+
+def _repeated_headings(index: Index, doc: str, passages: list[Passage]) -> None:
+    """A warning on each scene whose heading an earlier scene of the document bears: `doc#name` names the
+    first."""
+    opening: dict[int, Passage] = {}
+    for p in passages:
+        opening.setdefault(p.scene_no, p)
+    named: set[str] = set()
+    rows = []
+    for number, p in sorted(opening.items()):
+        if p.scene.startswith("#"):
+            continue
+        if p.scene in named:
+            rows.append((doc, ORIGIN, p.line, WARNING, f"a second scene headed `{p.scene}`: `{doc}#{p.scene}` "
+                         f"names the first; name this one `{doc}#{number}` or give it another heading"))
+        named.add(p.scene)
+    index.db.executemany("INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, ?, ?, ?, ?)",
+                         rows)
 
 
 def _decode(data: bytes) -> str:

@@ -114,6 +114,7 @@ class Entity(TypedDict, total=False):
     timeline: list[str]  # kg:entity:get: the positions where something about it happens, in story order
     mentions: list[dict[str, Any]]  # kg:consistency:check: the first 200 (kernel/limits.py MAX_LISTED)
     mentionsTotal: int
+    lastSeen: str | None  # kg:entity:list/get: the last scene at or before `at` it is mentioned in (`doc#scene`)
 
 
 class Entities(TypedDict):

@@ -49,7 +49,16 @@ def split(position: str) -> tuple[str, str | None]:
     heading's text, `chapters/ch05.md#2` its second scene (docs/manuscript.md, "Scene positions")."""
     doc, sep, scene = position.partition("#")
     scene = scene.strip()
-    return doc.strip(), (scene if sep and scene else None)
+    return _document(doc), (scene if sep and scene else None)
+
+
+def _document(doc: str) -> str:
+    """A position's document as the order spells it: outer spaces, `./` and backslashes are not another
+    document (` chapters/ch01.md` must not count as after every chapter and see the whole story)."""
+    doc = doc.strip().replace("\\", "/")
+    while doc.startswith("./"):
+        doc = doc[2:]
+    return doc
 
 
 @dataclass(frozen=True)
@@ -82,16 +91,34 @@ class StoryOrder:
         digits = scene[1:] if scene.startswith("#") else scene
         if digits.isdigit() and 1 <= int(digits) and (not labels or int(digits) <= len(labels)):
             return int(digits)
+        if digits.isdigit() and int(digits) == 0:
+            return 0  # `#0`: before the first scene, the document's start (as the document alone)
         return None
 
     def unknown_scene(self, position: str) -> bool:
         doc, scene = split(position)
         return scene is not None and self.scene_number(doc, scene) is None
 
+    def locate(self, position: str) -> tuple[str, str | None]:
+        """`split`, knowing the documents: a file whose name holds `#` (`chapters/ch02 #2.md`) is that
+        document, not `chapters/ch02 ` and a scene (an unknown document would count as after every one)."""
+        doc, scene = split(position)
+        if doc in self._rank or "#" not in position:  # type: ignore[attr-defined]
+            return doc, scene
+        if _document(position) in self._rank:  # type: ignore[attr-defined]
+            return _document(position), None
+        cut = position.rfind("#")
+        while cut > 0:
+            head, tail = _document(position[:cut]), position[cut + 1:].strip()
+            if head in self._rank:  # type: ignore[attr-defined]
+                return head, tail or None
+            cut = position.rfind("#", 0, cut)
+        return doc, scene
+
     def rank(self, position: str) -> tuple[int, int]:
         """Its place in the order: (the document's, the scene's); (len(positions), 0) for a document the
         order does not hold."""
-        doc, scene = split(position) if "#" in position else (position, None)
+        doc, scene = self.locate(position)
         at = self._rank.get(doc)  # type: ignore[attr-defined]
         if at is None:
             return len(self.positions), 0
@@ -106,7 +133,7 @@ class StoryOrder:
         return self.rank(position)[0]
 
     def knows(self, position: str) -> bool:
-        return (split(position)[0] if "#" in position else position) in self._rank  # type: ignore[attr-defined]
+        return self.locate(position)[0] in self._rank  # type: ignore[attr-defined]
 
     def reached(self, at: str, position: str) -> bool:
         """Whether something that happens `at` has happened by `position` (at ≤ position)."""

@@ -11,7 +11,7 @@ from ...kernel.limits import MAX_LISTED, MAX_MENTIONS, MAX_PASSAGE_CHARS
 from ...kernel.paths import document_path
 from ..contract import Bank
 from . import check as checking
-from . import graph, positions
+from . import graph, positions, seen
 from .cards import Catalog, catalog
 from .manuscript import read_document
 from .matching import allowance_spent, call_allowance
@@ -39,12 +39,16 @@ def entity_list(bank: Bank, kind: str | None = None, at: str | None = None) -> d
     position = _at(order, at)
     cards = sorted((c for c in cat.cards.values() if kind is None or c["kind"] == kind),
                    key=lambda c: (c["section"], c["kind"], c["name"], c["id"]))
-    return {"items": [graph.entity(c, cat, order, position) for c in cards]}
+    places = seen.scenes(bank, cat) if cards else {}
+    return {"items": [{**graph.entity(c, cat, order, position),
+                       "lastSeen": seen.last_seen(order, places.get(c["id"], []), position)} for c in cards]}
 
 
 def entity_get(bank: Bank, id_: str | None = None, name: str | None = None, at: str | None = None) -> dict[str, Any]:
     cat, order = _graph(bank)
-    return graph.entity(graph.find(cat, id_, name), cat, order, _at(order, at), whole=True)
+    card, position = graph.find(cat, id_, name), _at(order, at)
+    return {**graph.entity(card, cat, order, position, whole=True),
+            "lastSeen": seen.last_seen(order, seen.scenes(bank, cat).get(card["id"], []), position)}
 
 
 def relations(bank: Bank, id_: str | None = None, name: str | None = None, at: str | None = None,
