@@ -91,3 +91,14 @@ def test_a_reading_command_loads_only_its_own_channel(sample: Path, home: Path, 
     assert loaded & set(FLOWS) == set()
     if command not in ("status", "doctor"):  # their report reads episodes, lifecycle, recall and story problems
         assert loaded & set(REPORT) == set()
+
+
+@pytest.mark.parametrize("command", ("list", "show", "settings get", "skills"))
+def test_a_reading_command_on_a_project_with_a_manuscript_imports_no_numpy(sample: Path, home: Path, tmp_path: Path,
+                                                                         command: str) -> None:
+    """Every command syncs first, the manuscript's passages too; with every passage embedded already the
+    sync must not import numpy (~0.1 s of each command a writer waits for)."""
+    assert membank("index", cwd=sample, home=home).returncode == 0
+    args = (a.format(p=sample) for a in READING[command])
+    _, loaded = _run(_RUN, *args, tmp=tmp_path, cwd=sample, home=home)
+    assert "numpy" not in _roots(loaded)

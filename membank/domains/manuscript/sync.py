@@ -215,10 +215,10 @@ def _write(index: Index, doc: str, cut_: list[Passage], report: Report) -> None:
 def embed_pending(index: Index, embedder: Callable[[], object]) -> int:
     """Give every passage without a vector one (in the caller's transaction); with another model than the
     one the vectors were made with, every passage is embedded again. The number embedded."""
-    import numpy as np
-
     if not index.db.execute("SELECT 1 FROM manuscript_passages WHERE vec IS NULL LIMIT 1").fetchall():
         return 0
+    import numpy as np  # here, not above: every CLI command syncs, and numpy costs ~0.1 s to import
+
     model = embedder()
     if model is None:
         return 0
