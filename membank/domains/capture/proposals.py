@@ -64,7 +64,7 @@ def _title(op: dict[str, Any]) -> str:
 
 def _yaml(op: dict[str, Any]) -> str:
     body = {k: v for k, v in op.items() if k != "evidence"}
-    return yaml.safe_dump(body, allow_unicode=True, sort_keys=False, default_flow_style=None, width=100).rstrip()
+    return yaml.safe_dump(body, allow_unicode=True, sort_keys=False, default_flow_style=False, width=100).rstrip()
 
 
 def render(document: str, meta: dict[str, Any], ops: list[Proposed]) -> str:
