@@ -272,6 +272,14 @@ def test_status_in_story_order_and_stale_after_an_edit(bank: Bank) -> None:
     (bank.root / D).write_text(CH03 + "\n又一句。\n", "utf-8")
     items = ok(bank, "capture:status")["items"]
     assert (items[1]["state"], items[1]["stale"], items[1]["pending"]) == ("stale", 2, 0)
+    # proposed again against the new text: the stale op is current again, in its place; the other stays stale
+    h = ok(bank, "capture:prepare", documentId=D)["chapterHash"]
+    again = ok(bank, "capture:propose", documentId=D, chapterHash=h, ops=GOOD[1:2])
+    assert [r["status"] for r in again["ops"]] == ["pending"] and again["written"]
+    items = ok(bank, "capture:status")["items"]
+    assert (items[1]["state"], items[1]["stale"], items[1]["pending"]) == ("stale", 1, 1)
+    text = (bank.root / ".writenow" / "proposals" / D).read_text("utf-8")
+    assert text.index(again["ops"][0]["id"]) > text.index(proposals.op_id(D, GOOD[0]))
 
 
 def test_the_cli_prints_the_prompt_takes_a_file_and_lists_the_state(bank: Bank, tmp_path: Path) -> None:

@@ -77,9 +77,9 @@ def prepare(bank: Bank, document_id: str, document_text: str | None = None) -> d
     for e in entities:
         for r in e.get("relations") or []:
             r.pop("depth", None)
-    named = {n for e in entities for n in (e["name"], *e["aliases"])}
     open_threads = at_position(bible.threads(bank), earlier, mark, "open")
-    in_force = [f for f in bible.facts(bank, earlier, mark) if any(n and n in f["content"] for n in named)]
+    wanted = set(ids)
+    in_force = [f for f in bible.facts(bank, earlier, mark) if wanted.intersection(bible.mentioned(cat, f["content"]))]
     schema = shapes.proposal_schema()
     skill, budget, source = _skill(bank)
     common = {
@@ -149,7 +149,7 @@ def propose(bank: Bank, document_id: str, chapter_hash_: str, ops: list[dict[str
                 r["status"], r["reason"] = "duplicate", "ALREADY_PROPOSED"
                 r["message"] = "the proposal file holds this op already"
         written = False
-        if len(merged) != len(old) or old_text is None:
+        if merged != old or old_text is None:
             head = {"chapterHash": now_hash, "by": by or meta.get("by") or "unknown",
                     "proposed": clock.now_iso()}
             atomic_write(path, proposals.render(document, head, merged).encode("utf-8"))

@@ -42,15 +42,20 @@ def op_id(document: str, op: dict[str, Any]) -> str:
 
 
 def merge(old: list[Proposed], new: list[Proposed]) -> tuple[list[Proposed], list[str]]:
-    """The file's ops then the new ones not already in it, in that order; and the ids already there."""
-    have = {p.id for p in old}
+    """The file's ops then the new ones not already in it, in that order; and the ids already there. An
+    op pending against another text of the chapter (stale) that is proposed again takes the new one's
+    place where it stood: re-proposed, it is current again."""
+    at = {p.id: i for i, p in enumerate(old)}
     out, already = list(old), []
     for p in new:
-        if p.id in have:
+        i = at.get(p.id)
+        if i is None:
+            at[p.id] = len(out)
+            out.append(p)
+        elif out[i].status in ("pending", "stale") and out[i].chapter_hash != p.chapter_hash:
+            out[i] = p
+        else:
             already.append(p.id)
-            continue
-        have.add(p.id)
-        out.append(p)
     return out, already
 
 
