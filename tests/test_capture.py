@@ -55,6 +55,8 @@ aliases: [外祖母, 史氏太君]
 ---
 荣国府的老祖宗。
 """,
+    "characters/wang-furen.md": "---\nname: 王夫人\nkind: character\naliases: [舅母]\n---\n",
+    "characters/xing-furen.md": "---\nname: 邢夫人\nkind: character\naliases: [舅母]\n---\n",
     "characters/lin-ruhai.md": """---
 name: 林如海
 kind: character
@@ -200,6 +202,8 @@ WRONG = [
     ({"op": "progress", "entity": "王熙凤", "state": "迎客", "evidence": "黛玉方进入房时"}, "pending",
      "UNKNOWN_ENTITY"),
     ({"op": "fact", "content": "黛玉摔玉。", "evidence": "黛玉摔了通灵宝玉"}, "pending", "EVIDENCE_NOT_FOUND"),
+    ({"op": "relate", "entity": "舅母", "to": "林黛玉", "type": "舅母", "evidence": "黛玉方进入房时"}, "pending",
+     "AMBIGUOUS"),
     ({"op": "progress", "entity": "林黛玉", "set": {"location": "扬州"}, "evidence": "登舟而去"}, "refused",
      "ALREADY_KNOWN"),
     ({"op": "relate", "entity": "林黛玉", "to": "林如海", "type": "父亲", "evidence": "原不忍弃父而往"}, "refused",
@@ -227,7 +231,8 @@ def test_propose_checks_each_op_and_keeps_the_valid_ones(bank: Bank) -> None:
     for r, (op, status, reason) in zip(got[len(GOOD):], WRONG):
         assert (r["status"], r["reason"]) == (status, reason), (op, r)
     assert "entity" in got[len(GOOD)]["message"]  # unknown: add an `entity` op
-    assert "ch04" in got[len(GOOD) + 6]["message"]  # the later change the death runs into
+    assert "王夫人" in got[len(GOOD) + 2]["message"] and "邢夫人" in got[len(GOOD) + 2]["message"]
+    assert "ch04" in got[len(GOOD) + 7]["message"]  # the later change the death runs into
     path = bank.root / ".writenow" / "proposals" / "chapters" / "ch03.md"
     text = path.read_text("utf-8")
     kept = [r for r in got if r["status"] == "pending"]
@@ -288,9 +293,24 @@ def test_the_cli_prints_the_prompt_takes_a_file_and_lists_the_state(bank: Bank, 
     got = run("capture", D, cwd=root, home=home)
     assert got.returncode == 0 and got.stdout.startswith("你是小说作者的资料编辑") and "随父在扬州" in got.stdout
     answer = tmp_path / "answer.json"
-    answer.write_text(json.dumps({"ops": GOOD[:2] + [WRONG[2][0]]}, ensure_ascii=False), "utf-8")
+    answer.write_text(json.dumps({"ops": GOOD[:2] + [WRONG[3][0]]}, ensure_ascii=False), "utf-8")
     got = run("propose", D, str(answer), cwd=root, home=home)
     assert got.returncode == 0, got.stderr
     assert "2 kept, 0 already proposed, 1 refused" in got.stdout and "ALREADY_KNOWN" in got.stdout
     got = run("capture", "--status", cwd=root, home=home)
     assert got.returncode == 0 and f"{D}\tpending\t(pending 2)" in got.stdout
+
+
+def test_a_proposal_file_edited_into_nonsense_is_named_by_its_line(bank: Bank) -> None:
+    h = chapter_hash(CH03)
+    ok(bank, "capture:propose", documentId=D, chapterHash=h, ops=GOOD[:2])
+    path = bank.root / ".writenow" / "proposals" / D
+    text = path.read_text("utf-8")
+    broken = text.replace("```yaml", "```", 1)
+    path.write_text(broken, "utf-8")
+    line = broken[:broken.index("## p-")].count("\n") + 1
+    error = refused(bank, "capture:propose", documentId=D, chapterHash=h, ops=GOOD[2:3])
+    assert error["code"] == "CONFLICT" and error["details"]["line"] == line
+    assert path.read_text("utf-8") == broken  # the writer's file is left as they made it
+    item = ok(bank, "capture:status")["items"][1]
+    assert item["problems"][0]["line"] == line and item["pending"] == 1

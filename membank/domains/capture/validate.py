@@ -74,7 +74,8 @@ def _resolve(bible: Bible, name: str, field: str, flags: list[str], notes: list[
         notes.append(f"{field} `{name}` names no card: add an `entity` op for it (or fix the name)")
     else:
         flags.append(AMBIGUOUS)
-        names = ", ".join(f"{c} ({bible.catalog.cards[c]['source']})" for c in found)
+        names = ", ".join(f"{bible.catalog.cards[c]['name']} (id {c}, {bible.catalog.cards[c]['source']})"
+                          for c in found)
         notes.append(f"{field} `{name}` names {len(found)} cards: {names}; use an id")
     return None
 
@@ -166,8 +167,9 @@ def check(bible: Bible, op: dict[str, Any]) -> Verdict:
         for name in op.get("entities") or ():
             _resolve(bible, name, "entities", flags, notes)
     elif kind == "scene":
-        for name in [*(op.get("present") or ()), *([op["pov"]] if "pov" in op else [])]:
-            _resolve(bible, name, "present", flags, notes)
+        for field, name in [*(("present", n) for n in op.get("present") or ()),
+                            *((("pov", op["pov"]),) if "pov" in op else ())]:
+            _resolve(bible, name, field, flags, notes)
     if refused is not None:
         code, _, message = refused.partition(": ")
         return Verdict((), (), line, code, message)
