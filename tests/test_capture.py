@@ -314,3 +314,9 @@ def test_a_proposal_file_edited_into_nonsense_is_named_by_its_line(bank: Bank) -
     assert path.read_text("utf-8") == broken  # the writer's file is left as they made it
     item = ok(bank, "capture:status")["items"][1]
     assert item["problems"][0]["line"] == line and item["pending"] == 1
+
+
+def test_a_proposal_that_cannot_be_written_is_a_storage_error(bank: Bank) -> None:
+    (bank.root / ".writenow" / "proposals").write_text("a file where the folder goes", "utf-8")
+    error = refused(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=GOOD[:1])
+    assert error["code"] == "DB_ERROR" and "proposals" in error["message"]

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ...files.frontmatter import decode, split
-from ...files.reader import read_regular
+from ...files.reader import Unreadable, read_regular
 from ...files.write import atomic_write, check_inside
+from ...index.failures import storage_error
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
 from ...kernel.paths import document_path
@@ -107,6 +108,9 @@ def _read_proposal(path: Path) -> str | None:
         data, _ = read_regular(path, MAX_PROPOSAL_BYTES + 1)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except (OSError, Unreadable) as e:
+        raise MembankError(errors.DB_ERROR, f"the proposal file {path.name} cannot be read "
+                           f"({getattr(e, 'message', None) or e.__class__.__name__})") from None
     return data.decode("utf-8", "replace")
 
 
@@ -152,7 +156,10 @@ def propose(bank: Bank, document_id: str, chapter_hash_: str, ops: list[dict[str
         if merged != old or old_text is None:
             head = {"chapterHash": now_hash, "by": by or meta.get("by") or "unknown",
                     "proposed": clock.now_iso()}
-            atomic_write(path, proposals.render(document, head, merged).encode("utf-8"))
+            try:
+                atomic_write(path, proposals.render(document, head, merged).encode("utf-8"))
+            except OSError as e:
+                raise storage_error(e, bank.project.source(_rel(bank, path))) from None
             written = True
     return {"documentId": document, "chapterHash": now_hash, "proposal": bank.project.source(_rel(bank, path)),
             "written": written, "ops": results,
