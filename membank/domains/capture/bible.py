@@ -16,7 +16,6 @@ from ..story.manuscript import read_document
 from ..story.matching import call_allowance
 from ..story.order import StoryOrder
 from ..story.threadfiles import load as load_threads
-from .evidence import MAX_QUOTE_CHARS, Chapter  # noqa: F401 (re-exported for the flows)
 
 MAX_CHAPTER_CHARS = 200_000  # a chapter prepared or checked at once (kernel/limits.py MAX_PASSAGE_CHARS)
 

@@ -15,7 +15,6 @@ from ...files.write import atomic_write, check_inside
 from ...index.failures import storage_error
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
-from ...kernel.paths import document_path
 from ..contract import Bank
 from ..skills.read import find as find_skill
 from ..story import graph, positions
