@@ -24,7 +24,8 @@ from membank.shells.schema import channel_schema
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 CHANNELS = {"memory:injection:preview", "context:assemble", "kg:state", "kg:consistency:check", "memory:create",
-            "memory:update", "memory:working:add", "memory:session:end", "skill:list"}
+            "memory:update", "memory:working:add", "memory:session:end", "skill:list", "capture:prepare",
+            "capture:propose", "capture:status"}
 DEADLINE = 120.0  # seconds for the whole session; it takes a few
 
 
@@ -61,6 +62,14 @@ async def _session(project: Path, home: Path, errlog: Any) -> dict[str, Any]:
             seen["kg_consistency_check"] = await call("kg_consistency_check", {
                 "documentId": "chapters/ch05.md", "text": "Lin Mo raised his sword arm high above his head."})
             seen["skill_list"] = await call("skill_list", {})
+            seen["capture_prepare"] = await call("capture_prepare", {"documentId": "chapters/ch05.md"})
+            text = (project / "chapters" / "ch05.md").read_text("utf-8")
+            quote = next(ln.strip()[:20] for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
+            seen["capture_propose"] = await call("capture_propose", {
+                "documentId": "chapters/ch05.md",
+                "chapterHash": (seen["capture_prepare"].structured_content or {}).get("chapterHash"),
+                "ops": [{"op": "fact", "content": "The lamp burns all night.", "evidence": quote}], "by": "agent"})
+            seen["capture_status"] = await call("capture_status", {})
             seen["memory_create"] = await call("memory_create", {"type": "fact", "scope": "project",
                                                                  "content": "Maren hums when she is afraid.",
                                                                  "tags": ["maren"]})
@@ -146,7 +155,7 @@ def test_initialize_names_the_server_and_its_capabilities(session: dict[str, Any
 
 def test_every_tool_is_listed_with_its_channels_payload_schema(session: dict[str, Any]) -> None:
     tools = {t.name: t for t in session["tools"]}
-    assert set(tools) == {t.name for t in mcptools.TOOLS} and len(tools) == 9
+    assert set(tools) == {t.name for t in mcptools.TOOLS} and len(tools) == 12
     assert {t.channel for t in mcptools.TOOLS} == CHANNELS
     for t in mcptools.TOOLS:
         listed = tools[t.name]
@@ -175,6 +184,16 @@ def test_context_story_and_skill_tools_answer_as_their_channels(session: dict[st
     assert checked["documentId"] == "chapters/ch05.md" and checked["entities"]
     skills = _data(session["skill_list"])
     assert "continue" in {s["id"] for s in skills["items"]}
+
+
+def test_an_agent_runs_the_capture_loop_up_to_the_review(session: dict[str, Any]) -> None:
+    prepared = session["capture_prepare"].structured_content
+    assert prepared["chapterHash"].startswith("sha256:") and prepared["schema"]["title"] == "membank capture proposal"
+    assert prepared["prompt"] or prepared["parts"]
+    proposed = session["capture_propose"].structured_content
+    assert [r["status"] for r in proposed["ops"]] == ["pending"] and proposed["proposal"].endswith("ch05.md")
+    items = {i["documentId"]: i for i in session["capture_status"].structured_content["items"]}
+    assert (items["chapters/ch05.md"]["state"], items["chapters/ch05.md"]["pending"]) == ("pending", 1)
 
 
 def test_memory_create_and_update_write_the_file(session: dict[str, Any]) -> None:

@@ -128,7 +128,18 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
         "kg:appearances": {"name": "Lin Mo"},
         "summary:put": {"of": "chapters/ch01.md", "level": "chapter", "text": "Maren keeps the lamp lit."},
         "summary:list": {"before": "chapters/ch05.md"},
+        **_capture(sample),
     }
+
+
+def _capture(sample: Path) -> dict[str, dict[str, Any]]:
+    from membank.domains.capture.evidence import chapter_hash
+    text = (sample / "chapters" / "ch05.md").read_text("utf-8").lstrip("\ufeff")
+    quote = next(line.strip()[:20] for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    return {"capture:prepare": {"documentId": "chapters/ch05.md"},
+            "capture:propose": {"documentId": "chapters/ch05.md", "chapterHash": chapter_hash(text),
+                                "ops": [{"op": "fact", "content": "The lamp burns all night.", "evidence": quote}]},
+            "capture:status": {}}
 
 
 def _card_file(path: Path) -> Path:

@@ -36,6 +36,12 @@ export type Envelope<D = unknown> = Success<D> | Failure;
 export interface Channels {
   /** Schema: docs/schema/ai.skill.feedback.json */
   "ai:skill:feedback": { payload: AiSkillFeedbackPayload; data: AiSkillFeedbackData };
+  /** Schema: docs/schema/capture.prepare.json */
+  "capture:prepare": { payload: CapturePreparePayload; data: CapturePrepareData };
+  /** Schema: docs/schema/capture.propose.json */
+  "capture:propose": { payload: CaptureProposePayload; data: CaptureProposeData };
+  /** Schema: docs/schema/capture.status.json */
+  "capture:status": { payload: CaptureStatusPayload; data: CaptureStatusData };
   /** Schema: docs/schema/card.export.json */
   "card:export": { payload: CardExportPayload; data: CardExportData };
   /** Schema: docs/schema/card.import.json */
@@ -170,6 +176,12 @@ export type NotificationParams<K extends NotificationName> = Notifications[K];
 
 export type AiSkillFeedbackPayload = SkillFeedback;
 export type AiSkillFeedbackData = SkillFeedbackOut;
+export type CapturePreparePayload = CapturePrepare;
+export type CapturePrepareData = Prepared;
+export type CaptureProposePayload = CapturePropose;
+export type CaptureProposeData = Proposed;
+export type CaptureStatusPayload = ProjectOnly;
+export type CaptureStatusData = CaptureStatus;
 export type CardExportPayload = CardExport;
 export type CardExportData = ExportOut;
 export type CardImportPayload = CardImport;
@@ -326,6 +338,24 @@ export interface BookReport {
   alwaysOnTokens: number;
 }
 
+export interface CapturePrepare {
+  documentId: string;
+  projectId?: string | null;
+  documentText?: string | null;
+}
+
+export interface CapturePropose {
+  documentId: string;
+  chapterHash: string;
+  ops: { [key: string]: unknown }[];
+  projectId?: string | null;
+  by?: string | null;
+}
+
+export interface CaptureStatus {
+  items: DocumentCapture[];
+}
+
 export interface CardExport {
   source: string;
   format: "json" | "png" | "charx";
@@ -450,6 +480,16 @@ export interface Diagnostics {
   hardCut: ("before" | "after")[];
   memoryDegraded: boolean;
   tookMs: number;
+}
+
+export interface DocumentCapture {
+  documentId: string;
+  state: string;
+  pending: number;
+  accepted: number;
+  rejected: number;
+  stale: number;
+  problems: { [key: string]: unknown }[];
 }
 
 export interface DocumentState {
@@ -990,6 +1030,25 @@ export interface ModelStatus {
   problem: ReasonInfo | null;
 }
 
+export interface OpResult {
+  index: number;
+  id: string;
+  op: string;
+  status: string;
+  reason: string | null;
+  message: string;
+  flags: string[];
+  notes: string[];
+  line: number | null;
+}
+
+export interface Part {
+  scene: string;
+  line: number;
+  endLine: number;
+  prompt: string;
+}
+
 export interface PassageItem {
   source: string;
   scene: string;
@@ -1033,6 +1092,19 @@ export interface PreferencesIngested {
   count: number;
   threshold: number;
   learned?: Memory;
+}
+
+export interface Prepared {
+  documentId: string;
+  chapterHash: string;
+  at: string;
+  prompt: string | null;
+  parts: Part[];
+  schema: { [key: string]: unknown };
+  skill: string;
+  entities: { [key: string]: unknown }[];
+  threads: { [key: string]: unknown }[];
+  facts: { [key: string]: unknown }[];
 }
 
 export interface Preview {
@@ -1101,6 +1173,15 @@ export interface ProjectOpened {
   projectId: string;
   name: string;
   root: string;
+}
+
+export interface Proposed {
+  documentId: string;
+  chapterHash: string;
+  proposal: string;
+  written: boolean;
+  ops: OpResult[];
+  counts: { [key: string]: number };
 }
 
 export interface Ranked {

@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import re
 
+from ..domains.capture import channels as capture
 from ..domains.cards import channels as cards
 from ..domains.context import channels as context
 from ..domains.contract import Channel
@@ -44,6 +45,7 @@ TABLES: tuple[tuple[Channel, ...], ...] = (
     cards.CHANNELS,
     git.CHANNELS,
     manuscript.CHANNELS,
+    capture.CHANNELS,
 )
 
 CATALOG: dict[str, Channel] = {c.name: c for table in TABLES for c in table}

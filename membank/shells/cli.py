@@ -391,9 +391,9 @@ def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder a
 
 # the prompt and settings commands live in modules of their own; importing them registers them,
 # after the commands above (the order `membank --help` lists)
-from . import cardcli, episodecli, manuscriptcli, promptcli, settingscli, storycli, workingcli  # noqa: E402
+from . import capturecli, cardcli, episodecli, manuscriptcli, promptcli, settingscli, storycli, workingcli  # noqa: E402
 
-COMMAND_MODULES = (promptcli, settingscli, storycli, episodecli, workingcli, cardcli, manuscriptcli)
+COMMAND_MODULES = (promptcli, settingscli, storycli, episodecli, workingcli, cardcli, manuscriptcli, capturecli)
 
 
 def main() -> None:

@@ -69,6 +69,19 @@ TOOLS: tuple[Tool, ...] = (
          "the rest is forgotten. Closing the server ends every session the same way."),
     Tool("skill_list", "skill:list", "List the writing skills",
          "The writing skills of the project (project ones over global ones) and their context rules."),
+    Tool("capture_prepare", "capture:prepare", "Prepare a chapter for capture",
+         "Step 1 of the capture loop (docs/capture.md): for a chapter (`documentId`, e.g. `chapters/ch05.md`), the "
+         "prompt to send to your model (`prompt`, or `parts` for a long chapter), the entities it mentions with "
+         "their state just before the chapter, the open threads, the facts in force, the JSON Schema of the "
+         "answer, and `chapterHash` to send back with `capture_propose`."),
+    Tool("capture_propose", "capture:propose", "Propose updates from a chapter",
+         "Step 3 of the capture loop: the ops your model extracted (`ops`, as the schema of `capture_prepare` "
+         "says, each with an `evidence` quote from the chapter) and the `chapterHash` you prepared with. Each op "
+         "comes back with its status and reason; the valid ones wait in the chapter's proposal file for the "
+         "writer's review (you do not apply them)."),
+    Tool("capture_status", "capture:status", "Capture state of every chapter",
+         "Every document of the story in story order with its capture state (none, pending, stale, reviewed): "
+         "the list a backfill walks."),
 )
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}
 # the tools' annotations beyond the catalog's mode (a read is read-only): which change something again when

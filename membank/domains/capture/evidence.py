@@ -1,0 +1,45 @@
+"""Where a quote stands in a chapter (capture.md, propose): after NFKC and with whitespace folded away
+(a quote copied across a line break, full-width or half-width, still matches), its line. Pure."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+
+MAX_QUOTE_CHARS = 2_000  # a quote longer than this is not a quote (a model pasting the chapter back)
+
+
+def chapter_hash(text: str) -> str:
+    """`sha256:` of the chapter text as prepared."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def fold(text: str) -> tuple[str, list[int]]:
+    """The text NFKC-normalized with every whitespace character left out, and for each folded
+    character the offset in `text` it comes from."""
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        for c in unicodedata.normalize("NFKC", ch):
+            if not c.isspace():
+                out.append(c)
+                where.append(i)
+    return "".join(out), where
+
+
+class Chapter:
+    """A chapter folded once, for every quote of a proposal."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.folded, self.where = fold(text)
+
+    def line_of(self, quote: str) -> int | None:
+        """The 1-based line the quote starts on; None when it is not in the chapter (or is empty)."""
+        needle, _ = fold(quote)
+        if not needle:
+            return None
+        at = self.folded.find(needle)
+        if at < 0:
+            return None
+        return self.text.count("\n", 0, self.where[at]) + 1

@@ -1,0 +1,193 @@
+"""The capture channels' handlers (capture.md): prepare (what a model needs to read a chapter against the
+bible, as it stood just before the chapter), propose (every op checked, the valid ones kept in the
+chapter's proposal file) and status (every document's capture state, in story order)."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ...files.frontmatter import decode, split
+from ...files.reader import Unreadable, read_regular
+from ...files.write import atomic_write, check_inside
+from ...index.failures import storage_error
+from ...kernel import clock, errors
+from ...kernel.errors import MembankError
+from ..contract import Bank
+from ..skills.read import find as find_skill
+from ..story import graph, positions
+from ..story.threads import at_position
+from . import bible, parts, proposals, shapes, validate
+from .evidence import Chapter, chapter_hash
+
+SKILL = "capture"
+DEFAULT_BUDGET = 12_000  # tokens, when the skill gives none (about one code point each in Chinese)
+MAX_PROPOSAL_BYTES = 4 * 1024 * 1024
+
+
+def _skill(bank: Bank) -> tuple[str, int, str]:
+    """(the capture skill's text, its token budget, its source); the built-in one when the project has
+    none (a project made before the skill was added)."""
+    try:
+        _, skill = find_skill(bank, SKILL)
+        rules = skill.get("contextRules") or {}
+        return skill["content"], int(rules.get("max_tokens") or DEFAULT_BUDGET), skill["source"]
+    except MembankError:
+        text = resources.files("membank").joinpath("template/skills/capture.md").read_text("utf-8")
+        doc = split(decode(text.encode("utf-8")))
+        rules = doc.meta.get("context_rules") or {}
+        return doc.body, int(rules.get("max_tokens") or DEFAULT_BUDGET), "membank:skills/capture.md"
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    """`{{name}}` replaced by its value; a value the skill does not place goes at the end."""
+    out = template.rstrip() + "\n"
+    for name, value in values.items():
+        mark = "{{" + name + "}}"
+        if mark in out:
+            out = out.replace(mark, value)
+        elif name != "document":
+            out += f"\n## {name}\n\n{value}\n"
+    return out
+
+
+def _entity_text(e: dict[str, Any]) -> str:
+    line = f"- {e['name']}（{e['kind']}，{e['source']}）"
+    if e["aliases"]:
+        line += " 别名：" + "、".join(e["aliases"])
+    if e["state"]:
+        line += f"\n  状态：{e['state']['value']}"
+    for name, cited in e["facets"].items():
+        line += f"\n  {name}: {json.dumps(cited['value'], ensure_ascii=False)}"
+    for r in e.get("relations") or []:
+        line += f"\n  关系：{r['type']} → {r['name']}"
+    if e["summary"]:
+        line += "\n  " + " ".join(e["summary"].split())[:300]
+    return line
+
+
+def prepare(bank: Bank, document_id: str, document_text: str | None = None) -> dict[str, Any]:
+    document, text = bible.chapter(bank, document_id, document_text)
+    cat, order = bible.story(bank, document)
+    earlier, mark = parts.before(order, document)
+    ids = bible.mentioned(cat, text)
+    entities = [graph.entity(cat.cards[i], cat, earlier, mark, relations=True) for i in ids]
+    for e in entities:
+        for r in e.get("relations") or []:
+            r.pop("depth", None)
+    open_threads = at_position(bible.threads(bank), earlier, mark, "open")
+    wanted = set(ids)
+    in_force = [f for f in bible.facts(bank, earlier, mark) if wanted.intersection(bible.mentioned(cat, f["content"]))]
+    schema = shapes.proposal_schema()
+    skill, budget, source = _skill(bank)
+    common = {
+        "entities": "\n".join(_entity_text(e) for e in entities) or "（无）",
+        "threads": "\n".join(f"- {t['title']}（{t['source']}）" for t in open_threads) or "（无）",
+        "facts": "\n".join(f"- [{f['id']}] {f['content']}" for f in in_force) or "（无）",
+        "schema": json.dumps(schema, ensure_ascii=False, indent=1),
+    }
+    cut = parts.parts(document, text, max(1000, budget // 2))
+    made = [{"scene": p.scene, "line": p.line, "endLine": p.end_line,
+             "prompt": _fill(skill, {**common, "document": f"{document}:{p.line}-{p.end_line}", "chapter": p.text})}
+            for p in cut]
+    return {"documentId": document, "chapterHash": chapter_hash(text), "at": f"before {document}",
+            "prompt": made[0]["prompt"] if len(made) == 1 else None, "parts": made if len(made) > 1 else [],
+            "schema": schema, "skill": source, "entities": entities, "threads": open_threads, "facts": in_force}
+
+
+def proposal_file(bank: Bank, document: str) -> Path:
+    name = document if document.lower().endswith(".md") else document + ".md"
+    return bank.project.path / proposals.FOLDER / name
+
+
+def _read_proposal(path: Path) -> str | None:
+    try:
+        data, _ = read_regular(path, MAX_PROPOSAL_BYTES + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, Unreadable) as e:
+        raise MembankError(errors.DB_ERROR, f"the proposal file {path.name} cannot be read "
+                           f"({getattr(e, 'message', None) or e.__class__.__name__})") from None
+    return data.decode("utf-8", "replace")
+
+
+def propose(bank: Bank, document_id: str, chapter_hash_: str, ops: list[dict[str, Any]],
+            by: str | None = None) -> dict[str, Any]:
+    checked = shapes.check_all(ops)
+    document, text = bible.chapter(bank, document_id)
+    now_hash = chapter_hash(text)
+    if chapter_hash_ != now_hash:
+        raise MembankError(errors.CONFLICT, f"{document} changed since it was prepared (its hash is now {now_hash}); "
+                           "prepare it again", {"field": "chapterHash", "chapterHash": now_hash})
+    cat, order = bible.story(bank, document)
+    book = validate.Bible(cat, order, document, Chapter(text), bible.facet_schemas(bank),
+                          tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank))
+    results: list[dict[str, Any]] = []
+    kept: list[proposals.Proposed] = []
+    for index, op in enumerate(checked):
+        verdict = validate.check(book, op)
+        pid = proposals.op_id(document, op)
+        result = {"index": index, "id": pid, "op": op["op"], "line": verdict.line,
+                  "flags": list(verdict.flags), "notes": list(verdict.notes)}
+        if verdict.refused:
+            results.append({**result, "status": "refused", "reason": verdict.refused, "message": verdict.message})
+            continue
+        kept.append(proposals.Proposed(pid, op, now_hash, verdict.line, verdict.flags, "pending", verdict.notes))
+        results.append({**result, "status": "pending", "reason": verdict.flags[0] if verdict.flags else None,
+                        "message": "; ".join(verdict.notes)})
+    path = proposal_file(bank, document)
+    with bank.write_lock:
+        check_inside(bank.project.path, path, bank.project.source)
+        old_text = _read_proposal(path)
+        meta, old, problems = proposals.parse(old_text) if old_text is not None else ({}, [], [])
+        if problems:
+            line, message = problems[0]
+            raise MembankError(errors.CONFLICT, f"{bank.project.source(_rel(bank, path))}:{line}: {message}; "
+                               "fix the file before proposing again", {"line": line})
+        merged, already = proposals.merge(old, kept)
+        for r in results:
+            if r["status"] == "pending" and r["id"] in already:
+                r["status"], r["reason"] = "duplicate", "ALREADY_PROPOSED"
+                r["message"] = "the proposal file holds this op already"
+        written = False
+        if merged != old or old_text is None:
+            head = {"chapterHash": now_hash, "by": by or meta.get("by") or "unknown",
+                    "proposed": clock.now_iso()}
+            try:
+                atomic_write(path, proposals.render(document, head, merged).encode("utf-8"))
+            except OSError as e:
+                raise storage_error(e, bank.project.source(_rel(bank, path))) from None
+            written = True
+    return {"documentId": document, "chapterHash": now_hash, "proposal": bank.project.source(_rel(bank, path)),
+            "written": written, "ops": results,
+            "counts": {s: sum(1 for r in results if r["status"] == s) for s in ("pending", "duplicate", "refused")}}
+
+
+def _rel(bank: Bank, path: Path) -> str:
+    return path.relative_to(bank.project.path).as_posix()
+
+
+def status(bank: Bank) -> dict[str, Any]:
+    """Every document of the story in story order, with its capture state."""
+    order = positions.story_order(bank)
+    items = []
+    for document in order.positions:
+        text = _read_proposal(proposal_file(bank, document))
+        ops: list[proposals.Proposed] = []
+        problems: list[tuple[int, str]] = []
+        if text is not None:
+            _, ops, problems = proposals.parse(text)
+            try:
+                _, chapter_text = bible.chapter(bank, document)
+                ops = proposals.stale(ops, chapter_hash(chapter_text))
+            except MembankError:
+                ops = proposals.stale(ops, None)
+        counts = {s: sum(1 for p in ops if p.status == s) for s in proposals.STATUSES}
+        state = ("none" if not ops else "stale" if counts["stale"] else "pending" if counts["pending"]
+                 else "reviewed")
+        items.append({"documentId": document, "state": state, **counts,
+                      "problems": [{"line": n, "message": m} for n, m in problems]})
+    return {"items": items}
+

@@ -1,0 +1,135 @@
+"""The chapter's proposal file (capture.md, propose): `.writenow/proposals/<document>.md`, front matter
+and one readable section per op, a stable id, the op in YAML, its evidence with `source:line`, its flags
+and its status. Pure: ops in, text out, and back; a second proposal merges without duplicates, and an
+unchanged proposal renders to the same bytes (no timestamp churn)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import yaml
+
+FOLDER = "proposals"
+STATUSES = ("pending", "accepted", "rejected", "stale")
+_SECTION = re.compile(r"^## (p-[0-9a-f]{12})\b.*$", re.MULTILINE)
+_FENCE = re.compile(r"```yaml\n(.*?)\n```", re.DOTALL)
+_ITEM = re.compile(r"^- (status|chapterHash|flags): ?(.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Proposed:
+    """One op as the file holds it."""
+
+    id: str
+    op: dict[str, Any]  # the op's fields, evidence included
+    chapter_hash: str
+    line: int | None  # where the evidence is in the chapter (None: not found)
+    flags: tuple[str, ...] = ()
+    status: str = "pending"
+    notes: tuple[str, ...] = field(default=())  # what the flags found (a suggestion, the later progression)
+
+
+def op_id(document: str, op: dict[str, Any]) -> str:
+    """A stable id: the document and the op's fields but its evidence (the same change quoted twice is
+    one change)."""
+    body = {k: v for k, v in op.items() if k != "evidence"}
+    text = json.dumps([document, body], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return "p-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def merge(old: list[Proposed], new: list[Proposed]) -> tuple[list[Proposed], list[str]]:
+    """The file's ops then the new ones not already in it, in that order; and the ids already there. An
+    op pending against another text of the chapter (stale) that is proposed again takes the new one's
+    place where it stood: re-proposed, it is current again."""
+    at = {p.id: i for i, p in enumerate(old)}
+    out, already = list(old), []
+    for p in new:
+        i = at.get(p.id)
+        if i is None:
+            at[p.id] = len(out)
+            out.append(p)
+        elif out[i].status in ("pending", "stale") and out[i].chapter_hash != p.chapter_hash:
+            out[i] = p
+        else:
+            already.append(p.id)
+    return out, already
+
+
+def _title(op: dict[str, Any]) -> str:
+    kind = op["op"]
+    main = op.get("entity") or op.get("name") or op.get("title") or op.get("content") or op.get("fact") \
+        or op.get("scene") or op.get("location") or ""
+    main = " ".join(str(main).split())
+    return f"{kind} {main[:40]}".rstrip()
+
+
+def _yaml(op: dict[str, Any]) -> str:
+    body = {k: v for k, v in op.items() if k != "evidence"}
+    return yaml.safe_dump(body, allow_unicode=True, sort_keys=False, default_flow_style=False, width=100).rstrip()
+
+
+def render(document: str, meta: dict[str, Any], ops: list[Proposed]) -> str:
+    head = yaml.safe_dump({"document": document, **meta}, allow_unicode=True, sort_keys=False).rstrip()
+    out = [f"---\n{head}\n---", f"# Proposed updates from {document}",
+           "Change `status: pending` to `accepted` or `rejected` to decide in this file."]
+    for p in ops:
+        quote = " ".join(p.op["evidence"].split())
+        where = f"{document}:{p.line}" if p.line is not None else "not found in the chapter"
+        lines = [f"## {p.id} · {_title(p.op)}", "", f"```yaml\n{_yaml(p.op)}\n```", "",
+                 f"> {quote}", "", f"- evidence: {where}",
+                 f"- flags: {', '.join(p.flags)}" if p.flags else "- flags:"]
+        lines += [f"  - {note}" for note in p.notes]
+        lines += [f"- chapterHash: {p.chapter_hash}", f"- status: {p.status}"]
+        out.append("\n".join(lines))
+    return "\n\n".join(out) + "\n"
+
+
+def _meta(text: str) -> dict[str, Any]:
+    if not text.startswith("---\n"):
+        return {}
+    end = text.find("\n---", 4)
+    try:
+        found = yaml.safe_load(text[4:end]) if end > 0 else None
+    except yaml.YAMLError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def parse(text: str) -> tuple[dict[str, Any], list[Proposed], list[tuple[int, str]]]:
+    """(front matter, the ops, the problems as (line, message)). A section that cannot be read is a
+    problem, never a silent loss."""
+    meta = _meta(text)
+    starts = list(_SECTION.finditer(text))
+    found: list[Proposed] = []
+    problems: list[tuple[int, str]] = []
+    for n, m in enumerate(starts):
+        body = text[m.end(): starts[n + 1].start() if n + 1 < len(starts) else len(text)]
+        line = text.count("\n", 0, m.start()) + 1
+        fence = _FENCE.search(body)
+        try:
+            op = yaml.safe_load(fence.group(1)) if fence else None
+        except yaml.YAMLError:
+            op = None
+        items = {k: v.strip() for k, v in _ITEM.findall(body)}
+        quote = re.search(r"^> (.*)$", body, re.MULTILINE)
+        evidence = re.search(r"^- evidence: .*:(\d+)$", body, re.MULTILINE)
+        status = items.get("status", "")
+        if not isinstance(op, dict) or "op" not in op or status not in STATUSES or quote is None:
+            problems.append((line, f"{m.group(1)}: the section needs its ```yaml op, the `> quote` and "
+                                   f"`- status:` one of {', '.join(STATUSES)}"))
+            continue
+        flags = tuple(f.strip() for f in items.get("flags", "").split(",") if f.strip())
+        notes = tuple(n.strip() for n in re.findall(r"^  - (.*)$", body, re.MULTILINE))
+        found.append(Proposed(m.group(1), {**op, "evidence": quote.group(1)}, items.get("chapterHash", ""),
+                              int(evidence.group(1)) if evidence else None, flags, status, notes))
+    return meta, found, problems
+
+
+def stale(ops: list[Proposed], chapter_hash: str | None) -> list[Proposed]:
+    """Pending ops proposed against another text of the chapter than `chapter_hash` are stale."""
+    return [replace(p, status="stale") if p.status == "pending" and p.chapter_hash != chapter_hash else p
+            for p in ops]

@@ -1,0 +1,176 @@
+"""Every check of `capture:propose` (capture.md), op by op: the names resolve, the quote is in the
+chapter, the change is not already true at this position, a facet value keeps its schema, a change
+does not contradict what the bible holds for a later chapter. Pure over the card catalog, the story
+order, the facts in force and the threads: the flow does the reading."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from ..story import facets as facet_schemas
+from ..story.cards import Catalog
+from ..story.graph import edges
+from ..story.order import StoryOrder
+from ..story.state import progressions, state_at
+from ..story.threads import Thread
+from .evidence import Chapter
+
+# flags: the op is kept, and the writer sees why it needs a look
+UNKNOWN_ENTITY = "UNKNOWN_ENTITY"
+AMBIGUOUS = "AMBIGUOUS"
+EVIDENCE_NOT_FOUND = "EVIDENCE_NOT_FOUND"
+CONTRADICTS_LATER = "CONTRADICTS_LATER"
+UNKNOWN_FACT = "UNKNOWN_FACT"
+UNKNOWN_THREAD = "UNKNOWN_THREAD"
+# refusals: the op is not stored
+ALREADY_KNOWN = "ALREADY_KNOWN"
+INVALID_VALUE = "INVALID_VALUE"
+REFUSALS = (ALREADY_KNOWN, INVALID_VALUE)
+
+
+@dataclass(frozen=True)
+class Bible:
+    """What a proposal is checked against, for one chapter."""
+
+    catalog: Catalog
+    order: StoryOrder
+    document: str
+    chapter: Chapter
+    schemas: dict[str, Any]  # settings.yaml story.facets
+    facts: tuple[dict[str, Any], ...]  # the fact memories in force at the chapter (id, content)
+    threads: tuple[Thread, ...]
+
+    @property
+    def end(self) -> str:
+        """The chapter's end: everything the bible dates to this chapter or one of its scenes is reached."""
+        return f"{self.document}#\uffff"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    flags: tuple[str, ...]
+    notes: tuple[str, ...]  # one line per flag, as the writer reads it
+    line: int | None
+    refused: str | None = None  # a refusal's code (ALREADY_KNOWN, INVALID_VALUE)
+    message: str = ""
+
+
+def _same(a: Any, b: Any) -> bool:
+    def norm(v: Any) -> Any:
+        if isinstance(v, list):
+            return sorted(norm(x) for x in v)
+        return " ".join(unicodedata.normalize("NFKC", v).split()).casefold() if isinstance(v, str) else v
+    return bool(norm(a) == norm(b))
+
+
+def _resolve(bible: Bible, name: str, field: str, flags: list[str], notes: list[str]) -> str | None:
+    found = bible.catalog.resolve(name)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        flags.append(UNKNOWN_ENTITY)
+        notes.append(f"{field} `{name}` names no card: add an `entity` op for it (or fix the name)")
+    else:
+        flags.append(AMBIGUOUS)
+        names = ", ".join(f"{bible.catalog.cards[c]['name']} (id {c}, {bible.catalog.cards[c]['source']})"
+                          for c in found)
+        notes.append(f"{field} `{name}` names {len(found)} cards: {names}; use an id")
+    return None
+
+
+def _after(bible: Bible, at: str | None) -> bool:
+    return at is not None and bible.order.knows(at) and bible.order.rank(at) > bible.order.rank(bible.end)
+
+
+def _later(bible: Bible, card: dict[str, Any]) -> list[str]:
+    """After a death (a true/false facet set false, `alive: false`): the card's progressions after this
+    chapter, which the bible holds as if the character went on."""
+    return [f"the card has a change at {at} ({card['source']}:{line})"
+            for at, _, line in progressions(card) if _after(bible, at)]
+
+
+def _progress(bible: Bible, op: dict[str, Any], card_id: str, flags: list[str], notes: list[str]) -> str | None:
+    card = bible.catalog.cards[card_id]
+    now = state_at(card, bible.order, bible.end)
+    given = dict(op.get("set") or {})
+    for name, value in given.items():
+        schema = bible.schemas.get(name)
+        if isinstance(schema, dict) and facet_schemas.breaks(schema, value):
+            return f"{INVALID_VALUE}: `{name}` allows {facet_schemas.allowed(schema)}, not {value!r}"
+    same_state = "state" not in op or (now.state is not None and _same(now.state.value, op["state"]))
+    same_facets = all(n in now.facets and _same(now.facets[n].value, v) for n, v in given.items())
+    if same_state and same_facets:
+        return f"{ALREADY_KNOWN}: {card['name']} already has this at {bible.document}"
+    ended = any(v is False and (bible.schemas.get(n) or {}).get("type", "bool") == "bool" for n, v in given.items())
+    later = _later(bible, card) if ended else []
+    if later:
+        flags.append(CONTRADICTS_LATER)
+        notes.extend(later[:3])
+    return None
+
+
+def _relation(bible: Bible, op: dict[str, Any], card_id: str, other: str | None) -> bool:
+    """Whether the relation holds at the chapter's end."""
+    return any(e.relation.type == op["type"] and (e.target_id == other if other else _same(e.target, op["to"]))
+               for e in edges(bible.catalog, card_id, bible.order, bible.end))
+
+
+def check(bible: Bible, op: dict[str, Any]) -> Verdict:
+    """The op's flags and notes, or its refusal."""
+    flags: list[str] = []
+    notes: list[str] = []
+    line = bible.chapter.line_of(op["evidence"])
+    if line is None:
+        flags.append(EVIDENCE_NOT_FOUND)
+        notes.append("the quote is not in the chapter (after NFKC and whitespace folding)")
+    kind = op["op"]
+    refused: str | None = None
+    if kind == "entity":
+        if bible.catalog.resolve(op["name"]):
+            refused = f"{ALREADY_KNOWN}: `{op['name']}` already has a card"
+    elif kind in ("progress", "relate", "unrelate"):
+        card_id = _resolve(bible, op["entity"], "entity", flags, notes)
+        other = _resolve(bible, op["to"], "to", flags, notes) if "to" in op else None
+        if card_id is not None and kind == "progress":
+            refused = _progress(bible, op, card_id, flags, notes)
+        elif card_id is not None and kind == "relate" and _relation(bible, op, card_id, other):
+            refused = f"{ALREADY_KNOWN}: `{op['entity']}` is already {op['type']} of `{op['to']}` here"
+        elif card_id is not None and kind == "relate":
+            for rel in bible.catalog.relations.get(card_id, ()):
+                if rel.type == op["type"] and _same(rel.other, op["to"]) and _after(bible, rel.since):
+                    flags.append(CONTRADICTS_LATER)
+                    notes.append(f"the bible has this relation begin later, at {rel.since} ({rel.source}:{rel.line})")
+        elif card_id is not None and kind == "unrelate" and not _relation(bible, op, card_id, other):
+            refused = f"{ALREADY_KNOWN}: no `{op['type']}` relation to `{op['to']}` holds here"
+    elif kind == "fact":
+        if any(_same(f["content"], op["content"]) for f in bible.facts):
+            refused = f"{ALREADY_KNOWN}: a fact in force says this already"
+        for name in op.get("entities") or ():
+            _resolve(bible, name, "entities", flags, notes)
+    elif kind in ("invalidate", "reveal") and "fact" in op:
+        if not any(f["id"] == op["fact"] for f in bible.facts):
+            flags.append(UNKNOWN_FACT)
+            notes.append(f"no fact `{op['fact']}` is in force at {bible.document}")
+    elif kind == "thread":
+        known = [t for t in bible.threads if _same(t.title, op["title"]) or _same(t.id, op["title"])]
+        later = [t for t in known if op["action"] in ("resolve", "drop") and _after(bible, t.resolved or t.dropped)]
+        if later:
+            flags.append(CONTRADICTS_LATER)
+            notes.append(f"the thread ends later, at {later[0].resolved or later[0].dropped} ({later[0].source})")
+        if op["action"] == "open" and known:
+            refused = f"{ALREADY_KNOWN}: the thread `{op['title']}` exists ({known[0].source})"
+        elif op["action"] != "open" and not known:
+            flags.append(UNKNOWN_THREAD)
+            notes.append(f"no thread is called `{op['title']}`: open it first")
+        for name in op.get("entities") or ():
+            _resolve(bible, name, "entities", flags, notes)
+    elif kind == "scene":
+        for field, name in [*(("present", n) for n in op.get("present") or ()),
+                            *((("pov", op["pov"]),) if "pov" in op else ())]:
+            _resolve(bible, name, field, flags, notes)
+    if refused is not None:
+        code, _, message = refused.partition(": ")
+        return Verdict((), (), line, code, message)
+    return Verdict(tuple(dict.fromkeys(flags)), tuple(notes), line)

@@ -1,0 +1,92 @@
+"""The capture commands (docs/capture.md): `membank capture D` prints the prompt to pipe into any model,
+`membank propose D FILE` checks the model's answer and keeps the valid ops, `membank capture --status`
+lists every document's capture state in story order."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ..runtime.dispatch import dispatch
+from .clikit import JsonOpt, ProjectOpt, call, command, err, finish, open_registry
+
+
+def _prompt(data: dict[str, Any], part: int | None) -> None:
+    if not data["parts"]:
+        sys.stdout.write(data["prompt"])
+        return
+    parts = data["parts"]
+    if part is not None:
+        if not 1 <= part <= len(parts):
+            err.print(f"error: the chapter has {len(parts)} parts; --part is 1 to {len(parts)}")
+            raise typer.Exit(1)
+        sys.stdout.write(parts[part - 1]["prompt"])
+        return
+    err.print(f"{data['documentId']} is prepared in {len(parts)} parts (--part N prints one)")
+    sys.stdout.write("\n\x0c\n".join(p["prompt"] for p in parts))
+
+
+def _status(data: dict[str, Any]) -> None:
+    for item in data["items"]:
+        counts = ", ".join(f"{k} {item[k]}" for k in ("pending", "stale", "accepted", "rejected") if item[k])
+        print(f"{item['documentId']}\t{item['state']}" + (f"\t({counts})" if counts else ""))
+        for p in item["problems"]:
+            print(f"  line {p['line']}: {p['message']}")
+
+
+def _proposed(data: dict[str, Any]) -> None:
+    for r in data["ops"]:
+        where = f" line {r['line']}" if r["line"] is not None else ""
+        reason = f" {r['reason']}" if r["reason"] else ""
+        print(f"#{r['index']} {r['id']} {r['op']}: {r['status']}{reason}{where}" +
+              (f" — {r['message']}" if r["message"] else ""))
+    c = data["counts"]
+    print(f"{c['pending']} kept, {c['duplicate']} already proposed, {c['refused']} refused"
+          f" → {data['proposal']}" + ("" if data["written"] else " (unchanged)"))
+
+
+@command("capture:prepare")
+def capture(document: Optional[str] = typer.Argument(None, metavar="DOCUMENT",
+                                                     help="A chapter, e.g. chapters/ch05.md."),
+            status: bool = typer.Option(False, "--status", help="Every document's capture state, in story order."),
+            part: Optional[int] = typer.Option(None, "--part", help="Print only this part (1, 2, …)."),
+            project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    if status:
+        call(project, "capture:status", {}, as_json, _status)
+    if document is None:
+        err.print("error: give a DOCUMENT, or --status")
+        raise typer.Exit(2)
+    call(project, "capture:prepare", {"documentId": document}, as_json, lambda d: _prompt(d, part))
+
+
+@command("capture:propose")
+def propose(document: str = typer.Argument(..., metavar="DOCUMENT", help="The chapter the ops are about."),
+            file: str = typer.Argument(..., metavar="FILE", help="The model's answer, {\"ops\": [...]} (- : stdin)."),
+            chapter_hash: Optional[str] = typer.Option(None, "--hash", help="The chapterHash it was prepared "
+                                                       "with (default: the answer's, else the chapter as it is now)."),
+            by: Optional[str] = typer.Option(None, "--by", help="Who proposed (a model's name)."),
+            project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    try:
+        raw = sys.stdin.read() if file == "-" else Path(file).read_text("utf-8")
+        answer = json.loads(raw)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        err.print(f"error [INVALID_ARGUMENT]: {file} is not a JSON answer ({e})")
+        raise typer.Exit(1) from None
+    ops = answer.get("ops") if isinstance(answer, dict) else answer
+    registry = open_registry(project, as_json)
+    try:
+        given = chapter_hash or (answer.get("chapterHash") if isinstance(answer, dict) else None)
+        if given is None:
+            prepared = dispatch(registry, "capture:prepare", {"documentId": document})
+            if not prepared["ok"]:
+                finish(prepared, as_json)
+            given = prepared["data"]["chapterHash"]
+        payload = {"documentId": document, "chapterHash": given, "ops": ops, **({"by": by} if by else {})}
+        envelope = dispatch(registry, "capture:propose", payload)
+    finally:
+        registry.close()
+    finish(envelope, as_json, _proposed)
