@@ -185,7 +185,7 @@ def status(bank: Bank) -> dict[str, Any]:
             except MembankError:
                 ops = proposals.stale(ops, None)
         counts = {s: sum(1 for p in ops if p.status == s) for s in proposals.STATUSES}
-        state = ("none" if not ops else "stale" if counts["stale"] else "pending" if counts["pending"]
+        state = ("none" if not ops else "stale" if counts["stale"] else "pending" if counts["pending"] or counts["accepted"]
                  else "reviewed")
         items.append({"documentId": document, "state": state, **counts,
                       "problems": [{"line": n, "message": m} for n, m in problems]})

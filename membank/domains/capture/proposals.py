@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 FOLDER = "proposals"
-STATUSES = ("pending", "accepted", "rejected", "stale")
+STATUSES = ("pending", "accepted", "applied", "rejected", "stale")  # accepted: decided in the file, not applied yet
 _SECTION = re.compile(r"^## (p-[0-9a-f]{12})\b.*$", re.MULTILINE)
 _FENCE = re.compile(r"```yaml\n(.*?)\n```", re.DOTALL)
 _ITEM = re.compile(r"^- (status|chapterHash|flags): ?(.*)$", re.MULTILINE)
