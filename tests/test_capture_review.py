@@ -18,9 +18,8 @@ from membank import Bank
 from membank.domains.capture import decide, proposals
 from membank.domains.capture.evidence import chapter_hash
 
+from .capturekit import CH03, D, fresh, ok, refused
 from .helpers import membank as run
-from .storykit import write
-from .test_capture import CARDS, CH02, CH03, CH04, D, SETTINGS, bank, ok, refused  # noqa: F401  (bank: the fixture)
 
 MOVE = {"op": "progress", "entity": "林黛玉", "state": "舍父进京", "set": {"location": "荣国府"},
         "evidence": "方洒泪拜别"}
@@ -41,6 +40,13 @@ def _card(bank: Bank, rel: str = CARD) -> str:
 
 def _file(bank: Bank) -> str:
     return (bank.root / ".writenow" / "proposals" / D).read_text("utf-8")
+
+
+@pytest.fixture
+def bank(tmp_path: Path) -> Any:
+    b = fresh(tmp_path / "hlm")
+    yield b
+    b.close()
 
 
 # --- pure decisions ---------------------------------------------------------------------------------
@@ -176,23 +182,13 @@ def test_review_in_the_file_and_the_command_line(bank: Bank, tmp_path: Path) -> 
 STATES = st.text(alphabet="进京病愈笑哭归去", min_size=1, max_size=4)
 
 
-def _fresh(root: Path) -> Bank:
-    membank.init(root, name="红楼梦")
-    for example in (root / ".writenow").rglob("example*"):
-        example.unlink()
-    write(root, {"chapters/ch02.md": CH02, "chapters/ch03.md": CH03, "chapters/ch04.md": CH04})
-    write(root, {f".writenow/{rel}": text for rel, text in CARDS.items()})
-    (root / ".writenow" / "settings.yaml").write_text(SETTINGS, "utf-8")
-    return membank.open(root)
-
-
 @settings(max_examples=6, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["林黛玉", "贾母", "林如海"]), STATES,
                           st.sampled_from(["扬州", "荣国府", "京都"])), min_size=1, max_size=3,
                 unique_by=lambda t: t[0]))
 def test_accepted_ops_are_the_state_at_the_chapter_and_nothing_earlier_moves(changes: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        bank = _fresh(Path(tmp) / "hlm")
+        bank = fresh(Path(tmp) / "hlm")
         try:
             names = [n for n, _, _ in changes]
             earlier = ["chapters/ch02.md", f"{D}#0", "chapters/ch03.md#\u0000"][:1]
