@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+import membank
 from membank import Bank
 from membank.domains.capture import parts, proposals, shapes
 from membank.domains.capture.evidence import Chapter, chapter_hash
