@@ -134,11 +134,15 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
 
 def _capture(sample: Path) -> dict[str, dict[str, Any]]:
     from membank.domains.capture.evidence import chapter_hash
+    from membank.domains.capture.proposals import op_id
     text = (sample / "chapters" / "ch05.md").read_text("utf-8").lstrip("\ufeff")
     quote = next(line.strip()[:20] for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    op = {"op": "fact", "content": "The lamp burns all night.", "evidence": quote}
     return {"capture:prepare": {"documentId": "chapters/ch05.md"},
-            "capture:propose": {"documentId": "chapters/ch05.md", "chapterHash": chapter_hash(text),
-                                "ops": [{"op": "fact", "content": "The lamp burns all night.", "evidence": quote}]},
+            "capture:propose": {"documentId": "chapters/ch05.md", "chapterHash": chapter_hash(text), "ops": [op]},
+            "capture:pending": {"documentId": "chapters/ch05.md"},
+            "capture:review": {"documentId": "chapters/ch05.md",
+                               "decisions": [{"id": op_id("chapters/ch05.md", op), "decision": "reject"}]},
             "capture:status": {}}
 
 
