@@ -17,6 +17,7 @@ FOLDER = "proposals"
 STATUSES = ("pending", "accepted", "applied", "rejected", "stale")  # accepted: decided in the file, not applied yet
 _SECTION = re.compile(r"^## (p-[0-9a-f]{12})\b.*$", re.MULTILINE)
 _FENCE = re.compile(r"```yaml\n(.*?)\n```", re.DOTALL)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it: 50 ops read in ~5 ms, not ~60
 _ITEM = re.compile(r"^- (status|chapterHash|flags): ?(.*)$", re.MULTILINE)
 
 
@@ -111,7 +112,7 @@ def parse(text: str) -> tuple[dict[str, Any], list[Proposed], list[tuple[int, st
         line = text.count("\n", 0, m.start()) + 1
         fence = _FENCE.search(body)
         try:
-            op = yaml.safe_load(fence.group(1)) if fence else None
+            op = yaml.load(fence.group(1), Loader=_LOADER) if fence else None  # noqa: S506 (a safe loader)
         except yaml.YAMLError:
             op = None
         items = {k: v.strip() for k, v in _ITEM.findall(body)}

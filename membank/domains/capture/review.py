@@ -20,6 +20,7 @@ from ...index.failures import storage_error
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
 from ..contract import Bank
+from ..indexing.sync import sync_paths
 from ..story.state import progressions
 from . import bible, decide, proposals, validate
 from .evidence import Chapter, chapter_hash
@@ -158,10 +159,10 @@ def _commit(bank: Bank, writes: list[Write]) -> None:
                     replace_unchanged(w.path, w.original, w.new)
             except (Changed, OSError):
                 pass  # an editor saved meanwhile: the writer's version stays
-    with bank.index.transaction():
-        for w in done:
-            if w.root is not None:
-                bank.sync_one(w.root, w.rel)
+    roots = {id(w.root): w.root for w in done if w.root is not None}
+    with bank.index.transaction():  # one sync per bank, not one per card
+        for key, root in roots.items():
+            sync_paths(bank.index, root, [w.rel for w in done if id(w.root) == key], bank.embedder)
     if failure is not None:
         raise failure
 
