@@ -402,6 +402,7 @@ export interface Change {
 export interface ChapterChanged {
   projectId: string;
   documentId: string;
+  capture: { [key: string]: unknown } | null;
 }
 
 export interface Checked {
