@@ -20,7 +20,6 @@ from ...index.failures import storage_error
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
 from ..contract import Bank
-from ..indexing.sync import sync_paths
 from ..story.state import progressions
 from . import bible, decide, proposals, validate
 from .evidence import Chapter, chapter_hash
@@ -162,7 +161,7 @@ def _commit(bank: Bank, writes: list[Write]) -> None:
     roots = {id(w.root): w.root for w in done if w.root is not None}
     with bank.index.transaction():  # one sync per bank, not one per card
         for key, root in roots.items():
-            sync_paths(bank.index, root, [w.rel for w in done if id(w.root) == key], bank.embedder)
+            bank.sync_many(root, [w.rel for w in done if id(w.root) == key])
     if failure is not None:
         raise failure
 
