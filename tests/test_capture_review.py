@@ -205,3 +205,14 @@ def test_accepted_ops_are_the_state_at_the_chapter_and_nothing_earlier_moves(cha
                 assert (now["state"], now["facets"]) == (was["state"], was["facets"])
         finally:
             bank.close()
+
+
+def test_doctor_warns_when_an_applied_quote_is_gone_from_the_chapter(bank: Bank) -> None:
+    (move,) = _proposed(bank, [MOVE])
+    ok(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"}])
+    assert not [d for d in ok(bank, "index:diagnostics")["items"] if d.get("code") == "CAPTURE_EVIDENCE_GONE"]
+    (bank.root / "chapters" / "ch03.md").write_text(CH03.replace("方洒泪拜别，", ""), "utf-8")
+    found = [d for d in ok(bank, "index:diagnostics")["items"] if d.get("code") == "CAPTURE_EVIDENCE_GONE"]
+    card = _card(bank).splitlines()
+    assert [(d["source"], d["severity"]) for d in found] == [(f".writenow/{CARD}", "warning")]
+    assert f"{D}:3" in card[found[0]["line"] - 1] and "方洒泪拜别" in found[0]["message"]
