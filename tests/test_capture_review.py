@@ -216,3 +216,26 @@ def test_doctor_warns_when_an_applied_quote_is_gone_from_the_chapter(bank: Bank)
     card = _card(bank).splitlines()
     assert [(d["source"], d["severity"]) for d in found] == [(f".writenow/{CARD}", "warning")]
     assert f"{D}:3" in card[found[0]["line"] - 1] and "方洒泪拜别" in found[0]["message"]
+
+
+def test_a_write_that_fails_midway_puts_back_what_was_written(bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.capture import review
+
+    move, cry = _proposed(bank, [MOVE, CRY])
+    granny_path = bank.root / ".writenow" / "characters" / "jia-mu.md"
+    card, granny, proposal = _card(bank), granny_path.read_text("utf-8"), _file(bank)
+    real = review.replace_unchanged
+    calls: list[Path] = []
+
+    def second_fails(path: Path, data: bytes, expected: bytes) -> str:
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(path, data, expected)
+
+    monkeypatch.setattr(review, "replace_unchanged", second_fails)
+    error = refused(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"},
+                                                                      {"id": cry, "decision": "accept"}])
+    assert error["code"] == "DB_ERROR"
+    assert (_card(bank), granny_path.read_text("utf-8"), _file(bank)) == (card, granny, proposal)
+    assert ok(bank, "kg:state", name="林黛玉", at=D)["state"] == "随父在扬州"  # the index holds the old card
