@@ -26,6 +26,8 @@ MOVE = {"op": "progress", "entity": "林黛玉", "state": "舍父进京", "set":
 GRANNY = {"op": "relate", "entity": "林黛玉", "to": "贾母", "type": "外孙女", "evidence": "黛玉便知是他外祖母"}
 CRY = {"op": "progress", "entity": "贾母", "state": "见外孙女大哭", "evidence": "心肝儿肉叫着大哭起来"}
 NANNY = {"op": "entity", "name": "奶娘", "kind": "character", "evidence": "随了奶娘"}
+LEFT = {"op": "fact", "content": "黛玉离开扬州，进京依傍外祖母。", "evidence": "随了奶娘及荣府几个老妇人登舟而去"}
+MEETING = {"op": "thread", "title": "黛玉初见贾母", "action": "open", "entities": ["林黛玉"], "evidence": "一把搂入怀中"}
 CARD = "characters/lin-daiyu.md"
 
 
@@ -66,8 +68,15 @@ def test_each_op_becomes_one_item_citing_its_line() -> None:
     new = decide.change("p-3", NANNY, D, 3, None)
     assert (new.card, new.key) == (None, "characters/奶娘.md")
     assert new.item == {"name": "奶娘", "kind": "character", "introduced": D, "evidence": f"{D}:3"}
-    with pytest.raises(Exception, match="by hand"):
-        decide.change("p-4", {"op": "fact", "content": "x", "evidence": "y"}, D, 3, None)
+    fact = decide.change("p-4", {"op": "fact", "content": "黛玉弃父进京。", "evidence": "y"}, D, 3, None)
+    assert fact.key == "memories/facts/黛玉弃父进京.md" and fact.body == "黛玉弃父进京。"
+    assert fact.item == {"type": "fact", "since": D, "evidence": [f"{D}:3"]}
+    thread = decide.change("p-5", {"op": "thread", "title": "宝黛初会", "action": "open", "evidence": "y"}, D, 5, None)
+    assert (thread.key, thread.item) == ("threads/宝黛初会.md", {"title": "宝黛初会", "opened": D, "evidence": f"{D}:5"})
+    for later in ({"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "y"},
+                  {"op": "unrelate", "entity": "a", "to": "b", "type": "c", "evidence": "y"}):
+        with pytest.raises(Exception, match="by hand"):
+            decide.change("p-6", later, D, 3, None)
 
 
 def test_decisions_are_checked_whole() -> None:
@@ -239,3 +248,14 @@ def test_a_write_that_fails_midway_puts_back_what_was_written(bank: Bank, monkey
     assert error["code"] == "DB_ERROR"
     assert (_card(bank), granny_path.read_text("utf-8"), _file(bank)) == (card, granny, proposal)
     assert ok(bank, "kg:state", name="林黛玉", at=D)["state"] == "随父在扬州"  # the index holds the old card
+
+
+def test_a_fact_and_a_thread_become_files_of_their_own(bank: Bank) -> None:
+    left, meeting = _proposed(bank, [LEFT, MEETING])
+    ok(bank, "capture:review", documentId=D, decisions=[{"id": left, "decision": "accept"},
+                                                         {"id": meeting, "decision": "accept"}])
+    facts = [m for m in ok(bank, "memory:list", type="fact")["items"] if "扬州" in m["content"]]
+    assert [m["source"] for m in facts] == [".writenow/memories/facts/黛玉离开扬州-进京依傍外祖母.md"]
+    threads = {t["title"]: t for t in ok(bank, "story:threads", at="chapters/ch04.md")["items"]}
+    assert threads["黛玉初见贾母"]["opened"] == D and threads["黛玉初见贾母"]["entities"] == ["林黛玉"]
+    assert not ok(bank, "index:diagnostics")["items"]

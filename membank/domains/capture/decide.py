@@ -13,7 +13,7 @@ from . import shapes
 from .proposals import Proposed
 
 ACTIONS = ("accept", "reject", "patch")
-APPLIED_BY_REVIEW = ("progress", "relate", "entity")  # the others are applied by hand for now (report)
+APPLIED_BY_REVIEW = ("progress", "relate", "entity", "fact", "thread")  # thread: `open` only, for now
 FOLDERS = {"character": "characters", "person": "characters"}  # every other kind: world/
 
 
@@ -26,6 +26,7 @@ class Change:
     key: str  # progressions | relations | new card: its path (characters/贾宝玉.md)
     item: dict[str, Any]  # the list item, or the new card's front matter
     body: str = ""  # a new card's text
+    line: int = 0  # the evidence's line in the chapter
     latest: bool = False  # a progression with nothing after it on the card: its top-level state moves too
 
 
@@ -63,12 +64,17 @@ def decisions(ops: list[Proposed], given: list[dict[str, Any]]) -> dict[str, tup
 
 
 def change(op_id: str, op: dict[str, Any], document: str, line: int, card: str | None) -> Change:
-    """What an accepted op writes; `card` is the id its `entity` resolves to (None for `entity`)."""
+    """What an accepted op writes; `card` is the id its `entity` resolves to (None for a new file)."""
+    return replace(_change(op_id, op, document, line, card), line=line)
+
+
+def _change(op_id: str, op: dict[str, Any], document: str, line: int, card: str | None) -> Change:
     evidence = f"{document}:{line}"
     kind = op["op"]
-    if kind not in APPLIED_BY_REVIEW:
-        raise errors.invalid("decisions", f"{op_id}: a `{kind}` op is not applied by review yet; write it by "
-                             "hand and reject it here (review applies progress, relate and entity)")
+    if kind not in APPLIED_BY_REVIEW or (kind == "thread" and op["action"] != "open"):
+        what = f"`thread` {op['action']}" if kind == "thread" else f"`{kind}`"
+        raise errors.invalid("decisions", f"{op_id}: a {what} op is not applied by review yet; write it by hand "
+                             "and reject it here (review applies progress, relate, entity, fact and thread open)")
     if kind == "progress":
         at = f"{document}#{op['scene']}" if op.get("scene") else document
         item: dict[str, Any] = {"at": at}
@@ -82,9 +88,21 @@ def change(op_id: str, op: dict[str, Any], document: str, line: int, card: str |
         if op.get("note"):
             item["note"] = op["note"]
         return Change(op_id, card, "relations", {**item, "evidence": evidence})
+    if kind == "fact":
+        meta: dict[str, Any] = {"type": "fact", "since": document}
+        if op.get("until"):
+            meta["until"] = op["until"]
+        meta["evidence"] = [evidence]
+        return Change(op_id, None, f"memories/facts/{file_name(op['content'][:24])}.md", meta, op["content"])
+    if kind == "thread":
+        meta = {"title": op["title"].strip(), "opened": document}
+        if op.get("entities"):
+            meta["entities"] = list(op["entities"])
+        meta["evidence"] = evidence
+        return Change(op_id, None, f"threads/{file_name(op['title'])}.md", meta)
     folder = FOLDERS.get(op["kind"].strip().lower(), "world")
     name = op["name"].strip()
-    meta: dict[str, Any] = {"name": name, "kind": op["kind"].strip()}
+    meta = {"name": name, "kind": op["kind"].strip()}
     if op.get("aliases"):
         meta["aliases"] = list(op["aliases"])
     meta.update(introduced=document, evidence=evidence)

@@ -202,7 +202,7 @@ def review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None 
                     bank.sync_one(root, rel)
         statuses = {i: ("applied" if s == "accepted" else "rejected") for i, (s, _) in chosen_all.items()}
         patched = {i: op for i, (_, op) in chosen_all.items()}
-        lines = {c.op_id: int(c.item["evidence"].rsplit(":", 1)[1]) for c in changes}  # where it is now
+        lines = {c.op_id: c.line for c in changes}  # where it is now
         after = [p if p.id not in patched else proposals.Proposed(p.id, patched[p.id], p.chapter_hash,
                                                                     lines.get(p.id, p.line), p.flags, p.status, p.notes)
                  for p in kept]
