@@ -96,7 +96,8 @@ def _pending(data: dict[str, Any]) -> None:
     for item in data["items"]:
         print(f"## {item['id']} · {item['op']} [{item['status']}]" + (f"  {', '.join(item['flags'])}"
                                                                     if item["flags"] else ""))
-        print("   " + json.dumps({k: v for k, v in item["fields"].items() if k != "evidence"}, ensure_ascii=False))
+        print("   " + json.dumps({k: v for k, v in item["fields"].items() if k not in ("op", "evidence")},
+                                ensure_ascii=False))
         print(f"   > {item['evidence']}" + (f"  ({item['where']})" if item["where"] else ""))
         for note in item["notes"]:
             print(f"   - {note}")

@@ -76,7 +76,8 @@ def _yaml(op: dict[str, Any]) -> str:
 def render(document: str, meta: dict[str, Any], ops: list[Proposed]) -> str:
     head = yaml.safe_dump({"document": document, **meta}, allow_unicode=True, sort_keys=False).rstrip()
     out = [f"---\n{head}\n---", f"# Proposed updates from {document}",
-           "Change `status: pending` to `accepted` or `rejected` to decide in this file."]
+           f"Change `status: pending` to `accepted` or `rejected` to decide in this file, then run "
+           f"`membank review {document} --apply`."]
     for p in ops:
         quote = " ".join(p.op["evidence"].split())
         where = f"{document}:{p.line}" if p.line is not None else "not found in the chapter"
