@@ -200,7 +200,7 @@ def test_accepted_ops_are_the_state_at_the_chapter_and_nothing_earlier_moves(cha
         bank = fresh(Path(tmp) / "hlm")
         try:
             names = [n for n, _, _ in changes]
-            earlier = ["chapters/ch02.md", f"{D}#0", "chapters/ch03.md#\u0000"][:1]
+            earlier = ["chapters/ch02.md"]  # every position before the chapter
             before = {(n, at): ok(bank, "kg:state", name=n, at=at) for n in names for at in earlier}
             ops = [{"op": "progress", "entity": n, "state": s, "set": {"location": loc}, "evidence": "黛玉"}
                    for n, s, loc in changes]
@@ -259,3 +259,13 @@ def test_a_fact_and_a_thread_become_files_of_their_own(bank: Bank) -> None:
     threads = {t["title"]: t for t in ok(bank, "story:threads", at="chapters/ch04.md")["items"]}
     assert threads["黛玉初见贾母"]["opened"] == D and threads["黛玉初见贾母"]["entities"] == ["林黛玉"]
     assert not ok(bank, "index:diagnostics")["items"]
+
+
+def test_bad_decisions_write_nothing(bank: Bank) -> None:
+    (move,) = _proposed(bank, [MOVE])
+    proposal = _file(bank)
+    for decisions in ([{"id": move, "decision": "maybe"}], [{"id": move, "decision": "accept"}] * 10_000,
+                      [{"id": move}], [{"id": move, "decision": "patch", "patch": {"op": "fact"}}]):
+        assert refused(bank, "capture:review", documentId=D, decisions=decisions)["code"] == "INVALID_ARGUMENT"
+    assert refused(bank, "capture:review", documentId="chapters/ch02.md", decisions=[])["code"] == "NOT_FOUND"
+    assert _file(bank) == proposal
