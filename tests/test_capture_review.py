@@ -148,6 +148,8 @@ def test_a_changed_chapter_makes_pending_ops_stale(bank: Bank) -> None:
     assert [(i["id"], i["status"]) for i in listed] == [(move, "stale")]
     error = refused(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"}])
     assert error["code"] == "CONFLICT" and "stale" in error["message"]
+    ok(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "reject"}])  # noise may go
+    assert "- status: rejected" in _file(bank)
 
 
 def test_review_in_the_file_and_the_command_line(bank: Bank, tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ def decisions(ops: list[Proposed], given: list[dict[str, Any]]) -> dict[str, tup
                                {"field": f"decisions[{n}].id"})
         if d["id"] in out:
             raise errors.invalid(f"decisions[{n}].id", f"decision {n}: `{d['id']}` is decided twice in this call")
-        if found.status == "stale":
+        if found.status == "stale" and action != "reject":  # a stale op may be rejected, not applied
             raise MembankError(errors.CONFLICT, f"{d['id']} is stale: the chapter changed since it was proposed; "
                                "prepare and propose again", {"id": d["id"]})
         if found.status not in ("pending", "accepted"):
