@@ -50,7 +50,7 @@ def decisions(ops: list[Proposed], given: list[dict[str, Any]]) -> dict[str, tup
         if found.status == "stale" and action != "reject":  # a stale op may be rejected, not applied
             raise MembankError(errors.CONFLICT, f"{d['id']} is stale: the chapter changed since it was proposed; "
                                "prepare and propose again", {"id": d["id"]})
-        if found.status not in ("pending", "accepted"):
+        if found.status not in ("pending", "accepted", "stale"):
             raise MembankError(errors.CONFLICT, f"{d['id']} is {found.status} already", {"id": d["id"]})
         op = dict(found.op)
         patch = d.get("patch")
