@@ -134,11 +134,15 @@ def _payloads(sample: Path, created: str) -> dict[str, dict[str, Any]]:
 
 def _capture(sample: Path) -> dict[str, dict[str, Any]]:
     from membank.domains.capture.evidence import chapter_hash
+    from membank.domains.capture.proposals import op_id
     text = (sample / "chapters" / "ch05.md").read_text("utf-8").lstrip("\ufeff")
     quote = next(line.strip()[:20] for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    op = {"op": "fact", "content": "The lamp burns all night.", "evidence": quote}
     return {"capture:prepare": {"documentId": "chapters/ch05.md"},
-            "capture:propose": {"documentId": "chapters/ch05.md", "chapterHash": chapter_hash(text),
-                                "ops": [{"op": "fact", "content": "The lamp burns all night.", "evidence": quote}]},
+            "capture:propose": {"documentId": "chapters/ch05.md", "chapterHash": chapter_hash(text), "ops": [op]},
+            "capture:pending": {"documentId": "chapters/ch05.md"},
+            "capture:review": {"documentId": "chapters/ch05.md",
+                               "decisions": [{"id": op_id("chapters/ch05.md", op), "decision": "reject"}]},
             "capture:status": {}}
 
 
@@ -358,11 +362,18 @@ def test_replies_come_as_calls_finish(sidecar: Sidecar) -> None:
 def test_a_chapter_saved_on_disk_is_announced(sidecar: Sidecar, sample: Path) -> None:
     chapter = sample / "chapters" / "ch01.md"
     assert sidecar.ok("manuscript:status")["items"][0]["source"] == "chapters/ch01.md"
+    prepared = sidecar.ok("capture:prepare", {"documentId": "chapters/ch01.md"})
+    text = chapter.read_text("utf-8")
+    quote = next(line.strip()[:20] for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    sidecar.ok("capture:propose", {"documentId": "chapters/ch01.md", "chapterHash": prepared["chapterHash"],
+                                   "ops": [{"op": "fact", "content": "The gulls left.", "evidence": quote}]})
     tmp = chapter.with_name("ch01.md.tmp")
-    tmp.write_text(chapter.read_text("utf-8") + "\n\nThe gulls came back at dawn.\n", "utf-8")
+    tmp.write_text(text + "\n\nThe gulls came back at dawn.\n", "utf-8")
     os.replace(tmp, chapter)
     note = sidecar.wait_for(lambda: sidecar.notifications("chapter:changed"), "chapter:changed")[0]
+    capture = note["params"].pop("capture")
     assert note["params"] == {"projectId": sidecar.ok("index:status")["projectId"], "documentId": "chapters/ch01.md"}
+    assert (capture["state"], capture["stale"]) == ("stale", 1)  # its pending op was proposed on the old text
     assert not [n for n in sidecar.notifications("index:changed") if "chapters/ch01.md" in n["params"]["sources"]]
     found = sidecar.ok("manuscript:search", {"queryText": "gulls at dawn"})["items"]
     assert found[0]["source"] == "chapters/ch01.md"

@@ -36,10 +36,14 @@ export type Envelope<D = unknown> = Success<D> | Failure;
 export interface Channels {
   /** Schema: docs/schema/ai.skill.feedback.json */
   "ai:skill:feedback": { payload: AiSkillFeedbackPayload; data: AiSkillFeedbackData };
+  /** Schema: docs/schema/capture.pending.json */
+  "capture:pending": { payload: CapturePendingPayload; data: CapturePendingData };
   /** Schema: docs/schema/capture.prepare.json */
   "capture:prepare": { payload: CapturePreparePayload; data: CapturePrepareData };
   /** Schema: docs/schema/capture.propose.json */
   "capture:propose": { payload: CaptureProposePayload; data: CaptureProposeData };
+  /** Schema: docs/schema/capture.review.json */
+  "capture:review": { payload: CaptureReviewPayload; data: CaptureReviewData };
   /** Schema: docs/schema/capture.status.json */
   "capture:status": { payload: CaptureStatusPayload; data: CaptureStatusData };
   /** Schema: docs/schema/card.export.json */
@@ -176,10 +180,14 @@ export type NotificationParams<K extends NotificationName> = Notifications[K];
 
 export type AiSkillFeedbackPayload = SkillFeedback;
 export type AiSkillFeedbackData = SkillFeedbackOut;
+export type CapturePendingPayload = CapturePending;
+export type CapturePendingData = Pending;
 export type CapturePreparePayload = CapturePrepare;
 export type CapturePrepareData = Prepared;
 export type CaptureProposePayload = CapturePropose;
 export type CaptureProposeData = Proposed;
+export type CaptureReviewPayload = CaptureReview;
+export type CaptureReviewData = Reviewed;
 export type CaptureStatusPayload = ProjectOnly;
 export type CaptureStatusData = CaptureStatus;
 export type CardExportPayload = CardExport;
@@ -338,6 +346,11 @@ export interface BookReport {
   alwaysOnTokens: number;
 }
 
+export interface CapturePending {
+  documentId: string;
+  projectId?: string | null;
+}
+
 export interface CapturePrepare {
   documentId: string;
   projectId?: string | null;
@@ -350,6 +363,12 @@ export interface CapturePropose {
   ops: { [key: string]: unknown }[];
   projectId?: string | null;
   by?: string | null;
+}
+
+export interface CaptureReview {
+  documentId: string;
+  decisions?: Decision[] | null;
+  projectId?: string | null;
 }
 
 export interface CaptureStatus {
@@ -383,6 +402,7 @@ export interface Change {
 export interface ChapterChanged {
   projectId: string;
   documentId: string;
+  capture: { [key: string]: unknown } | null;
 }
 
 export interface Checked {
@@ -451,6 +471,13 @@ export interface ContextUpdate {
   scope?: "project" | "global";
 }
 
+export interface Decision {
+  id: string;
+  decision?: "accept" | "reject" | "patch" | null;
+  action?: "accept" | "reject" | "patch" | null;
+  patch?: { [key: string]: unknown } | null;
+}
+
 export interface DiagnosticCounts {
   errors: number;
   warnings: number;
@@ -487,6 +514,7 @@ export interface DocumentCapture {
   state: string;
   pending: number;
   accepted: number;
+  applied: number;
   rejected: number;
   stale: number;
   problems: { [key: string]: unknown }[];
@@ -1063,6 +1091,23 @@ export interface PassageItems {
   items: PassageItem[];
 }
 
+export interface Pending {
+  documentId: string;
+  proposal: string;
+  items: PendingOp[];
+}
+
+export interface PendingOp {
+  id: string;
+  op: string;
+  status: string;
+  fields: { [key: string]: unknown };
+  evidence: string;
+  where: string | null;
+  flags: string[];
+  notes: string[];
+}
+
 export interface Piece {
   layer: number | null;
   kind: string | null;
@@ -1242,6 +1287,14 @@ export interface RelationsGet {
   at?: string | null;
   /** @defaultValue 1 */
   depth?: number;
+}
+
+export interface Reviewed {
+  documentId: string;
+  proposal: string;
+  ops: { [key: string]: unknown }[];
+  written: string[];
+  counts: { [key: string]: number };
 }
 
 export interface RuleProblem {

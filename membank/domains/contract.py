@@ -50,6 +50,8 @@ class Bank(Protocol):
 
     def sync_one(self, root: BankRoot, rel: str) -> None: ...
 
+    def sync_many(self, root: BankRoot, rels: list[str]) -> None: ...  # one sync for the files of one write
+
     def notify(self, method: str, params: dict[str, Any]) -> None: ...
 
 

@@ -135,6 +135,12 @@ class Project:
 
         sync_paths(self.index, root, [rel], self.embedder)
 
+    def sync_many(self, root: BankRoot, rels: list[str]) -> None:
+        """Re-read the files of one write together (a capture review's cards): one sync, not one per file."""
+        from ..domains.indexing.sync import sync_paths
+
+        sync_paths(self.index, root, rels, self.embedder)
+
     def file_of(self, source: str) -> Path | None:
         """The file a citation names (`.writenow/…` or `global:…`); None for a citation of neither bank."""
         for root in self.roots:

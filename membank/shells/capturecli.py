@@ -32,7 +32,7 @@ def _prompt(data: dict[str, Any], part: int | None) -> None:
 
 def _status(data: dict[str, Any]) -> None:
     for item in data["items"]:
-        counts = ", ".join(f"{k} {item[k]}" for k in ("pending", "stale", "accepted", "rejected") if item[k])
+        counts = ", ".join(f"{k} {item[k]}" for k in ("pending", "stale", "accepted", "applied", "rejected") if item[k])
         print(f"{item['documentId']}\t{item['state']}" + (f"\t({counts})" if counts else ""))
         for p in item["problems"]:
             print(f"  line {p['line']}: {p['message']}")
@@ -90,3 +90,43 @@ def propose(document: str = typer.Argument(..., metavar="DOCUMENT", help="The ch
     finally:
         registry.close()
     finish(envelope, as_json, _proposed)
+
+
+def _pending(data: dict[str, Any]) -> None:
+    for item in data["items"]:
+        print(f"## {item['id']} · {item['op']} [{item['status']}]" + (f"  {', '.join(item['flags'])}"
+                                                                    if item["flags"] else ""))
+        print("   " + json.dumps({k: v for k, v in item["fields"].items() if k not in ("op", "evidence")},
+                                ensure_ascii=False))
+        print(f"   > {item['evidence']}" + (f"  ({item['where']})" if item["where"] else ""))
+        for note in item["notes"]:
+            print(f"   - {note}")
+    if not data["items"]:
+        print("nothing to review")
+
+
+def _reviewed(data: dict[str, Any]) -> None:
+    for op in data["ops"]:
+        print(f"{op['id']}\t{op['op']}\t{op['status']}")
+    c = data["counts"]
+    print(f"{c['applied']} applied, {c['rejected']} rejected; {len(data['written'])} files written")
+
+
+@command("capture:review")
+def review(document: str = typer.Argument(..., metavar="DOCUMENT", help="The chapter whose proposals to review."),
+           accept: list[str] = typer.Option([], "--accept", help="Accept (and apply) this op id; repeatable."),
+           reject: list[str] = typer.Option([], "--reject", help="Reject this op id; repeatable."),
+           apply: bool = typer.Option(False, "--apply", help="Apply the decisions made in the proposal file "
+                                      "(a status edited to accepted or rejected)."),
+           project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    if not accept and not reject and not apply:
+        call(project, "capture:pending", {"documentId": document}, as_json, _pending)
+        return
+    if apply and (accept or reject):
+        err.print("error [INVALID_ARGUMENT]: --apply applies the file's decisions; give it alone")
+        raise typer.Exit(1)
+    decisions = [{"id": i, "decision": "accept"} for i in accept] + [{"id": i, "decision": "reject"} for i in reject]
+    payload: dict[str, Any] = {"documentId": document}
+    if not apply:
+        payload["decisions"] = decisions
+    call(project, "capture:review", payload, as_json, _reviewed)

@@ -64,3 +64,17 @@ def split(sources: list[str]) -> tuple[list[str], list[str]]:
 
     bank = [s for s in sources if s.startswith((PROJECT_PREFIX, GLOBAL_PREFIX))]
     return bank, [s for s in sources if not s.startswith((PROJECT_PREFIX, GLOBAL_PREFIX))]
+
+
+def capture_state(bank: Any, document: str) -> dict[str, Any] | None:
+    """The document's capture state for `chapter:changed` (docs/capture.md): its pending ops stale once the
+    chapter's text changed; None when it cannot be read now (the notification still goes out)."""
+    if bank is None:
+        return None
+    from ..domains.capture.flows import document_state
+
+    try:
+        return document_state(bank, document)
+    except Exception:  # a notification never fails because its extra cannot be computed
+        log.warning("the capture state of %s cannot be read", document, exc_info=True)
+        return None

@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Optional, TypedDict
 
 from ..domains.indexing.channels import DiagnosticItem
 from ..kernel import shapes
@@ -210,6 +210,7 @@ class ChapterChanged(TypedDict):
 
     projectId: str
     documentId: str  # the document's project-relative path
+    capture: Optional[dict[str, Any]]  # capture:status's item for it (its pending ops stale now); null: unreadable
 
 
 NOTIFICATIONS: dict[str, type] = {"index:changed": IndexChanged, "episode:failed": EpisodeFailed,

@@ -362,7 +362,7 @@ class Server:
         """Watch an open project's files; `index:changed` goes out after each re-index."""
         from .watch import Watcher
 
-        watcher = Watcher(bank, on_report=lambda report: self._changed(project_id, report), debounce=self.debounce)
+        watcher = Watcher(bank, on_report=lambda report: self._changed(project_id, report, bank), debounce=self.debounce)
         try:
             watcher.start()
         except Exception:
@@ -370,10 +370,11 @@ class Server:
             return
         self._watchers[project_id] = watcher  # a polling fallback is logged once, by the watcher itself
 
-    def _changed(self, project_id: str, report: Report) -> None:
+    def _changed(self, project_id: str, report: Report, bank: Any = None) -> None:
         sources, chapters = chapterwatch.split(sorted(report.sources))  # a manuscript document: `chapter:changed`
         for document in chapters:
-            self.notify("chapter:changed", {"projectId": project_id, "documentId": document})
+            self.notify("chapter:changed", {"projectId": project_id, "documentId": document,
+                                            "capture": chapterwatch.capture_state(bank, document)})
         if sources:
             self.settler.changed()
             self.notify("index:changed", {"projectId": project_id, "sources": sources, **listed(report)})

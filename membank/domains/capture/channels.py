@@ -4,7 +4,7 @@ checked, the valid ones kept in `.writenow/proposals/<document>.md`), and every 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Optional, TypedDict
+from typing import Annotated, Any, Literal, Optional, TypedDict
 
 from ...kernel.payload import DocPath, Id, Most
 from ..contract import Channel, Lazy, ProjectOnly
@@ -69,11 +69,58 @@ class Proposed(TypedDict):
     counts: dict[str, int]
 
 
+@dataclass(frozen=True)
+class Decision:
+    id: Annotated[str, Most(chars=40)]  # the op's id in the proposal file (p-…)
+    decision: Literal["accept", "reject", "patch"] | None = None  # patch: accept with `patch` applied
+    action: Literal["accept", "reject", "patch"] | None = None  # capture.md's name for `decision`
+    patch: dict[str, Any] | None = None  # the op's fields to change before it is applied
+
+
+@dataclass(frozen=True)
+class CaptureReview:
+    documentId: DocPath
+    decisions: Annotated[list[Decision], Most(items=MAX_OPS)] | None = None  # null: the ones made in the file
+    projectId: Id | None = None
+
+
+@dataclass(frozen=True)
+class CapturePending:
+    documentId: DocPath
+    projectId: Id | None = None
+
+
+class PendingOp(TypedDict):
+    id: str
+    op: str
+    status: str  # pending | accepted (decided in the file) | stale
+    fields: dict[str, Any]  # the op as the file holds it
+    evidence: str
+    where: Optional[str]  # <document>:<line>
+    flags: list[str]
+    notes: list[str]
+
+
+class Pending(TypedDict):
+    documentId: str
+    proposal: str
+    items: list[PendingOp]
+
+
+class Reviewed(TypedDict):
+    documentId: str
+    proposal: str
+    ops: list[dict[str, Any]]  # each decided op: id, op, status (applied | rejected)
+    written: list[str]  # the files written (cards, the proposal file), all or none
+    counts: dict[str, int]
+
+
 class DocumentCapture(TypedDict):
     documentId: str
     state: str  # none | pending | stale | reviewed
     pending: int
-    accepted: int
+    accepted: int  # decided in the file, not applied yet (`membank review D --apply`)
+    applied: int
     rejected: int
     stale: int
     problems: list[dict[str, Any]]  # sections of the proposal file that cannot be read (line, message)
@@ -92,6 +139,14 @@ CHANNELS = (
             "write", "propose",
             "Check a model's proposed updates op by op; keep the valid ones in the chapter's proposal file.",
             "capture_propose"),
+    Channel("capture:review", CaptureReview, Reviewed, Lazy("membank.domains.capture.review", "review"),
+            "write", "review",
+            "Apply the writer's decisions on a chapter's proposed updates, together: accepted ones into the cards.",
+            "capture_review"),
+    Channel("capture:pending", CapturePending, Pending, Lazy("membank.domains.capture.review", "pending"),
+            "read", "review",
+            "The ops of a chapter's proposal file still to review: pending, accepted in the file, stale.",
+            "capture_pending"),
     Channel("capture:status", ProjectOnly, CaptureStatus, Lazy("membank.domains.capture.flows", "status"),
             "read", "capture",
             "Every document in story order with its capture state: none, pending, stale or reviewed.",

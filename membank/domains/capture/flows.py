@@ -169,25 +169,25 @@ def _rel(bank: Bank, path: Path) -> str:
     return path.relative_to(bank.project.path).as_posix()
 
 
+def document_state(bank: Bank, document: str) -> dict[str, Any]:
+    """One document's capture state (capture:status's item); `chapter:changed` carries it too."""
+    text = _read_proposal(proposal_file(bank, document))
+    ops: list[proposals.Proposed] = []
+    problems: list[tuple[int, str]] = []
+    if text is not None:
+        _, ops, problems = proposals.parse(text)
+        try:
+            _, chapter_text = bible.chapter(bank, document)
+            ops = proposals.stale(ops, chapter_hash(chapter_text))
+        except MembankError:
+            ops = proposals.stale(ops, None)
+    counts = {s: sum(1 for p in ops if p.status == s) for s in proposals.STATUSES}
+    state = ("none" if not ops else "stale" if counts["stale"] else "pending" if counts["pending"] or counts["accepted"]
+             else "reviewed")
+    return {"documentId": document, "state": state, **counts,
+            "problems": [{"line": n, "message": m} for n, m in problems]}
+
+
 def status(bank: Bank) -> dict[str, Any]:
     """Every document of the story in story order, with its capture state."""
-    order = positions.story_order(bank)
-    items = []
-    for document in order.positions:
-        text = _read_proposal(proposal_file(bank, document))
-        ops: list[proposals.Proposed] = []
-        problems: list[tuple[int, str]] = []
-        if text is not None:
-            _, ops, problems = proposals.parse(text)
-            try:
-                _, chapter_text = bible.chapter(bank, document)
-                ops = proposals.stale(ops, chapter_hash(chapter_text))
-            except MembankError:
-                ops = proposals.stale(ops, None)
-        counts = {s: sum(1 for p in ops if p.status == s) for s in proposals.STATUSES}
-        state = ("none" if not ops else "stale" if counts["stale"] else "pending" if counts["pending"]
-                 else "reviewed")
-        items.append({"documentId": document, "state": state, **counts,
-                      "problems": [{"line": n, "message": m} for n, m in problems]})
-    return {"items": items}
-
+    return {"items": [document_state(bank, d) for d in positions.story_order(bank).positions]}

@@ -8,6 +8,7 @@ from ...files import gitfiles
 from ...files.records import ERROR, Diagnostic
 from ..contract import Bank
 from . import journals
+from ..capture.problems import problems as capture_problems
 from ..episodes import store as episode_store
 from ..lifecycle import runs as lifecycle_runs
 from ..recall.preview import semantic_problem
@@ -24,6 +25,7 @@ def _found(bank: Bank) -> list[Diagnostic]:
         found.extend(journals.duplicates(bank.index))  # copies of journal events, each counted once
     found.extend(gitfiles.check(bank.project.path, bank.project.source))  # lines the git files lack
     found.extend(narrative_problems(bank))  # facet values against their schema, thread and scene files
+    found.extend(capture_problems(bank))  # applied capture values whose quote is gone from the chapter
     return found
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from .corpus import SEED, generate
 from .cli import cli_rows
+from .capture import capture_rows
 from .episodes import episode_rows
 from .floor import floor_rows
 from .manuscript import manuscript_rows
@@ -124,6 +125,7 @@ def run(opts: Options) -> Result:
         say(opts.quiet, "a hostile lorebook (400 catastrophic regular-expression keys)")
         rows.extend(hostile_rows(sample_project_dir(), tmp))
         rows.extend(manuscript_rows(tmp, opts.quick, opts.seed, opts.quiet))
+        rows.extend(capture_rows(tmp, opts.quick, opts.quiet))
         if opts.large:
             rows.extend(_large_corpus(opts, tmp, corpus_info))
     finally:

@@ -1,0 +1,120 @@
+"""What `capture:review` decides (capture.md, review), pure: which ops of the proposal file a call
+accepts, rejects or patches, and what an accepted op writes — the item added to a card's list, or a new
+card — each citing `evidence: <document>:<line>`. The flow (review.py) reads and writes the files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ...kernel import errors
+from ...kernel.errors import MembankError
+from . import shapes
+from .proposals import Proposed
+
+ACTIONS = ("accept", "reject", "patch")
+APPLIED_BY_REVIEW = ("progress", "relate", "entity", "fact", "thread")  # thread: `open` only, for now
+FOLDERS = {"character": "characters", "person": "characters"}  # every other kind: world/
+
+
+@dataclass(frozen=True)
+class Change:
+    """One write of an accepted op: an item appended to a card's list, or a new card."""
+
+    op_id: str
+    card: str | None  # the card id an item is added to (None: a new card)
+    key: str  # progressions | relations | new card: its path (characters/贾宝玉.md)
+    item: dict[str, Any]  # the list item, or the new card's front matter
+    body: str = ""  # a new card's text
+    line: int = 0  # the evidence's line in the chapter
+    latest: bool = False  # a progression with nothing after it on the card: its top-level state moves too
+
+
+def decisions(ops: list[Proposed], given: list[dict[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """{op id: (accepted | rejected, the op as patched)}, checked whole: an unknown id, an op decided
+    already or stale, a wrong action or a patch of the wrong shape is an error and nothing is decided."""
+    by_id = {p.id: p for p in ops}
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for n, d in enumerate(given):
+        if not isinstance(d, dict) or not isinstance(d.get("id"), str):
+            raise errors.invalid(f"decisions[{n}].id", f"decision {n}: give the op's `id` (p-…)")
+        action = d.get("decision") or d.get("action")
+        if action not in ACTIONS:
+            raise errors.invalid(f"decisions[{n}].decision", f"decision {n}: `decision` is one of {', '.join(ACTIONS)}")
+        found = by_id.get(d["id"])
+        if found is None:
+            raise MembankError(errors.NOT_FOUND, f"decision {n}: the proposal file has no op `{d['id']}`",
+                               {"field": f"decisions[{n}].id"})
+        if d["id"] in out:
+            raise errors.invalid(f"decisions[{n}].id", f"decision {n}: `{d['id']}` is decided twice in this call")
+        if found.status == "stale" and action != "reject":  # a stale op may be rejected, not applied
+            raise MembankError(errors.CONFLICT, f"{d['id']} is stale: the chapter changed since it was proposed; "
+                               "prepare and propose again", {"id": d["id"]})
+        if found.status not in ("pending", "accepted", "stale"):
+            raise MembankError(errors.CONFLICT, f"{d['id']} is {found.status} already", {"id": d["id"]})
+        op = dict(found.op)
+        patch = d.get("patch")
+        if patch is not None or action == "patch":
+            if not isinstance(patch, dict) or "op" in patch:
+                raise errors.invalid(f"decisions[{n}].patch", f"decision {n}: `patch` is an object of the op's "
+                                     "fields to change (not `op`)")
+            op = shapes.check({**op, **patch}, n)
+        out[d["id"]] = ("rejected" if action == "reject" else "accepted", op)
+    return out
+
+
+def change(op_id: str, op: dict[str, Any], document: str, line: int, card: str | None) -> Change:
+    """What an accepted op writes; `card` is the id its `entity` resolves to (None for a new file)."""
+    return replace(_change(op_id, op, document, line, card), line=line)
+
+
+def _change(op_id: str, op: dict[str, Any], document: str, line: int, card: str | None) -> Change:
+    evidence = f"{document}:{line}"
+    kind = op["op"]
+    if kind not in APPLIED_BY_REVIEW or (kind == "thread" and op["action"] != "open"):
+        what = f"`thread` {op['action']}" if kind == "thread" else f"`{kind}`"
+        raise errors.invalid("decisions", f"{op_id}: a {what} op is not applied by review yet; write it by hand "
+                             "and reject it here (review applies progress, relate, entity, fact and thread open)")
+    if kind == "progress":
+        at = f"{document}#{op['scene']}" if op.get("scene") else document
+        item: dict[str, Any] = {"at": at}
+        if "state" in op:
+            item["state"] = op["state"].strip()
+        if op.get("set"):
+            item["set"] = dict(op["set"])
+        return Change(op_id, card, "progressions", {**item, "evidence": evidence})
+    if kind == "relate":
+        item = {"to": op["to"], "type": op["type"], "since": document}
+        if op.get("note"):
+            item["note"] = op["note"]
+        return Change(op_id, card, "relations", {**item, "evidence": evidence})
+    if kind == "fact":
+        meta: dict[str, Any] = {"type": "fact", "since": document}
+        if op.get("until"):
+            meta["until"] = op["until"]
+        meta["evidence"] = [evidence]
+        return Change(op_id, None, f"memories/facts/{file_name(op['content'][:24])}.md", meta, op["content"])
+    if kind == "thread":
+        meta = {"title": op["title"].strip(), "opened": document}
+        if op.get("entities"):
+            meta["entities"] = list(op["entities"])
+        meta["evidence"] = evidence
+        return Change(op_id, None, f"threads/{file_name(op['title'])}.md", meta)
+    folder = FOLDERS.get(op["kind"].strip().lower(), "world")
+    name = op["name"].strip()
+    meta = {"name": name, "kind": op["kind"].strip()}
+    if op.get("aliases"):
+        meta["aliases"] = list(op["aliases"])
+    meta.update(introduced=document, evidence=evidence)
+    return Change(op_id, None, f"{folder}/{file_name(name)}.md", meta, op.get("summary") or "")
+
+
+def file_name(name: str) -> str:
+    """A card's file name from its name: letters and digits of any script kept, the rest `-`."""
+    out = "".join(c if c.isalnum() else "-" for c in name.strip().lower())
+    return "-".join(p for p in out.split("-") if p)[:80] or "card"
+
+
+def recorded(ops: list[Proposed], statuses: dict[str, str]) -> list[Proposed]:
+    """The file's ops with the call's decisions recorded (`applied` for an accepted op review wrote)."""
+    return [replace(p, status=statuses[p.id]) if p.id in statuses else p for p in ops]

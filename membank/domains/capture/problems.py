@@ -1,0 +1,57 @@
+"""`doctor`'s capture check (capture.md, staleness): an op review applied whose evidence quote is gone from
+its chapter (the chapter was rewritten since) is a warning on the card line that cites it, or on the
+proposal file when no card line cites it any more. The value stays: the writer decides."""
+
+from __future__ import annotations
+
+from ...files.records import WARNING, Diagnostic
+from ...kernel.errors import MembankError
+from ..contract import Bank
+from ..story import positions
+from ..story.cards import catalog
+from . import bible, proposals
+from .evidence import Chapter
+from .flows import _read_proposal, _rel, proposal_file
+
+GONE = "CAPTURE_EVIDENCE_GONE"
+
+
+def _citing_line(bank: Bank, source: str, cite: str) -> int | None:
+    path = next((r.file(rel) for r in bank.roots if (rel := r.rel(source)) is not None), None)
+    try:
+        text = path.read_text("utf-8") if path is not None else ""
+    except (OSError, UnicodeDecodeError):
+        return None
+    return next((n for n, line in enumerate(text.splitlines(), 1) if cite in line), None)
+
+
+def problems(bank: Bank) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    cards = None
+    for document in positions.story_order(bank).positions:
+        path = proposal_file(bank, document)
+        text = _read_proposal(path)
+        if text is None or "- status: applied" not in text:
+            continue
+        try:
+            chapter = Chapter(bible.chapter(bank, document)[1])
+        except MembankError:
+            chapter = Chapter("")
+        for p in proposals.parse(text)[1]:
+            if p.status != "applied" or chapter.line_of(p.op["evidence"]) is not None:
+                continue
+            cite = f"{document}:{p.line}"
+            message = (f"the quote `{p.op['evidence'][:60]}` that {p.id} was accepted on is gone from {document}; "
+                       "check the value it wrote")
+            if cards is None:
+                with bank.index.lock:
+                    cards = catalog(bank.index)
+            name = p.op.get("entity") or p.op.get("name")
+            ids = cards.resolve(name) if isinstance(name, str) else ()
+            source = cards.cards[ids[0]]["source"] if len(ids) == 1 else None
+            line = _citing_line(bank, source, cite) if source else None
+            if source and line:
+                found.append(Diagnostic(source, line, WARNING, message, GONE))
+            else:
+                found.append(Diagnostic(bank.project.source(_rel(bank, path)), 1, WARNING, message, GONE))
+    return found

@@ -1,0 +1,273 @@
+"""Capture review (capture.md, review; issue 34.3): the writer's decisions applied together through the
+round-trip writer, each value citing its chapter line, the decisions kept in the proposal file; review in
+the file and `membank review D --apply`; a card edited since the proposal re-read, never overwritten.
+The cards and chapters are test_capture's (a few lines of 红楼梦 第二回-第四回)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import membank
+from membank import Bank
+from membank.domains.capture import decide, proposals
+from membank.domains.capture.evidence import chapter_hash
+
+from .capturekit import CH03, D, fresh, ok, refused
+from .helpers import membank as run
+
+MOVE = {"op": "progress", "entity": "林黛玉", "state": "舍父进京", "set": {"location": "荣国府"},
+        "evidence": "方洒泪拜别"}
+GRANNY = {"op": "relate", "entity": "林黛玉", "to": "贾母", "type": "外孙女", "evidence": "黛玉便知是他外祖母"}
+CRY = {"op": "progress", "entity": "贾母", "state": "见外孙女大哭", "evidence": "心肝儿肉叫着大哭起来"}
+NANNY = {"op": "entity", "name": "奶娘", "kind": "character", "evidence": "随了奶娘"}
+LEFT = {"op": "fact", "content": "黛玉离开扬州，进京依傍外祖母。", "evidence": "随了奶娘及荣府几个老妇人登舟而去"}
+MEETING = {"op": "thread", "title": "黛玉初见贾母", "action": "open", "entities": ["林黛玉"], "evidence": "一把搂入怀中"}
+CARD = "characters/lin-daiyu.md"
+
+
+def _proposed(bank: Bank, ops: list[dict[str, Any]]) -> list[str]:
+    data = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=ops)
+    return [r["id"] for r in data["ops"]]
+
+
+def _card(bank: Bank, rel: str = CARD) -> str:
+    return (bank.root / ".writenow" / rel).read_text("utf-8")
+
+
+def _file(bank: Bank) -> str:
+    return (bank.root / ".writenow" / "proposals" / D).read_text("utf-8")
+
+
+@pytest.fixture
+def bank(tmp_path: Path) -> Any:
+    b = fresh(tmp_path / "hlm")
+    yield b
+    b.close()
+
+
+# --- pure decisions ---------------------------------------------------------------------------------
+
+def _p(op: dict[str, Any], status: str = "pending") -> proposals.Proposed:
+    return proposals.Proposed(proposals.op_id(D, op), op, "sha256:x", 3, (), status)
+
+
+def test_each_op_becomes_one_item_citing_its_line() -> None:
+    c = decide.change("p-1", MOVE, D, 3, "lin-daiyu")
+    assert (c.card, c.key) == ("lin-daiyu", "progressions")
+    assert c.item == {"at": D, "state": "舍父进京", "set": {"location": "荣国府"}, "evidence": f"{D}:3"}
+    scene = decide.change("p-1", {**MOVE, "scene": "s2"}, D, 5, "lin-daiyu")
+    assert scene.item["at"] == f"{D}#s2"
+    rel = decide.change("p-2", GRANNY, D, 5, "lin-daiyu")
+    assert rel.key == "relations" and rel.item == {"to": "贾母", "type": "外孙女", "since": D, "evidence": f"{D}:5"}
+    new = decide.change("p-3", NANNY, D, 3, None)
+    assert (new.card, new.key) == (None, "characters/奶娘.md")
+    assert new.item == {"name": "奶娘", "kind": "character", "introduced": D, "evidence": f"{D}:3"}
+    fact = decide.change("p-4", {"op": "fact", "content": "黛玉弃父进京。", "evidence": "y"}, D, 3, None)
+    assert fact.key == "memories/facts/黛玉弃父进京.md" and fact.body == "黛玉弃父进京。"
+    assert fact.item == {"type": "fact", "since": D, "evidence": [f"{D}:3"]}
+    thread = decide.change("p-5", {"op": "thread", "title": "宝黛初会", "action": "open", "evidence": "y"}, D, 5, None)
+    assert (thread.key, thread.item) == ("threads/宝黛初会.md", {"title": "宝黛初会", "opened": D, "evidence": f"{D}:5"})
+    for later in ({"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "y"},
+                  {"op": "unrelate", "entity": "a", "to": "b", "type": "c", "evidence": "y"}):
+        with pytest.raises(Exception, match="by hand"):
+            decide.change("p-6", later, D, 3, None)
+
+
+def test_decisions_are_checked_whole() -> None:
+    ops = [_p(MOVE), _p(GRANNY), _p(CRY, "stale"), _p(NANNY, "applied")]
+    a, b, c, d = (p.id for p in ops)
+    got = decide.decisions(ops, [{"id": a, "decision": "accept"}, {"id": b, "decision": "reject"}])
+    assert got == {a: ("accepted", MOVE), b: ("rejected", GRANNY)}
+    patched = decide.decisions(ops, [{"id": a, "decision": "patch", "patch": {"state": "进京"}}])
+    assert patched[a] == ("accepted", {**MOVE, "state": "进京"})
+    for wrong, code in [([{"id": "p-000000000000", "decision": "accept"}], "NOT_FOUND"),
+                        ([{"id": c, "decision": "accept"}], "CONFLICT"),  # stale
+                        ([{"id": d, "decision": "reject"}], "CONFLICT"),  # applied already
+                        ([{"id": a, "decision": "maybe"}], "INVALID_ARGUMENT"),
+                        ([{"id": a, "decision": "accept"}, {"id": a, "decision": "reject"}], "INVALID_ARGUMENT"),
+                        ([{"id": a, "decision": "patch", "patch": {"entity": 3}}], "INVALID_ARGUMENT")]:
+        with pytest.raises(Exception) as e:
+            decide.decisions(ops, wrong)
+        assert getattr(e.value, "code", None) == code, wrong
+
+
+# --- through the bank -------------------------------------------------------------------------------
+
+def test_review_writes_the_cards_keeping_the_writers_bytes(bank: Bank) -> None:
+    path = bank.root / ".writenow" / CARD
+    path.write_text(_card(bank).replace("林黛玉\n", "林黛玉  # 主角\nmood: unknown-key\n", 1), "utf-8")
+    ok(bank, "memory:list")  # the index reads the edit
+    before = _card(bank)
+    move, granny, cry, nanny = _proposed(bank, [MOVE, GRANNY, CRY, NANNY])
+    data = ok(bank, "capture:review", documentId=D, decisions=[
+        {"id": move, "decision": "accept"}, {"id": granny, "decision": "reject"},
+        {"id": cry, "decision": "patch", "patch": {"state": "搂着外孙女大哭"}}, {"id": nanny, "decision": "accept"}])
+    assert data["counts"] == {"applied": 3, "rejected": 1}
+    after = _card(bank)
+    assert "# 主角" in after and "mood: unknown-key" in after
+    assert after.startswith(before.split("progressions:")[0].replace("revision", "x").split("updated")[0][:20])
+    assert f"evidence: '{D}:3'" in after or f"evidence: {D}:3" in after
+    state = ok(bank, "kg:state", name="林黛玉", at=D)
+    assert state["state"] == "舍父进京" and state["facets"]["location"]["value"] == "荣国府"
+    assert ok(bank, "kg:state", name="贾母", at=D)["state"] == "搂着外孙女大哭"
+    assert "introduced: chapters/ch03.md" in _card(bank, "characters/奶娘.md")
+    text = _file(bank)
+    assert text.count("- status: applied") == 3 and text.count("- status: rejected") == 1
+    assert "搂着外孙女大哭" in text  # the patch is recorded
+    status = ok(bank, "capture:status")["items"]
+    assert next(i for i in status if i["documentId"] == D)["state"] == "reviewed"
+    again = refused(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"}])
+    assert again["code"] == "CONFLICT"
+
+
+def test_all_or_nothing_and_a_card_edited_since_is_re_read(bank: Bank) -> None:
+    move, cry = _proposed(bank, [MOVE, CRY])
+    card, proposal = _card(bank), _file(bank)
+    # the writer gives 黛玉 the same change by hand after the proposal: re-read, the op no longer applies
+    path = bank.root / ".writenow" / CARD
+    edited = card.replace("relations:", f"  - {{at: {D}, state: 舍父进京, set: {{location: 荣国府}}}}\nrelations:")
+    path.write_text(edited, "utf-8")
+    granny = (bank.root / ".writenow" / "characters" / "jia-mu.md").read_text("utf-8")
+    error = refused(bank, "capture:review", documentId=D, decisions=[{"id": cry, "decision": "accept"},
+                                                                      {"id": move, "decision": "accept"}])
+    assert error["code"] == "CONFLICT" and move in error["message"] and "ALREADY_KNOWN" in error["message"]
+    assert path.read_text("utf-8") == edited and _file(bank) == proposal  # nothing half-applied
+    assert (bank.root / ".writenow" / "characters" / "jia-mu.md").read_text("utf-8") == granny
+
+
+def test_a_changed_chapter_makes_pending_ops_stale(bank: Bank) -> None:
+    (move,) = _proposed(bank, [MOVE])
+    (bank.root / "chapters" / "ch03.md").write_text(CH03 + "\n    又一段．\n", "utf-8")
+    listed = ok(bank, "capture:pending", documentId=D)["items"]
+    assert [(i["id"], i["status"]) for i in listed] == [(move, "stale")]
+    error = refused(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"}])
+    assert error["code"] == "CONFLICT" and "stale" in error["message"]
+    ok(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "reject"}])  # noise may go
+    assert "- status: rejected" in _file(bank)
+
+
+def test_review_in_the_file_and_the_command_line(bank: Bank, tmp_path: Path) -> None:
+    move, granny, cry = _proposed(bank, [MOVE, GRANNY, CRY])
+    root, home = bank.root, tmp_path / "home"
+    bank.close()
+
+    def cli(*args: str) -> Any:
+        return run(*args, cwd=root, home=home)
+
+    listed = cli("review", D)
+    assert listed.returncode == 0 and move in listed.stdout and "方洒泪拜别" in listed.stdout, listed.stderr
+    done = cli("review", D, "--reject", granny)
+    assert done.returncode == 0 and "0 applied, 1 rejected" in done.stdout, done.stderr
+    path = root / ".writenow" / "proposals" / D
+    text = path.read_text("utf-8")
+    at = text.index(f"## {move}")
+    path.write_text(text[:at] + text[at:].replace("- status: pending", "- status: accepted", 1), "utf-8")
+    assert f"{D}\tpending\t(pending 1, accepted 1, rejected 1)" in cli("capture", "--status").stdout
+    applied = cli("review", D, "--apply")
+    assert applied.returncode == 0 and "1 applied" in applied.stdout, applied.stderr
+    now = cli("review", D).stdout
+    assert cry in now and move not in now
+    # the file hand-edited into nonsense: --apply refuses with the line and writes nothing
+    text = path.read_text("utf-8")
+    line = text[:text.index(f"## {cry}")].count("\n") + 1
+    path.write_text(text.replace("```yaml\nop: progress\nentity: 贾母", "```yaml\nop: [progress", 1), "utf-8")
+    card = (root / ".writenow" / CARD).read_text("utf-8")
+    bad = cli("review", D, "--apply")
+    assert bad.returncode != 0 and f":{line}:" in bad.stdout + bad.stderr
+    assert (root / ".writenow" / CARD).read_text("utf-8") == card
+    reopened = membank.open(root)
+    try:
+        assert ok(reopened, "kg:state", name="林黛玉", at=D)["state"] == "舍父进京"
+    finally:
+        reopened.close()
+
+
+# --- the property: kg:state equals the ops applied at the chapter, and what it was before -----------
+
+STATES = st.text(alphabet="进京病愈笑哭归去", min_size=1, max_size=4)
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["林黛玉", "贾母", "林如海"]), STATES,
+                          st.sampled_from(["扬州", "荣国府", "京都"])), min_size=1, max_size=3,
+                unique_by=lambda t: t[0]))
+def test_accepted_ops_are_the_state_at_the_chapter_and_nothing_earlier_moves(changes: Any) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        bank = fresh(Path(tmp) / "hlm")
+        try:
+            names = [n for n, _, _ in changes]
+            earlier = ["chapters/ch02.md"]  # every position before the chapter
+            before = {(n, at): ok(bank, "kg:state", name=n, at=at) for n in names for at in earlier}
+            ops = [{"op": "progress", "entity": n, "state": s, "set": {"location": loc}, "evidence": "黛玉"}
+                   for n, s, loc in changes]
+            ids = _proposed(bank, ops)
+            ok(bank, "capture:review", documentId=D, decisions=[{"id": i, "decision": "accept"} for i in ids])
+            for n, s, loc in changes:
+                got = ok(bank, "kg:state", name=n, at=D)
+                assert got["state"] == s and got["facets"]["location"]["value"] == loc
+            for (n, at), was in before.items():
+                now = ok(bank, "kg:state", name=n, at=at)
+                assert (now["state"], now["facets"]) == (was["state"], was["facets"])
+        finally:
+            bank.close()
+
+
+def test_doctor_warns_when_an_applied_quote_is_gone_from_the_chapter(bank: Bank) -> None:
+    (move,) = _proposed(bank, [MOVE])
+    ok(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"}])
+    assert not [d for d in ok(bank, "index:diagnostics")["items"] if d.get("code") == "CAPTURE_EVIDENCE_GONE"]
+    (bank.root / "chapters" / "ch03.md").write_text(CH03.replace("方洒泪拜别，", ""), "utf-8")
+    found = [d for d in ok(bank, "index:diagnostics")["items"] if d.get("code") == "CAPTURE_EVIDENCE_GONE"]
+    card = _card(bank).splitlines()
+    assert [(d["source"], d["severity"]) for d in found] == [(f".writenow/{CARD}", "warning")]
+    assert f"{D}:3" in card[found[0]["line"] - 1] and "方洒泪拜别" in found[0]["message"]
+
+
+def test_a_write_that_fails_midway_puts_back_what_was_written(bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.capture import review
+
+    move, cry = _proposed(bank, [MOVE, CRY])
+    granny_path = bank.root / ".writenow" / "characters" / "jia-mu.md"
+    card, granny, proposal = _card(bank), granny_path.read_text("utf-8"), _file(bank)
+    real = review.replace_unchanged
+    calls: list[Path] = []
+
+    def second_fails(path: Path, data: bytes, expected: bytes) -> str:
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(path, data, expected)
+
+    monkeypatch.setattr(review, "replace_unchanged", second_fails)
+    error = refused(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"},
+                                                                      {"id": cry, "decision": "accept"}])
+    assert error["code"] == "DB_ERROR"
+    assert (_card(bank), granny_path.read_text("utf-8"), _file(bank)) == (card, granny, proposal)
+    assert ok(bank, "kg:state", name="林黛玉", at=D)["state"] == "随父在扬州"  # the index holds the old card
+
+
+def test_a_fact_and_a_thread_become_files_of_their_own(bank: Bank) -> None:
+    left, meeting = _proposed(bank, [LEFT, MEETING])
+    ok(bank, "capture:review", documentId=D, decisions=[{"id": left, "decision": "accept"},
+                                                         {"id": meeting, "decision": "accept"}])
+    facts = [m for m in ok(bank, "memory:list", type="fact")["items"] if "扬州" in m["content"]]
+    assert [m["source"] for m in facts] == [".writenow/memories/facts/黛玉离开扬州-进京依傍外祖母.md"]
+    threads = {t["title"]: t for t in ok(bank, "story:threads", at="chapters/ch04.md")["items"]}
+    assert threads["黛玉初见贾母"]["opened"] == D and threads["黛玉初见贾母"]["entities"] == ["林黛玉"]
+    assert not ok(bank, "index:diagnostics")["items"]
+
+
+def test_bad_decisions_write_nothing(bank: Bank) -> None:
+    (move,) = _proposed(bank, [MOVE])
+    proposal = _file(bank)
+    for decisions in ([{"id": move, "decision": "maybe"}], [{"id": move, "decision": "accept"}] * 10_000,
+                      [{"id": move}], [{"id": move, "decision": "patch", "patch": {"op": "fact"}}]):
+        assert refused(bank, "capture:review", documentId=D, decisions=decisions)["code"] == "INVALID_ARGUMENT"
+    assert refused(bank, "capture:review", documentId="chapters/ch02.md", decisions=[])["code"] == "NOT_FOUND"
+    assert _file(bank) == proposal
