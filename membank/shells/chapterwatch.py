@@ -23,10 +23,12 @@ def watch_folders(bank: Any, observer: BaseObserver, handler: FileSystemEventHan
     bank folder nor `already` watched (project.yaml may name a chapter in a new folder); the folders
     newly watched."""
     from ..domains.manuscript.sync import documents
+    from ..index.store import reading
 
     try:
         folders = {os.path.realpath(bank.root)}
-        folders |= {os.path.dirname(os.path.realpath(bank.root / doc)) for doc in documents(bank)}
+        with reading():  # the watcher's thread reads on a connection of its own, never the writer's
+            folders |= {os.path.dirname(os.path.realpath(bank.root / doc)) for doc in documents(bank)}
     except Exception:
         log.warning("membank watch: the manuscript's folders could not be listed; the periodic scan covers them",
                     exc_info=True)
@@ -72,9 +74,11 @@ def capture_state(bank: Any, document: str) -> dict[str, Any] | None:
     if bank is None:
         return None
     from ..domains.capture.flows import document_state
+    from ..index.store import reading
 
     try:
-        return document_state(bank, document)
+        with reading():  # on the watcher's thread: a read connection of its own, never the writer's
+            return document_state(bank, document)
     except Exception:  # a notification never fails because its extra cannot be computed
         log.warning("the capture state of %s cannot be read", document, exc_info=True)
         return None

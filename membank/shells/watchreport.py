@@ -58,10 +58,14 @@ def diff(before: Iterable[Problem], after: Iterable[Problem]) -> tuple[list[Prob
 
 
 def problems(bank: Bank) -> list[Problem]:
-    """Every problem `membank doctor` reports for this bank right now."""
+    """Every problem `membank doctor` reports for this bank right now. Read as the sidecar reads
+    `index:diagnostics`: in a snapshot on this thread's own read-only connection, since the watcher's
+    thread must not share the writer's connection with a write lane that is syncing meanwhile."""
     from ..domains.indexing.report import diagnostics
+    from ..index.store import reading
 
-    return list(diagnostics(bank)["items"])
+    with reading():
+        return list(diagnostics(bank)["items"])
 
 
 def line(problem: Problem, fixed: bool = False) -> str:
