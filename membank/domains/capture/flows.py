@@ -116,14 +116,18 @@ def _read_proposal(path: Path) -> str | None:
 def propose(bank: Bank, document_id: str, chapter_hash_: str, ops: list[dict[str, Any]],
             by: str | None = None) -> dict[str, Any]:
     checked = shapes.check_all(ops)
-    document, text = bible.chapter(bank, document_id)
-    now_hash = chapter_hash(text)
-    if chapter_hash_ != now_hash:
-        raise MembankError(errors.CONFLICT, f"{document} changed since it was prepared (its hash is now {now_hash}); "
-                           "prepare it again", {"field": "chapterHash", "chapterHash": now_hash})
-    cat, order = bible.story(bank, document)
-    book = validate.Bible(cat, order, document, Chapter(text), bible.facet_schemas(bank),
-                          tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank))
+    # a write runs on the sidecar's write lane, not in a read snapshot: its reads of the index hold the
+    # index lock, so they never share the writer's connection with a watcher's sync (never the write
+    # lock inside it: the watcher takes the write lock first)
+    with bank.index.lock:
+        document, text = bible.chapter(bank, document_id)
+        now_hash = chapter_hash(text)
+        if chapter_hash_ != now_hash:
+            raise MembankError(errors.CONFLICT, f"{document} changed since it was prepared (its hash is now "
+                               f"{now_hash}); prepare it again", {"field": "chapterHash", "chapterHash": now_hash})
+        cat, order = bible.story(bank, document)
+        book = validate.Bible(cat, order, document, Chapter(text), bible.facet_schemas(bank),
+                              tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank))
     results: list[dict[str, Any]] = []
     kept: list[proposals.Proposed] = []
     for index, op in enumerate(checked):

@@ -168,7 +168,8 @@ def _commit(bank: Bank, writes: list[Write]) -> None:
 
 def review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Apply `decisions` (None: the ones the writer made in the file, status `accepted` / `rejected`)."""
-    document, text = bible.chapter(bank, document_id)
+    with bank.index.lock:  # read before the write lock: never the writer's connection alongside a sync
+        document, text = bible.chapter(bank, document_id)
     now_hash = chapter_hash(text)
     path = proposal_file(bank, document)
     source = bank.project.source(_rel(bank, path))
