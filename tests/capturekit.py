@@ -1,5 +1,5 @@
 """The 红楼梦 capture story shared by the capture tests (issue 34): chapters 2-4 as a few lines each (from
-/work/shared/data/hongloumeng_ch01-04_excerpt.txt, lines 108, 136-150 and 200-204; the novel is in the
+fixtures/manuscript/hongloumeng_ch01-04_excerpt.txt, lines 108, 136-150 and 200-204; the novel is in the
 public domain), the cards of its people, a fact, a thread and the facet schemas; `fresh(root)` writes them
 into a new project and opens it."""
 

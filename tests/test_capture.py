@@ -2,7 +2,7 @@
 before it, check a model's proposed ops one by one (scripted ops stand in for the model), keep the valid
 ones in the chapter's proposal file, and list every document's capture state.
 
-The chapters are pieces of 红楼梦 第二回-第四回 (/work/shared/data/hongloumeng_ch01-04_excerpt.txt, lines
+The chapters are pieces of 红楼梦 第二回-第四回 (fixtures/manuscript/hongloumeng_ch01-04_excerpt.txt, lines
 108, 136-150 and 200-204; from repository `tennessine/corpus`, file `红楼梦.txt`; the novel is in the
 public domain)."""
 
