@@ -18,7 +18,7 @@ from .graph import entity
 from .matching import Match, Matcher, call_allowance, normalize
 from .order import StoryOrder
 from .reveals import Fact
-from .threadfiles import known_position
+from .positions import known_position
 
 FACTS_DISAGREE = "FACTS_DISAGREE"
 MAY_NOT_KNOW = "MAY_NOT_KNOW"

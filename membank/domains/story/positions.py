@@ -13,6 +13,8 @@ from ...files.records import Card, Memory
 from ...files.scan import GLOBAL_PREFIX, PROJECT_PREFIX
 from ...index import Index
 from ...index.schema import DomainSchema, register
+from ...kernel import errors
+from ...kernel.paths import document_path
 from ..contract import Bank
 from .order import StoryOrder
 
@@ -217,3 +219,15 @@ def timed_memories(index: Index) -> dict[int, tuple[str | None, str | None]]:
 def hidden_memories(index: Index, order: StoryOrder, position: str | None) -> list[int]:
     """The rowids of memories whose span does not hold at `position` (all timed ones without one)."""
     return sorted(r for r, (since, until) in timed_memories(index).items() if not order.holds(since, until, position))
+
+
+def known_position(order: StoryOrder, at: str | None) -> str | None:
+    """A position the story order holds, as every story read takes `at`; INVALID_ARGUMENT for one it does
+    not (a typo would otherwise answer with nothing but timeless values)."""
+    if at is None:
+        return None
+    path = document_path(at, "at")
+    if not order.knows(path):
+        raise errors.invalid("at", f"`{at}` is not a position of the story: list it in project.yaml `chapters:` "
+                             "(or, without that list, create the file)")
+    return path

@@ -16,27 +16,16 @@ from .cards import Catalog, catalog
 from .manuscript import read_document
 from .matching import allowance_spent, call_allowance
 from .order import StoryOrder
+from .positions import known_position
 
 
 def _graph(bank: Bank) -> tuple[Catalog, StoryOrder]:
     return catalog(bank.index), positions.story_order(bank)
 
 
-def _at(order: StoryOrder, at: str | None) -> str | None:
-    """A position the story order holds; INVALID_ARGUMENT for one it does not (a typo would otherwise
-    answer with nothing but timeless values)."""
-    if at is None:
-        return None
-    path = document_path(at, "at")
-    if not order.knows(path):
-        raise errors.invalid("at", f"`{at}` is not a position of the story: list it in project.yaml `chapters:` "
-                             "(or, without that list, create the file)")
-    return path
-
-
 def entity_list(bank: Bank, kind: str | None = None, at: str | None = None) -> dict[str, Any]:
     cat, order = _graph(bank)
-    position = _at(order, at)
+    position = known_position(order, at)
     cards = sorted((c for c in cat.cards.values() if kind is None or c["kind"] == kind),
                    key=lambda c: (c["section"], c["kind"], c["name"], c["id"]))
     places = seen.scenes(bank, cat) if cards else {}
@@ -46,7 +35,7 @@ def entity_list(bank: Bank, kind: str | None = None, at: str | None = None) -> d
 
 def entity_get(bank: Bank, id_: str | None = None, name: str | None = None, at: str | None = None) -> dict[str, Any]:
     cat, order = _graph(bank)
-    card, position = graph.find(cat, id_, name), _at(order, at)
+    card, position = graph.find(cat, id_, name), known_position(order, at)
     return {**graph.entity(card, cat, order, position, whole=True),
             "lastSeen": seen.last_seen(order, seen.scenes(bank, cat).get(card["id"], []), position)}
 
@@ -57,13 +46,13 @@ def relations(bank: Bank, id_: str | None = None, name: str | None = None, at: s
         raise errors.invalid("depth", f"`depth` is 1 to {graph.MAX_DEPTH}")
     cat, order = _graph(bank)
     card = graph.find(cat, id_, name)
-    return {"edges": [e.to_api() for e in graph.walk(cat, card["id"], order, _at(order, at), depth)]}
+    return {"edges": [e.to_api() for e in graph.walk(cat, card["id"], order, known_position(order, at), depth)]}
 
 
 def state(bank: Bank, at: str, id_: str | None = None, name: str | None = None) -> dict[str, Any]:
     cat, order = _graph(bank)
     card = graph.find(cat, id_, name)
-    view = graph.entity(card, cat, order, _at(order, at))
+    view = graph.entity(card, cat, order, known_position(order, at))
     now = view["state"]
     return {"state": now["value"] if now else None, "facets": view["facets"], "since": now["at"] if now else None,
             "source": now["source"] if now else None, "line": now["line"] if now else None}

@@ -10,9 +10,9 @@ from ...files.reader import Unreadable, read_regular
 from ...kernel import errors
 from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_LISTED
-from ...kernel.paths import document_path
 from ..contract import Bank
 from . import positions, threads
+from .positions import known_position
 from .cards import Catalog, catalog
 from .check import Flag
 from .manuscript import read_document
@@ -60,17 +60,6 @@ def load(bank: Bank) -> tuple[tuple[Thread, ...], tuple[dict[str, Any], ...]]:
             found.append(thread)
     memo.update(stamp=stamp, threads=tuple(found), problems=tuple(problems), matcher=None, mentioned={})
     return memo["threads"], memo["problems"]  # type: ignore[no-any-return]
-
-
-def known_position(order: StoryOrder, at: str | None) -> str | None:
-    """A position the story order holds, as `kg:*` reads `at` (INVALID_ARGUMENT for one it does not)."""
-    if at is None:
-        return None
-    path = document_path(at, "at")
-    if not order.knows(path):
-        raise errors.invalid("at", f"`{at}` is not a position of the story: list it in project.yaml `chapters:` "
-                             "(or, without that list, create the file)")
-    return path
 
 
 def list_threads(bank: Bank, at: str | None = None, status: str | None = None) -> dict[str, Any]:
