@@ -81,3 +81,15 @@ def gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Real git in `root`, with an identity and no signing or line-ending conversion of its own."""
+    return subprocess.run(["git", "-c", "user.name=Writer", "-c", "user.email=writer@example.org",
+                           "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", *args],
+                          cwd=root, capture_output=True, text=True, check=check)
+
+
+def git_commit(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--allow-empty", "-m", message)

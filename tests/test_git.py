@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from membank.files import gitfiles, journal
 from membank.files.parse import conflict_line
 from membank.kernel import clock
 from membank.shells.cli import app
+from .helpers import git, git_commit
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -29,20 +29,11 @@ SELECTION = "He drew. Steel rang."
 EVIDENCE = "omit needless words"
 
 
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-c", "user.name=Writer", "-c", "user.email=writer@example.org",
-                           "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", *args],
-                          cwd=root, capture_output=True, text=True, check=check)
-
-
-def _commit(root: Path, message: str) -> None:
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "--allow-empty", "-m", message)
 
 
 def _tracked_changes(root: Path) -> list[str]:
     """`git status --porcelain` lines of tracked files (untracked ones would be `??`)."""
-    return [line for line in _git(root, "status", "--porcelain").stdout.splitlines() if not line.startswith("??")]
+    return [line for line in git(root, "status", "--porcelain").stdout.splitlines() if not line.startswith("??")]
 
 
 def _ok(bank: Bank, channel: str, **payload: Any) -> Any:
@@ -68,7 +59,7 @@ def _codes(bank: Bank, code: str) -> list[dict[str, Any]]:
 def repo(sample: Path) -> Path:
     """The sample project (made before membank shipped git files) in a git repository, set up with
     `git-setup` as a writer would after doctor's hint, and committed."""
-    _git(sample, "init", "-q", "-b", "main")
+    git(sample, "init", "-q", "-b", "main")
     bank = membank.open(sample)
     try:
         hints = _codes(bank, gitfiles.GIT_SETUP)
@@ -78,23 +69,23 @@ def repo(sample: Path) -> Path:
         assert _codes(bank, gitfiles.GIT_SETUP) == [] and bank.git_setup()["written"] == []
     finally:
         bank.close()
-    _commit(sample, "the novel")
+    git_commit(sample, "the novel")
     return sample
 
 
 def test_prompts_make_no_tracked_change_and_their_traces_survive_a_rebuild(repo: Path) -> None:
     bank = membank.open(repo)
     try:
-        _commit(repo, "opened")
+        git_commit(repo, "opened")
         runs = [_run(bank) for _ in range(5)]
         assert _tracked_changes(repo) == []
-        assert _git(repo, "status", "--porcelain", "--untracked-files=all").stdout == ""  # traces are ignored
+        assert git(repo, "status", "--porcelain", "--untracked-files=all").stdout == ""  # traces are ignored
         assert (repo / ".writenow" / journal.TRACES).is_dir()
         bank.sync(rebuild=True)
         trace = _ok(bank, "memory:trace:get", runId=runs[2])
         assert trace["source"].startswith(".writenow/journal/traces/") and trace["pieces"]
         _ok(bank, "memory:trace:feedback", runId=runs[2], verdict="correct")  # a verdict is the writer's: tracked
-        changed = _git(repo, "status", "--porcelain", "--untracked-files=all").stdout.splitlines()
+        changed = git(repo, "status", "--porcelain", "--untracked-files=all").stdout.splitlines()
         assert [line[3:] for line in changed] == [f".writenow/journal/{trace['at'][:7]}.jsonl"]
         assert [f["kind"] for f in _ok(bank, "memory:trace:get", runId=runs[2])["feedback"]] == ["verdict"]
     finally:
@@ -121,20 +112,20 @@ def test_two_branches_merge_without_conflict_and_count_the_sum(repo: Path) -> No
     settings = repo / ".writenow" / "settings.yaml"
     settings.write_text(settings.read_text("utf-8").replace("preferenceLearningThreshold: 2",
                                                             "preferenceLearningThreshold: 10"), encoding="utf-8")
-    _commit(repo, "learn later")
+    git_commit(repo, "learn later")
     def work(branch: str) -> None:
-        _git(repo, "checkout", "-q", "-b", branch, "main")
+        git(repo, "checkout", "-q", "-b", branch, "main")
         bank = membank.open(repo)
         try:
             assert _feedback(bank) == 1 and _feedback(bank) == 2
             _ok(bank, "ai:skill:feedback", runId=_run(bank), action="accept", sceneType="action")
         finally:
             bank.close()
-        _commit(repo, f"work on {branch}")
+        git_commit(repo, f"work on {branch}")
 
     work("laptop")
     work("desktop")
-    merged = _git(repo, "merge", "--no-edit", "laptop", check=False)
+    merged = git(repo, "merge", "--no-edit", "laptop", check=False)
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert "CONFLICT" not in merged.stdout and _tracked_changes(repo) == []
     bank = membank.open(repo)
@@ -192,10 +183,10 @@ def test_conflict_markers_are_an_error_and_stay_out_of_prompts(repo: Path) -> No
     memory = repo / ".writenow" / "memories" / "preferences" / "short-sentences-in-action.md"
     text = memory.read_text("utf-8")
     for branch, word in (("laptop", "CRISP-LAPTOP"), ("desktop", "CRISP-DESKTOP")):
-        _git(repo, "checkout", "-q", "-b", branch, "main")
+        git(repo, "checkout", "-q", "-b", branch, "main")
         memory.write_text(text.rstrip("\n") + f"\nKeep them {word}.\n", encoding="utf-8")
-        _commit(repo, branch)
-    merged = _git(repo, "merge", "--no-edit", "laptop", check=False)
+        git_commit(repo, branch)
+    merged = git(repo, "merge", "--no-edit", "laptop", check=False)
     assert merged.returncode != 0 and "<<<<<<<" in memory.read_text("utf-8")
     bank = membank.open(repo)
     try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +15,19 @@ import pytest
 
 import membank
 from membank import Bank
-from membank.files import gitfiles, journal
+from membank.files import gitfiles
 from membank.files.parse import conflict_line
+from .helpers import git, git_commit
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 CH05 = "chapters/ch05.md"
 
 
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-c", "user.name=Writer", "-c", "user.email=writer@example.org",
-                           "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", *args],
-                          cwd=root, capture_output=True, text=True, check=check)
-
-
-def _commit(root: Path, message: str) -> None:
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "--allow-empty", "-m", message)
 
 
 def _tracked_changes(root: Path) -> str:
-    return _git(root, "status", "--porcelain", "--untracked-files=no").stdout
+    return git(root, "status", "--porcelain", "--untracked-files=no").stdout
 
 
 def _ok(bank: Bank, channel: str, **payload: Any) -> Any:
@@ -78,18 +69,18 @@ def repo(sample: Path) -> Path:
     settings = sample / ".writenow" / "settings.yaml"
     settings.write_text(settings.read_text("utf-8").replace("preferenceLearningThreshold: 2",
                                                             "preferenceLearningThreshold: 50"), encoding="utf-8")
-    _git(sample, "init", "-q", "-b", "main")
+    git(sample, "init", "-q", "-b", "main")
     bank = membank.open(sample)
     try:
         bank.git_setup()
     finally:
         bank.close()
-    _commit(sample, "the novel")
+    git_commit(sample, "the novel")
     return sample
 
 
 def _work(repo: Path, branch: str, times: int, start: str = "main") -> None:
-    _git(repo, "checkout", "-q", "-b", branch, start)
+    git(repo, "checkout", "-q", "-b", branch, start)
     bank = membank.open(repo)
     try:
         for _ in range(times):
@@ -98,14 +89,14 @@ def _work(repo: Path, branch: str, times: int, start: str = "main") -> None:
             wait=True)
     finally:
         bank.close()
-    _commit(repo, f"work on {branch}")
+    git_commit(repo, f"work on {branch}")
 
 
 @pytest.mark.parametrize("how", ["rebase", "cherry-pick"])
 def test_rebase_and_cherry_pick_keep_both_sides_lines(repo: Path, how: str) -> None:
     _work(repo, "laptop", 2)
     _work(repo, "desktop", 3)
-    done = _git(repo, how, "laptop", check=False)
+    done = git(repo, how, "laptop", check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     bank = membank.open(repo)
     try:
@@ -119,10 +110,10 @@ def test_rebase_and_cherry_pick_keep_both_sides_lines(repo: Path, how: str) -> N
 
 def test_markers_in_a_journal_are_reported_and_never_counted(repo: Path) -> None:
     (repo / ".writenow" / ".gitattributes").unlink()  # a project from before membank shipped it
-    _commit(repo, "no union")
+    git_commit(repo, "no union")
     _work(repo, "laptop", 2)
     _work(repo, "desktop", 3)
-    merged = _git(repo, "merge", "--no-edit", "laptop", check=False)
+    merged = git(repo, "merge", "--no-edit", "laptop", check=False)
     assert merged.returncode != 0
     month = next((repo / ".writenow" / "journal").glob("*.jsonl"))
     text = month.read_text("utf-8")
@@ -154,21 +145,21 @@ def test_one_event_edited_on_two_sides_counts_once_the_same_live_and_rebuilt(ban
 
 def test_a_checkout_of_an_old_commit_gives_the_answers_of_a_fresh_rebuild(repo: Path) -> None:
     _work(repo, "laptop", 2)
-    old = _git(repo, "rev-parse", "HEAD").stdout.strip()
+    old = git(repo, "rev-parse", "HEAD").stdout.strip()
     bank = membank.open(repo)
     try:
         for _ in range(3):
             _feedback(bank)
         _ok(bank, "memory:episode:record", sceneType="action", skillUsed="continue", summary="later", wait=True)
-        _commit(repo, "later")
+        git_commit(repo, "later")
         assert _count(bank) == 5
-        _git(repo, "checkout", "-q", old)
+        git(repo, "checkout", "-q", old)
         bank.sync()
         live = _answers(bank)
         assert live["count"] == 2 and live["episodes"]["total"] == 1
         bank.sync(rebuild=True)
         assert _answers(bank) == live
-        _git(repo, "checkout", "-q", "laptop")
+        git(repo, "checkout", "-q", "laptop")
         bank.sync()
         assert _count(bank) == 5
     finally:
@@ -189,7 +180,7 @@ def test_git_setup_on_odd_gitattributes(repo: Path, text: bytes) -> None:
     assert again["written"] == []
     data = attributes.read_bytes()
     assert data.startswith(text.rstrip(b"\n") if text.endswith(b"\r\n") else text)
-    got = _git(repo, "check-attr", "merge", "--", ".writenow/journal/2026-11.jsonl").stdout
+    got = git(repo, "check-attr", "merge", "--", ".writenow/journal/2026-11.jsonl").stdout
     assert got.strip().endswith("merge: union") and hints == []
 
 
@@ -286,25 +277,25 @@ def test_an_episode_recalled_while_the_clock_was_ahead_is_said_so(bank: Bank, sa
 def test_serve_follows_a_checkout_of_an_old_commit_and_dirties_nothing(repo: Path, home: Path) -> None:
     from tests.sidecar import Sidecar
     _work(repo, "laptop", 2)
-    old = _git(repo, "rev-parse", "HEAD").stdout.strip()
+    old = git(repo, "rev-parse", "HEAD").stdout.strip()
     server = Sidecar("--project", str(repo), home=home)
     try:
         server.ok("memory:episode:record", {"sceneType": "action", "skillUsed": "continue", "summary": "later",
                                             "wait": True})
         server.ok("context:assemble", {"skillId": "continue", "documentId": CH05})
-        _commit(repo, "later")
+        git_commit(repo, "later")
         assert server.ok("index:status")["episodes"]["total"] == 2
         server.ok("context:assemble", {"skillId": "continue", "documentId": CH05})  # a prompt: a trace only
         assert _tracked_changes(repo) == ""
-        assert _git(repo, "checkout", "-q", old, check=False).returncode == 0  # not refused
+        assert git(repo, "checkout", "-q", old, check=False).returncode == 0  # not refused
         before = len(server.notifications("index:changed"))  # the watcher sees the journal change at once
         server.wait_for(lambda: len(server.notifications("index:changed")) > before, "index:changed", timeout=20)
         assert server.ok("index:status")["episodes"]["total"] == 1
         live = server.ok("index:status")["episodes"]
         assert _tracked_changes(repo) == ""
-        _git(repo, "checkout", "-q", "main")  # before any journal: the month file goes
+        git(repo, "checkout", "-q", "main")  # before any journal: the month file goes
         server.wait_for(lambda: server.ok("index:status")["episodes"]["total"] == 0, "no episodes", timeout=20)
-        _git(repo, "checkout", "-q", old)
+        git(repo, "checkout", "-q", old)
         server.wait_for(lambda: server.ok("index:status")["episodes"] == live, "the old commit's episodes", timeout=20)
     finally:
         assert server.close() == 0
@@ -320,11 +311,11 @@ def test_serve_follows_a_checkout_of_an_old_commit_and_dirties_nothing(repo: Pat
 
 def test_two_clones_pull_both_ways_and_count_the_sum(repo: Path, tmp_path: Path) -> None:
     origin = tmp_path / "origin.git"
-    _git(tmp_path, "clone", "-q", "--bare", str(repo), str(origin))
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(origin))
     machines = []
     for name, times in (("laptop", 2), ("desktop", 3)):
         clone = tmp_path / name
-        _git(tmp_path, "clone", "-q", str(origin), str(clone))
+        git(tmp_path, "clone", "-q", str(origin), str(clone))
         bank = membank.open(clone)
         try:
             for _ in range(times):
@@ -333,14 +324,14 @@ def test_two_clones_pull_both_ways_and_count_the_sum(repo: Path, tmp_path: Path)
             _ok(bank, "context:assemble", skillId="continue", documentId=CH05)
         finally:
             bank.close()
-        _commit(clone, name)
+        git_commit(clone, name)
         machines.append(clone)
     laptop, desktop = machines
-    _git(laptop, "push", "-q", "origin", "main")
-    pulled = _git(desktop, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main", check=False)
+    git(laptop, "push", "-q", "origin", "main")
+    pulled = git(desktop, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main", check=False)
     assert pulled.returncode == 0, pulled.stdout + pulled.stderr
-    _git(desktop, "push", "-q", "origin", "main")
-    _git(laptop, "pull", "-q", "--no-rebase", "origin", "main")
+    git(desktop, "push", "-q", "origin", "main")
+    git(laptop, "pull", "-q", "--no-rebase", "origin", "main")
     for clone in machines:
         bank = membank.open(clone)
         try:
@@ -357,7 +348,7 @@ def test_history_written_on_two_branches(repo: Path) -> None:
     from membank.kernel import clock
     t0 = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
     for branch, summary in (("laptop", "the duel"), ("desktop", "the truce")):
-        _git(repo, "checkout", "-q", "-b", branch, "main")
+        git(repo, "checkout", "-q", "-b", branch, "main")
         bank = membank.open(repo)
         try:
             with clock.use(lambda: t0):
@@ -367,8 +358,8 @@ def test_history_written_on_two_branches(repo: Path) -> None:
                 assert _ok(bank, "memory:lifecycle:run", trigger="weekly")["history"]
         finally:
             bank.close()
-        _commit(repo, branch)
-    merged = _git(repo, "merge", "--no-edit", "laptop", check=False)
+        git_commit(repo, branch)
+    merged = git(repo, "merge", "--no-edit", "laptop", check=False)
     assert "CONFLICT (add/add)" in merged.stdout  # history/ is membank's, written on both: left (see the report)
     month = repo / ".writenow" / "history" / "2026-11.md"
     text = month.read_text("utf-8")
