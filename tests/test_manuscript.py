@@ -163,7 +163,9 @@ def test_the_watcher_keeps_the_passages_level_with_a_saved_chapter(bank: Bank, p
             with reading():
                 return any(i["scene"] == "风暴" for i in bank.search_manuscript(query_text="风暴")["items"])
         wait_until(found, what="the saved chapter's new scene")
-        assert any("chapters/ch01.md" in batch for batch in changed)  # the sidecar's `chapter:changed`
+        # the listener is called after the batch is committed, so a reader may see the passage first
+        wait_until(lambda: any("chapters/ch01.md" in batch for batch in changed),
+                   what="the change announced")  # the sidecar's `chapter:changed`
     finally:
         watcher.stop()
 

@@ -86,10 +86,6 @@ def state_at(card: dict[str, Any], order: StoryOrder, position: str | None,
     return CardState(state, dict(sorted(facets.items())), len(items) - len(reached))
 
 
-def relation_holds(relation: dict[str, Any], order: StoryOrder, position: str | None) -> bool:
-    return order.holds(_text(relation.get("since")), _text(relation.get("until")), position)
-
-
 def outgoing(card: dict[str, Any]) -> list[Relation]:
     """The relations written on a card, with their lines (items without `to` are left out)."""
     lines = card.get("lines", {}).get("relations", [])
