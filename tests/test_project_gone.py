@@ -56,3 +56,29 @@ def test_the_mcp_tools_refuse_a_deleted_project(sample: Path) -> None:
         assert not (sample / ".writenow").exists()
     finally:
         registry.close()
+
+
+def test_a_read_connection_opened_late_makes_nothing(tmp_path: Path) -> None:
+    """The sidecar warms its read threads' connections in the background; one that runs after the
+    folder is gone (a loaded machine) must fail, not make `.writenow/.index/index.db` again."""
+    import threading
+
+    from membank.index.store import Index
+
+    index = Index(tmp_path / ".writenow" / ".index" / "index.db")
+    try:
+        shutil.rmtree(tmp_path / ".writenow")
+        failures: list[BaseException] = []
+
+        def late() -> None:
+            try:
+                index.prepare_reader()
+            except Exception as e:  # noqa: BLE001 - the failure is what is asserted
+                failures.append(e)
+
+        thread = threading.Thread(target=late)
+        thread.start()
+        thread.join()
+        assert failures and not (tmp_path / ".writenow").exists()
+    finally:
+        index.close()

@@ -139,10 +139,13 @@ class Index(EntryStore, VectorStore):
         else:
             self._domain_schemas()
 
-    def _connect(self, path: Path | str) -> apsw.Connection:
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        db = apsw.Connection(str(path))
+    def _connect(self, path: Path | str, create: bool = True) -> apsw.Connection:
+        flags = apsw.SQLITE_OPEN_READWRITE
+        if create:
+            flags |= apsw.SQLITE_OPEN_CREATE
+            if path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+        db = apsw.Connection(str(path), flags=flags)
         db.set_busy_timeout(5000)
         db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF")
         db.execute("CREATE VIRTUAL TABLE temp.fts_vocab USING fts5vocab(main, fts, 'row')")  # per connection
@@ -251,7 +254,9 @@ class Index(EntryStore, VectorStore):
 
     def _open_reader(self) -> apsw.Connection:
         assert self.path is not None
-        conn = self._connect(self.path)
+        # a reader never makes the file (nor its folder): a project deleted under a server whose read
+        # threads connect late must stay deleted; the writer made the file when the index opened
+        conn = self._connect(self.path, create=False)
         conn.execute(f"PRAGMA query_only=1; PRAGMA cache_size=-{READER_CACHE_KIB}")
         return conn
 
