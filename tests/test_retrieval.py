@@ -61,3 +61,24 @@ def test_lookalike_first_and_score() -> None:
     assert not lookalike_first(["x"], query)
     assert score(["x", "a", "b"], {"a", "b"}) == (1.0, 0.5)
     assert score(["x"] * 5 + ["a"], {"a"}) == (0.0, 1 / 6)
+
+
+def test_the_strong_tier_is_left_out_when_it_cannot_run_and_ranked_by_cosine_when_it_can(monkeypatch) -> None:
+    import numpy as np
+
+    from benchmarks import retrieval
+    from membank.index import strong
+
+    assert retrieval.strong_rankers({"a": "x"}) == {}  # load_strong raises StrongUnavailable in this build
+
+    class Letters:  # a text's vector: its first letter, one-hot
+        def encode(self, texts: list[str], query: bool) -> np.ndarray:
+            rows = np.zeros((len(texts), 26), dtype=np.float32)
+            for i, t in enumerate(texts):
+                rows[i, ord(t[0]) - ord("a")] = 1.0
+            return rows
+
+    monkeypatch.setattr(strong, "load_strong", lambda folder=None: strong.StrongEncoder("letters", 26, Letters()))
+    rank = retrieval.strong_rankers({"m1": "apple", "m2": "banana", "m3": "avocado"})["vector"]
+    assert rank("bread") == ["m2", "m1", "m3"]
+    assert rank("ant")[:2] == ["m1", "m3"]
