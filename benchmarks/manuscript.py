@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
@@ -83,6 +84,8 @@ def leaked(items: list[dict], question: dict) -> int:
 def run(lang: str = "zh") -> dict[str, float]:
     """{questions, recall@5, mrr, leaks} of one language; a missed question is printed on stderr."""
     with tempfile.TemporaryDirectory() as tmp:
+        saved_home = os.environ.get("WRITENOW_HOME")
+        os.environ["WRITENOW_HOME"] = str(Path(tmp) / "home")  # the writer's own global bank stays out of it
         root = Path(tmp) / lang
         questions = write_project(root, lang)
         bank = membank.open(root)
@@ -104,6 +107,10 @@ def run(lang: str = "zh") -> dict[str, float]:
             return {"questions": n, "recall@5": found / n, "mrr": rr / n, "leaks": leaks}
         finally:
             bank.close()
+            if saved_home is None:
+                os.environ.pop("WRITENOW_HOME", None)
+            else:
+                os.environ["WRITENOW_HOME"] = saved_home
 
 
 def run_all() -> dict[str, dict[str, float]]:

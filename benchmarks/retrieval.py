@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     models = [m.resolve() for m in args.model] if args.model else [BUNDLED, EARLIER]
     results = {m.name: evaluate(model=m) for m in models}
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json.dumps({**results, "manuscript": manuscript_group()}, indent=2))
         return
     first = next(iter(results.values()))
     subsets = list(first["fused"])
@@ -116,6 +116,21 @@ def main(argv: list[str] | None = None) -> None:
             cells = " | ".join(f"{per[ranking][s]['recall@5']:.2f} | {per[ranking][s]['mrr']:.2f}" for s in subsets)
             print(f"| {ranking} | {name} | {cells} |")
     print("\nqueries: " + ", ".join(f"{s} {first['fused'][s]['queries']}" for s in subsets))
+    print_manuscript_group()
+
+
+
+# The manuscript passages group (quality.md): per language, over fixtures/manuscript (benchmarks/manuscript.py).
+
+def manuscript_group() -> dict[str, dict[str, float]]:
+    from benchmarks import manuscript
+    return manuscript.run_all()
+
+
+def print_manuscript_group() -> None:
+    from benchmarks import manuscript
+    print("\nmanuscript passages (bundled model; a spoiler leak: a passage at or after `before`, or the answer):")
+    print("\n".join(manuscript.table(manuscript_group())))
 
 
 if __name__ == "__main__":
