@@ -222,11 +222,26 @@ def main(argv: list[str] | None = None) -> None:
 
         results[("strong", load_strong().name)] = strong
     if args.json:
-        print(json.dumps({f"{tier}/{name}": per for (tier, name), per in results.items()}, indent=2))
+        print(json.dumps({**{f"{tier}/{name}": per for (tier, name), per in results.items()},
+                          "manuscript": manuscript_group()}, indent=2))
         return
     print(table(results))
     if not strong:
         print("strong tier: not shown (load_strong() raised StrongUnavailable)")
+    print_manuscript_group()
+
+
+# The manuscript passages group (quality.md): per language, over fixtures/manuscript (benchmarks/manuscript.py).
+
+def manuscript_group() -> dict[str, dict[str, float]]:
+    from benchmarks import manuscript
+    return manuscript.run_all()
+
+
+def print_manuscript_group() -> None:
+    from benchmarks import manuscript
+    print("\nmanuscript passages (bundled model; a spoiler leak: a passage at or after `before`, or the answer):")
+    print("\n".join(manuscript.table(manuscript_group())))
 
 
 if __name__ == "__main__":
