@@ -125,3 +125,17 @@ def test_centering_takes_the_banks_common_direction_away() -> None:
     rows = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]], np.float32)
     scores = centered_scores(rows, np.array([1.0, 0.9, 0.0], np.float32), mean)
     assert scores[0] > 0.99 and abs(scores[1]) < 1e-6
+
+
+def test_the_cli_prints_the_card_above_the_memories(bank: Bank, sample: Path) -> None:
+    from typer.testing import CliRunner
+
+    from membank.shells.cli import app
+
+    _import_sensei(bank)
+    shown = CliRunner().invoke(app, ["preview", str(sample), "--query", "Who is the Coding Sensei?"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    card = next(n for n, line in enumerate(lines) if ".writenow/characters/coding-sensei.md:2" in line)
+    assert lines[card].split()[:2] == ["1", "character"]
+    assert card < next(n for n, line in enumerate(lines) if "injection preview" in line)
