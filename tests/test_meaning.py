@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from membank import Bank
-from membank.domains.context.meaning import DEFAULT_MIN_SCORE, MEANING, centered_scores, chosen
+from membank.domains.context.meaning import DEFAULT_MIN_SCORE, MEANING, centered_scores, chosen, scanned_text
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "cards"  # real cards nobody here wrote (README there)
 CODING = "He asked the old programming teacher how to fix the bug in his Python code."
@@ -139,3 +139,9 @@ def test_the_cli_prints_the_card_above_the_memories(bank: Bank, sample: Path) ->
     card = next(n for n, line in enumerate(lines) if ".writenow/characters/coding-sensei.md:2" in line)
     assert lines[card].split()[:2] == ["1", "character"]
     assert card < next(n for n, line in enumerate(lines) if "injection preview" in line)
+
+
+def test_the_query_is_the_selection_then_the_nearest_text_around_it() -> None:
+    texts = {"selection": "SEL", "instruction": "INS", "before": "a" * 50 + "B" * 10, "after": "C" * 3 + "d" * 50}
+    assert scanned_text(texts, 27) == "SEL\nINS\n" + "B" * 10 + "\n" + "C" * 3 + "d" * 7  # 7 + 20 around it
+    assert scanned_text({"selection": "x" * 40, "before": "b"}, 10) == "x" * 10
