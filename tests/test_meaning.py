@@ -145,3 +145,11 @@ def test_the_query_is_the_selection_then_the_nearest_text_around_it() -> None:
     texts = {"selection": "SEL", "instruction": "INS", "before": "a" * 50 + "B" * 10, "after": "C" * 3 + "d" * 50}
     assert scanned_text(texts, 27) == "SEL\nINS\n" + "B" * 10 + "\n" + "C" * 3 + "d" * 7  # 7 + 20 around it
     assert scanned_text({"selection": "x" * 40, "before": "b"}, 10) == "x" * 10
+
+
+def test_without_a_model_cards_are_found_by_their_words(bank: Bank) -> None:
+    bank.update_embedding_settings({"model": "models/not-there"})
+    found = bank.preview(query_text="Who keeps the Saltmere light?")
+    assert found["diagnostics"]["reasons"][0]["code"] == "MODEL_UNAVAILABLE"
+    assert found["cards"][0]["id"] == "world/saltmere-light"
+    assert found["cards"][0]["reason"]["score"]["vectorRank"] is None
