@@ -153,3 +153,15 @@ def test_without_a_model_cards_are_found_by_their_words(bank: Bank) -> None:
     assert found["diagnostics"]["reasons"][0]["code"] == "MODEL_UNAVAILABLE"
     assert found["cards"][0]["id"] == "world/saltmere-light"
     assert found["cards"][0]["reason"]["score"]["vectorRank"] is None
+
+
+def test_a_card_found_by_meaning_gives_way_with_the_relevant_memories_by_score() -> None:
+    from membank.domains.context.giveway import retrieved
+    from membank.domains.context.layers import Piece
+
+    named = Piece(4, "cards", "card", "named", "c-named", reason={"where": "selection"})
+    around = Piece(4, "cards", "card", "around", "c-around", reason={"where": "before"})
+    meant = Piece(4, "cards", "card", "meant", "c-meant", reason={"where": "meaning", "reason": MEANING}, score=0.4)
+    memory = Piece(4, "memories", "memory", "memory", "m-1", reason={"mode": "semantic"}, score=0.5)
+    least, rest, last = retrieved([named, around, meant, memory])
+    assert least == [] and [p.id for p in rest] == ["c-meant", "m-1", "c-around"] and last == [named]
