@@ -165,3 +165,24 @@ def test_a_card_found_by_meaning_gives_way_with_the_relevant_memories_by_score()
     memory = Piece(4, "memories", "memory", "memory", "m-1", reason={"mode": "semantic"}, score=0.5)
     least, rest, last = retrieved([named, around, meant, memory])
     assert least == [] and [p.id for p in rest] == ["c-meant", "m-1", "c-around"] and last == [named]
+
+
+def test_match_and_min_score_travel_with_an_exported_card(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    import json
+
+    from membank.domains.cards import own
+
+    _import_sensei(bank)
+    card = sample / ".writenow" / "characters" / "coding-sensei.md"
+    card.write_text(card.read_text(encoding="utf-8").replace("name: Coding Sensei\n",
+                                                             "name: Coding Sensei\nmatch: meaning\nminScore: 0.4\n", 1),
+                    encoding="utf-8")
+    out = tmp_path / "sensei.json"
+    envelope = bank.call("card:export", {"source": "characters/coding-sensei.md", "format": "json", "output": str(out),
+                                         "force": True})
+    assert envelope["ok"], envelope
+    carried = json.loads(out.read_bytes())["data"]["extensions"]["membank"]
+    assert (carried["match"], carried["minScore"]) == ("meaning", 0.4)
+    restored = own.restore(carried)
+    assert (restored["match"], restored["minScore"]) == ("meaning", 0.4)  # back into the front matter on import
+    assert own.restore({"match": "often", "minScore": 3}) == {}
