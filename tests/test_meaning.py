@@ -186,3 +186,14 @@ def test_match_and_min_score_travel_with_an_exported_card(bank: Bank, sample: Pa
     restored = own.restore(carried)
     assert (restored["match"], restored["minScore"]) == ("meaning", 0.4)  # back into the front matter on import
     assert own.restore({"match": "often", "minScore": 3}) == {}
+
+
+def test_without_a_model_no_card_is_activated_by_meaning(bank: Bank, sample: Path) -> None:
+    _card(sample, "characters/old-teacher.md", "name: Old Teacher\nmatch: meaning\n"
+          "summary: teaches programming and fixes bugs in Python code")
+    bank.sync()
+    assert _cards(_assemble(bank, CODING))["characters/old-teacher"]["reason"] == MEANING
+    bank.update_embedding_settings({"model": "models/not-there"})
+    data = _assemble(bank, CODING)
+    assert "characters/old-teacher" not in _cards(data)
+    assert "MODEL_UNAVAILABLE" in [r["code"] for r in data["diagnostics"]["reasons"]]

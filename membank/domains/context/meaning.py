@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..contract import Bank
+from ..recall.preview import semantic_problem
 from ..story.cards import Catalog
 from .activation import Found
 
@@ -95,7 +96,7 @@ def _summaries(catalog: Catalog, model: Any) -> tuple[list[str], np.ndarray]:
 
 def _mean(bank: Bank, dim: int) -> np.ndarray:
     """The mean of the bank's vectors (memories and cards), once per generation of them; zeros without
-    the index's copy of the vectors (no sqlite-vec): the plain cosine then."""
+    the index's copy of the vectors: the plain cosine then."""
     import numpy as np
 
     copy = bank.index.vector_copy() if bank.index.vec_error is None else None
@@ -111,15 +112,16 @@ def _mean(bank: Bank, dim: int) -> np.ndarray:
 def activate(bank: Bank, catalog: Catalog, texts: dict[str, str], allowed: set[str],
              found: list[Found]) -> tuple[list[Found], dict[str, dict[str, Any]]]:
     """The cards of the `allowed` sections activated by meaning, in order, to go after `found`, with each
-    one's reason; nothing when no card asks for it, or semantic recall cannot run (no model, no words the
-    model knows: the prompt's reasons already say so)."""
+    one's reason; nothing when no card asks for it, or semantic recall cannot run (`semantic_problem`: the
+    prompt's memories give the reason), or the scanned text has no word the model knows."""
     wanted = {i: m for i, m in catalog.meaning.items() if catalog.sections.get(i) in allowed}
     query = scanned_text(texts)
     if not wanted or not query:
         return [], {}
-    model = bank.embedder()
-    if model is None:
+    if semantic_problem(bank) is not None:  # no model, no sqlite-vec, or an index of another model
         return [], {}
+    model = bank.embedder()
+    assert model is not None
     import numpy as np
 
     vector = model.encode([query])[0]
