@@ -197,3 +197,14 @@ def test_without_a_model_no_card_is_activated_by_meaning(bank: Bank, sample: Pat
     data = _assemble(bank, CODING)
     assert "characters/old-teacher" not in _cards(data)
     assert "MODEL_UNAVAILABLE" in [r["code"] for r in data["diagnostics"]["reasons"]]
+
+
+def test_a_scoped_books_entry_needs_its_character_to_be_found_by_meaning(bank: Bank, sample: Path) -> None:
+    _card(sample, "characters/sensei.md", "name: Sensei\nlorebook: world/sensei-lore\nsummary: an old man")
+    _card(sample, "world/sensei-lore/book.md", "name: Sensei lore\nscope: character\nmatch: meaning")
+    _card(sample, "world/sensei-lore/dojo.md", "name: Dojo\nkind: place\n"
+          "summary: where programmers learn to fix the bugs in their Python code")
+    bank.sync()
+    assert "world/sensei-lore/dojo" not in _cards(_assemble(bank, CODING))
+    found = _cards(_assemble(bank, "Sensei smiled. " + CODING))
+    assert found["world/sensei-lore/dojo"]["reason"] == MEANING and "characters/sensei" in found

@@ -114,7 +114,9 @@ def activate(bank: Bank, catalog: Catalog, texts: dict[str, str], allowed: set[s
     """The cards of the `allowed` sections activated by meaning, in order, to go after `found`, with each
     one's reason; nothing when no card asks for it, or semantic recall cannot run (`semantic_problem`: the
     prompt's memories give the reason), or the scanned text has no word the model knows."""
-    wanted = {i: m for i, m in catalog.meaning.items() if catalog.sections.get(i) in allowed}
+    present = {f.id for f in found} | set(catalog.always)  # a character-scoped book's entries need their character
+    wanted = {i: m for i, m in catalog.meaning.items() if catalog.sections.get(i) in allowed
+              and (i not in catalog.owners or not present.isdisjoint(catalog.owners[i]))}
     query = scanned_text(texts)
     if not wanted or not query:
         return [], {}
