@@ -1154,8 +1154,22 @@ export interface Prepared {
 
 export interface Preview {
   items: PreviewItem[];
+  cards: PreviewCard[];
   mode: "deterministic" | "semantic";
   diagnostics: PreviewDiagnostics;
+}
+
+/** A character or world entry the query finds: listed beside the memories, never injected by the preview (a card reaches a prompt by activation). */
+export interface PreviewCard {
+  kind: "character" | "world";
+  id: string;
+  name: string;
+  type: string;
+  summary: string;
+  source: string;
+  line: number | null;
+  include: "always" | "auto" | "never";
+  reason: PreviewReason;
 }
 
 export interface PreviewDiagnostics {

@@ -25,7 +25,8 @@ MEMORY_KEYS = ("id", "type", "scope", "document", "origin", "confidence", "tags"
                "updated", "revision", "deleted_at", "pinned", "since", "until")
 CARD_KEYS = ("id", "name", "kind", "aliases", "keys", "include", "summary", "state", "state_at", "relations",
              "progressions", "deleted_at", "updated", "created", "exclude_keys", "secondary_keys", "logic",
-             "introduced")
+             "introduced", "match", "min_score", "minScore")
+MATCH = ("words", "meaning")  # how a card is activated: by its words alone, or by meaning too (context.md)
 SKIPPED = "membank skips this file until it is fixed"
 
 
@@ -370,6 +371,9 @@ def parse_card(data: bytes, source: str, section: str, rel: str, mtime_ns: int) 
         secondary_keys=r.words("secondary_keys"),
         logic=r.get("logic", _choice(LOGIC), "and_any", "one of " + ", ".join(LOGIC)),
         introduced=_position(r, "introduced"),
+        match=r.get("match", _choice(MATCH), None, "words or meaning", "it is ignored"),
+        min_score=r.get("min_score", as_confidence, None, "a number from 0 to 1", "it is ignored")
+        if "min_score" in doc.meta else r.get("minScore", as_confidence, None, "a number from 0 to 1", "it is ignored"),
         lines={"name": doc.key_line("name"), "summary": doc.key_line("summary"),
                "state": doc.key_line("state"),
                **({"include": doc.key_line("include")} if "include" in doc.meta else {}),

@@ -97,6 +97,8 @@ class Card:
     secondary_keys: tuple[str, ...] = ()
     logic: str = "and_any"  # and_any | and_all | not_any | not_all (story.md, Matching)
     introduced: str | None = None
+    match: str | None = None  # "words" | "meaning" as written; None: the book's, else words (context.md, Activation)
+    min_score: float | None = None  # the least cosine a `match: meaning` activation needs; None: the book's or default
     # where each value is written, so every answer can cite source and line:
     # {"name", "summary", "state", "introduced": line, "relations", "progressions": [line per item]}
     lines: dict[str, Any] = field(default_factory=dict)
@@ -113,6 +115,8 @@ class Card:
             "secondaryKeys": list(self.secondary_keys),
             "logic": self.logic,
             "introduced": self.introduced,
+            "match": self.match,
+            "minScore": self.min_score,
             "lines": self.lines,
             "include": self.include,
             "summary": self.summary,

@@ -20,7 +20,8 @@ from .entries import EntryStore
 from . import lexical
 from .vecstore import VectorStore
 
-SCHEMA_VERSION = 8  # 5: entries.id_line; 6: card records carry the lines of their story values; 7: and of include; 8: diagnostics.code
+SCHEMA_VERSION = 9  # 5: entries.id_line; 6: card records carry the lines of their story values; 7: and of include; 8: diagnostics.code;
+# 9: card records carry `match` and `minScore`
 
 VIEWS_KEPT = 16  # views (read threads × data versions) a memo keeps before starting afresh
 # SQLite's page cache of each read connection, in KiB (its default is ~2,000): the sidecar keeps four, all

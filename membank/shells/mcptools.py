@@ -39,9 +39,10 @@ class Tool:
 
 TOOLS: tuple[Tool, ...] = (
     Tool("recall", "memory:injection:preview", "Recall memories",
-         "What the memory bank holds that bears on a question: memories ranked by meaning and words, with their "
-         "reasons, scores and sources (`queryText` is the question; `documentId`, e.g. `chapters/ch05.md`, adds "
-         "what belongs to that document).", requires=("queryText",)),
+         "What the memory bank holds that bears on a question: memories ranked by meaning and words (`items`), and "
+         "the characters and world entries it finds (`cards`), with their reasons, scores and sources (`queryText` "
+         "is the question; `documentId`, e.g. `chapters/ch05.md`, adds what belongs to that document).",
+         requires=("queryText",)),
     Tool("context_assemble", "context:assemble", "Assemble a prompt's context",
          "The context for a writing skill at a place in a document: six cited layers (rules, preferences, story "
          "state, retrieved memories, surrounding text, the task) within the token budget. `skillId` is a skill "

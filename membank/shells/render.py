@@ -144,6 +144,7 @@ def preview_view(d: dict[str, Any]) -> None:
     diag = d["diagnostics"]
     for reason in diag["reasons"]:
         err.print(f"note [{reason['code']}]: {reason['message']}")
+    _preview_cards(d.get("cards") or [])
     if not d["items"]:
         out.print("nothing to inject")
     columns = ("#", "id", "type", "scope", "tokens", "why", "content")
@@ -171,6 +172,32 @@ def preview_view(d: dict[str, Any]) -> None:
             table.add_row(*row)
         out.print(table)
     out.print(f"{len(d['items'])} items, {diag['tokens']} tokens, {diag['truncated']} left out, {diag['tookMs']} ms")
+
+
+def _preview_cards(cards: list[dict[str, Any]]) -> None:
+    """The characters and world entries a query finds, before the memories (listed, not injected)."""
+    if not cards:
+        return
+    columns = ("#", "kind", "name", "source", "why", "summary")
+    rows = []
+    for card in cards:
+        sc = card["reason"]["score"]
+        why = " ".join(filter(None, (f"vector #{sc['vectorRank']} {sc['vector']:.2f}" if sc["vectorRank"] else "",
+                                     f"words #{sc['lexicalRank']}" if sc["lexicalRank"] else "",
+                                     f"= {sc['fused']:.4f}")))
+        where = f"{card['source']}:{card['line']}" if card.get("line") else card["source"]
+        rows.append((str(card["reason"]["rank"]), card["kind"], card["name"], where, why,
+                     clip(card["summary"].replace("\n", " "), 60)))
+    title = "cards and world entries found (activated in a prompt by their words, or by meaning when they ask)"
+    if len(rows) > TABLE_ROWS or not out.is_terminal:
+        plain_columns(columns, rows, title)
+    else:
+        table = Table(title=title)
+        for col in columns:
+            table.add_column(col, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        out.print(table)
 
 
 def settings_view(d: dict[str, Any]) -> None:

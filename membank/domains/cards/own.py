@@ -2,7 +2,7 @@
 
 A card carries what membank knows of a character that no card field holds (all its aliases, extra keys,
 exclude keys, the summary when it is not the description's first sentence, state, `state_at`,
-`introduced`, relations, progressions) under its `extensions.membank`, as the Character Card spec lets
+`introduced`, relations, progressions, `match` and `minScore`) under its `extensions.membank`, as the Character Card spec lets
 tools keep their own data. Export also writes what other tools can show: the summary and state as
 `creator_notes` of a card written by hand, and its keys as a `character_book` entry (marked as membank's,
 so a re-import takes them back as keys, not as a book)."""
@@ -17,6 +17,7 @@ EXTENSION = "membank"
 WORD_LISTS = ("aliases", "keys", "exclude_keys")
 TEXTS = ("summary", "state", "state_at", "introduced")
 RECORDS = ("relations", "progressions")
+MATCH = ("words", "meaning")  # `match:` (context.md, Activation), with its `minScore`
 FIELDS = WORD_LISTS[:1] + TEXTS[:1] + WORD_LISTS[1:] + TEXTS[1:] + RECORDS  # the order they are written in
 
 
@@ -41,6 +42,17 @@ def of(meta: Obj, derived: str, nickname: bool) -> Obj:
         found = [r for r in meta.get(key) or [] if isinstance(r, dict)] if isinstance(meta.get(key), list) else []
         if found:
             out[key] = found
+    out.update(_matching(meta.get("match"), meta.get("minScore", meta.get("min_score"))))
+    return out
+
+
+def _matching(match: Any, score: Any) -> Obj:
+    """`match` and `minScore` as a card writes them, when they are well formed."""
+    out: Obj = {}
+    if match in MATCH:
+        out["match"] = match
+    if isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1:
+        out["minScore"] = score
     return out
 
 
@@ -57,6 +69,7 @@ def restore(own: Any) -> Obj:
             out[key] = value
         elif key in RECORDS and isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
             out[key] = value
+    out.update(_matching(own.get("match"), own.get("minScore")))
     return out
 
 

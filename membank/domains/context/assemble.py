@@ -31,6 +31,7 @@ from ..story.manuscript import read_document
 from ..story.order import StoryOrder
 from . import budget, cardtext, memories, narrative, session
 from . import manuscript as from_manuscript
+from . import meaning
 from .activation import activate
 from .budget import Dropped
 from .layers import Piece, clean, serialise
@@ -270,6 +271,8 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         scanned = {"selection": passage.selection, "instruction": passage.instruction,
                    "before": passage.before.text, "after": passage.after.text}
         found, skipped = activate(cards, scanned, allowed, ctx["recursion"]) if allowed else ([], [])
+        meant, by_meaning = meaning.activate(bank, cards, scanned, allowed, found) if cards.meaning else ([], {})
+        found += meant  # after every card matched by a word (context.md, Activation)
         roles: dict[str, str] = {}
         if rules["scene"]:  # the scene's line, and its POV and present characters activated like a mention
             scene_pieces, found, roles = narrative.scene(bank, cards, order, position, allowed, found)
@@ -284,9 +287,11 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
             body, hid_p, hid_r, tokens = _card_at(cards, f.id, order, position)
             hidden["progressions"] += hid_p
             hidden["relations"] += hid_r
+            why = by_meaning.get(f.id) if f.where == meaning.WHERE else None
             piece = Piece.cleaned(4, "cards", "card" if card.get("include") != "always" else "state", body, tokens,
                                   f.id, card["source"], (card.get("lines") or {}).get("name"),
-                                  narrative.card_reason(f, roles) if roles else f.reason())
+                                  why or (narrative.card_reason(f, roles) if roles else f.reason()),
+                                  why["score"] if why else None)
             used += piece.tokens
             pieces.append(piece)
         if rules["threads"]:

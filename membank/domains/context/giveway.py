@@ -39,6 +39,8 @@ def _tier(piece: Piece) -> tuple[int, float]:
     """(tier, then what goes first within it: the lower first)."""
     if piece.kind in CARD_KINDS:
         where = _where(piece) or ""
+        if where == "meaning":  # activated by meaning (context/meaning.py): with the relevant memories, by score
+            return RELEVANT, piece.score or 0.0
         return (THROUGH_CARD, 0.0) if where.startswith("card:") else (AROUND, 0.0)
     if piece.section == "memories":
         return (UNRANKED, 0.0) if piece.score is None else (RELEVANT, piece.score)

@@ -50,6 +50,21 @@ class PreviewItem(TypedDict):
     reason: PreviewReason
 
 
+class PreviewCard(TypedDict):
+    """A character or world entry the query finds: listed beside the memories, never injected by the
+    preview (a card reaches a prompt by activation)."""
+
+    kind: Literal["character", "world"]
+    id: str
+    name: str
+    type: str  # the card's own kind (character, place, item ...)
+    summary: str
+    source: str
+    line: int | None  # of its name in `source`
+    include: Literal["always", "auto", "never"]
+    reason: PreviewReason
+
+
 class PreviewDiagnostics(TypedDict):
     degraded: bool
     reasons: list[ReasonInfo]
@@ -60,6 +75,7 @@ class PreviewDiagnostics(TypedDict):
 
 class Preview(TypedDict):
     items: list[PreviewItem]
+    cards: list[PreviewCard]  # with a query: the cards and world entries it finds, best first
     mode: Literal["deterministic", "semantic"]
     diagnostics: PreviewDiagnostics
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ...kernel.paths import document_path
 from ..contract import Bank
 from ..story import positions
-from . import queries, terms
+from . import cards as bank_cards, queries, terms
 from .rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
                    VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
 
@@ -55,6 +55,7 @@ def _preview_at(bank: Bank, query_text: str | None, document: str | None, starte
     if not memory["injectionEnabled"]:
         reasons.append(Reason(INJECTION_DISABLED, "injection is turned off in settings (memory.injectionEnabled)"))
         return _preview([], "deterministic", reasons, 0, started, degraded=False)
+    found: list[dict[str, Any]] = []  # the cards and world entries the query finds (by their words alone here)
     if query_text is not None and not query_text.strip():
         reasons.append(Reason(EMPTY_QUERY, "the query is empty; memories are in deterministic order"))
     elif query_text is not None:
@@ -69,12 +70,16 @@ def _preview_at(bank: Bank, query_text: str | None, document: str | None, starte
             else:
                 return _semantic(bank, vector, query_text, document, memory, started)
         reasons.append(problem)
+        with bank.index.lock:
+            match = terms.match(bank.index, query_text)
+            found = bank_cards.search(bank.index, None, match) if match else []
     with bank.index.lock:
         eligible = queries.eligible_count(bank.index, document)
         items = deterministic_items(queries.fitting(bank.index, document, memory["injectionMaxItems"],
                                                        memory["injectionTokenBudget"]),
                                     memory["injectionMaxItems"], memory["injectionTokenBudget"])
-    return _preview(items, "deterministic", reasons, eligible - len(items), started, degraded=bool(reasons))
+    return _preview(items, "deterministic", reasons, eligible - len(items), started, degraded=bool(reasons),
+                    cards=found)
 
 
 def _semantic(bank: Bank, vector: Any, query_text: str, document: str | None, memory: dict[str, Any],
@@ -89,14 +94,18 @@ def _semantic(bank: Bank, vector: Any, query_text: str, document: str | None, me
         eligible = queries.eligible_count(index, document)
         chosen = rank_semantic(fuse(nearest, lexical), keys, memory["injectionMaxItems"], memory["injectionTokenBudget"])
         records = index.records([h.rowid for h, _ in chosen])  # only the kept ones are decoded
+        found = bank_cards.search(index, vector, match or None)
     items = semantic_items_for(chosen, records)
-    return _preview(items, "semantic", [], eligible - len(items), started, degraded=False)
+    return _preview(items, "semantic", [], eligible - len(items), started, degraded=False, cards=found)
 
 
 def _preview(items: list[dict[str, Any]], mode: str, reasons: list[Reason], truncated: int, started: float,
-             degraded: bool) -> dict[str, Any]:
+             degraded: bool, cards: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """`items`: the memories the prompt would take; `cards`: with a query, the characters and world entries
+    it finds too (listed, not injected: cards reach a prompt by activation, context.md)."""
     return {
         "items": items,
+        "cards": cards or [],
         "mode": mode,
         "diagnostics": {
             "degraded": degraded,

@@ -59,6 +59,27 @@ def switches(book: dict[str, Any]) -> tuple[str, bool]:
     return include, meta.get("scope") == "character"
 
 
+def matching(cards: list[dict[str, Any]]) -> dict[str, tuple[str, float | None]]:
+    """Card id -> (match, minScore) in effect for the entries whose book writes `match:` or `minScore`
+    (context.md, Activation: `match: meaning` is opt-in per card or book); what an entry writes wins."""
+    suffix = "/" + BOOK_FILE
+    books = {c["source"][: -len(suffix)]: c for c in cards
+             if c["source"].endswith(suffix) and _place(c["source"]) is not None
+             and (c.get("match") is not None or c.get("minScore") is not None)}
+    if not books:
+        return {}
+    out: dict[str, tuple[str, float | None]] = {}
+    for c in cards:
+        at, _, name = c["source"].rpartition("/")
+        book = books.get(at)
+        if book is None or name == BOOK_FILE:
+            continue
+        match = c.get("match") or book.get("match") or "words"
+        score = c.get("minScore") if c.get("minScore") is not None else book.get("minScore")
+        out[c["id"]] = (match, score)
+    return out
+
+
 def of(cards: list[dict[str, Any]]) -> Books:
     books: dict[str, dict[str, Any]] = {}  # a book folder's citation (".writenow/world/x") -> its book.md card
     suffix = "/" + BOOK_FILE

@@ -38,6 +38,9 @@ class Catalog:
     sections: dict[str, str]  # id -> "characters" | "world", for the cards a prompt may show (not `never`)
     owners: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a scoped book's entry -> its characters
     constant: dict[str, tuple[str, ...]] = field(default_factory=dict)  # character -> its book's always-on entries
+    # the cards a prompt may show that ask to be activated by meaning (`match: meaning`, the card's or its
+    # book's) -> their `minScore` (None: the default)
+    meaning: dict[str, float | None] = field(default_factory=dict)
     _named: dict[str, Named] = field(default_factory=dict, repr=False, compare=False)
     _memos: dict[str, dict[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
     _built: dict[str, Matcher] = field(default_factory=dict, repr=False, compare=False)
@@ -128,9 +131,15 @@ def build(cards: list[dict[str, Any]]) -> Catalog:
     always = tuple(c["id"] for c in sorted((c for c in cards if c.get("include") == "always"),
                                           key=lambda c: (c["kind"], c["name"], c["id"])))
     tokens = {c["id"]: estimate_tokens(c.get("content") or "") for c in cards}
+    sections = {c["id"]: c["section"] for c in cards if c.get("include") != "never"}
+    matching = book_rules.matching(cards)
+    meaning = {}
+    for c in cards:
+        match, score = matching.get(c["id"], (c.get("match"), c.get("minScore")))
+        if match == "meaning" and c["id"] in sections and c["id"] not in books.files:
+            meaning[c["id"]] = score
     return Catalog(by_id, tuple(keyed), resolved, ordered, always, tokens,
-                   {c["source"]: c["id"] for c in cards},
-                   {c["id"]: c["section"] for c in cards if c.get("include") != "never"}, books.owners, books.constant)
+                   {c["source"]: c["id"] for c in cards}, sections, books.owners, books.constant, meaning)
 
 
 def catalog(index: Index) -> Catalog:

@@ -1,0 +1,124 @@
+"""Cards and world entries found by meaning: the bank's search (the preview with a query) reaches the
+characters and world entries as well as the memories.
+
+Cards are embedded with the memories (the same `vec` store, keyed by their `entries` rowid: name,
+aliases, summary, state and body, `files/intake.py embed_text`), so a card search is the memories'
+fused ranking (`rank.fuse`: half cosine, half BM25 relative to the best word match) over the card rows
+alone: one KNN over the vector copy masked to the cards, one FTS5 query joined to the card rows."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...index import Index
+from ...index.vecstore import VEC0_MAX_K
+from .rank import Hit, fuse
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# A live character or world entry; a book's own `book.md` is the book, not an entry.
+CARD_ROWS = ("kind IN ('character', 'world') AND removed_at IS NULL AND deleted = 0 AND shadowed = 0"
+             " AND source NOT LIKE '%/book.md'")
+CARDS_SHOWN = 5  # the most cards and entries a preview lists
+CANDIDATES = 32  # per side, before fusion
+WIDE = 384  # word matches of every kind looked at first: the preview's first round (recall/queries.py `candidates`)
+# The least fused score a card needs to be listed: the relevance floor of Layer 4's memories
+# (context/memories.py), so that a card listed here is as relevant as a memory a prompt would take.
+CARD_FLOOR = 0.35
+
+
+def card_rowids(index: Index) -> frozenset[int]:
+    """Every card and world entry a search may find, by rowid; kept for this view of the index."""
+    memo = index.view_memo("recall.card_rowids")
+    if memo is not None and "rows" in memo:
+        return memo["rows"]  # type: ignore[no-any-return]
+    rows = frozenset(r for (r,) in index.db.execute(f"SELECT rowid FROM entries WHERE {CARD_ROWS}"))
+    if memo is not None:
+        memo["rows"] = rows
+    return rows
+
+
+def nearest_cards(index: Index, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """(rowid, cosine distance) of the k cards nearest to `vector`, nearest first (ties by rowid)."""
+    rowids = card_rowids(index)
+    if k <= 0 or not rowids or not index.has_vectors():
+        return []
+    import numpy as np
+
+    copy = index.vector_copy()
+    if copy is not None:
+        memo = index.view_memo("recall.card_mask")
+        key = copy.tag
+        mask = memo.get(key) if memo is not None else None
+        if mask is None:
+            mask = copy.mask(np.fromiter(rowids, np.int64, len(rowids)))
+            if memo is not None:
+                memo.clear()
+                memo[key] = mask
+        return copy.nearest(vector, k, mask)
+    # sqlite-vec alone: the nearest of everything, the cards among them
+    return [hit for hit in index.nearest(vector, VEC0_MAX_K) if hit[0] in rowids][:k]
+
+
+def lexical_cards(index: Index, match: str, k: int) -> list[tuple[int, float]]:
+    """(rowid, bm25) of the k best FTS5 matches among the cards (names weigh double, as for memories).
+
+    The best `WIDE` matches of every kind first: the very answer the preview's own first round asks for,
+    kept for this view of the index (`Index.lexical`), so this costs a lookup; only when those hold fewer
+    than k cards and there are more matches does FTS5 rank the cards alone (a join: every match is
+    looked up, ~1.5 ms at 10,000 entries)."""
+    if k <= 0:
+        return []
+    rows = index.lexical(match, WIDE)
+    cards = card_rowids(index)
+    hits = [(r, score) for r, score in rows if r in cards]
+    if len(hits) >= k or len(rows) < WIDE:
+        return hits[:k]
+    return index.db.execute(
+        "SELECT fts.rowid, bm25(fts, 1.0, 2.0) AS score FROM fts JOIN entries ON entries.rowid = fts.rowid"
+        f" WHERE fts MATCH :match AND {CARD_ROWS} ORDER BY score, fts.rowid LIMIT :k",
+        {"match": match, "k": k}).fetchall()
+
+
+def ranked_cards(hits: list[Hit], names: dict[int, tuple[str, str, str]], floor: float, k: int) -> list[Hit]:
+    """The best k hits at or above `floor`, best first; equal fused scores (rounded: float noise never
+    decides) by section, then name, then id (`names`: rowid -> (section, name, id))."""
+    kept = [h for h in hits if round(h.fused, 9) >= floor and h.rowid in names]
+    kept.sort(key=lambda h: (-round(h.fused, 9), names[h.rowid]))
+    return kept[:k]
+
+
+def card_item(record: dict[str, Any], hit: Hit, rank: int) -> dict[str, Any]:
+    """A preview's card or world entry: what it is, where it is written (`source`, `line` of its name),
+    and why it was found."""
+    lines = record.get("lines") if isinstance(record.get("lines"), dict) else {}
+    score = {"fused": round(hit.fused, 6), "vector": _round(hit.similarity), "vectorRank": hit.vector_rank,
+             "lexical": _round(-hit.bm25 if hit.bm25 is not None else None), "lexicalRank": hit.lexical_rank}
+    parts = [f"vector #{hit.vector_rank} ({hit.similarity:.3f})" if hit.vector_rank and hit.similarity is not None
+             else "no vector match", f"lexical #{hit.lexical_rank}" if hit.lexical_rank else "no word match"]
+    return {"kind": "character" if record.get("section") == "characters" else "world",
+            "id": record["id"], "name": record["name"], "type": record.get("kind") or "",
+            "summary": record.get("summary") or "", "source": record["source"], "line": lines.get("name"),
+            "include": record.get("include") or "auto",
+            "reason": {"mode": "semantic", "rank": rank, "score": score, "detail": ", ".join(parts)}}
+
+
+def search(index: Index, vector: np.ndarray | None, match: str | None, k: int = CARDS_SHOWN,
+           floor: float = CARD_FLOOR) -> list[dict[str, Any]]:
+    """The cards and world entries most relevant to a query (its vector, its FTS5 MATCH), best first."""
+    if k <= 0 or not card_rowids(index):
+        return []
+    nearest = nearest_cards(index, vector, CANDIDATES) if vector is not None else []
+    lexical = lexical_cards(index, match, CANDIDATES) if match else []
+    hits = [h for h in fuse(nearest, lexical) if round(h.fused, 9) >= floor]
+    if not hits:
+        return []
+    records = index.records([h.rowid for h in hits])  # only those above the floor are decoded
+    names = {r: (rec.get("section") or "", rec.get("name") or "", rec["id"]) for r, rec in records.items()}
+    chosen = ranked_cards(hits, names, floor, k)
+    return [card_item(records[h.rowid], h, rank) for rank, h in enumerate(chosen, start=1)]
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
