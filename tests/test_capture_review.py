@@ -73,9 +73,19 @@ def test_each_op_becomes_one_item_citing_its_line() -> None:
     assert fact.item == {"type": "fact", "since": D, "evidence": [f"{D}:3"]}
     thread = decide.change("p-5", {"op": "thread", "title": "宝黛初会", "action": "open", "evidence": "y"}, D, 5, None)
     assert (thread.key, thread.item) == ("threads/宝黛初会.md", {"title": "宝黛初会", "opened": D, "evidence": f"{D}:5"})
-    for later in ({"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "y"},
-                  {"op": "unrelate", "entity": "a", "to": "b", "type": "c", "evidence": "y"}):
-        with pytest.raises(Exception, match="by hand"):
+    resolve = {"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "y"}
+    ended = decide.change("p-6", resolve, D, 3, None, decide.Target("file", "threads/jinjing.md"))
+    assert (ended.where, ended.card, ended.edit, ended.item) == ("file", "threads/jinjing.md", "keys", {"resolved": D})
+    unrelate = {"op": "unrelate", "entity": "a", "to": "b", "type": "c", "evidence": "y"}
+    apart = decide.change("p-7", unrelate, D, 4, None, decide.Target("card", "lin-daiyu", 9))
+    assert (apart.card, apart.edit, apart.at_line, apart.item["until"]) == ("lin-daiyu", "until", 9, D)
+    hidden = decide.change("p-8", {"op": "reveal", "content": "黛玉之母已逝。", "evidence": "y"}, D, 3, None)
+    assert (hidden.edit, hidden.item["revealed"], hidden.body) == ("new", D, "黛玉之母已逝。")
+    scene = decide.change("p-9", {"op": "scene", "scene": "进府", "pov": "黛玉", "evidence": "y"}, D, 5, None,
+                          decide.Target("file", "scenes/chapters/ch03.md.md"))
+    assert (scene.edit, scene.key, scene.item) == ("scene", "进府", {"pov": "黛玉"})
+    for later in (resolve, unrelate, {"op": "invalidate", "fact": "f", "evidence": "y"}):
+        with pytest.raises(Exception, match="not found"):  # what it changes is gone: nothing to write
             decide.change("p-6", later, D, 3, None)
 
 

@@ -52,7 +52,7 @@ def mentioned(cat: Catalog, text: str) -> list[str]:
 
 
 def facts(bank: Bank, order: StoryOrder, at: str) -> list[dict[str, Any]]:
-    """The fact memories in force at `at` (id, content, source, since, until), in id order."""
+    """The fact memories in force at `at` (id, content, source, since, until, revealed), in id order."""
     timed = positions.timed_memories(bank.index)
     out = []
     with bank.index.lock:
@@ -62,8 +62,9 @@ def facts(bank: Bank, order: StoryOrder, at: str) -> list[dict[str, Any]]:
         if not order.holds(since, until, at):
             continue
         memory = json.loads(record)
+        revealed = (memory.get("metadata") or {}).get("revealed")
         out.append({"id": memory["id"], "content": memory.get("content") or "", "source": memory.get("source"),
-                    "since": since, "until": until})
+                    "since": since, "until": until, "revealed": revealed if isinstance(revealed, str) else None})
     return out
 
 

@@ -15,17 +15,19 @@ from ...files.frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, split
 from ...files.parse import parse_card
 from ...files.reader import Unreadable, content_hash, read_regular
 from ...files.rewrite import IsoTime, RewriteError, append_item, render
+from ..story.scenes import FOLDER as SCENES
 from ...files.write import atomic_write, check_inside
 from ...index.failures import storage_error
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
 from ..contract import Bank
 from ..story.state import progressions
-from . import bible, decide, proposals, validate
+from . import bible, decide, edits, proposals, validate
 from .evidence import Chapter, chapter_hash
 from .flows import _read_proposal, _rel, proposal_file
 
-BLOCKING = (validate.UNKNOWN_ENTITY, validate.AMBIGUOUS, validate.EVIDENCE_NOT_FOUND)
+BLOCKING = (validate.UNKNOWN_ENTITY, validate.AMBIGUOUS, validate.EVIDENCE_NOT_FOUND, validate.UNKNOWN_FACT,
+            validate.UNKNOWN_THREAD)
 
 
 @dataclass(frozen=True)
@@ -56,13 +58,22 @@ def _changes(bank: Bank, document: str, text: str, chosen: dict[str, dict[str, A
         if blocking or verdict.line is None:
             raise _conflict(op_id, "; ".join(blocking) or "the quote is not in the chapter"
                             + " (patch the op, or reject it)")
-        card = cat.resolve(op["entity"])[0] if "entity" in op else None
-        made = decide.change(op_id, op, document, verdict.line, card)
+        card = cat.resolve(op["entity"])[0] if op["op"] in ("progress", "relate") else None
+        where = decide.Target("file", scene_file(bank, document)) if op["op"] == "scene" else validate.target(book, op)
+        made = decide.change(op_id, op, document, verdict.line, card, where)
         if card is not None and made.key == "progressions":  # nothing later on the card: its state moves here
             at = made.item["at"]
             made = replace(made, latest=all(order.rank(p) <= order.rank(at) for p, _, _ in progressions(cat.cards[card])))
         out.append(made)
     return out
+
+
+def scene_file(bank: Bank, document: str) -> str:
+    """The chapter's scene file under .writenow/ (story.md, Scenes): the one there, else `<document>.md`."""
+    for rel in (f"{SCENES}/{document}.md", f"{SCENES}/{document}"):
+        if rel.endswith(".md") and bank.project.file(rel).is_file():
+            return rel
+    return f"{SCENES}/{document}.md"
 
 
 def _read(path: Path, source: str) -> bytes:
@@ -73,13 +84,14 @@ def _read(path: Path, source: str) -> bytes:
                            f"({getattr(e, 'message', None) or e.__class__.__name__}); nothing was written") from None
 
 
-def _card_writes(bank: Bank, changes: list[decide.Change]) -> tuple[list[Write], list[Any]]:
-    """The new bytes of every card file; and the (root, rel) of cards whose file differs from the index."""
+def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tuple[list[Write], list[Any]]:
+    """The new bytes of every file the changes write; and the (root, rel) of indexed files (cards,
+    memories) whose file differs from the index."""
     writes: list[Write] = []
     moved: list[Any] = []
-    by_card: dict[str, list[decide.Change]] = {}
+    by_target: dict[tuple[str, str], list[decide.Change]] = {}
     for c in changes:
-        if c.card is None:
+        if c.edit == "new":
             path = bank.project.path / c.key
             check_inside(bank.project.path, path, bank.project.source)
             if path.exists():
@@ -87,11 +99,19 @@ def _card_writes(bank: Bank, changes: list[decide.Change]) -> tuple[list[Write],
             text = render(c.item, c.body).encode("utf-8")
             writes.append(Write(path, bank.project.source(c.key), bank.project, c.key, None, text))
         else:
-            by_card.setdefault(c.card, []).append(c)
-    for card, mine in by_card.items():
-        found = bank.index.find("card", card)
+            by_target.setdefault((c.where, c.card or ""), []).append(c)
+    for (where, ref), mine in by_target.items():
+        if where == "file":  # a thread or a scene file: not indexed, read as it is now
+            path = bank.project.file(ref)
+            source = bank.project.source(ref)
+            check_inside(bank.project.path, path, bank.project.source)
+            original = _read(path, source) if path.exists() else None
+            writes.append(Write(path, source, bank.project, ref, original,
+                                _rewritten(original or b"", source, document, mine, versioned=False)))
+            continue
+        found = bank.index.find(where, ref)
         if found is None:
-            raise _conflict(mine[0].op_id, f"the card `{card}` is gone")
+            raise _conflict(mine[0].op_id, f"the {where} `{ref}` is gone")
         which, record, digest = found
         root = bank.global_ if which == "global" else bank.project
         rel = root.rel(record["source"])
@@ -101,33 +121,60 @@ def _card_writes(bank: Bank, changes: list[decide.Change]) -> tuple[list[Write],
         if content_hash(original) != digest:
             moved.append((root, rel))
             continue
-        writes.append(Write(path, record["source"], root, rel, original,
-                            _rewritten(original, record, mine)))
+        new = _rewritten(original, record["source"], document, mine, versioned=True)
+        if where == "card":
+            _card_reads_back(new, record["source"], mine[0].op_id)
+        writes.append(Write(path, record["source"], root, rel, original, new))
     return writes, moved
 
 
-def _rewritten(original: bytes, record: dict[str, Any], mine: list[decide.Change]) -> bytes:
-    try:
-        meta = split(decode(original).replace("\r\n", "\n")).meta
-    except FrontMatterError as e:
-        raise _conflict(mine[0].op_id, f"{record['source']} cannot be rewritten: {e.message}") from None
-    revision = meta.get("revision") if isinstance(meta.get("revision"), int) else 1
-    updates: dict[str, Any] = {"revision": revision + 1, "updated": IsoTime(clock.now_iso())}
+def _card_reads_back(new: bytes, source: str, op_id: str) -> None:
+    rel = source.split(":", 1)[-1]
+    section, _, under = rel.partition("/")
+    if parse_card(new, source, section, under, 0).record is None:
+        raise _conflict(op_id, f"{source} would not read back after the change")
+
+
+def _edit(text: str, c: decide.Change, cite: str, updates: dict[str, Any]) -> str:
+    if c.edit == "append":
+        return append_item(text, c.key, c.item, updates)
+    if c.edit == "until":
+        return edits.until(text, c.at_line, c.item["until"], cite, updates)
+    if c.edit == "keys":
+        return edits.keys(text, c.item, cite, updates)
+    if c.edit == "touch":
+        return edits.touch(text, c.item["at"], cite)
+    return edits.scene(text, c.key or None, c.item, cite)
+
+
+def _rewritten(original: bytes, source: str, document: str, mine: list[decide.Change], versioned: bool) -> bytes:
+    """The file with every change of the call made, in one pass: relation ends first, from the last line
+    up (an edit above moves the lines below it), then the rest in the order decided."""
     text = original.decode("utf-8")
-    for c in mine:
+    updates: dict[str, Any] = {}
+    if versioned:
+        try:
+            meta = split(decode(original).replace("\r\n", "\n")).meta
+        except FrontMatterError as e:
+            raise _conflict(mine[0].op_id, f"{source} cannot be rewritten: {e.message}") from None
+        revision = meta.get("revision") if isinstance(meta.get("revision"), int) else 1
+        updates = {"revision": revision + 1, "updated": IsoTime(clock.now_iso())}
+    ordered = sorted((c for c in mine if c.edit == "until"), key=lambda c: -c.at_line) + \
+        [c for c in mine if c.edit != "until"]
+    for c in ordered:
+        step = dict(updates)
         if c.key == "progressions" and "state" in c.item and c.latest:
             updates.update(state=c.item["state"], state_at=c.item["at"])
+            step = dict(updates)
         try:
-            text = append_item(text, c.key, c.item, updates)
+            text = _edit(text, c, f"{document}:{c.line}", step)
         except RewriteError as e:
-            raise _conflict(c.op_id, f"{record['source']} cannot be rewritten: {e.message}; change it by hand") \
-                from None
-    new = text.encode("utf-8")
-    rel = record["source"].split(":", 1)[-1]
-    section, _, under = rel.partition("/")
-    if parse_card(new, record["source"], section, under, 0).record is None:
-        raise _conflict(mine[0].op_id, f"{record['source']} would not read back after the change")
-    return new
+            raise _conflict(c.op_id, f"{source} cannot be rewritten: {e.message}; change it by hand") from None
+    try:
+        edits.meta_of(text)
+    except RewriteError as e:
+        raise _conflict(mine[0].op_id, f"{source} would not read back after the change ({e.message})") from None
+    return text.encode("utf-8")
 
 
 def _commit(bank: Bank, writes: list[Write]) -> None:
@@ -193,7 +240,7 @@ def review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None 
         for attempt in (0, 1):
             with bank.index.lock:
                 changes = _changes(bank, document, text, chosen)
-                writes, moved = _card_writes(bank, changes)
+                writes, moved = _card_writes(bank, document, changes)
             if not moved:
                 break
             if attempt:

@@ -14,7 +14,8 @@ from ..story.cards import Catalog
 from ..story.graph import edges
 from ..story.order import StoryOrder
 from ..story.state import progressions, state_at
-from ..story.threads import Thread
+from ..story.threads import Thread, status as thread_status
+from .decide import Target
 from .evidence import Chapter
 
 # flags: the op is kept, and the writer sees why it needs a look
@@ -150,20 +151,33 @@ def check(bible: Bible, op: dict[str, Any]) -> Verdict:
         for name in op.get("entities") or ():
             _resolve(bible, name, "entities", flags, notes)
     elif kind in ("invalidate", "reveal") and "fact" in op:
-        if not any(f["id"] == op["fact"] for f in bible.facts):
+        found = [f for f in bible.facts if f["id"] == op["fact"]]
+        if not found:
             flags.append(UNKNOWN_FACT)
             notes.append(f"no fact `{op['fact']}` is in force at {bible.document}")
+        elif kind == "reveal" and _revealed(bible, found[0]):
+            refused = f"{ALREADY_KNOWN}: the reader learns `{op['fact']}` already at {found[0]['revealed']}"
+    elif kind == "reveal":
+        same = [f for f in bible.facts if _same(f["content"], op["content"])]
+        if same and _revealed(bible, same[0]):
+            refused = f"{ALREADY_KNOWN}: the reader learns this already at {same[0]['revealed']} ({same[0]['id']})"
     elif kind == "thread":
         known = [t for t in bible.threads if _same(t.title, op["title"]) or _same(t.id, op["title"])]
         later = [t for t in known if op["action"] in ("resolve", "drop") and _after(bible, t.resolved or t.dropped)]
         if later:
             flags.append(CONTRADICTS_LATER)
             notes.append(f"the thread ends later, at {later[0].resolved or later[0].dropped} ({later[0].source})")
+        now = thread_status(known[0], bible.order, bible.end) if known else None
         if op["action"] == "open" and known:
             refused = f"{ALREADY_KNOWN}: the thread `{op['title']}` exists ({known[0].source})"
         elif op["action"] != "open" and not known:
             flags.append(UNKNOWN_THREAD)
             notes.append(f"no thread is called `{op['title']}`: open it first")
+        elif op["action"] in ("resolve", "drop") and now in ("resolved", "dropped"):
+            refused = f"{ALREADY_KNOWN}: the thread `{op['title']}` is {now} already here ({known[0].source})"
+        elif op["action"] == "touch" and now != "open":
+            flags.append(UNKNOWN_THREAD)
+            notes.append(f"the thread `{op['title']}` is not open at {bible.document} ({now or 'opened later'})")
         for name in op.get("entities") or ():
             _resolve(bible, name, "entities", flags, notes)
     elif kind == "scene":
@@ -174,3 +188,33 @@ def check(bible: Bible, op: dict[str, Any]) -> Verdict:
         code, _, message = refused.partition(": ")
         return Verdict((), (), line, code, message)
     return Verdict(tuple(dict.fromkeys(flags)), tuple(notes), line)
+
+
+def _revealed(bible: Bible, fact: dict[str, Any]) -> bool:
+    """Whether the reader knows the fact by the chapter's end already (it says where it is revealed)."""
+    at = fact.get("revealed")
+    return isinstance(at, str) and bible.order.knows(at) and bible.order.rank(at) <= bible.order.rank(bible.end)
+
+
+def target(bible: Bible, op: dict[str, Any]) -> Target | None:
+    """Where an op that changes something written already lands (None: nothing found, or an op that
+    writes a new item or file): the card a relation is written on and its line, the fact's memory, the
+    thread's file. A scene's file is the flow's to find."""
+    kind = op["op"]
+    if kind == "unrelate":
+        ids, others = bible.catalog.resolve(op["entity"]), bible.catalog.resolve(op["to"])
+        if len(ids) != 1:
+            return None
+        other = others[0] if len(others) == 1 else None
+        for e in edges(bible.catalog, ids[0], bible.order, bible.end):
+            if e.relation.type == op["type"] and (e.target_id == other if other else _same(e.target, op["to"])):
+                writer = bible.catalog.by_source.get(e.relation.source)
+                return Target("card", writer, e.relation.line) if writer else None
+        return None
+    if kind in ("invalidate", "reveal"):
+        found = [f for f in bible.facts if (f["id"] == op["fact"] if "fact" in op else _same(f["content"], op["content"]))]
+        return Target("memory", found[0]["id"]) if found else None
+    if kind == "thread" and op["action"] != "open":
+        known = [t for t in bible.threads if _same(t.title, op["title"]) or _same(t.id, op["title"])]
+        return Target("file", f"{known[0].id}.md") if known else None
+    return None

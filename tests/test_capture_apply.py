@@ -1,0 +1,192 @@
+"""Capture review applies every op kind (capture.md, review; issue 34.3): `unrelate` ends a relation,
+`invalidate` ends a fact, `thread` touch / resolve / drop change the thread's file, `reveal` says where
+the reader learns a fact, `scene` writes the chapter's scene file; each through the round-trip writer,
+citing `evidence: <document>:<line>`, and each refused, with nothing written, when it no longer applies.
+The story is test_capture's (a few lines of 红楼梦 第二回-第四回)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from membank import Bank
+from membank.domains.capture.evidence import chapter_hash
+
+from .capturekit import CH03, D, fresh, ok, refused
+from .storykit import write
+
+FATHER = {"op": "unrelate", "entity": "林黛玉", "to": "林如海", "type": "父亲", "evidence": "原不忍弃父而往"}
+CARD = ".writenow/characters/lin-daiyu.md"
+THREAD = ".writenow/threads/jinjing.md"
+JADE = "---\ntitle: 通灵宝玉\nopened: chapters/ch02.md   # 第二回\n---\n那块玉的来历。\n"
+
+
+@pytest.fixture
+def bank(tmp_path: Path) -> Any:
+    b = fresh(tmp_path / "hlm")
+    write(b.root, {".writenow/threads/jade.md": JADE})
+    yield b
+    b.close()
+
+
+def _accept(bank: Bank, *ops: dict[str, Any]) -> dict[str, Any]:
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=list(ops))
+    assert all(r["status"] == "pending" for r in proposed["ops"]), proposed["ops"]
+    return bank.call("capture:review", {"documentId": D, "decisions": [
+        {"id": r["id"], "decision": "accept"} for r in proposed["ops"]]})
+
+
+def _read(bank: Bank, rel: str) -> str:
+    return (bank.root / rel).read_text("utf-8")
+
+
+def _fact_id(bank: Bank) -> str:
+    return next(m["id"] for m in ok(bank, "memory:list", type="fact")["items"] if "贾氏" in m["content"])
+
+
+def test_unrelate_ends_the_relation_here_and_keeps_it_before(bank: Bank) -> None:
+    before = _read(bank, CARD)
+    done = _accept(bank, FATHER)
+    assert done["ok"], done
+    after = _read(bank, CARD)
+    assert f"- {{to: 林如海, type: 父亲, until: {D}, evidence: '{D}:3'}}" in after
+    kept = [line for line in before.splitlines() if "type: 父亲" not in line]
+    assert [line for line in after.splitlines() if line in kept] == kept  # every other line as it was
+    def fathers(at: str) -> list[str]:
+        return [e["name"] for e in ok(bank, "kg:relations", name="林黛玉", at=at)["edges"] if e["type"] == "父亲"]
+    assert fathers("chapters/ch02.md") == ["林如海"] and fathers(D) == []
+
+
+def test_an_unrelate_that_no_longer_holds_is_refused_and_nothing_is_written(bank: Bank) -> None:
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[FATHER])
+    (bank.root / CARD).write_text(_read(bank, CARD).replace("  - {to: 林如海, type: 父亲}\n", ""), "utf-8")
+    card, proposal = _read(bank, CARD), _read(bank, f".writenow/proposals/{D}")
+    error = refused(bank, "capture:review", documentId=D, decisions=[{"id": proposed["ops"][0]["id"],
+                                                                      "decision": "accept"}])
+    assert error["code"] == "CONFLICT" and "ALREADY_KNOWN" in error["message"]
+    assert (_read(bank, CARD), _read(bank, f".writenow/proposals/{D}")) == (card, proposal)
+    # at propose, a relation that does not hold here is refused outright
+    apart = {"op": "unrelate", "entity": "林黛玉", "to": "贾母", "type": "外孙女", "evidence": "黛玉"}
+    got = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[apart])["ops"][0]
+    assert (got["status"], got["reason"]) == ("refused", "ALREADY_KNOWN")
+
+
+def test_invalidate_ends_the_fact_and_reveal_says_where_the_reader_learns_it(bank: Bank) -> None:
+    fact = _fact_id(bank)
+    done = _accept(bank, {"op": "reveal", "fact": fact, "evidence": "无奈他外祖母致意务去"})
+    assert done["ok"], done
+    text = _read(bank, ".writenow/memories/facts/mother.md")
+    assert f"revealed: {D}" in text and f"evidence: {D}:3" in text and text.startswith("---\ntype: fact\n")
+    knows = {at: [f["id"] for f in ok(bank, "story:reader", at=at)["items"]] for at in ("chapters/ch02.md", D)}
+    assert knows == {"chapters/ch02.md": [], D: [fact]}
+    again = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03),
+               ops=[{"op": "reveal", "fact": fact, "evidence": "黛玉"}])["ops"][0]
+    assert (again["status"], again["reason"]) == ("refused", "ALREADY_KNOWN")
+    done = _accept(bank, {"op": "invalidate", "fact": fact, "evidence": "原不忍弃父而往"})
+    assert done["ok"], done
+    text = _read(bank, ".writenow/memories/facts/mother.md")
+    assert f"until: {D}" in text and f"evidence: ['{D}:3', '{D}:3']" not in text
+    assert [f["id"] for f in ok(bank, "capture:prepare", documentId="chapters/ch04.md")["facts"]] == []
+    assert not ok(bank, "index:diagnostics")["items"]
+
+
+def test_a_reveal_in_words_is_a_new_fact_revealed_here(bank: Bank) -> None:
+    done = _accept(bank, {"op": "reveal", "content": "贾母是黛玉的外祖母。", "evidence": "黛玉便知是他外祖母"})
+    assert done["ok"], done
+    made = [m for m in ok(bank, "memory:list", type="fact")["items"] if "外祖母" in m["content"]]
+    assert len(made) == 1 and f"revealed: {D}" in _read(bank, made[0]["source"])
+    assert [f["content"] for f in ok(bank, "story:reader", at=D)["items"] if "外祖母" in f["content"]]
+    assert not [f for f in ok(bank, "story:reader", at="chapters/ch02.md")["items"] if "外祖母" in f["content"]]
+
+
+def test_an_unknown_fact_is_flagged_and_never_applied(bank: Bank) -> None:
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03),
+                  ops=[{"op": "invalidate", "fact": "no-such-fact", "evidence": "黛玉"}, FATHER])
+    assert proposed["ops"][0]["flags"] == ["UNKNOWN_FACT"]
+    card = _read(bank, CARD)
+    error = refused(bank, "capture:review", documentId=D, decisions=[
+        {"id": r["id"], "decision": "accept"} for r in proposed["ops"]])
+    assert error["code"] == "CONFLICT" and proposed["ops"][0]["id"] in error["message"]
+    assert _read(bank, CARD) == card  # the unrelate of the same call is not written either
+
+
+def test_threads_are_touched_resolved_and_dropped_in_their_files(bank: Bank) -> None:
+    done = _accept(bank, {"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "方洒泪拜别"},
+                   {"op": "thread", "title": "通灵宝玉", "action": "touch", "evidence": "黛玉方进入房时"})
+    assert done["ok"], done
+    assert f"resolved: {D}" in _read(bank, THREAD) and f"evidence: {D}:3" in _read(bank, THREAD)
+    jade = _read(bank, ".writenow/threads/jade.md")
+    assert jade.startswith(JADE.split("---\n那块")[0]) and f"- {{at: {D}, evidence: '{D}:5'}}" in jade
+    states = {t["title"]: t["status"] for t in ok(bank, "story:threads", at=D)["items"]}
+    assert states == {"黛玉进京": "resolved", "通灵宝玉": "open"}
+    assert ok(bank, "story:threads", at="chapters/ch02.md")["items"][0]["status"] == "open"
+    done = _accept(bank, {"op": "thread", "title": "通灵宝玉", "action": "drop", "evidence": "一把搂入怀中"})
+    assert done["ok"], done
+    assert {t["title"]: t["status"] for t in ok(bank, "story:threads", at=D)["items"]}["通灵宝玉"] == "dropped"
+    assert "# 第二回" in _read(bank, ".writenow/threads/jade.md")
+    again = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03),
+               ops=[{"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "黛玉"}])["ops"][0]
+    assert (again["status"], again["reason"]) == ("refused", "ALREADY_KNOWN")
+
+
+def test_a_thread_that_is_not_open_here_is_not_touched(bank: Bank) -> None:
+    write(bank.root, {".writenow/threads/later.md": "---\ntitle: 护官符\nopened: chapters/ch04.md\n---\n"})
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
+        {"op": "thread", "title": "护官符", "action": "touch", "evidence": "黛玉"},
+        {"op": "thread", "title": "无此线索", "action": "resolve", "evidence": "黛玉"}])
+    assert [r["flags"] for r in proposed["ops"]] == [["UNKNOWN_THREAD"], ["UNKNOWN_THREAD"]]
+    before = _read(bank, ".writenow/threads/later.md")
+    for r in proposed["ops"]:
+        error = refused(bank, "capture:review", documentId=D, decisions=[{"id": r["id"], "decision": "accept"}])
+        assert error["code"] == "CONFLICT"
+    assert _read(bank, ".writenow/threads/later.md") == before
+
+
+def test_scene_ops_write_the_chapters_scene_file(bank: Bank) -> None:
+    done = _accept(bank, {"op": "scene", "scene": "进府", "pov": "林黛玉", "present": ["林黛玉", "贾母"],
+                          "location": "荣国府", "evidence": "黛玉方进入房时"})
+    assert done["ok"], done
+    path = f".writenow/scenes/{D}.md"
+    assert f"# evidence: {D}:5" in _read(bank, path)
+    scene = ok(bank, "story:scene", at=D)
+    assert {k: v["value"] for k, v in scene["state"].items()} == {"pov": "林黛玉", "location": "荣国府",
+                                                                  "present": ["林黛玉", "贾母"]}
+    # a second scene op into the file the writer has since commented: the front matter gains the date
+    (bank.root / path).write_text("# 林黛玉进府\n" + _read(bank, path), "utf-8")
+    done = _accept(bank, {"op": "scene", "date": "第一年 冬", "evidence": "原不忍弃父而往"},
+                   {"op": "scene", "scene": "进府", "location": "贾母房中", "evidence": "一把搂入怀中"})
+    assert done["ok"], done
+    text = _read(bank, path)
+    assert text.startswith("---\ndate: 第一年 冬\n# evidence:") and "# 林黛玉进府" in text
+    state = {k: v["value"] for k, v in ok(bank, "story:scene", at=D)["state"].items()}
+    assert state == {"pov": "林黛玉", "location": "贾母房中", "date": "第一年 冬", "present": ["林黛玉", "贾母"]}
+    assert ok(bank, "story:scene", at="chapters/ch02.md")["state"] == {}
+    # a scene captured from earlier in the chapter goes before the ones captured from further on
+    done = _accept(bank, {"op": "scene", "scene": "拜别", "pov": "林黛玉", "evidence": "方洒泪拜别"})
+    assert done["ok"], done
+    assert [s["title"] for s in ok(bank, "story:scene", at=D)["scenes"]] == ["拜别", "进府"]
+
+
+def test_a_scene_naming_no_card_writes_no_scene_file(bank: Bank) -> None:
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03),
+                  ops=[{"op": "scene", "pov": "无名氏", "evidence": "黛玉"}])
+    assert proposed["ops"][0]["flags"] == ["UNKNOWN_ENTITY"]
+    error = refused(bank, "capture:review", documentId=D,
+                    decisions=[{"id": proposed["ops"][0]["id"], "decision": "accept"}])
+    assert error["code"] == "CONFLICT" and not (bank.root / f".writenow/scenes/{D}.md").exists()
+
+
+def test_one_list_item_is_rewritten_in_its_place_and_nothing_else() -> None:
+    from membank.files.rewrite import RewriteError, set_item
+
+    card = ("---\nname: 林黛玉  # 主角\nrelations:\n  - {to: 林如海, type: 父亲}   # 生父\n  - to: 贾母\n    type: 外孙女\n"
+            "  - to: 贾敏  # 母亲\n    type: 女儿\n---\n正文\n")
+    ended = set_item(card, "relations", 4, lambda item: {**item, "until": D}, {})
+    assert ended == card.replace("父亲}   #", f"父亲, until: {D}}}   #")
+    block = set_item(card, "relations", 5, lambda item: {**item, "until": D}, {"revision": 2})
+    assert f"  - {{to: 贾母, type: 外孙女, until: {D}}}\n  - to: 贾敏  # 母亲\n" in block and "revision: 2\n---" in block
+    for line in (7, 3):  # a comment inside the item would be lost; no item on that line
+        with pytest.raises(RewriteError):
+            set_item(card, "relations", line, lambda item: {**item, "until": D}, {})
