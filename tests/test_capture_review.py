@@ -323,6 +323,26 @@ def test_a_fact_and_a_thread_become_files_of_their_own(bank: Bank) -> None:
     assert not ok(bank, "index:diagnostics")["items"]
 
 
+def test_a_hand_edited_op_of_the_wrong_shape_or_a_quote_of_1_mb_is_refused_with_its_line(bank: Bank) -> None:
+    (move,) = _proposed(bank, [MOVE])
+    path = bank.root / ".writenow" / "proposals" / D
+    text = _file(bank).replace("- status: pending", "- status: accepted")
+    line = text[:text.index(f"## {move}")].count("\n") + 1
+    card = _card(bank)
+    for broken, said in [(text.replace("entity: 林黛玉\n", ""), "needs `entity`"),
+                         (text.replace("op: progress", "op: fly"), "`op` is one of"),
+                         (text.replace("> 方洒泪拜别", "> " + "引" * 1_000_000), "1,000,000 characters")]:
+        path.write_text(broken, "utf-8")
+        error = refused(bank, "capture:review", documentId=D)
+        assert error["code"] == "CONFLICT" and error["details"]["line"] == line and said in error["message"]
+        assert _card(bank) == card and path.read_text("utf-8") == broken
+        assert ok(bank, "capture:status")["items"][1]["problems"][0]["line"] == line
+    path.write_text(text, "utf-8")
+    error = refused(bank, "capture:review", documentId=D, decisions=[
+        {"id": move, "decision": "patch", "patch": {"evidence": "引" * 1_000_000}}])
+    assert error["code"] == "INVALID_ARGUMENT" and _card(bank) == card
+
+
 def test_bad_decisions_write_nothing(bank: Bank) -> None:
     (move,) = _proposed(bank, [MOVE])
     proposal = _file(bank)

@@ -13,6 +13,9 @@ from typing import Any
 
 import yaml
 
+from ...kernel.errors import MembankError
+from . import shapes
+
 FOLDER = "proposals"
 STATUSES = ("pending", "accepted", "applied", "rejected", "stale")  # accepted: decided in the file, not applied yet
 _SECTION = re.compile(r"^## (p-[0-9a-f]{12})\b.*$", re.MULTILINE)
@@ -123,6 +126,11 @@ def parse(text: str) -> tuple[dict[str, Any], list[Proposed], list[tuple[int, st
         if not isinstance(op, dict) or "op" not in op or status not in STATUSES or quote is None:
             problems.append((line, f"{m.group(1)}: the section needs its ```yaml op, the `> quote` and "
                                    f"`- status:` one of {', '.join(STATUSES)}"))
+            continue
+        try:  # a hand edit that left an op of the wrong shape (no `entity`, an unknown `op`, a 1 MB quote)
+            shapes.check({**op, "evidence": quote.group(1)}, 0)
+        except MembankError as e:
+            problems.append((line, f"{m.group(1)}: {e.message.removeprefix('op 0: ')}"))
             continue
         flags = tuple(f.strip() for f in items.get("flags", "").split(",") if f.strip())
         notes = tuple(n.strip() for n in re.findall(r"^  - (.*)$", body, re.MULTILINE))
