@@ -4,7 +4,6 @@ chapter's proposal file) and status (every document's capture state, in story or
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ def prepare(bank: Bank, document_id: str, document_text: str | None = None) -> d
         "entities": "\n".join(prompt.entity_text(e) for e in entities) or "（无）",
         "threads": "\n".join(f"- {t['title']}（{t['source']}）" for t in open_threads) or "（无）",
         "facts": "\n".join(f"- [{f['id']}] {f['content']}" for f in in_force) or "（无）",
-        "schema": json.dumps(schema, ensure_ascii=False, indent=1),
+        "schema": shapes.schema_text(),
     }
     cut = parts.parts(document, text, max(1000, budget // 2))
     made = [{"scene": p.scene, "line": p.line, "endLine": p.end_line,
