@@ -190,3 +190,15 @@ def test_one_list_item_is_rewritten_in_its_place_and_nothing_else() -> None:
     for line in (7, 3):  # a comment inside the item would be lost; no item on that line
         with pytest.raises(RewriteError):
             set_item(card, "relations", line, lambda item: {**item, "until": D}, {})
+
+
+def test_doctor_warns_on_the_thread_and_scene_lines_whose_quote_is_gone(bank: Bank) -> None:
+    done = _accept(bank, {"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "方洒泪拜别"},
+                   {"op": "scene", "pov": "林黛玉", "evidence": "方洒泪拜别"})
+    assert done["ok"], done
+    (bank.root / D).write_text(CH03.replace("方洒泪拜别，", ""), "utf-8")
+    found = sorted((d["source"], d["line"]) for d in ok(bank, "index:diagnostics")["items"]
+                   if d.get("code") == "CAPTURE_EVIDENCE_GONE")
+    assert [source for source, _ in found] == [f".writenow/scenes/{D}.md", THREAD]
+    for source, line in found:
+        assert f"{D}:3" in _read(bank, source).splitlines()[line - 1]
