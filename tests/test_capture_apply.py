@@ -202,3 +202,14 @@ def test_doctor_warns_on_the_thread_and_scene_lines_whose_quote_is_gone(bank: Ba
     assert [source for source, _ in found] == [f".writenow/scenes/{D}.md", THREAD]
     for source, line in found:
         assert f"{D}:3" in _read(bank, source).splitlines()[line - 1]
+
+
+def test_a_scene_edit_keeps_the_writers_lines() -> None:
+    from membank.domains.capture import edits
+
+    mine = "---\npov: 林黛玉   # 全章\n---\n## 进府\npresent: [贾母]  # 只有贾母\n\n## 宝玉来\nlocation: 贾母房中\n"
+    got = edits.scene(mine, "进府", {"location": "荣国府"}, f"{D}:5")
+    assert got == mine.replace("只有贾母\n", f"只有贾母\nlocation: 荣国府\n# evidence: {D}:5\n")
+    top = edits.scene(mine.replace("\n", "\r\n"), None, {"date": "冬"}, f"{D}:3")
+    assert top.startswith("---\r\npov: 林黛玉   # 全章\r\ndate: 冬\r\n# evidence: chapters/ch03.md:3\r\n---\r\n")
+    assert "\n" not in top.replace("\r\n", "")

@@ -74,10 +74,15 @@ def _later_section(lines: list[str], start: int, cite: str) -> int | None:
 
 def scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> str:
     """A scene file (story.md, Scenes) with `values` set: in the front matter for the whole document
-    (`title` None), else in the section `## title` (added at the end when the file has none). A comment
-    line `# evidence: <document>:<line>` follows the values: a key would be read as a scene value."""
+    (`title` None), else in the section `## title` (a new one goes before the first section captured from
+    later in the chapter, else at the end). A comment line `# evidence: <document>:<line>` follows the
+    values: a key would be read as a scene value. A file written with CRLF stays CRLF."""
+    done = _scene(text.replace("\r\n", "\n"), title, values, cite)
+    return done.replace("\n", "\r\n") if "\r\n" in text else done
+
+
+def _scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> str:
     note = f"# evidence: {cite}\n"
-    text = text.replace("\r\n", "\n")
     if title is None:
         found = bounds(text) if text else None
         if found is None:
