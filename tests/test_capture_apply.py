@@ -213,3 +213,16 @@ def test_a_scene_edit_keeps_the_writers_lines() -> None:
     top = edits.scene(mine.replace("\n", "\r\n"), None, {"date": "冬"}, f"{D}:3")
     assert top.startswith("---\r\npov: 林黛玉   # 全章\r\ndate: 冬\r\n# evidence: chapters/ch03.md:3\r\n---\r\n")
     assert "\n" not in top.replace("\r\n", "")
+
+
+def test_a_recorded_touch_keeps_a_thread_from_being_abandoned() -> None:
+    from membank.domains.story.order import StoryOrder
+    from membank.domains.story.threads import abandoned, parse
+
+    text = "---\ntitle: 金玉良缘\nopened: c1\ntouched:\n  - {at: c3, evidence: 'c3:4'}\n---\n"
+    thread, _, _ = parse(text.encode(), "threads/marriage", "m.md")
+    assert thread is not None and thread.touched == ("c3",)
+    order = StoryOrder(tuple(f"c{i}" for i in range(10)), True)
+    never = lambda p: frozenset()  # noqa: E731 - no chapter names it in words
+    assert abandoned([thread], order, "c5", 3, never) == []  # touched two documents ago
+    assert [(last, gone) for _, last, gone in abandoned([thread], order, "c6", 3, never)] == [("c3", 3)]
