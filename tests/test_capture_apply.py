@@ -99,6 +99,11 @@ def test_a_reveal_in_words_is_a_new_fact_revealed_here(bank: Bank) -> None:
     assert len(made) == 1 and f"revealed: {D}" in _read(bank, made[0]["source"])
     assert [f["content"] for f in ok(bank, "story:reader", at=D)["items"] if "外祖母" in f["content"]]
     assert not [f for f in ok(bank, "story:reader", at="chapters/ch02.md")["items"] if "外祖母" in f["content"]]
+    # in the words of a fact in force: that fact is revealed here, no second one is made
+    done = _accept(bank, {"op": "reveal", "content": "黛玉之母贾氏已逝。", "evidence": "原不忍弃父而往"})
+    assert done["ok"], done
+    assert f"revealed: {D}" in _read(bank, ".writenow/memories/facts/mother.md")
+    assert len(ok(bank, "memory:list", type="fact")["items"]) == 2
 
 
 def test_an_unknown_fact_is_flagged_and_never_applied(bank: Bank) -> None:
