@@ -1,6 +1,8 @@
 """What `capture:review` decides (capture.md, review), pure: which ops of the proposal file a call
-accepts, rejects or patches, and what an accepted op writes — the item added to a card's list, or a new
-card — each citing `evidence: <document>:<line>`. The flow (review.py) reads and writes the files."""
+accepts, rejects or patches, and what an accepted op writes — an item added to a card's list, a new
+card, fact or thread, or an edit of what is written already (a relation's `until`, a fact's `until` or
+`revealed`, a thread's end or touch, a scene) — each citing `evidence: <document>:<line>`. The flow
+(review.py) reads and writes the files; edits.py makes the text edits."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """`capture:review` (capture.md, review): the writer's decisions on a chapter's proposal file, applied
 together. Accepted ops are checked again against the bible as it is now (a card edited since the
 proposal is re-read, never overwritten: CONFLICT when the op no longer applies), written through the
-round-trip writer (comments, key order, unknown keys kept), each value citing `evidence:
-<document>:<line>`; every file of the call is written or none; the proposal file records each decision."""
+round-trip writer (comments, key order, unknown keys kept) into cards, fact memories, thread and scene
+files, each value citing `evidence: <document>:<line>`; every file of the call is written or none; the
+proposal file records each decision."""
 
 from __future__ import annotations
 
