@@ -172,6 +172,9 @@ def test_scene_ops_write_the_chapters_scene_file(bank: Bank) -> None:
     done = _accept(bank, {"op": "scene", "scene": "拜别", "pov": "林黛玉", "evidence": "方洒泪拜别"})
     assert done["ok"], done
     assert [s["title"] for s in ok(bank, "story:scene", at=D)["scenes"]] == ["拜别", "进府"]
+    again = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
+        {"op": "scene", "scene": "进府", "location": "贾母房中", "pov": "林黛玉", "evidence": "黛玉"}])["ops"][0]
+    assert (again["status"], again["reason"]) == ("refused", "ALREADY_KNOWN")
 
 
 def test_a_scene_naming_no_card_writes_no_scene_file(bank: Bank) -> None:

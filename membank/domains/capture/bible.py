@@ -15,6 +15,7 @@ from ..story.cards import Catalog, catalog
 from ..story.manuscript import read_document
 from ..story.matching import call_allowance
 from ..story.order import StoryOrder
+from ..story.scenefiles import load as load_scenes
 from ..story.threadfiles import load as load_threads
 
 MAX_CHAPTER_CHARS = 200_000  # a chapter prepared or checked at once (kernel/limits.py MAX_PASSAGE_CHARS)
@@ -75,3 +76,8 @@ def threads(bank: Bank) -> tuple[Any, ...]:
 def facet_schemas(bank: Bank) -> dict[str, Any]:
     found = bank.settings_files.story().get("facets") or {}
     return found if isinstance(found, dict) else {}
+
+
+def scenes(bank: Bank) -> dict[str, Any]:
+    """Each document's scenes, as `.writenow/scenes/` holds them."""
+    return load_scenes(bank)[0]

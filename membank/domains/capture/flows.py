@@ -81,7 +81,8 @@ def propose(bank: Bank, document_id: str, chapter_hash_: str, ops: list[dict[str
                                f"{now_hash}); prepare it again", {"field": "chapterHash", "chapterHash": now_hash})
         cat, order = bible.story(bank, document)
         book = validate.Bible(cat, order, document, Chapter(text), bible.facet_schemas(bank),
-                              tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank))
+                              tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank),
+                              bible.scenes(bank))
     results: list[dict[str, Any]] = []
     kept: list[proposals.Proposed] = []
     for index, op in enumerate(checked):

@@ -49,7 +49,8 @@ def _changes(bank: Bank, document: str, text: str, chosen: dict[str, dict[str, A
     """What the accepted ops write, checked against the bible as the index holds it now."""
     cat, order = bible.story(bank, document)
     book = validate.Bible(cat, order, document, Chapter(text), bible.facet_schemas(bank),
-                          tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank))
+                          tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank),
+                              bible.scenes(bank))
     out = []
     for op_id, op in chosen.items():
         verdict = validate.check(book, op)

@@ -6,7 +6,7 @@ order, the facts in force and the threads: the flow does the reading."""
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..story import facets as facet_schemas
@@ -14,6 +14,7 @@ from ..story.cards import Catalog
 from ..story.graph import edges
 from ..story.order import StoryOrder
 from ..story.state import progressions, state_at
+from ..story.scenes import state as scene_state
 from ..story.threads import Thread, status as thread_status
 from .decide import Target
 from .evidence import Chapter
@@ -42,6 +43,7 @@ class Bible:
     schemas: dict[str, Any]  # settings.yaml story.facets
     facts: tuple[dict[str, Any], ...]  # the fact memories in force at the chapter (id, content)
     threads: tuple[Thread, ...]
+    scenes: dict[str, Any] = field(default_factory=dict)  # document -> its scenes (story/scenes.py)
 
     @property
     def end(self) -> str:
@@ -181,9 +183,11 @@ def check(bible: Bible, op: dict[str, Any]) -> Verdict:
         for name in op.get("entities") or ():
             _resolve(bible, name, "entities", flags, notes)
     elif kind == "scene":
-        for field, name in [*(("present", n) for n in op.get("present") or ()),
+        for where, name in [*(("present", n) for n in op.get("present") or ()),
                             *((("pov", op["pov"]),) if "pov" in op else ())]:
-            _resolve(bible, name, field, flags, notes)
+            _resolve(bible, name, where, flags, notes)
+        if _scene_holds(bible, op):
+            refused = f"{ALREADY_KNOWN}: the scene holds these values at {bible.document} already"
     if refused is not None:
         code, _, message = refused.partition(": ")
         return Verdict((), (), line, code, message)
@@ -218,3 +222,18 @@ def target(bible: Bible, op: dict[str, Any]) -> Target | None:
         known = [t for t in bible.threads if _same(t.title, op["title"]) or _same(t.id, op["title"])]
         return Target("file", f"{known[0].id}.md") if known else None
     return None
+
+
+def _scene_holds(bible: Bible, op: dict[str, Any]) -> bool:
+    """Whether the scene the op names is written already and holds every value the op gives (without
+    `scene`: a scene file of front matter only)."""
+    title = op["scene"].strip() if op.get("scene") else None
+    mine = bible.scenes.get(bible.document) or []
+    if title is None and (len(mine) != 1 or mine[0].title):  # front matter values only in a file of sections
+        return False
+    if title is not None and not any(s.title == title for s in mine):
+        return False
+    at = f"{bible.document}#{title}" if title is not None else bible.document
+    held, _ = scene_state(lambda d: bible.scenes.get(d, []), bible.order, at)
+    values = {k: op[k] for k in ("pov", "present", "location", "date") if k in op}
+    return all(k in held and _same(held[k]["value"], v) for k, v in values.items())
