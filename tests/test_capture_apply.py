@@ -78,7 +78,8 @@ def test_invalidate_ends_the_fact_and_reveal_says_where_the_reader_learns_it(ban
     done = _accept(bank, {"op": "reveal", "fact": fact, "evidence": "无奈他外祖母致意务去"})
     assert done["ok"], done
     text = _read(bank, ".writenow/memories/facts/mother.md")
-    assert f"revealed: {D}" in text and f"evidence: {D}:3" in text and text.startswith("---\ntype: fact\n")
+    assert f"revealed: {D}" in text and f"evidence: ['{D}:3']" in text and text.startswith("---\ntype: fact\n")
+    assert not ok(bank, "index:diagnostics")["items"]  # a memory's evidence is a list
     knows = {at: [f["id"] for f in ok(bank, "story:reader", at=at)["items"]] for at in ("chapters/ch02.md", D)}
     assert knows == {"chapters/ch02.md": [], D: [fact]}
     again = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03),

@@ -12,10 +12,11 @@ from ...files.frontmatter import FrontMatterError, bounds, split
 from ...files.rewrite import RewriteError, append_item, rewrite, set_item, set_keys, yaml_lines
 
 
-def cited(old: Any, cite: str) -> Any:
-    """`evidence` with one more `document:line`: a text alone, a list once there are several."""
+def cited(old: Any, cite: str, listed: bool = False) -> Any:
+    """`evidence` with one more `document:line`: a text alone, a list once there are several (always a
+    list when `listed`: a memory's `evidence` is one)."""
     if old is None or old == "" or old == []:
-        return cite
+        return [cite] if listed else cite
     items = [*old] if isinstance(old, list) else [old]
     return items if cite in items else [*items, cite]
 
@@ -27,11 +28,11 @@ def meta_of(text: str) -> dict[str, Any]:
         raise RewriteError(e.message, e.line) from None
 
 
-def keys(text: str, values: dict[str, Any], cite: str, updates: dict[str, Any]) -> str:
+def keys(text: str, values: dict[str, Any], cite: str, updates: dict[str, Any], listed: bool = False) -> str:
     """Top-level keys set (a fact's `until` / `revealed`, a thread's `resolved` / `dropped`), `evidence`
-    citing the line."""
+    citing the line (a list when `listed`)."""
     meta = meta_of(text)
-    return rewrite(text, {**values, "evidence": cited(meta.get("evidence"), cite), **updates})
+    return rewrite(text, {**values, "evidence": cited(meta.get("evidence"), cite, listed), **updates})
 
 
 def until(text: str, line: int, position: str, cite: str, updates: dict[str, Any]) -> str:

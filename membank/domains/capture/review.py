@@ -143,7 +143,7 @@ def _edit(text: str, c: decide.Change, cite: str, updates: dict[str, Any]) -> st
     if c.edit == "until":
         return edits.until(text, c.at_line, c.item["until"], cite, updates)
     if c.edit == "keys":
-        return edits.keys(text, c.item, cite, updates)
+        return edits.keys(text, c.item, cite, updates, listed=c.where == "memory")
     if c.edit == "touch":
         return edits.touch(text, c.item["at"], cite)
     return edits.scene(text, c.key or None, c.item, cite)
