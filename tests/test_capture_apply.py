@@ -235,3 +235,23 @@ def test_a_recorded_touch_keeps_a_thread_from_being_abandoned() -> None:
     never = lambda p: frozenset()  # noqa: E731 - no chapter names it in words
     assert abandoned([thread], order, "c5", 3, never) == []  # touched two documents ago
     assert [(last, gone) for _, last, gone in abandoned([thread], order, "c6", 3, never)] == [("c3", 3)]
+
+
+def test_a_new_person_and_a_relation_to_them_are_accepted_together(bank: Bank) -> None:
+    nanny = {"op": "entity", "name": "奶娘", "kind": "character", "aliases": ["王嬷嬷"], "evidence": "随了奶娘"}
+    cared = {"op": "relate", "entity": "林黛玉", "to": "王嬷嬷", "type": "乳母", "evidence": "随了奶娘"}
+    seen = {"op": "scene", "present": ["林黛玉", "奶娘", "无名氏"], "evidence": "随了奶娘"}
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[nanny, cared, seen])
+    ids = [r["id"] for r in proposed["ops"]]
+    error = refused(bank, "capture:review", documentId=D, decisions=[  # 无名氏 is no card, new or old
+        {"id": i, "decision": "accept"} for i in ids])
+    assert error["code"] == "CONFLICT" and "无名氏" in error["message"]
+    error = refused(bank, "capture:review", documentId=D, decisions=[{"id": ids[1], "decision": "accept"}])
+    assert error["code"] == "CONFLICT"  # without the entity op, 王嬷嬷 names no card
+    done = bank.call("capture:review", {"documentId": D, "decisions": [
+        {"id": ids[1], "decision": "accept"}, {"id": ids[0], "decision": "accept"}, {"id": ids[2], "decision": "reject"}]})
+    assert done["ok"], done
+    edges = ok(bank, "kg:relations", name="林黛玉", at=D)["edges"]
+    assert ("王嬷嬷", "乳母") in {(e["name"], e["type"]) for e in edges}
+    (to,) = [e["to"] for e in edges if e["type"] == "乳母"]
+    assert ok(bank, "kg:entity:get", id=to)["name"] == "奶娘"  # the name resolves to the new card

@@ -50,15 +50,21 @@ def _changes(bank: Bank, document: str, text: str, chosen: dict[str, dict[str, A
     cat, order = bible.story(bank, document)
     book = validate.Bible(cat, order, document, Chapter(text), bible.facet_schemas(bank),
                           tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank),
-                              bible.scenes(bank))
+                          bible.scenes(bank))
+    introduced = {validate.folded(n) for op in chosen.values() if op["op"] == "entity"
+                  for n in (op["name"], *(op.get("aliases") or ()))}  # the new cards of this call
     out = []
     for op_id, op in chosen.items():
         verdict = validate.check(book, op)
         if verdict.refused:
             raise _conflict(op_id, f"no longer applies ({verdict.refused}: {verdict.message})")
-        blocking = [n for f, n in zip(verdict.flags, verdict.notes) if f in BLOCKING]
+        blocking = [f for f in verdict.flags if f in BLOCKING]
+        unknown = validate.unknown_names(book, op)
+        if validate.UNKNOWN_ENTITY in blocking and unknown and all(k != "entity" for k, _ in unknown) \
+                and {validate.folded(n) for _, n in unknown} <= introduced:
+            blocking.remove(validate.UNKNOWN_ENTITY)  # it names a card an `entity` op of this call makes
         if blocking or verdict.line is None:
-            raise _conflict(op_id, "; ".join(blocking) or "the quote is not in the chapter"
+            raise _conflict(op_id, "; ".join(verdict.notes) or "the quote is not in the chapter"
                             + " (patch the op, or reject it)")
         card = cat.resolve(op["entity"])[0] if op["op"] in ("progress", "relate") else None
         where = decide.Target("file", scene_file(bank, document)) if op["op"] == "scene" else validate.target(book, op)

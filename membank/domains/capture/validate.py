@@ -237,3 +237,15 @@ def _scene_holds(bible: Bible, op: dict[str, Any]) -> bool:
     held, _ = scene_state(lambda d: bible.scenes.get(d, []), bible.order, at)
     values = {k: op[k] for k in ("pov", "present", "location", "date") if k in op}
     return all(k in held and _same(held[k]["value"], v) for k, v in values.items())
+
+
+def folded(name: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", name).split()).casefold()
+
+
+def unknown_names(bible: Bible, op: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, name) for each of the op's names that no card has (`entity`, `to`, `entities`, `pov`,
+    `present`)."""
+    named = [(k, op[k]) for k in ("entity", "to", "pov") if isinstance(op.get(k), str) and op["op"] != "entity"]
+    named += [(k, n) for k in ("entities", "present") for n in op.get(k) or ()]
+    return [(k, n) for k, n in named if not bible.catalog.resolve(n)]
