@@ -211,6 +211,8 @@ OTHERS: dict[str, dict[str, Any]] = {
     "resolve": {"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "方洒泪拜别"},
     "open": {"op": "thread", "title": "宝黛初会", "action": "open", "evidence": "方进入房时"},
     "scene": {"op": "scene", "scene": "进府", "pov": "林黛玉", "location": "荣国府", "evidence": "方进入房时"},
+    "entity": {"op": "entity", "name": "奶娘", "kind": "character", "evidence": "随了奶娘"},
+    "touch": {"op": "thread", "title": "黛玉进京", "action": "touch", "evidence": "登舟而去"},  # recorded only
 }
 
 
@@ -222,7 +224,9 @@ def _world(bank: Bank, at: str) -> dict[str, Any]:
                       for n in names},
             "reader": sorted(f["content"] for f in ok(bank, "story:reader", at=at)["items"]),
             "threads": {t["title"]: t["status"] for t in ok(bank, "story:threads", at=at)["items"]},
-            "scene": {k: v["value"] for k, v in ok(bank, "story:scene", at=at)["state"].items()}}
+            "scene": {k: v["value"] for k, v in ok(bank, "story:scene", at=at)["state"].items()},
+            "cards": sorted(c["name"] for c in ok(bank, "kg:entity:list", at=at)["items"]  # introduced by `at`
+                            if (c["introduced"] or {}).get("value", "") <= at)}  # ch02 < ch03: story order
 
 
 def _expected(was: dict[str, Any], changes: Any, others: set[str], fact: str) -> dict[str, Any]:
@@ -244,6 +248,8 @@ def _expected(was: dict[str, Any], changes: Any, others: set[str], fact: str) ->
         want["threads"]["宝黛初会"] = "open"
     if "scene" in others:
         want["scene"] = {**want["scene"], "pov": "林黛玉", "location": "荣国府"}
+    if "entity" in others:
+        want["cards"] = sorted([*want["cards"], "奶娘"])
     return want
 
 
