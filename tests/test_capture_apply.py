@@ -255,3 +255,29 @@ def test_a_new_person_and_a_relation_to_them_are_accepted_together(bank: Bank) -
     assert ("王嬷嬷", "乳母") in {(e["name"], e["type"]) for e in edges}
     (to,) = [e["to"] for e in edges if e["type"] == "乳母"]
     assert ok(bank, "kg:entity:get", id=to)["name"] == "奶娘"  # the name resolves to the new card
+
+
+def test_a_new_persons_state_and_relations_go_into_their_new_card(bank: Bank) -> None:
+    nanny = {"op": "entity", "name": "奶娘", "kind": "character", "evidence": "随了奶娘"}
+    goes = {"op": "progress", "entity": "奶娘", "state": "随黛玉进京", "set": {"location": "荣国府"},
+            "evidence": "随了奶娘及荣府几个老妇人登舟而去"}
+    cares = {"op": "relate", "entity": "奶娘", "to": "林黛玉", "type": "乳母", "evidence": "随了奶娘"}
+    old = {"op": "progress", "entity": "奶娘", "set": {"age": 300}, "evidence": "随了奶娘"}
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[nanny, goes, cares, old])
+    assert [(r["status"], r["reason"]) for r in proposed["ops"]][1:] == [
+        ("pending", "UNKNOWN_ENTITY"), ("pending", "UNKNOWN_ENTITY"), ("refused", "INVALID_VALUE")]
+    done = bank.call("capture:review", {"documentId": D, "decisions": [
+        {"id": r["id"], "decision": "accept"} for r in proposed["ops"][:3]]})
+    assert done["ok"], done
+    card = _read(bank, ".writenow/characters/奶娘.md")
+    assert f"progressions:\n  - {{at: {D}, state: 随黛玉进京, set: {{location: 荣国府}}, evidence: '{D}:3'}}\n" in card
+    assert f"relations:\n  - {{to: 林黛玉, type: 乳母, since: {D}, evidence: '{D}:3'}}\n" in card
+    state = ok(bank, "kg:state", name="奶娘", at=D)
+    assert state["state"] == "随黛玉进京" and state["facets"]["location"]["value"] == "荣国府"
+    assert not ok(bank, "index:diagnostics")["items"]
+    ended = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[  # nothing to end
+        {"op": "entity", "name": "丫鬟", "kind": "character", "evidence": "老妇人"},
+        {"op": "unrelate", "entity": "丫鬟", "to": "林黛玉", "type": "主仆", "evidence": "老妇人"}])["ops"]
+    error = refused(bank, "capture:review", documentId=D, decisions=[{"id": r["id"], "decision": "accept"}
+                                                                      for r in ended])
+    assert error["code"] == "CONFLICT" and not (bank.root / ".writenow/characters/丫鬟.md").exists()

@@ -33,6 +33,7 @@ class Change:
     #                       | touch | scene: what is changed in the file `card` names
     where: str = "card"  # what `card` names: card (an id) | memory (an id) | file (a path under .writenow/)
     at_line: int = 0  # until: the file line the relation is written on
+    items: tuple[tuple[str, dict[str, Any]], ...] = ()  # a new card's progressions and relations (key, item)
 
 
 @dataclass(frozen=True)

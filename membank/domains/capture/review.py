@@ -15,7 +15,7 @@ from ...files.exchange import Changed, replace_unchanged
 from ...files.frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, split
 from ...files.parse import parse_card
 from ...files.reader import Unreadable, content_hash, read_regular
-from ...files.rewrite import IsoTime, RewriteError, append_item, render
+from ...files.rewrite import IsoTime, RewriteError, append_item, render, rewrite
 from ..story.scenes import FOLDER as SCENES
 from ...files.write import atomic_write, check_inside
 from ...index.failures import storage_error
@@ -53,19 +53,24 @@ def _changes(bank: Bank, document: str, text: str, chosen: dict[str, dict[str, A
                           bible.scenes(bank))
     introduced = {validate.folded(n) for op in chosen.values() if op["op"] == "entity"
                   for n in (op["name"], *(op.get("aliases") or ()))}  # the new cards of this call
-    out = []
+    out: list[decide.Change] = []
+    onto_new: list[tuple[str, dict[str, Any], int]] = []  # progress / relate of a card this call makes
     for op_id, op in chosen.items():
         verdict = validate.check(book, op)
         if verdict.refused:
             raise _conflict(op_id, f"no longer applies ({verdict.refused}: {verdict.message})")
         blocking = [f for f in verdict.flags if f in BLOCKING]
         unknown = validate.unknown_names(book, op)
-        if validate.UNKNOWN_ENTITY in blocking and unknown and all(k != "entity" for k, _ in unknown) \
-                and {validate.folded(n) for _, n in unknown} <= introduced:
+        onto = any(k == "entity" for k, _ in unknown)  # the op's own card is one this call makes
+        if validate.UNKNOWN_ENTITY in blocking and unknown and {validate.folded(n) for _, n in unknown} <= introduced \
+                and (not onto or op["op"] in ("progress", "relate")):
             blocking.remove(validate.UNKNOWN_ENTITY)  # it names a card an `entity` op of this call makes
         if blocking or verdict.line is None:
             raise _conflict(op_id, "; ".join(verdict.notes) or "the quote is not in the chapter"
                             + " (patch the op, or reject it)")
+        if onto:
+            onto_new.append((op_id, op, verdict.line))
+            continue
         card = cat.resolve(op["entity"])[0] if op["op"] in ("progress", "relate") else None
         where = decide.Target("file", scene_file(bank, document)) if op["op"] == "scene" else validate.target(book, op)
         made = decide.change(op_id, op, document, verdict.line, card, where)
@@ -73,6 +78,22 @@ def _changes(bank: Bank, document: str, text: str, chosen: dict[str, dict[str, A
             at = made.item["at"]
             made = replace(made, latest=all(order.rank(p) <= order.rank(at) for p, _, _ in progressions(cat.cards[card])))
         out.append(made)
+    return _onto_new(out, onto_new, document)
+
+
+def _onto_new(out: list[decide.Change], ops: list[tuple[str, dict[str, Any], int]], document: str
+              ) -> list[decide.Change]:
+    """The changes with each progression or relation of a card the call makes written into that card."""
+    for op_id, op, line in ops:
+        at = next((i for i, c in enumerate(out) if c.edit == "new" and "introduced" in c.item and
+                   validate.folded(op["entity"]) in {validate.folded(n) for n in
+                                                    (c.item["name"], *(c.item.get("aliases") or ()))}), None)
+        if at is None:  # pragma: no cover - `introduced` holds every name an `entity` op of the call gives
+            raise _conflict(op_id, f"`{op['entity']}` names no card")
+        made = decide.change(op_id, op, document, line, None)
+        card = out[at]
+        top = {"state": made.item["state"], "state_at": made.item["at"]} if "state" in made.item else {}
+        out[at] = replace(card, item={**card.item, **top}, items=(*card.items, (made.key, made.item)))
     return out
 
 
@@ -104,7 +125,10 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
             check_inside(bank.project.path, path, bank.project.source)
             if path.exists():
                 raise _conflict(c.op_id, f"{bank.project.source(c.key)} exists already")
-            text = render(c.item, c.body).encode("utf-8")
+            try:
+                text = _with_items(render(c.item, c.body), c.items).encode("utf-8")
+            except RewriteError as e:
+                raise _conflict(c.op_id, f"{bank.project.source(c.key)} cannot be written: {e.message}") from None
             writes.append(Write(path, bank.project.source(c.key), bank.project, c.key, None, text))
         else:
             by_target.setdefault((c.where, c.card or ""), []).append(c)
@@ -134,6 +158,16 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
             _card_reads_back(new, record["source"], mine[0].op_id)
         writes.append(Write(path, record["source"], root, rel, original, new))
     return writes, moved
+
+
+def _with_items(text: str, items: tuple[tuple[str, dict[str, Any]], ...]) -> str:
+    """A new card with its progressions and relations, one `- {…}` line each, as review writes them on a
+    card that exists."""
+    for key, item in items:
+        if key not in edits.meta_of(text):
+            text = rewrite(text, {key: []})
+        text = append_item(text, key, item, {})
+    return text
 
 
 def _card_reads_back(new: bytes, source: str, op_id: str) -> None:

@@ -98,10 +98,9 @@ def _progress(bible: Bible, op: dict[str, Any], card_id: str, flags: list[str], 
     card = bible.catalog.cards[card_id]
     now = state_at(card, bible.order, bible.end)
     given = dict(op.get("set") or {})
-    for name, value in given.items():
-        schema = bible.schemas.get(name)
-        if isinstance(schema, dict) and facet_schemas.breaks(schema, value):
-            return f"{INVALID_VALUE}: `{name}` allows {facet_schemas.allowed(schema)}, not {value!r}"
+    broken = broken_facet(bible, op)
+    if broken:
+        return broken
     same_state = "state" not in op or (now.state is not None and _same(now.state.value, op["state"]))
     same_facets = all(n in now.facets and _same(now.facets[n].value, v) for n, v in given.items())
     if same_state and same_facets:
@@ -111,6 +110,15 @@ def _progress(bible: Bible, op: dict[str, Any], card_id: str, flags: list[str], 
     if later:
         flags.append(CONTRADICTS_LATER)
         notes.extend(later[:3])
+    return None
+
+
+def broken_facet(bible: Bible, op: dict[str, Any]) -> str | None:
+    """`INVALID_VALUE: …` for the first value of the op's `set` its facet schema refuses."""
+    for name, value in (op.get("set") or {}).items():
+        schema = bible.schemas.get(name)
+        if isinstance(schema, dict) and facet_schemas.breaks(schema, value):
+            return f"{INVALID_VALUE}: `{name}` allows {facet_schemas.allowed(schema)}, not {value!r}"
     return None
 
 
@@ -138,6 +146,8 @@ def check(bible: Bible, op: dict[str, Any]) -> Verdict:
         other = _resolve(bible, op["to"], "to", flags, notes) if "to" in op else None
         if card_id is not None and kind == "progress":
             refused = _progress(bible, op, card_id, flags, notes)
+        elif kind == "progress":  # a person no card has yet (an `entity` op may make it): its values still count
+            refused = broken_facet(bible, op)
         elif card_id is not None and kind == "relate" and _relation(bible, op, card_id, other):
             refused = f"{ALREADY_KNOWN}: `{op['entity']}` is already {op['type']} of `{op['to']}` here"
         elif card_id is not None and kind == "relate":
