@@ -20,7 +20,7 @@ from membank.domains.capture import parts, proposals, shapes
 from membank.domains.capture.evidence import Chapter, chapter_hash
 from membank.domains.story.order import StoryOrder
 
-from .capturekit import CH03, D, fresh, ok, refused
+from .capturekit import CH02, CH03, D, fresh, ok, refused
 from .helpers import membank as run
 
 @pytest.fixture
@@ -106,6 +106,9 @@ def test_prepare_gives_the_state_before_the_chapter_never_after(bank: Bank) -> N
     prompt = data["prompt"]
     assert "请通读下面这一章" in prompt and CH03.strip() in prompt and "随父在扬州" in prompt
     assert '"membank capture proposal"' in prompt and "{{" not in prompt and "荣国府}" not in prompt
+    # assembled by context:assemble at the end of the chapter before: its cards there, the chapter once
+    assert "State at chapters/ch02.md" in prompt and prompt.count(CH03.strip()) == 1
+    assert "location: 荣国府 (" not in prompt and "外孙女" not in prompt  # ch04's, never before ch03
     assert data["schema"] == shapes.proposal_schema()
 
 
@@ -113,6 +116,16 @@ def test_prepare_of_the_first_chapter_holds_only_what_is_timeless(bank: Bank) ->
     data = ok(bank, "capture:prepare", documentId="chapters/ch02.md")
     daiyu = next(e for e in data["entities"] if e["name"] == "林黛玉")
     assert daiyu["state"] is None and daiyu["facets"] == {} and data["threads"] == [] and data["facts"] == []
+    assert "随父在扬州" not in data["prompt"] and "State at" not in data["prompt"]  # its own state: not yet
+    assert data["prompt"].count(CH02.strip()) == 1
+
+
+def test_a_project_without_the_skill_gets_the_built_in_prompt(bank: Bank) -> None:
+    (bank.root / ".writenow" / "skills" / "capture.md").unlink()
+    ok(bank, "index:sync")  # a project made before the skill was added
+    data = ok(bank, "capture:prepare", documentId=D)
+    assert data["skill"] == "membank:skills/capture.md" and data["prompt"].startswith("你是小说作者的资料编辑")
+    assert CH03.strip() in data["prompt"] and "随父在扬州" in data["prompt"] and "{{" not in data["prompt"]
 
 
 GOOD = [
@@ -219,7 +232,7 @@ def test_the_cli_prints_the_prompt_takes_a_file_and_lists_the_state(bank: Bank, 
     root, home = bank.root, tmp_path / "home"
     bank.close()
     got = run("capture", D, cwd=root, home=home)
-    assert got.returncode == 0 and got.stdout.startswith("你是小说作者的资料编辑") and "随父在扬州" in got.stdout
+    assert got.returncode == 0 and "你是小说作者的资料编辑" in got.stdout and "随父在扬州" in got.stdout
     answer = tmp_path / "answer.json"
     answer.write_text(json.dumps({"ops": GOOD[:2] + [WRONG[3][0]]}, ensure_ascii=False), "utf-8")
     got = run("propose", D, str(answer), cwd=root, home=home)

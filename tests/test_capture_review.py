@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import membank
@@ -73,9 +73,19 @@ def test_each_op_becomes_one_item_citing_its_line() -> None:
     assert fact.item == {"type": "fact", "since": D, "evidence": [f"{D}:3"]}
     thread = decide.change("p-5", {"op": "thread", "title": "宝黛初会", "action": "open", "evidence": "y"}, D, 5, None)
     assert (thread.key, thread.item) == ("threads/宝黛初会.md", {"title": "宝黛初会", "opened": D, "evidence": f"{D}:5"})
-    for later in ({"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "y"},
-                  {"op": "unrelate", "entity": "a", "to": "b", "type": "c", "evidence": "y"}):
-        with pytest.raises(Exception, match="by hand"):
+    resolve = {"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "y"}
+    ended = decide.change("p-6", resolve, D, 3, None, decide.Target("file", "threads/jinjing.md"))
+    assert (ended.where, ended.card, ended.edit, ended.item) == ("file", "threads/jinjing.md", "keys", {"resolved": D})
+    unrelate = {"op": "unrelate", "entity": "a", "to": "b", "type": "c", "evidence": "y"}
+    apart = decide.change("p-7", unrelate, D, 4, None, decide.Target("card", "lin-daiyu", 9))
+    assert (apart.card, apart.edit, apart.at_line, apart.item["until"]) == ("lin-daiyu", "until", 9, D)
+    hidden = decide.change("p-8", {"op": "reveal", "content": "黛玉之母已逝。", "evidence": "y"}, D, 3, None)
+    assert (hidden.edit, hidden.item["revealed"], hidden.body) == ("new", D, "黛玉之母已逝。")
+    scene = decide.change("p-9", {"op": "scene", "scene": "进府", "pov": "黛玉", "evidence": "y"}, D, 5, None,
+                          decide.Target("file", "scenes/chapters/ch03.md.md"))
+    assert (scene.edit, scene.key, scene.item) == ("scene", "进府", {"pov": "黛玉"})
+    for later in (resolve, unrelate, {"op": "invalidate", "fact": "f", "evidence": "y"}):
+        with pytest.raises(Exception, match="not found"):  # what it changes is gone: nothing to write
             decide.change("p-6", later, D, 3, None)
 
 
@@ -191,29 +201,85 @@ def test_review_in_the_file_and_the_command_line(bank: Bank, tmp_path: Path) -> 
 # --- the property: kg:state equals the ops applied at the chapter, and what it was before -----------
 
 STATES = st.text(alphabet="进京病愈笑哭归去", min_size=1, max_size=4)
+# ops of every other kind, independent of each other and of the progressions: any subset may be accepted
+OTHERS: dict[str, dict[str, Any]] = {
+    "relate": {"op": "relate", "entity": "贾母", "to": "王夫人", "type": "儿媳", "evidence": "老母迎上来"},
+    "unrelate": {"op": "unrelate", "entity": "林黛玉", "to": "林如海", "type": "父亲", "evidence": "弃父而往"},
+    "invalidate": {"op": "invalidate", "fact": "", "evidence": "身体方愈"},  # the fact's id is the bank's
+    "reveal": {"op": "reveal", "content": "黛玉的外祖母是贾母。", "evidence": "黛玉便知是他外祖母"},
+    "fact": {"op": "fact", "content": "黛玉登舟进京。", "evidence": "登舟而去"},
+    "resolve": {"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "方洒泪拜别"},
+    "open": {"op": "thread", "title": "宝黛初会", "action": "open", "evidence": "方进入房时"},
+    "scene": {"op": "scene", "scene": "进府", "pov": "林黛玉", "location": "荣国府", "evidence": "方进入房时"},
+    "entity": {"op": "entity", "name": "奶娘", "kind": "character", "evidence": "随了奶娘"},
+    "touch": {"op": "thread", "title": "黛玉进京", "action": "touch", "evidence": "登舟而去"},  # recorded only
+}
 
 
-@settings(max_examples=6, deadline=None)
+def _world(bank: Bank, at: str) -> dict[str, Any]:
+    """Everything a capture can change, as the bible answers it at `at`."""
+    names = ["林黛玉", "贾母", "林如海"]
+    return {"state": {n: (lambda s: (s["state"], s["facets"]))(ok(bank, "kg:state", name=n, at=at)) for n in names},
+            "edges": {n: sorted((e["name"], e["type"]) for e in ok(bank, "kg:relations", name=n, at=at)["edges"])
+                      for n in names},
+            "reader": sorted(f["content"] for f in ok(bank, "story:reader", at=at)["items"]),
+            "threads": {t["title"]: t["status"] for t in ok(bank, "story:threads", at=at)["items"]},
+            "scene": {k: v["value"] for k, v in ok(bank, "story:scene", at=at)["state"].items()},
+            "cards": sorted(c["name"] for c in ok(bank, "kg:entity:list", at=at)["items"]  # introduced by `at`
+                            if (c["introduced"] or {}).get("value", "") <= at)}  # ch02 < ch03: story order
+
+
+def _expected(was: dict[str, Any], changes: Any, others: set[str], fact: str) -> dict[str, Any]:
+    """The bible at the chapter after the accepted ops: what it was there, with each op applied."""
+    want = {k: dict(v) if isinstance(v, dict) else list(v) for k, v in was.items()}
+    for n, s, loc in changes:
+        want["state"][n] = (s, {**want["state"][n][1], "location": {"value": loc}})
+    if "relate" in others:
+        want["edges"]["贾母"] = sorted([*want["edges"]["贾母"], ("王夫人", "儿媳")])
+    if "unrelate" in others:
+        want["edges"]["林黛玉"] = [e for e in want["edges"]["林黛玉"] if e != ("林如海", "父亲")]
+        want["edges"]["林如海"] = [e for e in want["edges"]["林如海"] if e != ("林黛玉", "父亲")]
+    if "invalidate" in others:
+        want["reader"] = [c for c in want["reader"] if c != fact]
+    want["reader"] = sorted(want["reader"] + [OTHERS[k]["content"] for k in ("reveal", "fact") if k in others])
+    if "resolve" in others:
+        want["threads"]["黛玉进京"] = "resolved"
+    if "open" in others:
+        want["threads"]["宝黛初会"] = "open"
+    if "scene" in others:
+        want["scene"] = {**want["scene"], "pov": "林黛玉", "location": "荣国府"}
+    if "entity" in others:
+        want["cards"] = sorted([*want["cards"], "奶娘"])
+    return want
+
+
+def _values(world: dict[str, Any]) -> dict[str, Any]:
+    """Facets compared by value (their source, line and position move with the write)."""
+    return {**world, "state": {n: (s, {k: v["value"] for k, v in f.items()}) for n, (s, f) in world["state"].items()}}
+
+
+@settings(max_examples=5, deadline=None)
+@example([("林黛玉", "进京", "荣国府")], set(OTHERS))  # every kind at once, whatever is drawn
 @given(st.lists(st.tuples(st.sampled_from(["林黛玉", "贾母", "林如海"]), STATES,
-                          st.sampled_from(["扬州", "荣国府", "京都"])), min_size=1, max_size=3,
-                unique_by=lambda t: t[0]))
-def test_accepted_ops_are_the_state_at_the_chapter_and_nothing_earlier_moves(changes: Any) -> None:
+                          st.sampled_from(["扬州", "荣国府", "京都"])), max_size=3, unique_by=lambda t: t[0]),
+       st.sets(st.sampled_from(sorted(OTHERS)), max_size=len(OTHERS)))
+def test_accepted_ops_are_the_state_at_the_chapter_and_nothing_earlier_moves(changes: Any, others: set[str]) -> None:
+    if not changes and not others:
+        return
     with tempfile.TemporaryDirectory() as tmp:
         bank = fresh(Path(tmp) / "hlm")
         try:
-            names = [n for n, _, _ in changes]
+            fact = next(m for m in ok(bank, "memory:list", type="fact")["items"])
             earlier = ["chapters/ch02.md"]  # every position before the chapter
-            before = {(n, at): ok(bank, "kg:state", name=n, at=at) for n in names for at in earlier}
+            before = {at: _world(bank, at) for at in [*earlier, D]}
             ops = [{"op": "progress", "entity": n, "state": s, "set": {"location": loc}, "evidence": "黛玉"}
                    for n, s, loc in changes]
+            ops += [{**OTHERS[k], "fact": fact["id"]} if k == "invalidate" else OTHERS[k] for k in sorted(others)]
             ids = _proposed(bank, ops)
             ok(bank, "capture:review", documentId=D, decisions=[{"id": i, "decision": "accept"} for i in ids])
-            for n, s, loc in changes:
-                got = ok(bank, "kg:state", name=n, at=D)
-                assert got["state"] == s and got["facets"]["location"]["value"] == loc
-            for (n, at), was in before.items():
-                now = ok(bank, "kg:state", name=n, at=at)
-                assert (now["state"], now["facets"]) == (was["state"], was["facets"])
+            assert _values(_world(bank, D)) == _values(_expected(before[D], changes, others, fact["content"]))
+            for at in earlier:
+                assert _world(bank, at) == before[at]
         finally:
             bank.close()
 
@@ -261,6 +327,26 @@ def test_a_fact_and_a_thread_become_files_of_their_own(bank: Bank) -> None:
     threads = {t["title"]: t for t in ok(bank, "story:threads", at="chapters/ch04.md")["items"]}
     assert threads["黛玉初见贾母"]["opened"] == D and threads["黛玉初见贾母"]["entities"] == ["林黛玉"]
     assert not ok(bank, "index:diagnostics")["items"]
+
+
+def test_a_hand_edited_op_of_the_wrong_shape_or_a_quote_of_1_mb_is_refused_with_its_line(bank: Bank) -> None:
+    (move,) = _proposed(bank, [MOVE])
+    path = bank.root / ".writenow" / "proposals" / D
+    text = _file(bank).replace("- status: pending", "- status: accepted")
+    line = text[:text.index(f"## {move}")].count("\n") + 1
+    card = _card(bank)
+    for broken, said in [(text.replace("entity: 林黛玉\n", ""), "needs `entity`"),
+                         (text.replace("op: progress", "op: fly"), "`op` is one of"),
+                         (text.replace("> 方洒泪拜别", "> " + "引" * 1_000_000), "1,000,000 characters")]:
+        path.write_text(broken, "utf-8")
+        error = refused(bank, "capture:review", documentId=D)
+        assert error["code"] == "CONFLICT" and error["details"]["line"] == line and said in error["message"]
+        assert _card(bank) == card and path.read_text("utf-8") == broken
+        assert ok(bank, "capture:status")["items"][1]["problems"][0]["line"] == line
+    path.write_text(text, "utf-8")
+    error = refused(bank, "capture:review", documentId=D, decisions=[
+        {"id": move, "decision": "patch", "patch": {"evidence": "引" * 1_000_000}}])
+    assert error["code"] == "INVALID_ARGUMENT" and _card(bank) == card
 
 
 def test_bad_decisions_write_nothing(bank: Bank) -> None:

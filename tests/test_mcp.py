@@ -21,6 +21,8 @@ from membank.runtime.registry import Registry
 from membank.shells import mcptools
 from membank.shells.schema import channel_schema
 
+from .helpers import membank as run_cli
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 CHANNELS = {"memory:injection:preview", "context:assemble", "kg:state", "kg:consistency:check", "memory:create",
@@ -70,6 +72,17 @@ async def _session(project: Path, home: Path, errlog: Any) -> dict[str, Any]:
                 "chapterHash": (seen["capture_prepare"].structured_content or {}).get("chapterHash"),
                 "ops": [{"op": "fact", "content": "The lamp burns all night.", "evidence": quote}], "by": "agent"})
             seen["capture_status"] = await call("capture_status", {})
+            # the writer reviews what the agent proposed, from a terminal, while the server runs
+            seen["capture_progress"] = await call("capture_propose", {
+                "documentId": "chapters/ch05.md",
+                "chapterHash": (seen["capture_prepare"].structured_content or {}).get("chapterHash"),
+                "ops": [{"op": "progress", "entity": "Lin Mo", "state": "flees into the Blackpine trees",
+                         "evidence": "stumbled, and ran, not towards the light but inland"}], "by": "agent"})
+            op_id = ((seen["capture_progress"].structured_content or {}).get("ops") or [{}])[0].get("id", "none")
+            seen["review_cli"] = await asyncio.to_thread(run_cli, "review", "chapters/ch05.md", "--accept", op_id,
+                                                         cwd=project, home=home)
+            seen["kg_state_reviewed"] = await call("kg_state", {"name": "Lin Mo", "at": "chapters/ch05.md"})
+            seen["kg_state_before"] = await call("kg_state", {"name": "Lin Mo", "at": "chapters/ch01.md"})
             seen["memory_create"] = await call("memory_create", {"type": "fact", "scope": "project",
                                                                  "content": "Maren hums when she is afraid.",
                                                                  "tags": ["maren"]})
@@ -194,6 +207,17 @@ def test_an_agent_runs_the_capture_loop_up_to_the_review(session: dict[str, Any]
     assert [r["status"] for r in proposed["ops"]] == ["pending"] and proposed["proposal"].endswith("ch05.md")
     items = {i["documentId"]: i for i in session["capture_status"].structured_content["items"]}
     assert (items["chapters/ch05.md"]["state"], items["chapters/ch05.md"]["pending"]) == ("pending", 1)
+
+
+def test_the_writer_reviews_what_the_agent_proposed_and_kg_state_shows_it(session: dict[str, Any]) -> None:
+    proposed = _data(session["capture_progress"])
+    assert [(r["op"], r["status"]) for r in proposed["ops"]] == [("progress", "pending")]
+    review = session["review_cli"]
+    assert review.returncode == 0 and "1 applied" in review.stdout, review.stdout + review.stderr
+    assert _data(session["kg_state_reviewed"])["state"] == "flees into the Blackpine trees"
+    assert _data(session["kg_state_before"])["state"] == "沉船后被冲上岸，昏迷"  # nothing earlier moves
+    card = (session["project"] / ".writenow" / "characters" / "lin-mo.md").read_text("utf-8")
+    assert "evidence: 'chapters/ch05.md:" in card and "# oldest first" in card
 
 
 def test_memory_create_and_update_write_the_file(session: dict[str, Any]) -> None:

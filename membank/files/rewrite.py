@@ -323,6 +323,57 @@ def append_item(original: str, key: str, item: dict[str, Any], updates: dict[str
     return (BOM if bom else "") + result
 
 
+
+def set_item(original: str, key: str, line: int, change: Any, updates: dict[str, Any]) -> str:
+    """`original` with the item of the top-level list `key` written on file line `line` replaced by
+    `change(item)` (a mapping, written as one `{…}` line in the item's place), then `updates` made as
+    `rewrite` makes them. Every other byte stays; RewriteError when there is no mapping item on that
+    line, or when it holds a comment a one-line rewrite would drop."""
+    bom = original.startswith(BOM)
+    text = original[1:] if bom else original
+    crlf = "\r\n" in text
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    before = _read_meta(text)
+    found = bounds(text)
+    items = before.get(key)
+    if found is None or not isinstance(items, list):
+        raise _by_hand("the front matter", f"`{key}` is not a list")
+    try:
+        root = yaml.compose(text[found[0]:found[1]], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+    except yaml.YAMLError as e:
+        raise RewriteError("the front matter is not valid YAML") from e
+    seq = next((v for k, v in getattr(root, "value", ()) if isinstance(k, yaml.ScalarNode) and k.value == key
+                and isinstance(v, yaml.SequenceNode)), None)
+    index = next((i for i, n in enumerate(seq.value if seq is not None else ()) if 2 + n.start_mark.line == line),
+                 None)
+    if seq is None or index is None or not isinstance(items[index], dict):
+        raise RewriteError(f"no item of `{key}` is written on line {line}", line)
+    node = seq.value[index]
+    end = node.end_mark.index if node.flow_style else node.value[-1][1].end_mark.index if node.value else None
+    start = found[0] + node.start_mark.index
+    if end is None or "#" in text[start:found[0] + end]:
+        raise _by_hand(f"`{key}`", f"the item on line {line} holds a comment or is empty")
+    new_item = change(dict(items[index]))
+    text = text[:start] + flow(new_item) + text[found[0] + end:]
+    result = rewrite(text, updates)
+    after = _read_meta(result[1:] if result.startswith(BOM) else result)
+    _same(after.get(key), [*items[:index], new_item, *items[index + 1:]], f"`{key}`")
+    if crlf:
+        result = result.replace("\n", "\r\n")
+    return (BOM if bom else "") + result
+
+
+def set_keys(yaml_text: str, updates: dict[str, Any], what: str) -> str:
+    """A YAML mapping written as `key: value` lines (a scene's section) with `updates` set: changed keys'
+    lines replaced, new keys added at the end, every other byte kept. RewriteError otherwise."""
+    before = _load(yaml_text) or {}
+    if not isinstance(before, dict):
+        raise _by_hand(what, "it is not `key: value` lines")
+    entries = _entries(_outline(yaml_text, what, 1), what) if yaml_text.strip() else []
+    text = _set_keys(yaml_text, entries, before, updates, entries[0].indent if entries else 0, len(yaml_text))
+    _same(_load(text) or {}, _applied(before, updates), what)
+    return text
+
 # -- settings.yaml -----------------------------------------------------------------------------------
 
 def _load(text: str) -> Any:

@@ -15,6 +15,7 @@ from ..story.cards import Catalog, catalog
 from ..story.manuscript import read_document
 from ..story.matching import call_allowance
 from ..story.order import StoryOrder
+from ..story.scenefiles import load as load_scenes
 from ..story.threadfiles import load as load_threads
 
 MAX_CHAPTER_CHARS = 200_000  # a chapter prepared or checked at once (kernel/limits.py MAX_PASSAGE_CHARS)
@@ -52,7 +53,7 @@ def mentioned(cat: Catalog, text: str) -> list[str]:
 
 
 def facts(bank: Bank, order: StoryOrder, at: str) -> list[dict[str, Any]]:
-    """The fact memories in force at `at` (id, content, source, since, until), in id order."""
+    """The fact memories in force at `at` (id, content, source, since, until, revealed), in id order."""
     timed = positions.timed_memories(bank.index)
     out = []
     with bank.index.lock:
@@ -62,8 +63,9 @@ def facts(bank: Bank, order: StoryOrder, at: str) -> list[dict[str, Any]]:
         if not order.holds(since, until, at):
             continue
         memory = json.loads(record)
+        revealed = (memory.get("metadata") or {}).get("revealed")
         out.append({"id": memory["id"], "content": memory.get("content") or "", "source": memory.get("source"),
-                    "since": since, "until": until})
+                    "since": since, "until": until, "revealed": revealed if isinstance(revealed, str) else None})
     return out
 
 
@@ -74,3 +76,8 @@ def threads(bank: Bank) -> tuple[Any, ...]:
 def facet_schemas(bank: Bank) -> dict[str, Any]:
     found = bank.settings_files.story().get("facets") or {}
     return found if isinstance(found, dict) else {}
+
+
+def scenes(bank: Bank) -> dict[str, Any]:
+    """Each document's scenes, as `.writenow/scenes/` holds them."""
+    return load_scenes(bank)[0]

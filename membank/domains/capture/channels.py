@@ -141,7 +141,7 @@ CHANNELS = (
             "capture_propose"),
     Channel("capture:review", CaptureReview, Reviewed, Lazy("membank.domains.capture.review", "review"),
             "write", "review",
-            "Apply the writer's decisions on a chapter's proposed updates, together: accepted ones into the cards.",
+            "Apply the writer's decisions on a chapter's proposed updates, together: accepted ones into cards, facts, threads and scenes.",
             "capture_review"),
     Channel("capture:pending", CapturePending, Pending, Lazy("membank.domains.capture.review", "pending"),
             "read", "review",

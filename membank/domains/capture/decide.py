@@ -1,6 +1,8 @@
 """What `capture:review` decides (capture.md, review), pure: which ops of the proposal file a call
-accepts, rejects or patches, and what an accepted op writes — the item added to a card's list, or a new
-card — each citing `evidence: <document>:<line>`. The flow (review.py) reads and writes the files."""
+accepts, rejects or patches, and what an accepted op writes — an item added to a card's list, a new
+card, fact or thread, or an edit of what is written already (a relation's `until`, a fact's `until` or
+`revealed`, a thread's end or touch, a scene) — each citing `evidence: <document>:<line>`. The flow
+(review.py) reads and writes the files; edits.py makes the text edits."""
 
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ from . import shapes
 from .proposals import Proposed
 
 ACTIONS = ("accept", "reject", "patch")
-APPLIED_BY_REVIEW = ("progress", "relate", "entity", "fact", "thread")  # thread: `open` only, for now
 FOLDERS = {"character": "characters", "person": "characters"}  # every other kind: world/
 
 
@@ -28,6 +29,20 @@ class Change:
     body: str = ""  # a new card's text
     line: int = 0  # the evidence's line in the chapter
     latest: bool = False  # a progression with nothing after it on the card: its top-level state moves too
+    edit: str = "append"  # append (an item to the card's list `key`) | new (a file at `key`) | until | keys
+    #                       | touch | scene: what is changed in the file `card` names
+    where: str = "card"  # what `card` names: card (an id) | memory (an id) | file (a path under .writenow/)
+    at_line: int = 0  # until: the file line the relation is written on
+    items: tuple[tuple[str, dict[str, Any]], ...] = ()  # a new card's progressions and relations (key, item)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where an op that changes something already written lands, as the bible holds it now."""
+
+    where: str  # card | memory | file
+    ref: str  # the card's or the memory's id, or the file's path under .writenow/
+    line: int = 0  # a relation: its line in the card file
 
 
 def decisions(ops: list[Proposed], given: list[dict[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -63,18 +78,49 @@ def decisions(ops: list[Proposed], given: list[dict[str, Any]]) -> dict[str, tup
     return out
 
 
-def change(op_id: str, op: dict[str, Any], document: str, line: int, card: str | None) -> Change:
-    """What an accepted op writes; `card` is the id its `entity` resolves to (None for a new file)."""
-    return replace(_change(op_id, op, document, line, card), line=line)
+def change(op_id: str, op: dict[str, Any], document: str, line: int, card: str | None,
+           target: Target | None = None) -> Change:
+    """What an accepted op writes; `card` is the id its `entity` resolves to (None for a new file);
+    `target` where an op that changes what is written already lands (unrelate, invalidate, reveal of a
+    fact, thread touch / resolve / drop, scene)."""
+    return replace(_change(op_id, op, document, line, card, target), line=line)
 
 
-def _change(op_id: str, op: dict[str, Any], document: str, line: int, card: str | None) -> Change:
+def _changed(op_id: str, op: dict[str, Any], document: str, evidence: str, target: Target | None) -> Change | None:
+    """The change of an op that edits a file already there; None for the others."""
+    kind = op["op"]
+    action = op.get("action")
+    if kind not in ("unrelate", "invalidate", "scene") and not (kind == "reveal" and ("fact" in op or target)) \
+            and not (kind == "thread" and action != "open"):
+        return None
+    if target is None:
+        raise errors.invalid("decisions", f"{op_id}: what the `{kind}` op changes was not found")
+    base = Change(op_id, target.ref, "", {}, where=target.where)
+    if kind == "unrelate":
+        return replace(base, key="relations", item={"until": document, "evidence": evidence}, edit="until",
+                       at_line=target.line)
+    if kind in ("invalidate", "reveal"):
+        return replace(base, item={"until" if kind == "invalidate" else "revealed": document}, edit="keys")
+    if kind == "thread":
+        if action == "touch":
+            return replace(base, item={"at": document, "evidence": evidence}, edit="touch")
+        return replace(base, item={"resolved" if action == "resolve" else "dropped": document}, edit="keys")
+    values = {k: op[k] for k in ("pov", "present", "location", "date") if k in op}
+    title = op["scene"].strip() if op.get("scene") else ""
+    return replace(base, key=title, item=values, edit="scene")
+
+
+def _change(op_id: str, op: dict[str, Any], document: str, line: int, card: str | None,
+            target: Target | None) -> Change:
     evidence = f"{document}:{line}"
     kind = op["op"]
-    if kind not in APPLIED_BY_REVIEW or (kind == "thread" and op["action"] != "open"):
-        what = f"`thread` {op['action']}" if kind == "thread" else f"`{kind}`"
-        raise errors.invalid("decisions", f"{op_id}: a {what} op is not applied by review yet; write it by hand "
-                             "and reject it here (review applies progress, relate, entity, fact and thread open)")
+    edited = _changed(op_id, op, document, evidence, target)
+    if edited is not None:
+        return edited
+    if kind == "reveal":  # told by its words: a new fact the reader learns here
+        meta = {"type": "fact", "revealed": document, "evidence": [evidence]}
+        return Change(op_id, None, f"memories/facts/{file_name(op['content'][:24])}.md", meta, op["content"],
+                      edit="new")
     if kind == "progress":
         at = f"{document}#{op['scene']}" if op.get("scene") else document
         item: dict[str, Any] = {"at": at}
@@ -93,20 +139,21 @@ def _change(op_id: str, op: dict[str, Any], document: str, line: int, card: str 
         if op.get("until"):
             meta["until"] = op["until"]
         meta["evidence"] = [evidence]
-        return Change(op_id, None, f"memories/facts/{file_name(op['content'][:24])}.md", meta, op["content"])
+        return Change(op_id, None, f"memories/facts/{file_name(op['content'][:24])}.md", meta, op["content"],
+                      edit="new")
     if kind == "thread":
         meta = {"title": op["title"].strip(), "opened": document}
         if op.get("entities"):
             meta["entities"] = list(op["entities"])
         meta["evidence"] = evidence
-        return Change(op_id, None, f"threads/{file_name(op['title'])}.md", meta)
+        return Change(op_id, None, f"threads/{file_name(op['title'])}.md", meta, edit="new")
     folder = FOLDERS.get(op["kind"].strip().lower(), "world")
     name = op["name"].strip()
     meta = {"name": name, "kind": op["kind"].strip()}
     if op.get("aliases"):
         meta["aliases"] = list(op["aliases"])
     meta.update(introduced=document, evidence=evidence)
-    return Change(op_id, None, f"{folder}/{file_name(name)}.md", meta, op.get("summary") or "")
+    return Change(op_id, None, f"{folder}/{file_name(name)}.md", meta, op.get("summary") or "", edit="new")
 
 
 def file_name(name: str) -> str:

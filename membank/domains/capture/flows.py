@@ -4,68 +4,21 @@ chapter's proposal file) and status (every document's capture state, in story or
 
 from __future__ import annotations
 
-import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ...files.frontmatter import decode, split
 from ...files.reader import Unreadable, read_regular
 from ...files.write import atomic_write, check_inside
 from ...index.failures import storage_error
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
 from ..contract import Bank
-from ..skills.read import find as find_skill
 from ..story import graph, positions
 from ..story.threads import at_position
-from . import bible, parts, proposals, shapes, validate
+from . import bible, parts, prompt, proposals, shapes, validate
 from .evidence import Chapter, chapter_hash
 
-SKILL = "capture"
-DEFAULT_BUDGET = 12_000  # tokens, when the skill gives none (about one code point each in Chinese)
 MAX_PROPOSAL_BYTES = 4 * 1024 * 1024
-
-
-def _skill(bank: Bank) -> tuple[str, int, str]:
-    """(the capture skill's text, its token budget, its source); the built-in one when the project has
-    none (a project made before the skill was added)."""
-    try:
-        _, skill = find_skill(bank, SKILL)
-        rules = skill.get("contextRules") or {}
-        return skill["content"], int(rules.get("max_tokens") or DEFAULT_BUDGET), skill["source"]
-    except MembankError:
-        text = resources.files("membank").joinpath("template/skills/capture.md").read_text("utf-8")
-        doc = split(decode(text.encode("utf-8")))
-        rules = doc.meta.get("context_rules") or {}
-        return doc.body, int(rules.get("max_tokens") or DEFAULT_BUDGET), "membank:skills/capture.md"
-
-
-def _fill(template: str, values: dict[str, str]) -> str:
-    """`{{name}}` replaced by its value; a value the skill does not place goes at the end."""
-    out = template.rstrip() + "\n"
-    for name, value in values.items():
-        mark = "{{" + name + "}}"
-        if mark in out:
-            out = out.replace(mark, value)
-        elif name != "document":
-            out += f"\n## {name}\n\n{value}\n"
-    return out
-
-
-def _entity_text(e: dict[str, Any]) -> str:
-    line = f"- {e['name']}（{e['kind']}，{e['source']}）"
-    if e["aliases"]:
-        line += " 别名：" + "、".join(e["aliases"])
-    if e["state"]:
-        line += f"\n  状态：{e['state']['value']}"
-    for name, cited in e["facets"].items():
-        line += f"\n  {name}: {json.dumps(cited['value'], ensure_ascii=False)}"
-    for r in e.get("relations") or []:
-        line += f"\n  关系：{r['type']} → {r['name']}"
-    if e["summary"]:
-        line += "\n  " + " ".join(e["summary"].split())[:300]
-    return line
 
 
 def prepare(bank: Bank, document_id: str, document_text: str | None = None) -> dict[str, Any]:
@@ -81,16 +34,17 @@ def prepare(bank: Bank, document_id: str, document_text: str | None = None) -> d
     wanted = set(ids)
     in_force = [f for f in bible.facts(bank, earlier, mark) if wanted.intersection(bible.mentioned(cat, f["content"]))]
     schema = shapes.proposal_schema()
-    skill, budget, source = _skill(bank)
+    skill, budget, source = prompt.skill(bank)
     common = {
-        "entities": "\n".join(_entity_text(e) for e in entities) or "（无）",
+        "entities": "\n".join(prompt.entity_text(e) for e in entities) or "（无）",
         "threads": "\n".join(f"- {t['title']}（{t['source']}）" for t in open_threads) or "（无）",
         "facts": "\n".join(f"- [{f['id']}] {f['content']}" for f in in_force) or "（无）",
-        "schema": json.dumps(schema, ensure_ascii=False, indent=1),
+        "schema": shapes.schema_text(),
     }
     cut = parts.parts(document, text, max(1000, budget // 2))
     made = [{"scene": p.scene, "line": p.line, "endLine": p.end_line,
-             "prompt": _fill(skill, {**common, "document": f"{document}:{p.line}-{p.end_line}", "chapter": p.text})}
+             "prompt": prompt.build(bank, order, document, p.text, skill if source.startswith("membank:") else None,
+                                    {**common, "document": f"{document}:{p.line}-{p.end_line}"})}
             for p in cut]
     return {"documentId": document, "chapterHash": chapter_hash(text), "at": f"before {document}",
             "prompt": made[0]["prompt"] if len(made) == 1 else None, "parts": made if len(made) > 1 else [],
@@ -127,7 +81,8 @@ def propose(bank: Bank, document_id: str, chapter_hash_: str, ops: list[dict[str
                                f"{now_hash}); prepare it again", {"field": "chapterHash", "chapterHash": now_hash})
         cat, order = bible.story(bank, document)
         book = validate.Bible(cat, order, document, Chapter(text), bible.facet_schemas(bank),
-                              tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank))
+                              tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank),
+                              bible.scenes(bank))
     results: list[dict[str, Any]] = []
     kept: list[proposals.Proposed] = []
     for index, op in enumerate(checked):

@@ -1,15 +1,20 @@
 """`doctor`'s capture check (capture.md, staleness): an op review applied whose evidence quote is gone from
-its chapter (the chapter was rewritten since) is a warning on the card line that cites it, or on the
-proposal file when no card line cites it any more. The value stays: the writer decides."""
+its chapter (the chapter was rewritten since) is a warning on the line that cites it (in a card, a fact, a
+thread or a scene file), or on the proposal file when no line cites it any more. The value stays: the
+writer decides."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from ...files.records import WARNING, Diagnostic
 from ...kernel.errors import MembankError
 from ..contract import Bank
 from ..story import positions
 from ..story.cards import catalog
+from ..story.scenes import FOLDER as SCENES
 from . import bible, proposals
+from .decide import file_name
 from .evidence import Chapter
 from .flows import _read_proposal, _rel, proposal_file
 
@@ -23,6 +28,28 @@ def _citing_line(bank: Bank, source: str, cite: str) -> int | None:
     except (OSError, UnicodeDecodeError):
         return None
     return next((n for n, line in enumerate(text.splitlines(), 1) if cite in line), None)
+
+
+def _written(bank: Bank, cards: Any, document: str, op: dict[str, Any]) -> list[str]:
+    """The files an applied op may have written its citation into, most likely first."""
+    out = []
+    for name in (op.get("entity"), op.get("name")):
+        ids = cards.resolve(name) if isinstance(name, str) else ()
+        out += [cards.cards[ids[0]]["source"]] if len(ids) == 1 else []
+    if op["op"] == "unrelate":  # the relation may be written on the other card
+        ids = cards.resolve(op["to"])
+        out += [cards.cards[ids[0]]["source"]] if len(ids) == 1 else []
+    if op["op"] == "thread":
+        out += [t.source for t in bible.threads(bank) if t.title == op["title"].strip()]
+    if op["op"] == "scene":
+        out += [bank.project.source(f"{SCENES}/{document}.md"), bank.project.source(f"{SCENES}/{document}")]
+    if op["op"] in ("invalidate", "reveal") and "fact" in op:
+        with bank.index.lock:
+            found = bank.index.find("memory", op["fact"])
+        out += [found[1]["source"]] if found else []
+    if op["op"] in ("fact", "reveal") and "content" in op:
+        out.append(bank.project.source(f"memories/facts/{file_name(op['content'][:24])}.md"))
+    return out
 
 
 def problems(bank: Bank) -> list[Diagnostic]:
@@ -46,10 +73,11 @@ def problems(bank: Bank) -> list[Diagnostic]:
             if cards is None:
                 with bank.index.lock:
                     cards = catalog(bank.index)
-            name = p.op.get("entity") or p.op.get("name")
-            ids = cards.resolve(name) if isinstance(name, str) else ()
-            source = cards.cards[ids[0]]["source"] if len(ids) == 1 else None
-            line = _citing_line(bank, source, cite) if source else None
+            line, source = None, None
+            for source in _written(bank, cards, document, p.op):
+                line = _citing_line(bank, source, cite)
+                if line:
+                    break
             if source and line:
                 found.append(Diagnostic(source, line, WARNING, message, GONE))
             else:

@@ -1,8 +1,9 @@
 """`capture:review` (capture.md, review): the writer's decisions on a chapter's proposal file, applied
 together. Accepted ops are checked again against the bible as it is now (a card edited since the
 proposal is re-read, never overwritten: CONFLICT when the op no longer applies), written through the
-round-trip writer (comments, key order, unknown keys kept), each value citing `evidence:
-<document>:<line>`; every file of the call is written or none; the proposal file records each decision."""
+round-trip writer (comments, key order, unknown keys kept) into cards, fact memories, thread and scene
+files, each value citing `evidence: <document>:<line>`; every file of the call is written or none; the
+proposal file records each decision."""
 
 from __future__ import annotations
 
@@ -14,18 +15,20 @@ from ...files.exchange import Changed, replace_unchanged
 from ...files.frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, split
 from ...files.parse import parse_card
 from ...files.reader import Unreadable, content_hash, read_regular
-from ...files.rewrite import IsoTime, RewriteError, append_item, render
+from ...files.rewrite import IsoTime, RewriteError, append_item, render, rewrite
+from ..story.scenes import FOLDER as SCENES
 from ...files.write import atomic_write, check_inside
 from ...index.failures import storage_error
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
 from ..contract import Bank
 from ..story.state import progressions
-from . import bible, decide, proposals, validate
+from . import bible, decide, edits, proposals, validate
 from .evidence import Chapter, chapter_hash
 from .flows import _read_proposal, _rel, proposal_file
 
-BLOCKING = (validate.UNKNOWN_ENTITY, validate.AMBIGUOUS, validate.EVIDENCE_NOT_FOUND)
+BLOCKING = (validate.UNKNOWN_ENTITY, validate.AMBIGUOUS, validate.EVIDENCE_NOT_FOUND, validate.UNKNOWN_FACT,
+            validate.UNKNOWN_THREAD)
 
 
 @dataclass(frozen=True)
@@ -46,23 +49,60 @@ def _changes(bank: Bank, document: str, text: str, chosen: dict[str, dict[str, A
     """What the accepted ops write, checked against the bible as the index holds it now."""
     cat, order = bible.story(bank, document)
     book = validate.Bible(cat, order, document, Chapter(text), bible.facet_schemas(bank),
-                          tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank))
-    out = []
+                          tuple(bible.facts(bank, order, f"{document}#\uffff")), bible.threads(bank),
+                          bible.scenes(bank))
+    introduced = {validate.folded(n) for op in chosen.values() if op["op"] == "entity"
+                  for n in (op["name"], *(op.get("aliases") or ()))}  # the new cards of this call
+    out: list[decide.Change] = []
+    onto_new: list[tuple[str, dict[str, Any], int]] = []  # progress / relate of a card this call makes
     for op_id, op in chosen.items():
         verdict = validate.check(book, op)
         if verdict.refused:
             raise _conflict(op_id, f"no longer applies ({verdict.refused}: {verdict.message})")
-        blocking = [n for f, n in zip(verdict.flags, verdict.notes) if f in BLOCKING]
+        blocking = [f for f in verdict.flags if f in BLOCKING]
+        unknown = validate.unknown_names(book, op)
+        onto = any(k == "entity" for k, _ in unknown)  # the op's own card is one this call makes
+        if validate.UNKNOWN_ENTITY in blocking and unknown and {validate.folded(n) for _, n in unknown} <= introduced \
+                and (not onto or op["op"] in ("progress", "relate")):
+            blocking.remove(validate.UNKNOWN_ENTITY)  # it names a card an `entity` op of this call makes
         if blocking or verdict.line is None:
-            raise _conflict(op_id, "; ".join(blocking) or "the quote is not in the chapter"
+            raise _conflict(op_id, "; ".join(verdict.notes) or "the quote is not in the chapter"
                             + " (patch the op, or reject it)")
-        card = cat.resolve(op["entity"])[0] if "entity" in op else None
-        made = decide.change(op_id, op, document, verdict.line, card)
+        if onto:
+            onto_new.append((op_id, op, verdict.line))
+            continue
+        card = cat.resolve(op["entity"])[0] if op["op"] in ("progress", "relate") else None
+        where = decide.Target("file", scene_file(bank, document)) if op["op"] == "scene" else validate.target(book, op)
+        made = decide.change(op_id, op, document, verdict.line, card, where)
         if card is not None and made.key == "progressions":  # nothing later on the card: its state moves here
             at = made.item["at"]
             made = replace(made, latest=all(order.rank(p) <= order.rank(at) for p, _, _ in progressions(cat.cards[card])))
         out.append(made)
+    return _onto_new(out, onto_new, document)
+
+
+def _onto_new(out: list[decide.Change], ops: list[tuple[str, dict[str, Any], int]], document: str
+              ) -> list[decide.Change]:
+    """The changes with each progression or relation of a card the call makes written into that card."""
+    for op_id, op, line in ops:
+        at = next((i for i, c in enumerate(out) if c.edit == "new" and "introduced" in c.item and
+                   validate.folded(op["entity"]) in {validate.folded(n) for n in
+                                                    (c.item["name"], *(c.item.get("aliases") or ()))}), None)
+        if at is None:  # pragma: no cover - `introduced` holds every name an `entity` op of the call gives
+            raise _conflict(op_id, f"`{op['entity']}` names no card")
+        made = decide.change(op_id, op, document, line, None)
+        card = out[at]
+        top = {"state": made.item["state"], "state_at": made.item["at"]} if "state" in made.item else {}
+        out[at] = replace(card, item={**card.item, **top}, items=(*card.items, (made.key, made.item)))
     return out
+
+
+def scene_file(bank: Bank, document: str) -> str:
+    """The chapter's scene file under .writenow/ (story.md, Scenes): the one there, else `<document>.md`."""
+    for rel in (f"{SCENES}/{document}.md", f"{SCENES}/{document}"):
+        if rel.endswith(".md") and bank.project.file(rel).is_file():
+            return rel
+    return f"{SCENES}/{document}.md"
 
 
 def _read(path: Path, source: str) -> bytes:
@@ -73,25 +113,37 @@ def _read(path: Path, source: str) -> bytes:
                            f"({getattr(e, 'message', None) or e.__class__.__name__}); nothing was written") from None
 
 
-def _card_writes(bank: Bank, changes: list[decide.Change]) -> tuple[list[Write], list[Any]]:
-    """The new bytes of every card file; and the (root, rel) of cards whose file differs from the index."""
+def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tuple[list[Write], list[Any]]:
+    """The new bytes of every file the changes write; and the (root, rel) of indexed files (cards,
+    memories) whose file differs from the index."""
     writes: list[Write] = []
     moved: list[Any] = []
-    by_card: dict[str, list[decide.Change]] = {}
+    by_target: dict[tuple[str, str], list[decide.Change]] = {}
     for c in changes:
-        if c.card is None:
+        if c.edit == "new":
             path = bank.project.path / c.key
             check_inside(bank.project.path, path, bank.project.source)
             if path.exists():
                 raise _conflict(c.op_id, f"{bank.project.source(c.key)} exists already")
-            text = render(c.item, c.body).encode("utf-8")
+            try:
+                text = _with_items(render(c.item, c.body), c.items).encode("utf-8")
+            except RewriteError as e:
+                raise _conflict(c.op_id, f"{bank.project.source(c.key)} cannot be written: {e.message}") from None
             writes.append(Write(path, bank.project.source(c.key), bank.project, c.key, None, text))
         else:
-            by_card.setdefault(c.card, []).append(c)
-    for card, mine in by_card.items():
-        found = bank.index.find("card", card)
+            by_target.setdefault((c.where, c.card or ""), []).append(c)
+    for (where, ref), mine in by_target.items():
+        if where == "file":  # a thread or a scene file: not indexed, read as it is now
+            path = bank.project.file(ref)
+            source = bank.project.source(ref)
+            check_inside(bank.project.path, path, bank.project.source)
+            original = _read(path, source) if path.exists() else None
+            writes.append(Write(path, source, bank.project, ref, original,
+                                _rewritten(original or b"", source, document, mine, versioned=False)))
+            continue
+        found = bank.index.find(where, ref)
         if found is None:
-            raise _conflict(mine[0].op_id, f"the card `{card}` is gone")
+            raise _conflict(mine[0].op_id, f"the {where} `{ref}` is gone")
         which, record, digest = found
         root = bank.global_ if which == "global" else bank.project
         rel = root.rel(record["source"])
@@ -101,33 +153,71 @@ def _card_writes(bank: Bank, changes: list[decide.Change]) -> tuple[list[Write],
         if content_hash(original) != digest:
             moved.append((root, rel))
             continue
-        writes.append(Write(path, record["source"], root, rel, original,
-                            _rewritten(original, record, mine)))
+        new = _rewritten(original, record["source"], document, mine, versioned=True)
+        if where == "card":
+            _card_reads_back(new, record["source"], mine[0].op_id)
+        writes.append(Write(path, record["source"], root, rel, original, new))
     return writes, moved
 
 
-def _rewritten(original: bytes, record: dict[str, Any], mine: list[decide.Change]) -> bytes:
-    try:
-        meta = split(decode(original).replace("\r\n", "\n")).meta
-    except FrontMatterError as e:
-        raise _conflict(mine[0].op_id, f"{record['source']} cannot be rewritten: {e.message}") from None
-    revision = meta.get("revision") if isinstance(meta.get("revision"), int) else 1
-    updates: dict[str, Any] = {"revision": revision + 1, "updated": IsoTime(clock.now_iso())}
+def _with_items(text: str, items: tuple[tuple[str, dict[str, Any]], ...]) -> str:
+    """A new card with its progressions and relations, one `- {…}` line each, as review writes them on a
+    card that exists."""
+    for key, item in items:
+        if key not in edits.meta_of(text):
+            text = rewrite(text, {key: []})
+        text = append_item(text, key, item, {})
+    return text
+
+
+def _card_reads_back(new: bytes, source: str, op_id: str) -> None:
+    rel = source.split(":", 1)[-1]
+    section, _, under = rel.partition("/")
+    if parse_card(new, source, section, under, 0).record is None:
+        raise _conflict(op_id, f"{source} would not read back after the change")
+
+
+def _edit(text: str, c: decide.Change, cite: str, updates: dict[str, Any]) -> str:
+    if c.edit == "append":
+        return append_item(text, c.key, c.item, updates)
+    if c.edit == "until":
+        return edits.until(text, c.at_line, c.item["until"], cite, updates)
+    if c.edit == "keys":
+        return edits.keys(text, c.item, cite, updates, listed=c.where == "memory")
+    if c.edit == "touch":
+        return edits.touch(text, c.item["at"], cite)
+    return edits.scene(text, c.key or None, c.item, cite)
+
+
+def _rewritten(original: bytes, source: str, document: str, mine: list[decide.Change], versioned: bool) -> bytes:
+    """The file with every change of the call made, in one pass: relation ends first, from the last line
+    up (an edit above moves the lines below it), then the rest in the order decided."""
     text = original.decode("utf-8")
-    for c in mine:
+    updates: dict[str, Any] = {}
+    if versioned:
+        try:
+            meta = split(decode(original).replace("\r\n", "\n")).meta
+        except FrontMatterError as e:
+            raise _conflict(mine[0].op_id, f"{source} cannot be rewritten: {e.message}") from None
+        revision = meta.get("revision") if isinstance(meta.get("revision"), int) else 1
+        updates = {"revision": revision + 1, "updated": IsoTime(clock.now_iso())}
+    ordered = sorted((c for c in mine if c.edit == "until"), key=lambda c: -c.at_line) + \
+        [c for c in mine if c.edit != "until"]
+    for c in ordered:
+        step = dict(updates)
         if c.key == "progressions" and "state" in c.item and c.latest:
             updates.update(state=c.item["state"], state_at=c.item["at"])
+            step = dict(updates)
         try:
-            text = append_item(text, c.key, c.item, updates)
+            text = _edit(text, c, f"{document}:{c.line}", step)
         except RewriteError as e:
-            raise _conflict(c.op_id, f"{record['source']} cannot be rewritten: {e.message}; change it by hand") \
-                from None
-    new = text.encode("utf-8")
-    rel = record["source"].split(":", 1)[-1]
-    section, _, under = rel.partition("/")
-    if parse_card(new, record["source"], section, under, 0).record is None:
-        raise _conflict(mine[0].op_id, f"{record['source']} would not read back after the change")
-    return new
+            raise _conflict(c.op_id, f"{source} cannot be rewritten: {e.message}; change it by hand") from None
+    if not versioned:  # a thread or scene file: read back whole (a card is parsed as a card by the caller)
+        try:
+            edits.meta_of(text)
+        except RewriteError as e:
+            raise _conflict(mine[0].op_id, f"{source} would not read back after the change ({e.message})") from None
+    return text.encode("utf-8")
 
 
 def _commit(bank: Bank, writes: list[Write]) -> None:
@@ -193,7 +283,7 @@ def review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None 
         for attempt in (0, 1):
             with bank.index.lock:
                 changes = _changes(bank, document, text, chosen)
-                writes, moved = _card_writes(bank, changes)
+                writes, moved = _card_writes(bank, document, changes)
             if not moved:
                 break
             if attempt:

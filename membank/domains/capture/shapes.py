@@ -3,6 +3,8 @@ before anything is looked up, and the JSON Schema a model is asked to answer in.
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 from ...kernel import errors
@@ -128,3 +130,9 @@ def proposal_schema() -> dict[str, Any]:
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "membank capture proposal",
             "type": "object", "required": ["ops"], "additionalProperties": False,
             "properties": {"ops": {"type": "array", "maxItems": MAX_OPS, "items": {"oneOf": variants}}}}
+
+
+@functools.lru_cache(maxsize=1)
+def schema_text() -> str:
+    """The JSON Schema as the prompt shows it (made once: it never changes while membank runs)."""
+    return json.dumps(proposal_schema(), ensure_ascii=False, indent=1)

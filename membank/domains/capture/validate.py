@@ -6,7 +6,7 @@ order, the facts in force and the threads: the flow does the reading."""
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..story import facets as facet_schemas
@@ -14,7 +14,9 @@ from ..story.cards import Catalog
 from ..story.graph import edges
 from ..story.order import StoryOrder
 from ..story.state import progressions, state_at
-from ..story.threads import Thread
+from ..story.scenes import state as scene_state
+from ..story.threads import Thread, status as thread_status
+from .decide import Target
 from .evidence import Chapter
 
 # flags: the op is kept, and the writer sees why it needs a look
@@ -41,6 +43,7 @@ class Bible:
     schemas: dict[str, Any]  # settings.yaml story.facets
     facts: tuple[dict[str, Any], ...]  # the fact memories in force at the chapter (id, content)
     threads: tuple[Thread, ...]
+    scenes: dict[str, Any] = field(default_factory=dict)  # document -> its scenes (story/scenes.py)
 
     @property
     def end(self) -> str:
@@ -95,10 +98,9 @@ def _progress(bible: Bible, op: dict[str, Any], card_id: str, flags: list[str], 
     card = bible.catalog.cards[card_id]
     now = state_at(card, bible.order, bible.end)
     given = dict(op.get("set") or {})
-    for name, value in given.items():
-        schema = bible.schemas.get(name)
-        if isinstance(schema, dict) and facet_schemas.breaks(schema, value):
-            return f"{INVALID_VALUE}: `{name}` allows {facet_schemas.allowed(schema)}, not {value!r}"
+    broken = broken_facet(bible, op)
+    if broken:
+        return broken
     same_state = "state" not in op or (now.state is not None and _same(now.state.value, op["state"]))
     same_facets = all(n in now.facets and _same(now.facets[n].value, v) for n, v in given.items())
     if same_state and same_facets:
@@ -108,6 +110,15 @@ def _progress(bible: Bible, op: dict[str, Any], card_id: str, flags: list[str], 
     if later:
         flags.append(CONTRADICTS_LATER)
         notes.extend(later[:3])
+    return None
+
+
+def broken_facet(bible: Bible, op: dict[str, Any]) -> str | None:
+    """`INVALID_VALUE: …` for the first value of the op's `set` its facet schema refuses."""
+    for name, value in (op.get("set") or {}).items():
+        schema = bible.schemas.get(name)
+        if isinstance(schema, dict) and facet_schemas.breaks(schema, value):
+            return f"{INVALID_VALUE}: `{name}` allows {facet_schemas.allowed(schema)}, not {value!r}"
     return None
 
 
@@ -135,6 +146,8 @@ def check(bible: Bible, op: dict[str, Any]) -> Verdict:
         other = _resolve(bible, op["to"], "to", flags, notes) if "to" in op else None
         if card_id is not None and kind == "progress":
             refused = _progress(bible, op, card_id, flags, notes)
+        elif kind == "progress":  # a person no card has yet (an `entity` op may make it): its values still count
+            refused = broken_facet(bible, op)
         elif card_id is not None and kind == "relate" and _relation(bible, op, card_id, other):
             refused = f"{ALREADY_KNOWN}: `{op['entity']}` is already {op['type']} of `{op['to']}` here"
         elif card_id is not None and kind == "relate":
@@ -150,27 +163,99 @@ def check(bible: Bible, op: dict[str, Any]) -> Verdict:
         for name in op.get("entities") or ():
             _resolve(bible, name, "entities", flags, notes)
     elif kind in ("invalidate", "reveal") and "fact" in op:
-        if not any(f["id"] == op["fact"] for f in bible.facts):
+        found = [f for f in bible.facts if f["id"] == op["fact"]]
+        if not found:
             flags.append(UNKNOWN_FACT)
             notes.append(f"no fact `{op['fact']}` is in force at {bible.document}")
+        elif kind == "reveal" and _revealed(bible, found[0]):
+            refused = f"{ALREADY_KNOWN}: the reader learns `{op['fact']}` already at {found[0]['revealed']}"
+    elif kind == "reveal":
+        same = [f for f in bible.facts if _same(f["content"], op["content"])]
+        if same and _revealed(bible, same[0]):
+            refused = f"{ALREADY_KNOWN}: the reader learns this already at {same[0]['revealed']} ({same[0]['id']})"
     elif kind == "thread":
         known = [t for t in bible.threads if _same(t.title, op["title"]) or _same(t.id, op["title"])]
         later = [t for t in known if op["action"] in ("resolve", "drop") and _after(bible, t.resolved or t.dropped)]
         if later:
             flags.append(CONTRADICTS_LATER)
             notes.append(f"the thread ends later, at {later[0].resolved or later[0].dropped} ({later[0].source})")
+        now = thread_status(known[0], bible.order, bible.end) if known else None
         if op["action"] == "open" and known:
             refused = f"{ALREADY_KNOWN}: the thread `{op['title']}` exists ({known[0].source})"
         elif op["action"] != "open" and not known:
             flags.append(UNKNOWN_THREAD)
             notes.append(f"no thread is called `{op['title']}`: open it first")
+        elif op["action"] in ("resolve", "drop") and now in ("resolved", "dropped"):
+            refused = f"{ALREADY_KNOWN}: the thread `{op['title']}` is {now} already here ({known[0].source})"
+        elif op["action"] == "touch" and now != "open":
+            flags.append(UNKNOWN_THREAD)
+            notes.append(f"the thread `{op['title']}` is not open at {bible.document} ({now or 'opened later'})")
         for name in op.get("entities") or ():
             _resolve(bible, name, "entities", flags, notes)
     elif kind == "scene":
-        for field, name in [*(("present", n) for n in op.get("present") or ()),
+        for where, name in [*(("present", n) for n in op.get("present") or ()),
                             *((("pov", op["pov"]),) if "pov" in op else ())]:
-            _resolve(bible, name, field, flags, notes)
+            _resolve(bible, name, where, flags, notes)
+        if _scene_holds(bible, op):
+            refused = f"{ALREADY_KNOWN}: the scene holds these values at {bible.document} already"
     if refused is not None:
         code, _, message = refused.partition(": ")
         return Verdict((), (), line, code, message)
     return Verdict(tuple(dict.fromkeys(flags)), tuple(notes), line)
+
+
+def _revealed(bible: Bible, fact: dict[str, Any]) -> bool:
+    """Whether the reader knows the fact by the chapter's end already (it says where it is revealed)."""
+    at = fact.get("revealed")
+    return isinstance(at, str) and bible.order.knows(at) and bible.order.rank(at) <= bible.order.rank(bible.end)
+
+
+def target(bible: Bible, op: dict[str, Any]) -> Target | None:
+    """Where an op that changes something written already lands (None: nothing found, or an op that
+    writes a new item or file): the card a relation is written on and its line, the fact's memory, the
+    thread's file. A scene's file is the flow's to find."""
+    kind = op["op"]
+    if kind == "unrelate":
+        ids, others = bible.catalog.resolve(op["entity"]), bible.catalog.resolve(op["to"])
+        if len(ids) != 1:
+            return None
+        other = others[0] if len(others) == 1 else None
+        for e in edges(bible.catalog, ids[0], bible.order, bible.end):
+            if e.relation.type == op["type"] and (e.target_id == other if other else _same(e.target, op["to"])):
+                writer = bible.catalog.by_source.get(e.relation.source)
+                return Target("card", writer, e.relation.line) if writer else None
+        return None
+    if kind in ("invalidate", "reveal"):
+        found = [f for f in bible.facts if (f["id"] == op["fact"] if "fact" in op else _same(f["content"], op["content"]))]
+        return Target("memory", found[0]["id"]) if found else None
+    if kind == "thread" and op["action"] != "open":
+        known = [t for t in bible.threads if _same(t.title, op["title"]) or _same(t.id, op["title"])]
+        return Target("file", f"{known[0].id}.md") if known else None
+    return None
+
+
+def _scene_holds(bible: Bible, op: dict[str, Any]) -> bool:
+    """Whether the scene the op names is written already and holds every value the op gives (without
+    `scene`: a scene file of front matter only)."""
+    title = op["scene"].strip() if op.get("scene") else None
+    mine = bible.scenes.get(bible.document) or []
+    if title is None and (len(mine) != 1 or mine[0].title):  # front matter values only in a file of sections
+        return False
+    if title is not None and not any(s.title == title for s in mine):
+        return False
+    at = f"{bible.document}#{title}" if title is not None else bible.document
+    held, _ = scene_state(lambda d: bible.scenes.get(d, []), bible.order, at)
+    values = {k: op[k] for k in ("pov", "present", "location", "date") if k in op}
+    return all(k in held and _same(held[k]["value"], v) for k, v in values.items())
+
+
+def folded(name: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", name).split()).casefold()
+
+
+def unknown_names(bible: Bible, op: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, name) for each of the op's names that no card has (`entity`, `to`, `entities`, `pov`,
+    `present`)."""
+    named = [(k, op[k]) for k in ("entity", "to", "pov") if isinstance(op.get(k), str) and op["op"] != "entity"]
+    named += [(k, n) for k in ("entities", "present") for n in op.get(k) or ()]
+    return [(k, n) for k, n in named if not bible.catalog.resolve(n)]

@@ -28,6 +28,7 @@ class Thread:
     note: str
     source: str
     lines: dict[str, int]  # key -> the file line it is written on
+    touched: tuple[str, ...] = ()  # the positions a capture recorded it advanced at (`touched: [{at: …}]`)
 
 
 def _position(value: Any) -> str | None:
@@ -53,8 +54,11 @@ def parse(data: bytes, thread_id: str, source: str) -> tuple[Thread | None, str 
     title = str(meta.get("title") or "").strip() or thread_id.rsplit("/", 1)[-1]
     lines = {k: doc.key_line(k) for k in ("title", "opened", "resolved", "dropped", "keys", "entities")}
     lines["note"] = doc.body_line
+    touched = meta.get("touched") if isinstance(meta.get("touched"), list) else []
+    at = (_position(t.get("at") if isinstance(t, dict) else t) for t in touched)
     return Thread(thread_id, title, opened, _position(meta.get("resolved")), _position(meta.get("dropped")),
-                  _words(meta.get("keys")), _words(meta.get("entities")), doc.body, source, lines), None, 0
+                  _words(meta.get("keys")), _words(meta.get("entities")), doc.body, source, lines,
+                  tuple(a for a in at if a)), None, 0
 
 
 def status(thread: Thread, order: StoryOrder, at: str | None) -> str | None:
@@ -112,23 +116,28 @@ def abandoned(open_threads: Iterable[Thread], order: StoryOrder, at: str, limit:
     """The threads open at `at` whose words no document has named for `limit` documents up to and
     including `at`: each with the last document that named it (None: none since it was opened) and how
     many documents have passed since. `mentioned(position)` gives the ids of the threads a document
-    names. Only `at` and what comes before it are read."""
+    names; a position the thread's `touched:` list holds counts as naming it. Only `at` and what comes
+    before it are read."""
     out = []
     here = order.document_rank(at)
     for thread in open_threads:
         start = order.document_rank(thread.opened or "")
         if here - start < limit:
             continue  # opened too recently to be abandoned
+        touched = {order.document_rank(t) for t in thread.touched}  # a touch a capture recorded names it too
+
+        def named(rank: int) -> bool:
+            return rank in touched or thread.id in mentioned(order.positions[rank])
         last = None
         for rank in range(here, here - limit, -1):
-            if thread.id in mentioned(order.positions[rank]):
+            if named(rank):
                 last = order.positions[rank]
                 break
         if last is not None:
             continue
         since = None
         for rank in range(here - limit, start, -1):  # where it was named last, for the message
-            if thread.id in mentioned(order.positions[rank]):
+            if named(rank):
                 since = order.positions[rank]
                 break
         out.append((thread, since, here - order.document_rank(since or thread.opened or "")))

@@ -1,0 +1,109 @@
+"""The text edits `capture:review` makes to a file that already exists (capture.md, review), pure: a
+relation's `until`, a fact memory's `until` or `revealed`, a thread's `resolved` / `dropped` / a touch,
+a scene's values. Each goes through the round-trip writer (files/rewrite.py): every byte it is not asked
+to change stays; each written value cites `evidence: <document>:<line>`. The flow (review.py) reads and
+writes the files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...files.frontmatter import FrontMatterError, bounds, split
+from ...files.rewrite import RewriteError, append_item, rewrite, set_item, set_keys, yaml_lines
+
+
+def cited(old: Any, cite: str, listed: bool = False) -> Any:
+    """`evidence` with one more `document:line`: a text alone, a list once there are several (always a
+    list when `listed`: a memory's `evidence` is one)."""
+    if old is None or old == "" or old == []:
+        return [cite] if listed else cite
+    items = [*old] if isinstance(old, list) else [old]
+    return items if cite in items else [*items, cite]
+
+
+def meta_of(text: str) -> dict[str, Any]:
+    try:
+        return split(text.replace("\r\n", "\n")).meta
+    except FrontMatterError as e:
+        raise RewriteError(e.message, e.line) from None
+
+
+def keys(text: str, values: dict[str, Any], cite: str, updates: dict[str, Any], listed: bool = False) -> str:
+    """Top-level keys set (a fact's `until` / `revealed`, a thread's `resolved` / `dropped`), `evidence`
+    citing the line (a list when `listed`)."""
+    meta = meta_of(text)
+    return rewrite(text, {**values, "evidence": cited(meta.get("evidence"), cite, listed), **updates})
+
+
+def until(text: str, line: int, position: str, cite: str, updates: dict[str, Any]) -> str:
+    """The relation item written on `line` gets `until: position` and the evidence."""
+    return set_item(text, "relations", line,
+                    lambda item: {**item, "until": position, "evidence": cited(item.get("evidence"), cite)}, updates)
+
+
+def touch(text: str, position: str, cite: str) -> str:
+    """A thread touched here: an item `{at, evidence}` at the end of its `touched:` list."""
+    if "touched" not in meta_of(text):
+        text = rewrite(text, {"touched": []})  # then one `- {at, evidence}` line per touch, as progressions
+    return append_item(text, "touched", {"at": position, "evidence": cite}, {})
+
+
+def _section(lines: list[str], start: int, title: str) -> tuple[int, int] | None:
+    """(the first line after `## title`, the end of its `key: value` lines) as indices into `lines`."""
+    for i in range(start, len(lines)):
+        if lines[i].startswith("## ") and lines[i][3:].strip() == title:
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("## ")), len(lines))
+            while end > i + 1 and not lines[end - 1].strip():
+                end -= 1  # the blank lines before the next section stay where they are
+            return i + 1, end
+    return None
+
+
+def _later_section(lines: list[str], start: int, cite: str) -> int | None:
+    """The index of the first `## ` section whose evidence comment cites a later line of the chapter."""
+    document, _, line = cite.rpartition(":")
+    heading = None
+    for i in range(start, len(lines)):
+        if lines[i].startswith("## "):
+            heading = i
+        elif heading is not None and lines[i].startswith(f"# evidence: {document}:"):
+            tail = lines[i].rpartition(":")[2].strip()
+            if tail.isdigit() and int(tail) > int(line):
+                return heading
+    return None
+
+
+def scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> str:
+    """A scene file (story.md, Scenes) with `values` set: in the front matter for the whole document
+    (`title` None), else in the section `## title` (a new one goes before the first section captured from
+    later in the chapter, else at the end). A comment line `# evidence: <document>:<line>` follows the
+    values: a key would be read as a scene value. A file written with CRLF stays CRLF."""
+    done = _scene(text.replace("\r\n", "\n"), title, values, cite)
+    return done.replace("\n", "\r\n") if "\r\n" in text else done
+
+
+def _scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> str:
+    note = f"# evidence: {cite}\n"
+    if title is None:
+        found = bounds(text) if text else None
+        if found is None:
+            return "---\n" + yaml_lines(values) + note + "---\n" + (text if not text or text.startswith("\n")
+                                                                      else "\n" + text)
+        head = set_keys(text[found[0]:found[1]], values, "the scene file's front matter")
+        return text[:found[0]] + head + note + text[found[1]:]
+    lines = text.split("\n")
+    start = bounds(text)[2] if text and bounds(text) else 0
+    first_body = text.count("\n", 0, start) if start else 0
+    where = _section(lines, first_body, title)
+    if where is None:
+        new_section = f"## {title}\n" + yaml_lines(values) + note
+        later = _later_section(lines, first_body, cite)
+        if later is not None:  # in the chapter's order: before the first section captured from further on
+            return "\n".join(lines[:later]) + ("\n" if later else "") + new_section + "\n" + "\n".join(lines[later:])
+        lead = "" if not text else "\n" if text.endswith("\n") else "\n\n"
+        return text + lead + new_section
+    begin, end = where
+    chunk = "\n".join(lines[begin:end]) + "\n" if end > begin else ""
+    new = set_keys(chunk, values, f"the scene `{title}`") + note
+    return "\n".join(lines[:begin]) + "\n" + new + "\n".join(lines[end:])
+
