@@ -279,3 +279,35 @@ def ordered(index: Index, document: str | None) -> Iterator[tuple[dict[str, Any]
     sql = f"SELECT record, tokens FROM entries WHERE {ELIGIBLE} ORDER BY {ORDER_SQL}"
     for record, tokens in index.db.execute(sql, eligible_args(document)):
         yield json.loads(record), tokens
+
+
+def strong_nearest(index: Index, model: tuple[str, int], vector: np.ndarray, k: int, document: str | None,
+                   scorer: Any) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]], int, int]:
+    """The strong tier's k best memories a preview for `document` may inject (rowid, 1 - score), best
+    first, with their `eligible_keys`, scored by `scorer` (rank.py `strong_scores`) over every eligible
+    memory: the strong tier searches them all (its candidates are not the static tier's).
+
+    Also (missing, eligible): how many of those memories have no strong vector of `model` yet. When
+    any is missing the caller ranks with the static tier (STRONG_VECTORS_PENDING) and nothing is
+    ranked here: a memory without a strong vector could not compete."""
+    import numpy as np
+
+    table = eligible_table(index, document)
+    rowids = np.array(list(table) if table is not None else eligible_rowids(index, document), np.int64)
+    copy = index.strong_copy()
+    if copy is None or index.strong_model() != model:
+        return [], {}, len(rowids), len(rowids)
+    masks = index.view_memo("recall.strong_mask")
+    key = (copy.tag, document, _hidden.get())
+    mask = masks.get(key) if masks is not None else None
+    if mask is None:
+        mask = copy.mask(rowids)
+        if masks is not None:
+            if len(masks) >= 4:
+                masks.clear()
+            masks[key] = mask
+    missing = len(rowids) - int(mask.sum())
+    if missing or k <= 0:
+        return [], {}, missing, len(rowids)
+    ranked = copy.nearest(vector, k, mask, scorer)
+    return ranked, eligible_keys(index, [r for r, _ in ranked], document), 0, len(rowids)
