@@ -39,7 +39,7 @@ class EmbeddingPatch:
     `strong`: the strong tier of vectors, `auto` (where it can run) or `off` (recall.md, Tiers)."""
 
     model: Annotated[str, Most(chars=4096)] | None = None
-    strong: Literal["auto", "off"] | None = None
+    strong: Literal["auto", "off"] | bool | None = None  # false: off (YAML's reading of a bare `off`)
 
 
 @dataclass(frozen=True)
