@@ -571,13 +571,15 @@ export interface Edges {
   edges: Edge[];
 }
 
-/** `model`: a model2vec folder (relative to the project, or absolute); null is the bundled model. */
+/** `model`: a model2vec folder (relative to the project, or absolute); null is the bundled model. `strong`: the strong tier of vectors, `auto` (where it can run) or `off` (recall.md, Tiers). */
 export interface EmbeddingPatch {
   model?: string | null;
+  strong?: "auto" | "off" | boolean | null;
 }
 
 export interface EmbeddingSettings {
   model: string | null;
+  strong: "auto" | "off" | null;
 }
 
 export interface EmbeddingUpdate {
@@ -803,6 +805,7 @@ export interface IndexStatus {
   episodes: EpisodeCounts;
   lifecycle: LifecycleStatus;
   watch: WatchStatus | null;
+  strong: StrongStatus;
 }
 
 export interface IndexSync {
@@ -1190,6 +1193,7 @@ export interface PreviewScore {
   vectorRank: number | null;
   lexical: number | null;
   lexicalRank: number | null;
+  tier: "static" | "strong";
 }
 
 export interface ProjectCreated {
@@ -1270,7 +1274,7 @@ export interface ReaderGet {
 
 /** Why recall degraded (or injection is off): a stable code and a readable message. */
 export interface ReasonInfo {
-  code: "EMPTY_QUERY" | "VEC_UNAVAILABLE" | "MODEL_UNAVAILABLE" | "EMBEDDING_DIM_MISMATCH" | "QUERY_NOT_EMBEDDABLE" | "INJECTION_DISABLED";
+  code: "EMPTY_QUERY" | "VEC_UNAVAILABLE" | "MODEL_UNAVAILABLE" | "EMBEDDING_DIM_MISMATCH" | "QUERY_NOT_EMBEDDABLE" | "INJECTION_DISABLED" | "STRONG_VECTORS_PENDING";
   message: string;
 }
 
@@ -1473,6 +1477,16 @@ export interface StorySceneProblem {
   source: string;
   line: number;
   message: string;
+}
+
+export interface StrongStatus {
+  setting: "auto" | "off";
+  state: "ready" | "filling" | "off" | "unavailable";
+  problem: string | null;
+  model: string | null;
+  indexModel: string | null;
+  done: number;
+  total: number;
 }
 
 export interface SummaryItem {
