@@ -173,6 +173,8 @@ export interface Notifications {
   "episode:failed": EpisodeFailedParams;
   /** Schema: docs/schema/index.changed.json */
   "index:changed": IndexChangedParams;
+  /** Schema: docs/schema/index.strong.json */
+  "index:strong": IndexStrongParams;
 }
 
 export type NotificationName = keyof Notifications;
@@ -291,6 +293,7 @@ export type SummaryPutData = SummaryItem;
 export type ChapterChangedParams = ChapterChanged;
 export type EpisodeFailedParams = EpisodeFailed;
 export type IndexChangedParams = IndexChanged;
+export type IndexStrongParams = IndexStrong;
 
 // -- the types the channels use ----------------------------------------------------------------------------
 
@@ -806,6 +809,14 @@ export interface IndexStatus {
   lifecycle: LifecycleStatus;
   watch: WatchStatus | null;
   strong: StrongStatus;
+}
+
+/** Sent by the server after each batch of strong vectors the background wrote (docs/recall.md, Tiers). */
+export interface IndexStrong {
+  projectId: string;
+  done: number;
+  total: number;
+  model: string;
 }
 
 export interface IndexSync {
