@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING, Any
 from ...kernel.paths import document_path
 from ..contract import Bank
 from ..story import positions
-from . import queries, terms
+from . import queries, terms, tiers
 from .rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
-                   STRONG_VECTORS_PENDING, VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic,
-                   semantic_items_for, strong_scores)
+                   VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
 
 if TYPE_CHECKING:
     from ...index.embed import ModelInfo
@@ -82,47 +81,26 @@ def _semantic(bank: Bank, vector: Any, query_text: str, document: str | None, me
               started: float) -> dict[str, Any]:
     """Vector neighbours fused with FTS5 matches, eligible memories only: each retriever proposes
     its best eligible candidates (eligibility before the cut), at least as many as may be kept. The
-    vector side is the strong tier's when every eligible memory has a strong vector (`strong_tier`),
-    else the static tier's, with STRONG_VECTORS_PENDING said."""
+    vector side is the strong tier's when it can rank (tiers.py), else the static tier's."""
     want = max(CANDIDATES, memory["injectionMaxItems"])
     index = bank.index
-    encoder = strong_encoder(bank)
-    strong_vector = encoder.queries([query_text])[0] if encoder is not None else None
-    reasons: list[Reason] = []
-    tier = "static"
+    strong = tiers.strong_query(bank, query_text)
     with index.lock:
         match = terms.match(index, query_text)
-        nearest: list[tuple[int, float]] = []
-        keys: dict[int, Any] = {}
-        if encoder is not None and strong_vector is not None and strong_vector.any():
-            nearest, keys, missing, total = queries.strong_nearest(index, (encoder.name, encoder.dim), strong_vector,
-                                                                   want, document, strong_scores)
-            if missing:
-                reasons.append(Reason(STRONG_VECTORS_PENDING, f"{total - missing} of {total} memories have their"
-                                      " strong vector; ranked with the static vectors until the rest are embedded"))
-            else:
-                tier = "strong"
-        if tier == "strong":
-            _, lexical, more = queries.candidates(index, None, match or None, want, document)
-            keys.update(more)
+        side = tiers.strong_side(bank, strong, want, document)
+        if side.nearest is not None:
+            _, lexical, keys = queries.candidates(index, None, match or None, want, document)
+            nearest = side.nearest
+            keys.update(side.keys)
         else:
             nearest, lexical, keys = queries.candidates(index, vector if index.has_vectors() else None, match or None,
                                                         want, document)
         eligible = queries.eligible_count(index, document)
         chosen = rank_semantic(fuse(nearest, lexical), keys, memory["injectionMaxItems"], memory["injectionTokenBudget"])
         records = index.records([h.rowid for h, _ in chosen])  # only the kept ones are decoded
-    items = semantic_items_for(chosen, records, tier)
+    items = semantic_items_for(chosen, records, "strong" if side.nearest is not None else "static")
+    reasons = [side.reason] if side.reason is not None else []
     return _preview(items, "semantic", reasons, eligible - len(items), started, degraded=False)
-
-
-def strong_encoder(bank: Bank) -> Any:
-    """The strong tier's encoder when the tier is on and can run here (loaded at the first query that
-    needs it), else None: off by setting or unavailable is said in `index:status`, never per query."""
-    from ...index import strongload
-
-    if not strongload.switched_on(bank.settings_files.embedding()):
-        return None
-    return strongload.handle(bank.memo).get()
 
 
 def _preview(items: list[dict[str, Any]], mode: str, reasons: list[Reason], truncated: int, started: float,
