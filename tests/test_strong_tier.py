@@ -203,6 +203,18 @@ def test_close_during_background_embedding_is_clean(sample: Path, monkeypatch: p
         again.close()
 
 
+def test_a_loader_that_cannot_be_imported_is_a_reason_not_a_failure(sample: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.no_such_module:load")
+    bank = membank.open(sample)
+    try:
+        strong = bank.status()["strong"]
+        assert strong["state"] == "unavailable" and "tests.no_such_module:load" in strong["problem"]
+        assert bank.preview(query_text="lighthouse")["mode"] == "semantic"
+    finally:
+        bank.close()
+
+
 def test_sidecar_fills_the_tier_and_ranks_with_it(sample: Path, home: Path) -> None:
     server = Sidecar("--project", str(sample), home=home, env={"MEMBANK_STRONG_ENCODER": FAKE,
                                                               "PYTHONPATH": str(REPO)})
@@ -211,8 +223,15 @@ def test_sidecar_fills_the_tier_and_ranks_with_it(sample: Path, home: Path) -> N
                                  if n["params"]["done"] == n["params"]["total"]], "the strong tier filled")
         status = server.ok("index:status", {})
         assert status["strong"]["state"] == "ready" and status["strong"]["model"] == "fake-strong:1:32"
+        total = status["strong"]["total"]
         preview = server.ok("memory:injection:preview", {"queryText": "lighthouse"})
         assert not preview["diagnostics"]["reasons"]
         assert {i["reason"]["score"]["tier"] for i in preview["items"]} <= {"strong"}
+        # a memory saved by an editor: the watcher indexes it, the background gives it its strong vector
+        write_memory(sample, "seen/by-watcher.md", "The ferry leaves at noon", id="m-by-watcher", type="fact")
+        server.wait_for(lambda: [n for n in server.notifications("index:strong")
+                                 if n["params"]["done"] == n["params"]["total"] == total + 1], "the new vector")
+        found = server.ok("memory:injection:preview", {"queryText": "ferry noon"})
+        assert found["items"][0]["id"] == "m-by-watcher" and found["items"][0]["reason"]["score"]["tier"] == "strong"
     finally:
         server.close()

@@ -10,9 +10,9 @@ from typing import Callable
 
 import numpy as np
 
-# scores for (query, candidate rows as float32) -> one score per row, higher is better: plain cosine by
-# default, a calibration later (recall/rank.py `strong_scores` is the one place that chooses)
-Scorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
+# the score of each row for a query from its plain cosine: (query, cosines, rowids) -> scores, higher is
+# better; recall/rank.py `strong_scores` is the one place that chooses it (a calibration plugs in there)
+Scorer = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 BLOCK = 4096  # rows turned into float32 at a time: 6 MB at 384 dimensions
 
 
@@ -38,11 +38,16 @@ def cosine(query: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 class StrongVectors:
-    """Every stored strong vector of one model, as read at one `strong_tag`."""
+    """Every stored strong vector of one model, as read at one `strong_tag`. Each row's cosine with a
+    query is its int8 row times the query, times a factor made once (its scale over its length)."""
 
     def __init__(self, tag: str, model: str, rowids: np.ndarray, rows: np.ndarray, scale: np.ndarray):
         self.tag, self.model = tag, model
         self.rowids, self.rows, self.scale = rowids, rows, scale
+        lengths = np.empty(len(rows), np.float32)
+        for a in range(0, len(rows), BLOCK):
+            lengths[a:a + BLOCK] = np.linalg.norm(rows[a:a + BLOCK].astype(np.float32), axis=1)
+        self.factor = np.where(lengths > 0, 1.0 / np.where(lengths > 0, lengths, 1.0), 0.0).astype(np.float32)
 
     @classmethod
     def from_rows(cls, tag: str, model: str, dim: int, found: list[tuple[int, float, bytes]]) -> "StrongVectors":
@@ -57,19 +62,33 @@ class StrongVectors:
     def mask(self, allowed: np.ndarray) -> np.ndarray:
         return np.isin(self.rowids, allowed)
 
-    def covers(self, rowids: np.ndarray) -> int:
-        """How many of `rowids` have a vector here."""
-        return int(np.isin(rowids, self.rowids).sum())
+    def cosines(self, query: np.ndarray) -> np.ndarray:
+        """Every row's cosine with `query` (0 for a zero row), a block at a time (einsum: one thread)."""
+        q = np.asarray(query, np.float32)
+        q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
+        out = np.empty(len(self.rows), np.float32)
+        for a in range(0, len(self.rows), BLOCK):
+            out[a:a + BLOCK] = np.einsum("ij,j->i", self.rows[a:a + BLOCK].astype(np.float32), q)
+        return out * self.factor
 
-    def nearest(self, query: np.ndarray, k: int, allowed: np.ndarray, scorer: Scorer = cosine) -> list[tuple[int, float]]:
+    def nearest(self, query: np.ndarray, k: int, allowed: np.ndarray, scorer: Scorer | None = None
+                ) -> list[tuple[int, float]]:
         """(rowid, 1 - score) of the k best rows among `allowed` (a `mask`), best first; ties by rowid.
-        A zero row (no direction) never competes."""
-        picked = np.flatnonzero(allowed & (self.scale > 0))
-        if k <= 0 or not len(picked):
+        `scorer` turns the plain cosines into the scores ranked (None: the cosine itself). A zero row
+        (no direction) never competes."""
+        if k <= 0 or not len(self.rowids):
             return []
-        scores = np.empty(len(picked), np.float32)
-        for a in range(0, len(picked), BLOCK):
-            at = picked[a:a + BLOCK]
-            scores[a:a + BLOCK] = scorer(query, dequantize(self.rows[at], self.scale[at]))
-        order = np.lexsort((self.rowids[picked], -scores))[:k]
-        return [(int(self.rowids[picked[i]]), float(1.0 - scores[i])) for i in order]
+        scores = self.cosines(query)
+        if scorer is not None:
+            scores = np.asarray(scorer(query, scores, self.rowids), np.float32)
+        scores = np.where(allowed & (self.scale > 0), scores, -np.inf)
+        k = min(k, int(np.isfinite(scores).sum()))
+        if k <= 0:
+            return []
+        if k < len(scores):
+            part = np.argpartition(-scores, k - 1)[:k]
+            part = np.flatnonzero(scores >= scores[part].min())  # every row tied with the k-th: ties by rowid
+        else:
+            part = np.flatnonzero(np.isfinite(scores))
+        order = part[np.lexsort((self.rowids[part], -scores[part]))][:k]
+        return [(int(r), float(1.0 - sc)) for r, sc in zip(self.rowids[order], scores[order])]

@@ -87,13 +87,12 @@ def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]]) -> 
     return hits
 
 
-def strong_scores(query: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The strong tier's score of each candidate row (float32, one per memory) for a unit query vector,
-    higher is better: the one place its ranking is decided, and where a calibration (recall/calibrate.py)
-    plugs in. For now plain cosine; `fuse` then treats 1 - score as the static tier's cosine distance."""
-    from ...index.strongcopy import cosine
-
-    return cosine(query, rows)
+def strong_scores(query: np.ndarray, cosines: np.ndarray, rowids: np.ndarray) -> np.ndarray:
+    """The strong tier's score of each memory for a query, from its plain cosine (`cosines`, one per
+    stored row, `rowids` the rows' entries), higher is better: the one place the strong tier's ranking
+    is decided, and where a calibration (recall/calibrate.py) plugs in. For now the cosine itself;
+    `fuse` then takes 1 - score as it takes the static tier's cosine distance."""
+    return cosines
 
 
 def rank_semantic(hits: list[Hit], eligible: dict[int, tuple[int, tuple[Any, ...]]], max_items: int,
