@@ -169,6 +169,18 @@ def test_status_says_why_the_tier_is_off(sample: Path, monkeypatch: pytest.Monke
         bank.close()
 
 
+def test_a_bare_off_in_settings_yaml_turns_the_tier_off(sample: Path) -> None:
+    settings = sample / ".writenow" / "settings.yaml"
+    settings.write_text(settings.read_text("utf-8") + "embedding:\n  strong: off\n", "utf-8")
+    bank = membank.open(sample)
+    try:
+        strong = bank.status()["strong"]
+        assert strong["setting"] == "off" and strong["state"] == "off" and strong["done"] == 0
+        assert bank.status()["diagnostics"]["errors"] == 0  # YAML's `off` (false) is the setting's `off`
+    finally:
+        bank.close()
+
+
 def test_cli_status_shows_progress_and_the_off_reason(sample: Path) -> None:
     runner = CliRunner()
     shown = runner.invoke(app, ["status", str(sample)])

@@ -42,7 +42,7 @@ class Filler:
         self.handle = strongload.handle(bank.memo)
         self.worker = Worker(f"membank-strong-{bank.info.id}")
         self._lock = threading.Lock()
-        self._busy = threading.Lock()  # held while the worker uses the index: `stop` waits for it
+        self._busy = threading.RLock()  # held while the worker uses the index: `stop` waits for it
         self._queued = False
         self.enabled = False  # started by a long-lived process
         self.stopped = False
@@ -93,12 +93,14 @@ class Filler:
             self.kick()
 
     def _read(self, model: str, dim: int) -> list[tuple[int, str, str, str]] | None:
-        """The next batch without a strong vector, as committed: the write lock is taken a moment first,
-        so a writer's transaction that kicked the filler has committed before it reads. None: stopped,
-        or a writer held the lock (the batch is tried again after it)."""
-        with self._locked() as index:
-            if index is None:
-                return None
+        """The next batch without a strong vector, as committed: the write lock is taken and let go first,
+        so a writer's transaction that kicked the filler has committed before it reads (in a snapshot,
+        without the lock: writers never wait for this read). None: stopped, or a writer held the lock
+        (the batch is tried again after it)."""
+        with self._busy:
+            with self._locked() as index:
+                if index is None:
+                    return None
             with reading():
                 if index.strong_model() in (None, (model, dim)):
                     return index.strong_pending(BATCH)  # type: ignore[no-any-return]
