@@ -51,8 +51,8 @@ class Filler:
     def kick(self) -> None:
         """Queue a batch unless one is queued already (a kick during a batch queues the next)."""
         with self._lock:
-            if not self.enabled or self.stopped or self._queued:
-                return
+            if not self.enabled or self.stopped or self._queued or self.handle.why() is not None:
+                return  # (a model that cannot run here is not tried again: index:status says why)
             self._queued = self.worker.submit(self._batch)
 
     def stop(self, timeout: float = 10.0) -> None:
