@@ -37,24 +37,41 @@ def cosine(query: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", rows, np.asarray(query, np.float32)) / np.where(norms > 0, norms, 1.0)
 
 
+def _factors(rows: np.ndarray) -> np.ndarray:
+    """1 / each int8 row's length (0 for a zero row): its cosine with a unit query is row . query x this."""
+    lengths = np.empty(len(rows), np.float32)
+    for a in range(0, len(rows), BLOCK):
+        block = rows[a:a + BLOCK].astype(np.float32)
+        lengths[a:a + BLOCK] = np.sqrt(np.einsum("ij,ij->i", block, block))
+    return np.divide(1.0, lengths, out=np.zeros_like(lengths), where=lengths > 0)
+
+
 class StrongVectors:
     """Every stored strong vector of one model, as read at one `strong_tag`. Each row's cosine with a
     query is its int8 row times the query, times a factor made once (its scale over its length)."""
 
-    def __init__(self, tag: str, model: str, rowids: np.ndarray, rows: np.ndarray, scale: np.ndarray):
+    def __init__(self, tag: str, model: str, rowids: np.ndarray, rows: np.ndarray, scale: np.ndarray,
+                 factor: np.ndarray | None = None):
         self.tag, self.model = tag, model
         self.rowids, self.rows, self.scale = rowids, rows, scale
-        lengths = np.empty(len(rows), np.float32)
-        for a in range(0, len(rows), BLOCK):
-            lengths[a:a + BLOCK] = np.linalg.norm(rows[a:a + BLOCK].astype(np.float32), axis=1)
-        self.factor = np.where(lengths > 0, 1.0 / np.where(lengths > 0, lengths, 1.0), 0.0).astype(np.float32)
+        self.factor = _factors(rows) if factor is None else factor
+
+    def patched(self, tag: str, written: frozenset[int], found: list[tuple[int, float, bytes]]) -> "StrongVectors":
+        """A copy with the `written` rowids replaced by `found` (those gone dropped); this one is left as it is."""
+        keep = ~np.isin(self.rowids, np.fromiter(written, np.int64, len(written)))
+        fresh = StrongVectors.from_rows(tag, self.model, self.rows.shape[1], found)
+        return StrongVectors(tag, self.model, np.concatenate([self.rowids[keep], fresh.rowids]),
+                             np.concatenate([self.rows[keep], fresh.rows]),
+                             np.concatenate([self.scale[keep], fresh.scale]),
+                             np.concatenate([self.factor[keep], fresh.factor]))
 
     @classmethod
     def from_rows(cls, tag: str, model: str, dim: int, found: list[tuple[int, float, bytes]]) -> "StrongVectors":
-        rowids = np.array([r for r, _, _ in found], np.int64)
-        scale = np.array([s for _, s, _ in found], np.float32)
-        rows = np.frombuffer(b"".join(b for _, _, b in found), np.int8).reshape(len(found), dim).copy()
-        return cls(tag, model, rowids, rows, scale)
+        if not found:
+            return cls(tag, model, np.zeros(0, np.int64), np.zeros((0, dim), np.int8), np.zeros(0, np.float32))
+        rowids, scale, blobs = zip(*found)
+        return cls(tag, model, np.array(rowids, np.int64), np.frombuffer(b"".join(blobs), np.int8).reshape(len(found), dim),
+                   np.array(scale, np.float32))
 
     def __len__(self) -> int:
         return len(self.rowids)

@@ -292,22 +292,26 @@ def strong_nearest(index: Index, model: tuple[str, int], vector: np.ndarray, k: 
     ranked here: a memory without a strong vector could not compete."""
     import numpy as np
 
-    table = eligible_table(index, document)
-    rowids = np.array(list(table) if table is not None else eligible_rowids(index, document), np.int64)
     copy = index.strong_copy()
-    if copy is None or index.strong_model() != model:
-        return [], {}, len(rowids), len(rowids)
+    fresh = copy is not None and index.strong_model() == model
     masks = index.view_memo("recall.strong_mask")
-    key = (copy.tag, document, _hidden.get())
-    mask = masks.get(key) if masks is not None else None
-    if mask is None:
-        mask = copy.mask(rowids)
-        if masks is not None:
+    key = (copy.tag if copy is not None else None, document, _hidden.get())
+    kept = masks.get(key) if masks is not None and fresh else None
+    if kept is None:
+        memo = index.view_memo("recall.eligible_table")
+        table = memo.get((document, _hidden.get())) if memo is not None else None  # an assembly's, when made
+        rowids = np.array(list(table) if table is not None else eligible_rowids(index, document), np.int64)
+        if copy is None or not fresh:
+            return [], {}, len(rowids), len(rowids)
+        kept = (copy.mask(rowids), len(rowids))
+        if masks is not None:  # kept for this view: the next query skips the scan
             if len(masks) >= 4:
                 masks.clear()
-            masks[key] = mask
-    missing = len(rowids) - int(mask.sum())
+            masks[key] = kept
+    assert copy is not None
+    mask, eligible = kept
+    missing = eligible - int(mask.sum())
     if missing or k <= 0:
-        return [], {}, missing, len(rowids)
+        return [], {}, missing, eligible
     ranked = copy.nearest(vector, k, mask, scorer)
-    return ranked, eligible_keys(index, [r for r, _ in ranked], document), 0, len(rowids)
+    return ranked, eligible_keys(index, [r for r, _ in ranked], document), 0, eligible
