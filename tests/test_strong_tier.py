@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import membank
 from membank import Bank
-from membank.index.strongcopy import cosine, dequantize, quantize
+from membank.index.strongcopy import StrongVectors, cosine, dequantize, quantize
 from membank.shells.cli import app
 
 from . import strongfake
@@ -132,6 +132,8 @@ def test_an_edited_memory_loses_its_stale_vector_until_embedded_again(sample: Pa
         assert bank.status()["strong"]["done"] == total - 1  # the old vector went with the old text
         strongfake.GATE.set()
         progress.until(lambda p: p["done"] == p["total"] == total and any(q is p for q in progress.seen[seen:]))
+        found = bank.preview(query_text="mill wheel flood")["items"][0]
+        assert found["content"] == "The mill wheel stopped in the flood" and found["reason"]["score"]["tier"] == "strong"
     finally:
         strongfake.GATE.set()
         bank.close()
@@ -151,6 +153,33 @@ def test_a_model_change_embeds_everything_again(sample: Path, monkeypatch: pytes
         assert status["state"] == "ready"
     finally:
         bank.close()
+
+
+def test_turning_the_tier_back_on_fills_it(sample: Path) -> None:
+    bank = membank.open(sample, sync=False)
+    progress = Progress(bank)
+    try:
+        bank.update_embedding_settings(patch={"strong": "off"})
+        bank.sync()
+        assert bank.status()["strong"]["done"] == 0
+        bank.update_embedding_settings(patch={"strong": "auto"})
+        assert progress.complete()["done"] > 0
+    finally:
+        bank.close()
+
+
+def test_strong_copy_ranks_by_cosine_ties_by_rowid_and_patches() -> None:
+    rows = np.array([[1, 0], [0, 1], [1, 0], [0, 0]], np.float32)
+    q, scale = quantize(rows)
+    copy = StrongVectors("a", "m", np.array([7, 3, 5, 9], np.int64), q, scale)
+    everything = np.ones(4, bool)
+    assert [r for r, _ in copy.nearest(np.array([1, 0], np.float32), 3, everything)] == [5, 7, 3]  # 9: no direction
+    new_q, new_scale = quantize(np.array([[0.6, 0.8]], np.float32))
+    patched = copy.patched("b", frozenset({5, 3}), [(3, float(new_scale[0]), new_q[0].tobytes())])
+    assert sorted(patched.rowids.tolist()) == [3, 7, 9]  # 5 is gone, 3 re-read
+    best = patched.nearest(np.array([0.6, 0.8], np.float32), 1, np.ones(3, bool))
+    assert best[0][0] == 3 and best[0][1] == pytest.approx(0.0, abs=1e-3)
+    assert copy.nearest(np.array([1, 0], np.float32), 1, everything)[0][0] == 5  # the original is left as it was
 
 
 def test_status_says_why_the_tier_is_off(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -185,7 +214,8 @@ def test_cli_status_shows_progress_and_the_off_reason(sample: Path) -> None:
     runner = CliRunner()
     shown = runner.invoke(app, ["status", str(sample)])
     assert shown.exit_code == 0, shown.output
-    assert "strong tier: 0 of" in shown.output  # a one-shot command embeds nothing itself
+    assert "strong tier: 0 of" in shown.output and "wait for the background" in shown.output  # a one-shot command
+    # embeds nothing itself
     assert runner.invoke(app, ["settings", "set", "embedding.strong=off", "-C", str(sample)]).exit_code == 0
     shown = runner.invoke(app, ["status", str(sample)])
     assert "strong tier off: turned off in settings" in shown.output

@@ -105,7 +105,9 @@ def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
         strong = d.get("strong") or {}
         if strong.get("state") in ("ready", "filling"):
             out.print(f"  strong tier: {strong['done']:,} of {strong['total']:,} vectors"
-                      f" ({(strong['model'] or '').split(':')[0]}){', embedding the rest' if strong['state'] == 'filling' else ''}")
+                      f" ({(strong['model'] or '').split(':')[0]})" + (
+                          f"; {strong['total'] - strong['done']:,} wait for the background (`membank serve` or `watch`);"
+                          " recall uses the static vectors until then" if strong["state"] == "filling" else ""))
         elif strong:
             out.print(f"  strong tier {strong['state']}: {strong['problem']}; recall uses the static vectors")
         diag = d["diagnostics"]
