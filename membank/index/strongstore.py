@@ -78,13 +78,23 @@ class StrongStore:
         if self.db.changes():
             self._strong_changed((rowid,))
 
-    def strong_pending(self, limit: int) -> list[tuple[int, str, str, str]]:
+    def strong_pending(self, limit: int, after: tuple[int, int] = (0, 0)) -> list[tuple[int, str, str, str]]:
         """(rowid, kind, record JSON, hash) of live entries without a strong vector: memories first
-        (what a prompt searches), then cards and world entries, each in rowid order."""
-        return self.db.execute(
-            f"SELECT rowid, kind, record, hash FROM entries WHERE {_LIVE}"
-            " AND rowid NOT IN (SELECT rowid FROM strong_vec) ORDER BY kind != 'memory', rowid LIMIT ?",
-            (limit,)).fetchall()
+        (what a prompt searches), then cards and world entries, each in rowid order; past `after`
+        ((0, rowid) among memories, (1, rowid) among the others: where the last batch ended), so a
+        large bank's fill reads each entry once, not once per batch."""
+        rows: list[tuple[int, str, str, str]] = []
+        for phase, which in ((0, "kind = 'memory'"), (1, "kind != 'memory'")):
+            if phase < after[0]:
+                continue
+            start = after[1] if phase == after[0] else 0
+            rows += self.db.execute(
+                f"SELECT rowid, kind, record, hash FROM entries WHERE rowid > ? AND {which} AND {_LIVE}"
+                " AND rowid NOT IN (SELECT rowid FROM strong_vec) ORDER BY rowid LIMIT ?",
+                (start, limit - len(rows))).fetchall()
+            if len(rows) >= limit:
+                break
+        return rows
 
     def strong_counts(self) -> tuple[int, int]:
         """(entries with a strong vector, entries the tier embeds)."""

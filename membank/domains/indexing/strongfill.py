@@ -44,13 +44,18 @@ class Filler:
         self._lock = threading.Lock()
         self._busy = threading.RLock()  # held while the worker uses the index: `stop` waits for it
         self._queued = False
+        self._after = (0, 0)  # where the last batch ended (strong_pending); a kick from outside starts over
+        self._restarts = 0  # kicks from outside so far: a batch read before one does not move `_after`
         self.enabled = False  # started by a long-lived process
         self.stopped = False
         self.failure: str | None = None  # the last batch's failure, for `index:status`
 
-    def kick(self) -> None:
-        """Queue a batch unless one is queued already (a kick during a batch queues the next)."""
+    def kick(self, going_on: bool = False) -> None:
+        """Queue a batch unless one is queued already (a kick during a batch queues the next). A kick
+        from outside (a sync) starts from the first entry again: what it changed may lie behind."""
         with self._lock:
+            if not going_on:
+                self._after, self._restarts = (0, 0), self._restarts + 1
             if not self.enabled or self.stopped or self._queued or self.handle.why() is not None:
                 return  # (a model that cannot run here is not tried again: index:status says why)
             self._queued = self.worker.submit(self._batch)
@@ -73,8 +78,10 @@ class Filler:
         encoder = self.handle.get()
         if encoder is None:
             return
+        with self._lock:
+            after, restarts = self._after, self._restarts
         try:
-            rows = self._read(encoder.name, encoder.dim)
+            rows = self._read(encoder.name, encoder.dim, after)
             if rows is None:
                 return
             if rows:
@@ -83,6 +90,9 @@ class Filler:
                 if not self._write(lambda index: index.put_strong([(r[0], r[3]) for r in rows], vectors),
                                    encoder.name, encoder.dim):
                     return
+                with self._lock:
+                    if self._restarts == restarts:  # no sync kicked meanwhile (that starts over)
+                        self._after = (int(rows[-1][1] != "memory"), rows[-1][0])
             self.failure = None
         except Exception as e:  # a bug or a broken model: said in `index:status`, tried again at the next kick
             self.failure = f"embedding stopped ({e.__class__.__name__}: {e})"
@@ -90,9 +100,9 @@ class Filler:
             return
         if rows:
             self._announce(encoder.name)
-            self.kick()
+            self.kick(going_on=True)
 
-    def _read(self, model: str, dim: int) -> list[tuple[int, str, str, str]] | None:
+    def _read(self, model: str, dim: int, after: tuple[int, int]) -> list[tuple[int, str, str, str]] | None:
         """The next batch without a strong vector, as committed: the write lock is taken and let go first,
         so a writer's transaction that kicked the filler has committed before it reads (in a snapshot,
         without the lock: writers never wait for this read). None: stopped, or a writer held the lock
@@ -103,7 +113,7 @@ class Filler:
                     return None
             with reading():
                 if index.strong_model() in (None, (model, dim)):
-                    return index.strong_pending(BATCH)  # type: ignore[no-any-return]
+                    return index.strong_pending(BATCH, after)  # type: ignore[no-any-return]
                 # another model's vectors: the batch is everything (`_write` drops the old rows first)
                 return index.db.execute(
                     "SELECT rowid, kind, record, hash FROM entries WHERE kind != 'skill' AND removed_at IS NULL"
@@ -130,7 +140,7 @@ class Filler:
             try:
                 self.bank.write_lock.acquire(wait=LOCK_WAIT)
             except MembankError:
-                self.kick()
+                self.kick(going_on=True)
                 yield None
                 return
             try:
