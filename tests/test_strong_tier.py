@@ -277,3 +277,28 @@ def test_sidecar_fills_the_tier_and_ranks_with_it(sample: Path, home: Path) -> N
         assert found["items"][0]["id"] == "m-by-watcher" and found["items"][0]["reason"]["score"]["tier"] == "strong"
     finally:
         server.close()
+
+
+def test_layer4_ranking_can_use_the_strong_tier_when_asked(sample: Path) -> None:
+    """The plumbing the relevance floor's measurement needs: `ranked` with a strong query ranks by the
+    strong tier; Layer 4 itself passes none (its floor is measured on the static tier's scores)."""
+    from membank.domains.context import memories
+    from membank.domains.recall import tiers
+
+    bank, progress = _open(sample)
+    try:
+        progress.complete()
+        made = bank.create_memory(type_="fact", scope="project", content="Zebra quilts hang in the north tower")
+        progress.until(lambda p: p["done"] == p["total"] and p["total"] > 21)
+        query = "zebra quilts"
+        vector = bank.embedder().encode([query])[0]
+        strong = tiers.strong_query(bank, query)
+        assert strong is not None
+        with bank.index.lock:
+            hits = memories.ranked(bank, vector, query, 3, set(), strong)
+            records = bank.index.records([h.rowid for h, _ in hits])
+        assert records[hits[0][0].rowid]["id"] == made["id"]
+        expected = float(strongfake.load().passages(["Zebra quilts hang in the north tower"])[0] @ strong.vector)
+        assert hits[0][0].similarity == pytest.approx(expected, abs=2e-3)  # the strong tier's cosine (int8)
+    finally:
+        bank.close()
