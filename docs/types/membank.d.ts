@@ -1204,7 +1204,7 @@ export interface PreviewScore {
   vectorRank: number | null;
   lexical: number | null;
   lexicalRank: number | null;
-  tier: "static" | "strong";
+  tier?: "static" | "strong";
 }
 
 export interface ProjectCreated {

@@ -30,7 +30,7 @@ class PreviewScore(TypedDict):
     vectorRank: int | None
     lexical: float | None
     lexicalRank: int | None
-    tier: Literal["static", "strong"]  # which vectors the vector side used (recall.md, Tiers)
+    tier: NotRequired[Literal["static", "strong"]]  # which vectors the vector side used (recall.md, Tiers)
 
 
 class PreviewReason(TypedDict):
