@@ -76,6 +76,7 @@ def strong_status(bank: Bank) -> dict[str, Any]:
     """The strong tier (recall.md, Tiers): on or why not, its model, and how many entries have their
     vector of that model. Asking loads the model once per process (the background loads it anyway)."""
     from ...index import strongload
+    from . import strongfill
 
     on = strongload.switched_on(bank.settings_files.embedding())
     encoder = strongload.handle(bank.memo).get() if on else None
@@ -88,8 +89,9 @@ def strong_status(bank: Bank) -> dict[str, Any]:
         state, problem = "off", "turned off in settings (embedding.strong: off)"
     elif encoder is None:
         state, problem = "unavailable", strongload.handle(bank.memo).why() or "the strong model cannot run here"
-    else:
-        state, problem = ("ready" if done == total else "filling"), None
+    else:  # a batch that failed (a bug, a broken model) is said here, and tried again at the next save
+        failed = bank.memo.get(strongfill.MEMO)
+        state, problem = ("ready" if done == total else "filling"), getattr(failed, "failure", None)
     return {"setting": "auto" if on else "off", "state": state, "problem": problem,
             "model": encoder.name if encoder is not None else None,
             "indexModel": recorded[0] if recorded else None, "done": done, "total": total}
