@@ -41,3 +41,16 @@ def load() -> StrongEncoder:
 def load_other() -> StrongEncoder:
     """Another model: its vectors are not comparable with `load`'s."""
     return StrongEncoder("fake-strong-2:1:32", DIM, _Model())
+
+
+class _Broken:
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        if not query:
+            ENTERED.set()
+            raise RuntimeError("the model broke")
+        return _Model().encode(texts, query=True)
+
+
+def load_broken() -> StrongEncoder:
+    """A model that loads and then fails on every batch of passages."""
+    return StrongEncoder("fake-broken:1:32", DIM, _Broken())

@@ -156,11 +156,10 @@ def test_a_model_change_embeds_everything_again(sample: Path, monkeypatch: pytes
 
 
 def test_turning_the_tier_back_on_fills_it(sample: Path) -> None:
-    bank = membank.open(sample, sync=False)
-    progress = Progress(bank)
+    settings = sample / ".writenow" / "settings.yaml"
+    settings.write_text(settings.read_text("utf-8") + "embedding:\n  strong: off\n", "utf-8")
+    bank, progress = _open(sample)
     try:
-        bank.update_embedding_settings(patch={"strong": "off"})
-        bank.sync()
         assert bank.status()["strong"]["done"] == 0
         bank.update_embedding_settings(patch={"strong": "auto"})
         assert progress.complete()["done"] > 0
@@ -253,6 +252,23 @@ def test_a_loader_that_cannot_be_imported_is_a_reason_not_a_failure(sample: Path
         strong = bank.status()["strong"]
         assert strong["state"] == "unavailable" and "tests.no_such_module:load" in strong["problem"]
         assert bank.preview(query_text="lighthouse")["mode"] == "semantic"
+    finally:
+        bank.close()
+
+
+def test_a_failing_batch_is_said_in_status_and_logged_once(sample: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load_broken")
+    bank, progress = _open(sample)
+    try:
+        failed = progress.until(lambda p: p["problem"] is not None)
+        assert "the model broke" in failed["problem"] and failed["done"] == 0
+        strong = bank.status()["strong"]
+        assert strong["state"] == "filling" and "the model broke" in strong["problem"]
+        for n in range(2):  # each save tries again
+            bank.create_memory(type_="fact", scope="project", content=f"Another fact {n}")
+            progress.until(lambda p: p["problem"] is not None and p["total"] == failed["total"] + n + 1)
+        assert sum("background embedding failed" in r.getMessage() for r in caplog.records) == 1
     finally:
         bank.close()
 

@@ -811,12 +811,13 @@ export interface IndexStatus {
   strong: StrongStatus;
 }
 
-/** Sent by the server after each batch of strong vectors the background wrote (docs/recall.md, Tiers). */
+/** Sent by the server after each batch of strong vectors the background wrote, or failed to (docs/recall.md, Tiers). */
 export interface IndexStrong {
   projectId: string;
   done: number;
   total: number;
   model: string;
+  problem: string | null;
 }
 
 export interface IndexSync {

@@ -214,12 +214,14 @@ class ChapterChanged(TypedDict):
 
 
 class IndexStrong(TypedDict):
-    """Sent by the server after each batch of strong vectors the background wrote (docs/recall.md, Tiers)."""
+    """Sent by the server after each batch of strong vectors the background wrote, or failed to (docs/recall.md,
+    Tiers)."""
 
     projectId: str
     done: int  # entries with a strong vector of `model`
     total: int  # entries the strong tier embeds (memories, cards, world entries)
     model: str  # the strong model's identity
+    problem: Optional[str]  # why the batch failed (the next save tries again); null when it was written
 
 
 NOTIFICATIONS: dict[str, type] = {"index:changed": IndexChanged, "episode:failed": EpisodeFailed,

@@ -31,7 +31,7 @@ log = logging.getLogger("membank")
 MEMO = "indexing.strong"
 BATCH = 32  # entries embedded per batch: one memory's vector lands in one, and a close waits at most for one
 LOCK_WAIT = 0.5  # seconds the filler waits for the write lock before it lets the writer be and tries again
-NOTIFY = "index:strong"  # the notification after each batch: {done, total, model}
+NOTIFY = "index:strong"  # the notification after each batch: {done, total, model, problem}
 
 
 class Filler:
@@ -95,8 +95,10 @@ class Filler:
                         self._after = (int(rows[-1][1] != "memory"), rows[-1][0])
             self.failure = None
         except Exception as e:  # a bug or a broken model: said in `index:status`, tried again at the next kick
+            if self.failure is None:  # logged once, not at every save while it keeps failing
+                log.exception("the strong tier's background embedding failed")
             self.failure = f"embedding stopped ({e.__class__.__name__}: {e})"
-            log.exception("the strong tier's background embedding failed")
+            self._announce(encoder.name)
             return
         if rows:
             self._announce(encoder.name)
@@ -154,7 +156,7 @@ class Filler:
                 return
             with reading():
                 done, total = self.bank.index.strong_counts()
-        self.bank.notify(NOTIFY, {"done": done, "total": total, "model": model})
+        self.bank.notify(NOTIFY, {"done": done, "total": total, "model": model, "problem": self.failure})
 
 
 def filler(bank: Bank) -> Filler:
