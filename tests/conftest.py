@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Iterator
@@ -12,6 +13,9 @@ import membank
 from membank import Bank
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+# the suite never pays for the strong tier's real model (recall.md, Tiers): off in every process the
+# tests start, sidecars and CLI runs included; tests/test_strong_tier.py names its fake encoder
+os.environ.setdefault("MEMBANK_STRONG_ENCODER", "off")
 
 
 @pytest.fixture(autouse=True)

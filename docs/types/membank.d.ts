@@ -173,6 +173,8 @@ export interface Notifications {
   "episode:failed": EpisodeFailedParams;
   /** Schema: docs/schema/index.changed.json */
   "index:changed": IndexChangedParams;
+  /** Schema: docs/schema/index.strong.json */
+  "index:strong": IndexStrongParams;
 }
 
 export type NotificationName = keyof Notifications;
@@ -291,6 +293,7 @@ export type SummaryPutData = SummaryItem;
 export type ChapterChangedParams = ChapterChanged;
 export type EpisodeFailedParams = EpisodeFailed;
 export type IndexChangedParams = IndexChanged;
+export type IndexStrongParams = IndexStrong;
 
 // -- the types the channels use ----------------------------------------------------------------------------
 
@@ -571,13 +574,15 @@ export interface Edges {
   edges: Edge[];
 }
 
-/** `model`: a model2vec folder (relative to the project, or absolute); null is the bundled model. */
+/** `model`: a model2vec folder (relative to the project, or absolute); null is the bundled model. `strong`: the strong tier of vectors, `auto` (where it can run) or `off` (recall.md, Tiers). */
 export interface EmbeddingPatch {
   model?: string | null;
+  strong?: "auto" | "off" | boolean | null;
 }
 
 export interface EmbeddingSettings {
   model: string | null;
+  strong: "auto" | "off" | null;
 }
 
 export interface EmbeddingUpdate {
@@ -803,6 +808,16 @@ export interface IndexStatus {
   episodes: EpisodeCounts;
   lifecycle: LifecycleStatus;
   watch: WatchStatus | null;
+  strong: StrongStatus;
+}
+
+/** Sent by the server after each batch of strong vectors the background wrote, or failed to (docs/recall.md, Tiers). */
+export interface IndexStrong {
+  projectId: string;
+  done: number;
+  total: number;
+  model: string;
+  problem: string | null;
 }
 
 export interface IndexSync {
@@ -1204,6 +1219,7 @@ export interface PreviewScore {
   vectorRank: number | null;
   lexical: number | null;
   lexicalRank: number | null;
+  tier?: "static" | "strong";
 }
 
 export interface ProjectCreated {
@@ -1284,7 +1300,7 @@ export interface ReaderGet {
 
 /** Why recall degraded (or injection is off): a stable code and a readable message. */
 export interface ReasonInfo {
-  code: "EMPTY_QUERY" | "VEC_UNAVAILABLE" | "MODEL_UNAVAILABLE" | "EMBEDDING_DIM_MISMATCH" | "QUERY_NOT_EMBEDDABLE" | "INJECTION_DISABLED";
+  code: "EMPTY_QUERY" | "VEC_UNAVAILABLE" | "MODEL_UNAVAILABLE" | "EMBEDDING_DIM_MISMATCH" | "QUERY_NOT_EMBEDDABLE" | "INJECTION_DISABLED" | "STRONG_VECTORS_PENDING";
   message: string;
 }
 
@@ -1487,6 +1503,16 @@ export interface StorySceneProblem {
   source: string;
   line: number;
   message: string;
+}
+
+export interface StrongStatus {
+  setting: "auto" | "off";
+  state: "ready" | "filling" | "off" | "unavailable";
+  problem: string | null;
+  model: string | null;
+  indexModel: string | null;
+  done: number;
+  total: number;
 }
 
 export interface SummaryItem {

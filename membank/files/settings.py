@@ -21,7 +21,7 @@ MEMORY_DEFAULTS: dict[str, Any] = {
     "injectionMaxItems": 20,
     "injectionTokenBudget": 1200,
 }
-EMBEDDING_DEFAULTS: dict[str, Any] = {"model": None}
+EMBEDDING_DEFAULTS: dict[str, Any] = {"model": None, "strong": "auto"}  # strong: recall.md, Tiers
 # context.md: the budget of Layers 2-5 when a skill does not set one, how deep activated cards pull
 # in the cards they mention, and each layer's own cap
 LAYER_NAMES = ("identity", "skill", "project", "preferences", "retrieved", "immediate")
@@ -67,6 +67,15 @@ def _model(v: Any) -> str | None:
 MAX_LAYER_TOKENS = 200_000
 
 
+def _strong(v: Any) -> str | None:
+    """`auto` or `off`; YAML reads a bare `off` as false (and `on` as true), so those are taken too."""
+    if v is False:
+        return "off"
+    if v is True:
+        return "auto"
+    return v if v in ("auto", "off") else None
+
+
 def _facets(v: Any) -> dict[str, dict[str, Any]] | None:
     """The facet schemas as written (each a mapping); what a schema says is checked where it is used."""
     if not isinstance(v, dict) or not all(isinstance(k, str) and isinstance(x, dict) for k, x in v.items()):
@@ -93,6 +102,7 @@ CHECKS: dict[tuple[str, str], tuple[Callable[[Any], Any], str]] = {
     ("memory", "injectionMaxItems"): (_int_in(0, MAX_ITEMS), f"a whole number from 0 to {MAX_ITEMS:,}"),
     ("memory", "injectionTokenBudget"): (_int_in(0, MAX_TOKEN_BUDGET), f"a whole number from 0 to {MAX_TOKEN_BUDGET:,}"),
     ("embedding", "model"): (_model, "a folder path or null"),
+    ("embedding", "strong"): (_strong, "`auto` or `off`"),
     ("context", "maxTokens"): (_int_in(100, 200_000), "a whole number from 100 to 200,000"),
     ("context", "recursion"): (_int_in(0, 5), "a whole number from 0 to 5"),
     ("lifecycle", "activeEpisodes"): (_int_in(1, 1_000_000), "a whole number from 1 to 1,000,000"),

@@ -18,6 +18,7 @@ from ..files.records import Diagnostic
 from .schema import SCHEMAS, DomainSchema, register
 from .entries import EntryStore
 from . import lexical
+from .strongstore import StrongStore
 from .vecstore import VectorStore
 
 SCHEMA_VERSION = 9  # 5: entries.id_line; 6: card records carry the lines of their story values; 7: and of include; 8: diagnostics.code;
@@ -105,7 +106,7 @@ class IndexError_(Exception):
     """The index could not be opened or written."""
 
 
-class Index(EntryStore, VectorStore):
+class Index(EntryStore, VectorStore, StrongStore):
     """The derived index under `.writenow/.index/`. Safe to delete: a sync rebuilds it."""
 
     def __init__(self, path: Path | str):
@@ -117,6 +118,7 @@ class Index(EntryStore, VectorStore):
         self._readers_lock = threading.Lock()
         self._counts_cache: dict[int, tuple[apsw.Connection, int, dict[str, int]]] = {}  # thread -> snapshot's counts
         self._init_vectors()
+        self._init_strong()
         self.caches: dict[str, Any] = {}  # the domains' caches of what this index's connections read
         self.vec_error: str | None = None  # why sqlite-vec could not load, if it could not
         try:
@@ -192,6 +194,7 @@ class Index(EntryStore, VectorStore):
             conn.close()
         self._writer.close()
         self._vectors = None
+        self._strong = None
 
     # -- the writer's connection, or this thread's reader inside `reading()` -----------------
 

@@ -33,6 +33,7 @@ class VectorStore:
     vec_error: str | None
     get_meta: Any
     set_meta: Any
+    _drop_strong: Any
 
     def _init_vectors(self) -> None:
         self._vectors: Vectors | None = None  # an in-memory copy of `vec` for KNN, valid for one `vec_tag`
@@ -73,6 +74,7 @@ class VectorStore:
             del steps[next(iter(steps))]
 
     def _drop_vector(self, rowid: int) -> None:
+        self._drop_strong(rowid)  # the strong tier's vector goes with the static one (strongstore.py)
         if self.vec_error is None and self.has_vectors():
             self.db.execute("DELETE FROM vec WHERE rowid = ?", (rowid,))
             self._vectors_changed((rowid,))

@@ -79,6 +79,9 @@ def open_project(path: str | Path = ".", *, home: str | Path | None = None, sync
         except MembankError:
             bank.close()
             raise
+    from ..domains.indexing import strongfill
+
+    strongfill.start(bank)  # a program keeps its bank open: the strong tier fills in the background
     return bank
 
 

@@ -70,6 +70,9 @@ class Project:
         return [self.project, self.global_]
 
     def close(self) -> None:
+        from ..domains.indexing import strongfill
+
+        strongfill.stop(self)  # the strong tier's background embedding first: it drops the batch in flight
         closers, self.closers = self.closers, []
         if closers and not self.present():  # gone from disk: archiving would make part of the folder again
             log.warning("the project %s is gone from disk; its working memory is dropped, not archived", self.info.id)
@@ -134,12 +137,21 @@ class Project:
         from ..domains.indexing.sync import sync_paths
 
         sync_paths(self.index, root, [rel], self.embedder)
+        self._strong_after_sync()
 
     def sync_many(self, root: BankRoot, rels: list[str]) -> None:
         """Re-read the files of one write together (a capture review's cards): one sync, not one per file."""
         from ..domains.indexing.sync import sync_paths
 
         sync_paths(self.index, root, rels, self.embedder)
+        self._strong_after_sync()
+
+    def _strong_after_sync(self) -> None:
+        """What a sync left without a strong vector is embedded in the background (when a long-lived
+        process started the tier: domains/indexing/strongfill.py)."""
+        from ..domains.indexing import strongfill
+
+        strongfill.kick(self)
 
     def file_of(self, source: str) -> Path | None:
         """The file a citation names (`.writenow/…` or `global:…`); None for a citation of neither bank."""

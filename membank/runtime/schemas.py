@@ -18,7 +18,7 @@ from ..domains.manuscript import store as manuscript_store
 from ..domains.memories import read as memories_read
 from ..domains.recall import queries as recall_queries
 from ..domains.story import positions as story_positions, refs as story_refs
-from ..index import store as index_store
+from ..index import store as index_store, strongstore as index_strong
 
 REGISTERING = (context_memories, episode_store, episode_traces, indexing_journals, learning_events, lifecycle_runs,
-               manuscript_store, memories_read, recall_queries, story_positions, story_refs, index_store)
+               manuscript_store, memories_read, recall_queries, story_positions, story_refs, index_store, index_strong)

@@ -102,6 +102,14 @@ def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
                                         if model.get("dim") else ""))
         if model.get("problem"):
             out.print(f"  semantic recall off: {model['problem']['message']}")
+        strong = d.get("strong") or {}
+        if strong.get("state") in ("ready", "filling"):
+            out.print(f"  strong tier: {strong['done']:,} of {strong['total']:,} vectors"
+                      f" ({(strong['model'] or '').split(':')[0]})" + (
+                          f"; {strong['total'] - strong['done']:,} wait for the background (`membank serve` or `watch`);"
+                          " recall uses the static vectors until then" if strong["state"] == "filling" else ""))
+        elif strong:
+            out.print(f"  strong tier {strong['state']}: {strong['problem']}; recall uses the static vectors")
         diag = d["diagnostics"]
         out.print(f"  problems: {diag['errors']} errors, {diag['warnings']} warnings")
         episodes, life = d["episodes"], d["lifecycle"]
@@ -292,6 +300,9 @@ def watch(path: Optional[Path] = PathArg,
 
     registry = open_registry(path, as_json, sync=False)
     bank = next(iter(registry.banks.values()))
+    from ..domains.indexing import strongfill
+
+    strongfill.start(bank)  # the strong tier fills in the background while the watcher runs
     stop = threading.Event()
 
     def show(report: Report) -> None:

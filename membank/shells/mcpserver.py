@@ -161,6 +161,9 @@ def run(project: Path | None, *, watch: bool = True, log_level: str = "info") ->
         log.error("cannot open the project %s: %s", where, envelope["error"]["message"])
         registry.close()
         return 2
+    from ..domains.indexing import strongfill
+
+    strongfill.start(registry.get(None))  # the strong tier fills in the background while the server runs
     watcher = None
     if watch:
         from .watch import Watcher

@@ -213,8 +213,19 @@ class ChapterChanged(TypedDict):
     capture: Optional[dict[str, Any]]  # capture:status's item for it (its pending ops stale now); null: unreadable
 
 
+class IndexStrong(TypedDict):
+    """Sent by the server after each batch of strong vectors the background wrote, or failed to (docs/recall.md,
+    Tiers)."""
+
+    projectId: str
+    done: int  # entries with a strong vector of `model`
+    total: int  # entries the strong tier embeds (memories, cards, world entries)
+    model: str  # the strong model's identity
+    problem: Optional[str]  # why the batch failed (the next save tries again); null when it was written
+
+
 NOTIFICATIONS: dict[str, type] = {"index:changed": IndexChanged, "episode:failed": EpisodeFailed,
-                                  "chapter:changed": ChapterChanged}
+                                  "chapter:changed": ChapterChanged, "index:strong": IndexStrong}
 
 
 def generate() -> dict[str, str]:

@@ -335,6 +335,9 @@ class Server:
                 return
             self._warm_readers(bank)
             bank.listeners.append(self.notify)  # `episode:failed` and the like, as notifications
+            from ..domains.indexing import strongfill
+
+            strongfill.start(bank)  # the strong tier fills in the background while the sidecar runs
             self.daily.nudge()  # its daily lifecycle run, when a day has passed since the last
             self.settler.changed()
             if self.watch:

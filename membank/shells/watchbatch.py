@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..domains.indexing import sync as sync_
+from ..domains.indexing import strongfill, sync as sync_
 from ..files.scan import BankRoot
 from . import chapterwatch
 
@@ -67,6 +67,7 @@ def apply(bank: Bank, batch: Batch, real_roots: dict[str, str]) -> Applied:
             index.drop_moved_tombstones(changed)
             if full or batch.manuscript:
                 changed.update(chapterwatch.sync(bank))
+    strongfill.kick(bank)  # the batch's new entries get their strong vectors in the background
     return Applied(sorted(changed), scans)
 
 

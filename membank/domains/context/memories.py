@@ -14,6 +14,7 @@ from ..recall.order import ORDER_SQL, deterministic_detail
 from ..recall.preview import semantic_problem
 from ..recall.queries import ELIGIBLE, eligible_args, hiding, lexical_eligible, nearest_eligible
 from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, Reason, fuse
+from ..recall.tiers import StrongQuery, strong_side
 
 # The least fused score (recall.rank.fuse: half cosine, half relative BM25) a memory needs to enter
 # Layer 4 by relevance: below it, the memory is left out even when the budget has room. Chosen on
@@ -119,15 +120,24 @@ def relevant(bank: Bank, query: str, k: int, document: str | None, hidden: set[i
     return _deterministic(bank, k, document, hidden), [problem]
 
 
-def ranked(bank: Bank, vector: Any, query: str, k: int, hidden: set[int]) -> list[tuple[Any, int]]:
+def ranked(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
+           strong: StrongQuery | None = None) -> list[tuple[Any, int]]:
     """The k best memories for the query by fused score, before the floor: (the fused hit, its
     tokens), best first. Preferences (Layer 3's) and document-scoped memories (`document_memories`')
-    are left out in SQL, so both retrievers look for wanted memories alone, before the cut."""
+    are left out in SQL, so both retrievers look for wanted memories alone, before the cut.
+
+    `strong` (recall/tiers.py `strong_query`): the vector side is the strong tier's when every wanted
+    memory has a strong vector. Layer 4 passes none until its relevance floor is measured on the strong
+    tier's scores (benchmarks/relevance_floor.py can pass one to measure it)."""
     index = bank.index
     match = terms.match(index, query)
     want = max(CANDIDATES, k)
     with hiding(hidden, types=("preference",)):
-        nearest, keys = nearest_eligible(index, vector, want, None, masked=True) if index.has_vectors() else ([], {})
+        side = strong_side(bank, strong, want, None)
+        if side.nearest is not None:
+            nearest, keys = side.nearest, dict(side.keys)
+        else:
+            nearest, keys = nearest_eligible(index, vector, want, None, masked=True) if index.has_vectors() else ([], {})
         lexical, more = lexical_eligible(index, match, want, None) if match else ([], {})
     keys.update(more)
     hits = sorted(fuse(nearest, lexical), key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))[:k]

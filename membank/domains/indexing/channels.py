@@ -80,6 +80,16 @@ class LifecycleStatus(TypedDict):
     warnings: list[str]  # lifecycle runs or episodes dated after now (the clock was ahead), ignored
 
 
+class StrongStatus(TypedDict):
+    setting: Literal["auto", "off"]  # embedding.strong
+    state: Literal["ready", "filling", "off", "unavailable"]  # filling: vectors are being embedded
+    problem: str | None  # why the tier is off or cannot run here
+    model: str | None  # the strong model's identity, when it runs
+    indexModel: str | None  # the model the stored strong vectors were made with
+    done: int  # entries (memories, cards, world entries) with a strong vector of that model
+    total: int  # entries the tier embeds
+
+
 class IndexStatus(TypedDict):
     projectId: str
     name: str
@@ -90,6 +100,7 @@ class IndexStatus(TypedDict):
     episodes: EpisodeCounts
     lifecycle: LifecycleStatus
     watch: WatchStatus | None  # None when no watcher runs (the CLI, or `serve --no-watch`)
+    strong: StrongStatus  # the strong tier of vectors (recall.md, Tiers)
 
 
 class SyncReport(TypedDict):

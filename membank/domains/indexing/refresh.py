@@ -7,6 +7,7 @@ from typing import Any
 from ...files import write as write_files
 from ...kernel import cancel, clock
 from ..contract import Bank
+from . import strongfill
 from .sync import Progress, sync
 
 
@@ -21,13 +22,15 @@ def refresh(bank: Bank, rebuild: bool = False, progress: Progress | None = None)
         if not rebuild:
             report = sync(bank.index, bank.roots, progress, bank.embedder).to_api()
             _manuscript(bank)
+            strongfill.kick(bank)  # the strong tier after the static one, in the background
             return report
         cancel.check()
         with cancel.shielded():
             bank.index.rebuild()
             report = sync(bank.index, bank.roots, progress, bank.embedder).to_api()
             _manuscript(bank)
-            return report
+        strongfill.kick(bank)
+        return report
 
 
 def _manuscript(bank: Bank) -> None:

@@ -68,4 +68,30 @@ def status(bank: Bank) -> dict[str, Any]:
                      "failed": int(bank.memo.get(episode_store.FAILED, 0))},
         "lifecycle": life,
         "watch": bank.watcher.status() if bank.watcher is not None else None,
+        "strong": strong_status(bank),
     }
+
+
+def strong_status(bank: Bank) -> dict[str, Any]:
+    """The strong tier (recall.md, Tiers): on or why not, its model, and how many entries have their
+    vector of that model. Asking loads the model once per process (the background loads it anyway)."""
+    from ...index import strongload
+    from . import strongfill
+
+    on = strongload.switched_on(bank.settings_files.embedding())
+    encoder = strongload.handle(bank.memo).get() if on else None
+    with bank.index.lock:
+        recorded = bank.index.strong_model()
+        done, total = bank.index.strong_counts()
+    if encoder is not None and recorded != (encoder.name, encoder.dim):
+        done = 0  # another model's vectors (or none yet): every entry is embedded again
+    if not on:
+        state, problem = "off", "turned off in settings (embedding.strong: off)"
+    elif encoder is None:
+        state, problem = "unavailable", strongload.handle(bank.memo).why() or "the strong model cannot run here"
+    else:  # a batch that failed (a bug, a broken model) is said here, and tried again at the next save
+        failed = bank.memo.get(strongfill.MEMO)
+        state, problem = ("ready" if done == total else "filling"), getattr(failed, "failure", None)
+    return {"setting": "auto" if on else "off", "state": state, "problem": problem,
+            "model": encoder.name if encoder is not None else None,
+            "indexModel": recorded[0] if recorded else None, "done": done, "total": total}

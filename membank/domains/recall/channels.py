@@ -20,7 +20,7 @@ class ReasonInfo(TypedDict):
     """Why recall degraded (or injection is off): a stable code and a readable message."""
 
     code: Literal["EMPTY_QUERY", "VEC_UNAVAILABLE", "MODEL_UNAVAILABLE", "EMBEDDING_DIM_MISMATCH",
-                  "QUERY_NOT_EMBEDDABLE", "INJECTION_DISABLED"]
+                  "QUERY_NOT_EMBEDDABLE", "INJECTION_DISABLED", "STRONG_VECTORS_PENDING"]
     message: str
 
 
@@ -30,6 +30,7 @@ class PreviewScore(TypedDict):
     vectorRank: int | None
     lexical: float | None
     lexicalRank: int | None
+    tier: NotRequired[Literal["static", "strong"]]  # which vectors the vector side used (recall.md, Tiers)
 
 
 class PreviewReason(TypedDict):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ...kernel.paths import document_path
 from ..contract import Bank
 from ..story import positions
-from . import cards as bank_cards, queries, terms
+from . import cards as bank_cards, queries, terms, tiers
 from .rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
                    VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
 
@@ -85,18 +85,28 @@ def _preview_at(bank: Bank, query_text: str | None, document: str | None, starte
 def _semantic(bank: Bank, vector: Any, query_text: str, document: str | None, memory: dict[str, Any],
               started: float) -> dict[str, Any]:
     """Vector neighbours fused with FTS5 matches, eligible memories only: each retriever proposes
-    its best eligible candidates (eligibility before the cut), at least as many as may be kept."""
+    its best eligible candidates (eligibility before the cut), at least as many as may be kept. The
+    vector side is the strong tier's when it can rank (tiers.py), else the static tier's."""
     want = max(CANDIDATES, memory["injectionMaxItems"])
     index = bank.index
+    strong = tiers.strong_query(bank, query_text)
     with index.lock:
         match = terms.match(index, query_text)
-        nearest, lexical, keys = queries.candidates(index, vector if index.has_vectors() else None, match or None, want, document)
+        side = tiers.strong_side(bank, strong, want, document)
+        if side.nearest is not None:
+            _, lexical, keys = queries.candidates(index, None, match or None, want, document)
+            nearest = side.nearest
+            keys.update(side.keys)
+        else:
+            nearest, lexical, keys = queries.candidates(index, vector if index.has_vectors() else None, match or None,
+                                                        want, document)
         eligible = queries.eligible_count(index, document)
         chosen = rank_semantic(fuse(nearest, lexical), keys, memory["injectionMaxItems"], memory["injectionTokenBudget"])
         records = index.records([h.rowid for h, _ in chosen])  # only the kept ones are decoded
         found = bank_cards.search(index, vector, match or None)
-    items = semantic_items_for(chosen, records)
-    return _preview(items, "semantic", [], eligible - len(items), started, degraded=False, cards=found)
+    items = semantic_items_for(chosen, records, "strong" if side.nearest is not None else "static")
+    reasons = [side.reason] if side.reason is not None else []
+    return _preview(items, "semantic", reasons, eligible - len(items), started, degraded=False, cards=found)
 
 
 def _preview(items: list[dict[str, Any]], mode: str, reasons: list[Reason], truncated: int, started: float,

@@ -279,3 +279,39 @@ def ordered(index: Index, document: str | None) -> Iterator[tuple[dict[str, Any]
     sql = f"SELECT record, tokens FROM entries WHERE {ELIGIBLE} ORDER BY {ORDER_SQL}"
     for record, tokens in index.db.execute(sql, eligible_args(document)):
         yield json.loads(record), tokens
+
+
+def strong_nearest(index: Index, model: tuple[str, int], vector: np.ndarray, k: int, document: str | None,
+                   scorer: Any) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]], int, int]:
+    """The strong tier's k best memories a preview for `document` may inject (rowid, 1 - score), best
+    first, with their `eligible_keys`, scored by `scorer` (rank.py `strong_scores`) over every eligible
+    memory: the strong tier searches them all (its candidates are not the static tier's).
+
+    Also (missing, eligible): how many of those memories have no strong vector of `model` yet. When
+    any is missing the caller ranks with the static tier (STRONG_VECTORS_PENDING) and nothing is
+    ranked here: a memory without a strong vector could not compete."""
+    import numpy as np
+
+    copy = index.strong_copy()
+    fresh = copy is not None and index.strong_model() == model
+    masks = index.view_memo("recall.strong_mask")
+    key = (copy.tag if copy is not None else None, document, _hidden.get())
+    kept = masks.get(key) if masks is not None and fresh else None
+    if kept is None:
+        memo = index.view_memo("recall.eligible_table")
+        table = memo.get((document, _hidden.get())) if memo is not None else None  # an assembly's, when made
+        rowids = np.array(list(table) if table is not None else eligible_rowids(index, document), np.int64)
+        if copy is None or not fresh:
+            return [], {}, len(rowids), len(rowids)
+        kept = (copy.mask(rowids), len(rowids))
+        if masks is not None:  # kept for this view: the next query skips the scan
+            if len(masks) >= 4:
+                masks.clear()
+            masks[key] = kept
+    assert copy is not None
+    mask, eligible = kept
+    missing = eligible - int(mask.sum())
+    if missing or k <= 0:
+        return [], {}, missing, eligible
+    ranked = copy.nearest(vector, k, mask, scorer)
+    return ranked, eligible_keys(index, [r for r, _ in ranked], document), 0, eligible

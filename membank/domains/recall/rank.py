@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from ...kernel.budget import fit
 from .order import deterministic_detail
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Degradation reason codes (api.md): the call still succeeds and says why it fell back.
 EMPTY_QUERY = "EMPTY_QUERY"
@@ -16,6 +19,8 @@ MODEL_UNAVAILABLE = "MODEL_UNAVAILABLE"
 EMBEDDING_DIM_MISMATCH = "EMBEDDING_DIM_MISMATCH"
 QUERY_NOT_EMBEDDABLE = "QUERY_NOT_EMBEDDABLE"
 INJECTION_DISABLED = "INJECTION_DISABLED"
+# not a degradation: semantic recall runs on the static tier while the strong one is being filled
+STRONG_VECTORS_PENDING = "STRONG_VECTORS_PENDING"
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,14 @@ def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]]) -> 
     return hits
 
 
+def strong_scores(query: np.ndarray, cosines: np.ndarray, rowids: np.ndarray) -> np.ndarray:
+    """The strong tier's score of each memory for a query, from its plain cosine (`cosines`, one per
+    stored row, `rowids` the rows' entries), higher is better: the one place the strong tier's ranking
+    is decided, and where a calibration (recall/calibrate.py) plugs in. For now the cosine itself;
+    `fuse` then takes 1 - score as it takes the static tier's cosine distance."""
+    return cosines
+
+
 def rank_semantic(hits: list[Hit], eligible: dict[int, tuple[int, tuple[Any, ...]]], max_items: int,
                   token_budget: int) -> list[tuple[Hit, int]]:
     """The hits a semantic preview keeps, best first, with their tokens. `eligible` maps a rowid to its
@@ -91,13 +104,17 @@ def rank_semantic(hits: list[Hit], eligible: dict[int, tuple[int, tuple[Any, ...
     return list(fit(((h, eligible[h.rowid][0]) for h in ranked), max_items, token_budget))
 
 
-def semantic_items_for(chosen: list[tuple[Hit, int]], records: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Preview items for `rank_semantic`'s choice, with their scores and reasons."""
+def semantic_items_for(chosen: list[tuple[Hit, int]], records: dict[int, dict[str, Any]],
+                       tier: str = "static") -> list[dict[str, Any]]:
+    """Preview items for `rank_semantic`'s choice, with their scores and reasons; `tier`: which vectors
+    the vector side used (`static` or `strong`)."""
     items = []
+    side = "strong vector" if tier == "strong" else "vector"
     for rank, (h, tokens) in enumerate(chosen, start=1):
         score = {"fused": round(h.fused, 6), "vector": _round(h.similarity), "vectorRank": h.vector_rank,
-                 "lexical": _round(-h.bm25 if h.bm25 is not None else None), "lexicalRank": h.lexical_rank}
-        parts = [f"vector #{h.vector_rank} ({h.similarity:.3f})" if h.vector_rank else "no vector match",
+                 "lexical": _round(-h.bm25 if h.bm25 is not None else None), "lexicalRank": h.lexical_rank,
+                 "tier": tier}
+        parts = [f"{side} #{h.vector_rank} ({h.similarity:.3f})" if h.vector_rank else f"no {side} match",
                  f"lexical #{h.lexical_rank}" if h.lexical_rank else "no word match"]
         items.append(item(records[h.rowid], tokens, {"mode": "semantic", "rank": rank, "score": score,
                                                      "detail": ", ".join(parts) + "; ties by deterministic order"}))

@@ -35,9 +35,11 @@ class SettingsUpdate:
 
 @dataclass(frozen=True)
 class EmbeddingPatch:
-    """`model`: a model2vec folder (relative to the project, or absolute); null is the bundled model."""
+    """`model`: a model2vec folder (relative to the project, or absolute); null is the bundled model.
+    `strong`: the strong tier of vectors, `auto` (where it can run) or `off` (recall.md, Tiers)."""
 
     model: Annotated[str, Most(chars=4096)] | None = None
+    strong: Literal["auto", "off"] | bool | None = None  # false: off (YAML's reading of a bare `off`)
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,7 @@ class Settings(TypedDict):
 
 class EmbeddingSettings(TypedDict):
     model: str | None  # as settings.yaml names it; null: the bundled model
+    strong: Literal["auto", "off"] | None  # the strong tier (recall.md, Tiers); null: auto
 
 
 def memory_settings(bank: Bank) -> dict[str, Any]:

@@ -30,6 +30,10 @@ def update_memory(bank: Bank, patch: dict[str, Any], scope: str = "project") -> 
 def update_embedding(bank: Bank, patch: dict[str, Any], scope: str = "project") -> dict[str, Any]:
     """`embedding:settings:update`: set keys of the `embedding:` section; the effective ones after."""
     change(bank, "embedding", patch, scope)
+    if "strong" in patch:  # turned back on: the background embeds what is missing now, not at the next save
+        from ..indexing import strongfill
+
+        strongfill.kick(bank)
     return bank.settings_files.embedding()
 
 

@@ -1,0 +1,187 @@
+"""The strong tier filled in the background (issue 35): after the static vectors, never on a caller's path.
+
+A long-lived process (the sidecar, `membank watch`, the Python API) `start`s the filler of a project;
+every sync after that `kick`s it (index:sync, the watcher's batches, each write through a channel).
+The filler runs on a worker thread of its own (kernel/background.py) one batch at a time: it reads
+what lacks a strong vector in a snapshot, embeds it with no lock held, and writes the batch in one
+transaction under the write lock, where a row is stored only if its entry still holds the hash it was
+read with. A crash loses at most the batch in flight; nothing half-written survives. `stop` (run by
+`Project.close`) makes the next checkpoint the last: the batch being embedded is dropped.
+
+A one-shot CLI command does not start it: the next long-lived process on the project fills the tier.
+After each batch the project is told `index:strong` with the progress (the sidecar sends it as a
+notification)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+from typing import Any, Iterator
+
+from ...files.intake import embed_text
+from ...index.store import reading
+from ...index import strongload
+from ...kernel.background import Worker
+from ...kernel.errors import MembankError
+from ..contract import Bank
+
+log = logging.getLogger("membank")
+MEMO = "indexing.strong"
+BATCH = 32  # entries embedded per batch: one memory's vector lands in one, and a close waits at most for one
+LOCK_WAIT = 0.5  # seconds the filler waits for the write lock before it lets the writer be and tries again
+NOTIFY = "index:strong"  # the notification after each batch: {done, total, model, problem}
+
+
+class Filler:
+    """One project's strong tier: its encoder handle and its background worker."""
+
+    def __init__(self, bank: Bank) -> None:
+        self.bank = bank
+        self.handle = strongload.handle(bank.memo)
+        self.worker = Worker(f"membank-strong-{bank.info.id}")
+        self._lock = threading.Lock()
+        self._busy = threading.RLock()  # held while the worker uses the index: `stop` waits for it
+        self._queued = False
+        self._after = (0, 0)  # where the last batch ended (strong_pending); a kick from outside starts over
+        self._restarts = 0  # kicks from outside so far: a batch read before one does not move `_after`
+        self.enabled = False  # started by a long-lived process
+        self.stopped = False
+        self.failure: str | None = None  # the last batch's failure, for `index:status`
+
+    def kick(self, going_on: bool = False) -> None:
+        """Queue a batch unless one is queued already (a kick during a batch queues the next). A kick
+        from outside (a sync) starts from the first entry again: what it changed may lie behind."""
+        with self._lock:
+            if not going_on:
+                self._after, self._restarts = (0, 0), self._restarts + 1
+            if not self.enabled or self.stopped or self._queued or self.handle.why() is not None:
+                return  # (a model that cannot run here is not tried again: index:status says why)
+            self._queued = self.worker.submit(self._batch)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """No more batches; the one being embedded is dropped before it writes. Waits for the worker."""
+        with self._lock:
+            self.stopped = True
+        with self._busy:  # the worker is not inside the index now, and will not enter it again
+            pass
+        self.worker.close(timeout)
+
+    # -- the worker's side -----------------------------------------------------------------------
+
+    def _batch(self) -> None:
+        with self._lock:
+            self._queued = False
+        if self.stopped or not strongload.switched_on(self.bank.settings_files.embedding()):
+            return
+        encoder = self.handle.get()
+        if encoder is None:
+            return
+        with self._lock:
+            after, restarts = self._after, self._restarts
+        try:
+            rows = self._read(encoder.name, encoder.dim, after)
+            if rows is None:
+                return
+            if rows:
+                texts = [embed_text(kind, json.loads(record)) for _, kind, record, _ in rows]
+                vectors = encoder.passages(texts)
+                if not self._write(lambda index: index.put_strong([(r[0], r[3]) for r in rows], vectors),
+                                   encoder.name, encoder.dim):
+                    return
+                with self._lock:
+                    if self._restarts == restarts:  # no sync kicked meanwhile (that starts over)
+                        self._after = (int(rows[-1][1] != "memory"), rows[-1][0])
+            self.failure = None
+        except Exception as e:  # a bug or a broken model: said in `index:status`, tried again at the next kick
+            if self.failure is None:  # logged once, not at every save while it keeps failing
+                log.exception("the strong tier's background embedding failed")
+            self.failure = f"embedding stopped ({e.__class__.__name__}: {e})"
+            self._announce(encoder.name)
+            return
+        if rows:
+            self._announce(encoder.name)
+            self.kick(going_on=True)
+
+    def _read(self, model: str, dim: int, after: tuple[int, int]) -> list[tuple[int, str, str, str]] | None:
+        """The next batch without a strong vector, as committed: the write lock is taken and let go first,
+        so a writer's transaction that kicked the filler has committed before it reads (in a snapshot,
+        without the lock: writers never wait for this read). None: stopped, or a writer held the lock
+        (the batch is tried again after it)."""
+        with self._busy:
+            with self._locked() as index:
+                if index is None:
+                    return None
+            with reading():
+                if index.strong_model() in (None, (model, dim)):
+                    return index.strong_pending(BATCH, after)  # type: ignore[no-any-return]
+                # another model's vectors: the batch is everything (`_write` drops the old rows first)
+                return index.db.execute(
+                    "SELECT rowid, kind, record, hash FROM entries WHERE kind != 'skill' AND removed_at IS NULL"
+                    " AND tokens > 0 ORDER BY kind != 'memory', rowid LIMIT ?", (BATCH,)).fetchall()
+
+    def _write(self, put: Any, model: str, dim: int) -> bool:
+        """One transaction under the write lock; False when stopped or the lock was busy (nothing written)."""
+        with self._locked() as index:
+            if index is None:
+                return False
+            with index.transaction():
+                index.start_strong(model, dim)  # another model's rows dropped first
+                put(index)
+            return True
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[Any]:
+        """The index under the write lock, or None when stopped or when a writer held the lock longer
+        than LOCK_WAIT (it is let be: the filler is kicked again and tries after it)."""
+        with self._busy:
+            if self.stopped:
+                yield None
+                return
+            try:
+                self.bank.write_lock.acquire(wait=LOCK_WAIT)
+            except MembankError:
+                self.kick(going_on=True)
+                yield None
+                return
+            try:
+                yield self.bank.index
+            finally:
+                self.bank.write_lock.release()
+
+    def _announce(self, model: str) -> None:
+        with self._busy:
+            if self.stopped:
+                return
+            with reading():
+                done, total = self.bank.index.strong_counts()
+        self.bank.notify(NOTIFY, {"done": done, "total": total, "model": model, "problem": self.failure})
+
+
+def filler(bank: Bank) -> Filler:
+    found = bank.memo.get(MEMO)
+    if found is None:
+        found = bank.memo[MEMO] = Filler(bank)
+    return found  # type: ignore[no-any-return]
+
+
+def start(bank: Bank) -> None:
+    """A long-lived process fills this project's strong tier from now on (and starts on what is missing)."""
+    f = filler(bank)
+    f.enabled = True
+    f.kick()
+
+
+def kick(bank: Bank) -> None:
+    """After a sync committed: embed what it left without a strong vector (nothing unless `start`ed)."""
+    found = bank.memo.get(MEMO)
+    if found is not None:
+        found.kick()
+
+
+def stop(bank: Bank) -> None:
+    """The project closes: the filler stops at its next checkpoint (Project.close)."""
+    found = bank.memo.get(MEMO)
+    if found is not None:
+        found.stop()

@@ -1,0 +1,56 @@
+"""A strong encoder for tests (`MEMBANK_STRONG_ENCODER=tests.strongfake:load`): words hashed into 32
+dimensions, instant, no model files. `GATE` holds each batch of passages after the first `HOLD_AFTER`
+while it is clear (a test sets it again to let them through); `ENTERED` is set when one is held."""
+
+from __future__ import annotations
+
+import threading
+import zlib
+
+import numpy as np
+
+from membank.index.strong import StrongEncoder
+
+DIM = 32
+GATE = threading.Event()
+GATE.set()
+ENTERED = threading.Event()
+CALLS = {"passages": 0}
+HOLD_AFTER = [0]  # batches of passages let through before the gate applies
+
+
+class _Model:
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        if not query:
+            CALLS["passages"] += 1
+            if CALLS["passages"] > HOLD_AFTER[0]:
+                ENTERED.set()
+                GATE.wait(60)
+        rows = np.zeros((len(texts), DIM), np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                rows[i, zlib.crc32(word.strip(".,!?").encode()) % DIM] += 1.0
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+
+
+def load() -> StrongEncoder:
+    return StrongEncoder("fake-strong:1:32", DIM, _Model())
+
+
+def load_other() -> StrongEncoder:
+    """Another model: its vectors are not comparable with `load`'s."""
+    return StrongEncoder("fake-strong-2:1:32", DIM, _Model())
+
+
+class _Broken:
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        if not query:
+            ENTERED.set()
+            raise RuntimeError("the model broke")
+        return _Model().encode(texts, query=True)
+
+
+def load_broken() -> StrongEncoder:
+    """A model that loads and then fails on every batch of passages."""
+    return StrongEncoder("fake-broken:1:32", DIM, _Broken())
