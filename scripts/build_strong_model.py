@@ -330,7 +330,8 @@ class Engine:
 
 
 def quantise_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """int8 with one float32 scale per row (the row's largest magnitude maps to 127)."""
+    """int8 with one float32 scale per row (the row's largest magnitude maps to 127). A layer's matrix
+    is [outputs, inputs]: one scale per output; it is stored transposed (below)."""
     peak = np.abs(matrix).max(axis=1)
     scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
     return np.clip(np.rint(matrix / scale[:, None]), -127, 127).astype(np.int8), scale
@@ -347,7 +348,8 @@ def weights(src: Source, ids: list[int]) -> dict[str, np.ndarray]:
     for layer in range(src.config["layers"]):
         for m in LAYER_MATRICES:
             q, s = quantise_rows(t[f"l{layer}.{m}.w"])
-            out[f"layers.{layer}.{m}.weight"], out[f"layers.{layer}.{m}.scale"] = q, s
+            # stored [inputs, outputs], as x @ W and ONNX's MatMulInteger take it; one scale per output
+            out[f"layers.{layer}.{m}.weight"], out[f"layers.{layer}.{m}.scale"] = q.T, s
         for v in LAYER_VECTORS:
             out[f"layers.{layer}.{v.replace('.w', '.weight').replace('.b', '.bias')}"] = t[f"l{layer}.{v}"]
     return {k: np.ascontiguousarray(v) for k, v in sorted(out.items())}
@@ -359,14 +361,97 @@ def write_model(folder: Path, src: Source, ids: list[int], tokenizer: Any) -> No
     folder.mkdir(parents=True, exist_ok=True)
     save_file(weights(src, ids), str(folder / "model.safetensors"), metadata={"format": "membank-e5-int8"})
     tokenizer.save(str(folder / "tokenizer.json"))
+    write_graph(folder, src.config)
     config = {"model_type": "bert", "architecture": "multilingual-e5-small", "hidden_size": src.config["hidden"],
               "num_hidden_layers": src.config["layers"], "num_attention_heads": src.config["heads"],
               "intermediate_size": src.config["intermediate"], "max_position_embeddings": MAX_TOKENS,
               "layer_norm_eps": src.config["eps"], "hidden_act": "gelu", "vocab_size": len(ids),
               "bos_token_id": 0, "pad_token_id": 1, "eos_token_id": 2, "unk_token_id": 3,
               "query_prefix": "query: ", "passage_prefix": "passage: ", "pooling": "mean", "normalize": True,
-              "quantization": "int8, one float32 scale per row"}
+              "quantization": "int8 [inputs, outputs], one float32 scale per output; word embeddings one per row"}
     (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+def write_graph(folder: Path, config: dict[str, Any]) -> None:
+    """model.onnx: the 12 layers for onnxruntime (int8 products: MatMulInteger over dynamically
+    quantised activations), its weights read from model.safetensors' bytes (ONNX external data), so
+    the folder holds them once. Input `x`: the embeddings after their norm [batch, tokens, hidden];
+    `bias`: 0 or -1e9 per key [batch, 1, 1, tokens]; output: the last layer's states."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    header_size = int.from_bytes((folder / "model.safetensors").read_bytes()[:8], "little")
+    header = json.loads((folder / "model.safetensors").read_bytes()[8:8 + header_size])
+    kinds = {"I8": TensorProto.INT8, "F32": TensorProto.FLOAT}
+    hidden, heads = config["hidden"], config["heads"]
+    nodes: list[Any] = []
+    inits: list[Any] = []
+
+    def stored(name: str) -> str:
+        entry = header[name]
+        tensor = TensorProto(name=name, data_type=kinds[entry["dtype"]], dims=entry["shape"])
+        begin, end = entry["data_offsets"]
+        tensor.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", "model.safetensors"), ("offset", str(8 + header_size + begin)),
+                           ("length", str(end - begin))):
+            tensor.external_data.add(key=key, value=value)
+        inits.append(tensor)
+        return name
+
+    def const(name: str, value: Any, dtype: Any = np.float32) -> str:
+        inits.append(onnx.numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+        return name
+
+    def op(kind: str, inputs: list[str], name: str, **attributes: Any) -> str:
+        nodes.append(helper.make_node(kind, inputs, [name], name=name, **attributes))
+        return name
+
+    def quantised(x: str, tag: str) -> tuple[str, str, str]:
+        outs = [f"{tag}.q", f"{tag}.s", f"{tag}.z"]
+        nodes.append(helper.make_node("DynamicQuantizeLinear", [x], outs, name=tag))
+        return outs[0], outs[1], outs[2]
+
+    def linear(a: tuple[str, str, str], p: str, out: str) -> str:
+        q, s, z = a
+        product = op("Cast", [op("MatMulInteger", [q, stored(p + ".weight"), z], out + ".i")], out + ".f",
+                     to=TensorProto.FLOAT)
+        scale = op("Mul", [s, stored(p + ".scale")], out + ".scale")
+        return op("Add", [op("Mul", [product, scale], out + ".m"), stored(p + ".bias")], out)
+
+    const("heads", [0, 0, heads, hidden // heads], np.int64)
+    const("back", [0, 0, hidden], np.int64)
+    const("half", 0.5)
+    const("one", 1.0)
+    const("root_half", 0.7071067811865476)
+    const("attention_scale", 1.0 / np.sqrt(hidden // heads))
+    x = "x"
+    for layer in range(config["layers"]):
+        p = f"layers.{layer}."
+        a = quantised(x, p + "in")
+        q, k, v = (op("Reshape", [linear(a, p + m, p + m + ".out"), "heads"], p + m + ".heads") for m in "qkv")
+        q = op("Transpose", [q], p + "q.t", perm=[0, 2, 1, 3])
+        k = op("Transpose", [k], p + "k.t", perm=[0, 2, 3, 1])
+        v = op("Transpose", [v], p + "v.t", perm=[0, 2, 1, 3])
+        scores = op("Add", [op("Mul", [op("MatMul", [q, k], p + "qk"), "attention_scale"], p + "qk.s"), "bias"],
+                    p + "scores")
+        context = op("MatMul", [op("Softmax", [scores], p + "p", axis=-1), v], p + "ctx")
+        context = op("Reshape", [op("Transpose", [context], p + "ctx.t", perm=[0, 2, 1, 3]), "back"], p + "ctx.r")
+        attended = linear(quantised(context, p + "ctx.q"), p + "ao", p + "ao.out")
+        x = op("LayerNormalization", [op("Add", [x, attended], p + "r1"), stored(p + "aln.weight"),
+                                      stored(p + "aln.bias")], p + "x1", axis=-1, epsilon=config["eps"])
+        mid = linear(quantised(x, p + "x1.q"), p + "fi", p + "mid")
+        erf = op("Erf", [op("Mul", [mid, "root_half"], p + "mid.s")], p + "erf")
+        gelu = op("Mul", [op("Mul", [mid, "half"], p + "mid.h"), op("Add", [erf, "one"], p + "erf.1")], p + "gelu")
+        out = linear(quantised(gelu, p + "gelu.q"), p + "fo", p + "fo.out")
+        x = op("LayerNormalization", [op("Add", [x, out], p + "r2"), stored(p + "oln.weight"),
+                                      stored(p + "oln.bias")], p + "x2", axis=-1, epsilon=config["eps"])
+    graph = helper.make_graph(
+        nodes, NAME, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "tokens", hidden]),
+                      helper.make_tensor_value_info("bias", TensorProto.FLOAT, ["batch", 1, 1, "tokens"])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "tokens", hidden])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="membank")
+    model.ir_version = 8  # onnxruntime 1.14 and later read it
+    (folder / "model.onnx").write_bytes(model.SerializeToString())
 
 
 MIT = """MIT License
@@ -414,7 +499,7 @@ def write_provenance(folder: Path, stats: dict[str, Any]) -> None:
     rows = "\n".join(f"| `{p.name}` | {p.stat().st_size} | `{sha256(p)}` |"
                      for p in sorted(folder.iterdir()) if p.name != "PROVENANCE.md")
     versions = ", ".join(f"{name} {metadata.version(name)}" for name in
-                         ("tokenizers", "numpy", "safetensors", "wordfreq", SOURCE_PACKAGE))
+                         ("tokenizers", "numpy", "safetensors", "onnx", "onnxruntime", "wordfreq", SOURCE_PACKAGE))
     text = f"""# Provenance of {NAME}
 
 | what | value |
@@ -422,9 +507,10 @@ def write_provenance(folder: Path, stats: dict[str, Any]) -> None:
 | upstream model | [{UPSTREAM_MODEL}]({UPSTREAM_URL}), MIT |
 | source package | {SOURCE_PACKAGE} {SOURCE_VERSION} (PyPI, MIT; `{SOURCE_FILE}`, sha256 `{stats["source_sha"]}`) |
 | vocabulary | {stats["kept"]:,} of {stats["pieces"]:,} pieces: those the {ENGLISH_WORDS:,} most frequent English words (and their capitalised forms) and the {CHINESE_WORDS:,} most frequent Chinese words use (`wordfreq` lists, build time only), every piece holding a CJK character, every single Latin, digit, punctuation or symbol character (alone or after `▁`), the prefixes' pieces, `<s>` `<pad>` `</s>` `<unk>` at their own ids |
-| weights | the source's 4-bit blocks dequantised, then int8 with one float32 scale per row (`*.scale`); biases, norms, position and type embeddings float32 |
+| weights | the source's 4-bit blocks dequantised, then int8 with one float32 scale per output (`*.scale`; layer matrices stored [inputs, outputs]; word embeddings one scale per row); biases, norms, the first 256 positions and the type embedding float32 |
+| graph | `model.onnx`: the 12 layers for onnxruntime (opset 17; MatMulInteger over dynamically quantised activations), its weights ONNX external data inside `model.safetensors` |
 | tokenizer | Unigram over the kept pieces with e5's scores, the nmt_nfkc precompiled map (checked against e5's own map on {stats["normalised"]:,} code points), extra spaces removed, Metaspace; the full-vocabulary version matched e5.c's ids on {stats["checked"]} texts |
-| checked | membank's run-time arithmetic on this folder against e5.c (the package's `e5.c`, compiled by the build), cosine over {stats["compared"]} texts of the check set (under 300 characters) × query/passage: min {stats["exact_min"]:.4f} on the {stats["exact"]} inputs the kept pieces tokenise as the full vocabulary does (the arithmetic); min {stats["all_min"]:.4f}, mean {stats["all_mean"]:.4f} on all (with what trimming costs: rarer words split into smaller pieces) |
+| checked | membank's run time (membank/index/contextual.py with onnxruntime) on this folder against e5.c (the package's `e5.c`, compiled by the build), cosine over {stats["compared"]} texts of the check set (under 300 characters) × query/passage: min {stats["exact_min"]:.4f} on the {stats["exact"]} inputs the kept pieces tokenise as the full vocabulary does (the arithmetic); min {stats["all_min"]:.4f}, mean {stats["all_mean"]:.4f} on all (with what trimming costs: rarer words split into smaller pieces) |
 | versions | {versions}, Python {sys.version.split()[0]} |
 | built by | `scripts/build_strong_model.py` |
 

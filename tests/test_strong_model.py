@@ -32,6 +32,18 @@ def test_vectors_are_e5s_in_english_and_chinese(strong: StrongEncoder) -> None:
         assert cosines.min() >= 0.99, (kind, cosines)
 
 
+def test_without_onnxruntime_numpy_gives_the_same_vectors(strong: StrongEncoder) -> None:
+    from membank.index.contextual import ContextualEncoder
+
+    reference = json.loads(REFERENCE.read_text("utf-8"))
+    fallback = ContextualEncoder(STRONG_BUNDLED, runtime="numpy")
+    assert fallback.runtime == "numpy"
+    ours = fallback.encode(reference["texts"], query=True)
+    theirs = np.asarray(reference["query"], dtype=np.float32)
+    assert ((ours * theirs).sum(axis=1) / np.linalg.norm(theirs, axis=1)).min() >= 0.99
+    assert ((ours * strong.queries(reference["texts"])).sum(axis=1)).min() >= 0.99
+
+
 def test_rows_are_unit_length_and_cross_languages(strong: StrongEncoder) -> None:
     passages = strong.passages(["The recipe calls for two cups of flour.", "The hero was wounded by an arrow."])
     query = strong.queries(["做蛋糕要几杯面粉"])[0]
@@ -92,7 +104,7 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
         load_strong(folder)
 
 
-@pytest.mark.parametrize("damaged", ["model.safetensors", "tokenizer.json", "config.json"])
+@pytest.mark.parametrize("damaged", ["model.safetensors", "model.onnx", "tokenizer.json", "config.json"])
 def test_a_damaged_folder_says_so(tmp_path: Path, damaged: str) -> None:
     folder = _copy(tmp_path)
     (folder / damaged).unlink()

@@ -1,12 +1,14 @@
-"""The strong tier's arithmetic: multilingual-e5-small's 12-layer BERT encoder run with numpy from the
-int8 folder scripts/build_strong_model.py writes (tokenizer.json, model.safetensors, config.json).
+"""The strong tier's arithmetic: multilingual-e5-small's 12-layer BERT encoder from the int8 folder
+scripts/build_strong_model.py writes (tokenizer.json, model.safetensors, model.onnx, config.json).
 
 Every input is `query: ` or `passage: ` + the text, cut to MAX_TOKENS tokens (with <s> and </s>), so a
 20 MB memory costs what its first page costs; the token states are mean-pooled and L2-normalised. A
 text with no known token (empty, only spaces, only characters the vocabulary lacks) is a zero row.
 
-The int8 matrices are dequantised to float32 once, at load (~85 MB), and the word embeddings stay int8
-(their rows are dequantised when looked up): float32 matrix products are what numpy's BLAS does fast.
+The tokens' embeddings are looked up with numpy (int8 rows times their scales); the 12 layers run in
+onnxruntime (`model.onnx`: int8 products, ~5× faster than numpy's float32 ones, one thread). Without
+onnxruntime (`runtime="numpy"`, or the package missing) the same layers run in numpy with the int8
+matrices dequantised once at load (~85 MB): same vectors to cosine ~0.995, slower.
 `encode` holds no state between calls, so threads may share one encoder."""
 
 from __future__ import annotations
@@ -19,14 +21,14 @@ import numpy as np
 
 MAX_TOKENS = 256  # per input, <s> and </s> included
 MAX_CHARS = 4 * MAX_TOKENS * 4  # the text is cut before tokenising: ~4 characters a token at most, 4× margin
-BATCH_TOKENS = 4096  # padded tokens per forward pass: bounds the activations (~40 MB at most)
+BATCH_TOKENS = 2048  # padded tokens per forward pass: bounds the activations (~25 MB at most)
 _SQRT_HALF = 0.7071067811865476
 
 
 class ContextualEncoder:
     """The model of one folder; `encode(texts, query=...)` gives unit-length float32 rows."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, runtime: str = "auto") -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -48,7 +50,11 @@ class ContextualEncoder:
         self.position = t["embeddings.position"].astype(np.float32) + t["embeddings.type"][0].astype(np.float32)
         self.max_tokens = min(MAX_TOKENS, len(self.position))
         self.norm = (t["embeddings.norm.weight"], t["embeddings.norm.bias"])
-        self.blocks = [self._layer(t, i) for i in range(self.layers)]
+        self.session: Any = _session(folder) if runtime in ("auto", "onnxruntime") else None
+        if self.session is None and runtime == "onnxruntime":
+            raise ImportError("onnxruntime", name="onnxruntime")
+        self.runtime = "onnxruntime" if self.session is not None else "numpy"
+        self.blocks = [] if self.session is not None else [self._layer(t, i) for i in range(self.layers)]
         if tokenizer.get_vocab_size() != len(self.word):
             raise ValueError(f"{tokenizer.get_vocab_size()} tokens but {len(self.word)} embeddings")
         tokenizer.no_padding()
@@ -66,9 +72,8 @@ class ContextualEncoder:
     def _layer(self, t: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
         p = f"layers.{i}."
 
-        def matrix(name: str) -> np.ndarray:  # stored [outputs, inputs]; kept as [inputs, outputs] for x @ W
-            w = t[p + name + ".weight"].astype(np.float32) * t[p + name + ".scale"][:, None]
-            return np.ascontiguousarray(w.T)
+        def matrix(name: str) -> np.ndarray:  # stored [inputs, outputs], one scale per output
+            return np.asarray(t[p + name + ".weight"].astype(np.float32) * t[p + name + ".scale"][None, :])
 
         qkv = np.concatenate([matrix("q"), matrix("k"), matrix("v")], axis=1)
         block = {"qkv": qkv, "qkv_b": np.concatenate([t[p + "q.bias"], t[p + "k.bias"], t[p + "v.bias"]]),
@@ -112,7 +117,9 @@ class ContextualEncoder:
         x = self.word[ids].astype(np.float32) * self.word_scale[ids][..., None] + self.position[:n]
         x = _layer_norm(x, *self.norm, self.eps)
         heads, size = self.heads, h // self.heads
-        bias = ((1.0 - mask) * -1e9)[:, None, None, :]  # padded keys get no attention
+        bias = np.asarray(((1.0 - mask) * -1e9)[:, None, None, :], dtype=np.float32)  # padded keys: no attention
+        if self.session is not None:
+            x = self.session.run(None, {"x": x, "bias": bias})[0]
         for blk in self.blocks:
             qkv = (x @ blk["qkv"] + blk["qkv_b"]).reshape(b, n, 3, heads, size).transpose(2, 0, 3, 1, 4)
             scores = (qkv[0] @ qkv[1].transpose(0, 1, 3, 2)) * (1.0 / np.sqrt(size)) + bias
@@ -126,6 +133,22 @@ class ContextualEncoder:
         pooled = (x * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.asarray(np.where(norms > 1e-12, pooled / np.maximum(norms, 1e-12), 0.0), dtype=np.float32)
+
+
+def _session(folder: Path) -> Any:
+    """An onnxruntime session over the folder's model.onnx, or None without onnxruntime or the graph."""
+    if not (folder / "model.onnx").is_file():
+        return None
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1  # a query is small; the other core serves the rest of the bank
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    options.enable_cpu_mem_arena = False  # the arena keeps a batch's peak (+180 MB measured) resident
+    return onnxruntime.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
