@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Hashable, Sequence
 
 STRONG_WEIGHT = 0.7
-GATE = 0.75  # deviations below the best same-language candidate an other-language one may stand
+GATE = 0.6  # deviations below the best same-language candidate an other-language one may stand
 MIN_POOL = 8
 SUNK = 1000.0  # subtracted from a candidate that does not compete: below every competing one
 
