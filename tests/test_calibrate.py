@@ -40,6 +40,8 @@ def test_an_unremarkable_other_language_memory_never_takes_a_same_language_place
     assert ranked[0].key == "answer"
     assert [c.language for c in ranked[:11]] == ["en"] * 11
     assert [c.key for c in ranked[11:]] == [f"zh{i}" for i in range(9, -1, -1)]  # own order kept
+    assert all(c.competes for c in ranked[:11]) and not any(c.competes for c in ranked[11:])
+    assert ranked[11].score > ranked[10].score  # its standing is kept; it just does not compete
 
 
 def test_an_infinite_gate_is_plain_pool_standardisation() -> None:

@@ -25,7 +25,6 @@ from typing import Hashable, Sequence
 STRONG_WEIGHT = 0.7
 GATE = 0.6  # deviations below the best same-language candidate an other-language one may stand
 MIN_POOL = 8
-SUNK = 1000.0  # subtracted from a candidate that does not compete: below every competing one
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,9 @@ class Candidate:
 @dataclass(frozen=True)
 class Calibrated:
     key: Hashable
-    score: float  # deviations above its pool's mean (less SUNK when it does not compete)
+    score: float  # standardised blend: deviations above its language pool's mean
     language: str
+    competes: bool  # False: an other-language candidate below the gate, ranked after every competing one
 
 
 def script_language(text: str) -> str:
@@ -85,7 +85,7 @@ def calibrate(candidates: Sequence[Candidate], query_language: str, *, weight: f
     scores = [weight * a + (1.0 - weight) * b for a, b in zip(strong, static)]
     same = [s for s, lang in zip(scores, languages) if lang == query_language]
     bar = max(same) - gate if same else -math.inf
-    out = [Calibrated(c.key, s if c.language == query_language or s >= bar else s - SUNK, c.language)
+    out = [Calibrated(c.key, s, c.language, c.language == query_language or s >= bar)
            for c, s in zip(candidates, scores)]
-    order = sorted(range(len(out)), key=lambda i: -out[i].score)
+    order = sorted(range(len(out)), key=lambda i: (not out[i].competes, -out[i].score))
     return [out[i] for i in order]
