@@ -1,17 +1,24 @@
-"""The strong tier's encoder: a contextual multilingual model (issue 35), loaded from a local folder
-only, never the network. This is the interface the tier is built against; the model and its
-arithmetic land separately (scripts/build_strong_model.py)."""
+"""The strong tier's encoder: a contextual multilingual model (issue 35, multilingual-e5-small as int8,
+built by scripts/build_strong_model.py), loaded from a local folder only, never the network; its
+arithmetic is `contextual.ContextualEncoder` (numpy)."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..kernel import heap
 
 if TYPE_CHECKING:
     import numpy as np
 
 STRONG_BUNDLED = Path(__file__).resolve().parents[1] / "model" / "e5-small-int8"
+STRONG_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+
+_cache: dict[tuple[str, int, int], "StrongEncoder"] = {}
+_cache_lock = threading.Lock()
 
 
 class StrongUnavailable(Exception):
@@ -36,4 +43,29 @@ class StrongEncoder:
 def load_strong(folder: Path | None = None) -> StrongEncoder:
     """The strong encoder of `folder` (default: the bundled one), cached per process and thread-safe;
     StrongUnavailable when it cannot run here."""
-    raise StrongUnavailable("the strong model is not bundled in this build")
+    folder = STRONG_BUNDLED if folder is None else folder
+    if not folder.is_dir():
+        raise StrongUnavailable(f"the strong model folder `{folder.name}` is missing from this installation")
+    missing = [name for name in STRONG_FILES if not (folder / name).is_file()]
+    if missing:
+        raise StrongUnavailable(f"the strong model folder `{folder.name}` is missing {', '.join(missing)}")
+    weights = (folder / "model.safetensors").stat()
+    key = (str(folder.resolve()), weights.st_size, weights.st_mtime_ns)
+    with _cache_lock:  # one load per process, even when threads ask at once
+        if key in _cache:
+            return _cache[key]
+        try:
+            from .contextual import ContextualEncoder
+
+            model = ContextualEncoder(folder)
+        except ImportError as e:
+            raise StrongUnavailable(f"the strong model needs {e.name or 'a package'}, which is not installed") from None
+        except MemoryError:
+            raise StrongUnavailable(f"there is not enough memory to load the strong model `{folder.name}`") from None
+        except Exception as e:  # a damaged folder must not take the bank down
+            raise StrongUnavailable(f"the strong model `{folder.name}` could not be loaded: its files are damaged "
+                                    f"({e.__class__.__name__}); reinstall membank") from None
+        encoder = StrongEncoder(f"{folder.name}:{weights.st_size}:{model.dim}", model.dim, model)
+        heap.release()  # the safetensors and tokenizer reads left freed memory resident
+        _cache[key] = encoder
+        return encoder
