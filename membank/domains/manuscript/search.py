@@ -11,7 +11,7 @@ from ...kernel.text import fts_query
 from ..contract import Bank
 from ..recall.rank import fuse
 from ..story.positions import story_order
-from . import store
+from . import store, words
 from .sync import documents
 
 CANDIDATES = 50  # per side, before fusion
@@ -107,17 +107,15 @@ def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | N
     index = bank.index
     bound = limit_of(bank, before)
     where, args = _allowed_sql(bound, document_id)
-    allowed = [i for (i,) in index.db.execute(f"SELECT p.id FROM manuscript_passages AS p WHERE {where}", args)
-               if i not in exclude]
+    within = [i for (i,) in index.db.execute(f"SELECT p.id FROM manuscript_passages AS p WHERE {where}", args)]
+    allowed = [i for i in within if i not in exclude]
     if not allowed:
         return [], bound
     lexical: list[tuple[int, float]] = []
     match = fts_query(query_text)
     if match is not None:
-        lexical = [(i, s) for i, s in index.db.execute(
-            "SELECT f.rowid, bm25(manuscript_fts) FROM manuscript_fts AS f JOIN manuscript_passages AS p"
-            f" ON p.id = f.rowid WHERE manuscript_fts MATCH ? AND {where} ORDER BY 2 LIMIT ?",
-            [match, *args, CANDIDATES + len(exclude)]) if i not in exclude]
+        lexical = [(i, s) for i, s in words.best(index, match, where, args, within, CANDIDATES + len(exclude))
+                   if i not in exclude]
     nearest = _nearest(bank, query_text, allowed, CANDIDATES)
     hits = sorted(fuse(nearest, lexical), key=lambda h: -round(h.fused, 9))
     hits = [h for h in hits if h.fused > 0][:limit]
