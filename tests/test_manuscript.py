@@ -341,6 +341,21 @@ def test_the_recap_folds_older_chapters_into_an_arc_and_cuts_the_oldest_end(proj
         assert [s.of for s, _ in recap(bank, "chapters/ch04.md#1", 2000)] == told[:3]
 
 
+def test_the_recap_told_again_follows_a_summary_edited_by_hand_and_the_position(project: Path) -> None:
+    from membank.domains.manuscript.summaries import recap
+
+    (project / "chapters" / "ch03.md").write_text("第3章。\n", "utf-8")
+    with closing(membank.open(project)) as bank:
+        bank.put_summary(of="chapters/ch01.md", level="chapter", text="林默等船。")
+        bank.put_summary(of="chapters/ch02.md", level="chapter", text="老周死在灯塔。")
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 2000)] == ["林默等船。", "老周死在灯塔。"]
+        assert [s.text for s, _ in recap(bank, "chapters/ch02.md", 2000)] == ["林默等船。"]
+        [path] = [p for p in (project / ".writenow" / "summaries").rglob("*.md") if "ch01" in p.name]
+        path.write_text(path.read_text("utf-8").replace("林默等船。", "林默等了一夜的船。"), "utf-8")  # no sync
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 2000)] == ["林默等了一夜的船。", "老周死在灯塔。"]
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 20)] == ["老周死在灯塔。"]
+
+
 def test_a_chapter_deleted_mid_sync_leaves_the_index_without_it(bank: Bank, project: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     from membank.domains.manuscript import sync as sync_module
