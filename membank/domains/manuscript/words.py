@@ -63,31 +63,51 @@ def composed(index: Index, match: str, allowed: list[int], k: int) -> Rows | Non
         at, scores = _phrase(index, kept, phrase)
         total[at] += scores  # no row twice within one phrase: one addition each
         held[at] = True
-    wanted = np.asarray(allowed, dtype=np.int64)
-    at = np.searchsorted(ids, wanted)
-    known = at < len(ids)
-    known[known] = ids[at[known]] == wanted[known]
     mask = np.zeros(len(ids), dtype=bool)
-    mask[at[known]] = True
+    mask[positions(ids, allowed)] = True
     rows = np.flatnonzero(held & mask)
     order = rows[np.lexsort((ids[rows], total[rows]))][:k]
     return [(int(ids[i]), float(total[i])) for i in order]
 
 
-def _kept(index: Index) -> dict[str, Any]:
-    """This generation's memo: the passages' ids in order, and each phrase's rows asked so far."""
+def positions(ids: Any, wanted: list[int]) -> Any:
+    """The positions in `ids` (sorted) of the ids in `wanted`, in their order; an id not there left out."""
     import numpy as np
 
+    asked = np.asarray(wanted, dtype=np.int64)
+    at = np.searchsorted(ids, asked)
+    known = at < len(ids)
+    known[known] = ids[at[known]] == asked[known]
+    return at[known]
+
+
+def generation_memo(index: Index) -> dict[str, Any]:
+    """A memo kept while the passages' generation (store.GENERATION) holds: it moves whenever a passage
+    comes, goes or gets a vector (at the end of the write that moved it), and a rebuild empties `index.caches`. Read threads standing on two
+    generations at once each find theirs."""
+    if index.view_key() is None:
+        return {}  # in the middle of a write (the generation moves at its end): nothing read may be kept
     generation = store.generation(index)
-    memos: dict[Any, dict[str, Any]] = index.caches.setdefault("manuscript.words", {})
+    memos: dict[Any, dict[str, Any]] = index.caches.setdefault("manuscript.generation", {})
     kept = memos.get(generation)
+    if kept is None:
+        if len(memos) >= GENERATIONS_KEPT:
+            memos.clear()
+        kept = memos[generation] = {}
+    return kept
+
+
+def _kept(index: Index) -> dict[str, Any]:
+    """This generation's word memo: the passages' ids in order, and each phrase's rows asked so far."""
+    import numpy as np
+
+    memo = generation_memo(index)
+    kept = memo.get("words")
     if kept is None:
         ids = np.asarray([i for (i,) in index.db.execute("SELECT id FROM manuscript_passages ORDER BY id")],
                          dtype=np.int64)
-        if len(memos) >= GENERATIONS_KEPT:
-            memos.clear()
-        kept = memos[generation] = {"ids": ids, "phrases": {}, "rows": 0}
-    return kept
+        kept = memo["words"] = {"ids": ids, "phrases": {}, "rows": 0}
+    return kept  # type: ignore[no-any-return]
 
 
 def _phrase(index: Index, kept: dict[str, Any], phrase: str) -> tuple[Any, Any]:
