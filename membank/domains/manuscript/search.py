@@ -87,7 +87,7 @@ def _nearest(bank: Bank, query: str, allowed: list[int], k: int) -> list[tuple[i
     rows = words.positions(ids, allowed)  # in the order of `allowed`
     if not len(rows):
         return []
-    vector = model.encode([query])[0]
+    vector = model.encode_query(query)
     if not np.any(vector):
         return []
     sims = matrix[rows] @ vector
