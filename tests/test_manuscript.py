@@ -273,6 +273,26 @@ def test_appearances_count_names_per_chapter_in_story_order(project: Path) -> No
         assert [d["characters"] for d in bank.manuscript_status()["items"]] == [["林默"], [], ["林默"]]
 
 
+def test_appearances_follow_a_chapter_saved_and_the_cards_changed(project: Path) -> None:
+    (project / ".writenow" / "characters").mkdir(exist_ok=True)
+    card = project / ".writenow" / "characters" / "lin-mo.md"
+    card.write_text(CARD, "utf-8")
+    chapter = project / "chapters" / "ch03.md"
+    chapter.write_text("Lin Mo came back.\n\n林默笑了。\n", "utf-8")
+    with closing(membank.open(project)) as bank:
+        def seen() -> list[tuple[str, int, int, int]]:
+            return [(i["source"], i["count"], i["firstLine"], i["lastLine"])
+                    for i in bank.appearances(name="林默")["items"]]
+
+        assert seen() == [("chapters/ch01.md", 1, 5, 5), ("chapters/ch03.md", 2, 1, 3)]
+        chapter.write_text("Nobody.\n\nLin Mo came back.\n\n林默笑了。林默走了。\n", "utf-8")
+        bank.sync()
+        assert seen() == [("chapters/ch01.md", 1, 5, 5), ("chapters/ch03.md", 3, 3, 5)]
+        card.write_text(CARD.replace("aliases: [Lin Mo]", "aliases: []"), "utf-8")
+        bank.sync()
+        assert seen() == [("chapters/ch01.md", 1, 5, 5), ("chapters/ch03.md", 2, 5, 5)]
+
+
 RECAP_SKILL = """---
 id: recap-test
 name: Recap test
