@@ -28,19 +28,19 @@ context_rules: {surrounding: 20000, characters: true, project-settings: true, pr
 Continue the story.
 """
 CHAPTERS = 19  # before the bench's ch20
-PER_CHAPTER = 50_000  # code points: with ch20, ~1,000,000 in all
+PER_CHAPTER = 50_000  # code points: with ch20, ~1,000,000 in all (a tenth of that on a corpus under 10,000 files)
 SCENE_SUMMARIES = range(12, 20)  # chapters whose scenes are summarised too (the recent ones, in detail)
 ARCS = (("chapters/ch01.md", "chapters/ch06.md"), ("chapters/ch07.md", "chapters/ch12.md"))
 
 
-def _chapter_text(rng: random.Random, chinese: bool, names: list[str]) -> str:
+def _chapter_text(rng: random.Random, chinese: bool, names: list[str], chars: int) -> str:
     paras, size, scene = [], 0, 1
-    while size < PER_CHAPTER:
+    while size < chars:
         if chinese:
             p = "".join(rng.choice(ZH) for _ in range(rng.randint(60, 300))) + "。"
         else:
             p = " ".join(rng.choice(EN) for _ in range(rng.randint(15, 70))) + f" {rng.choice(names)}."
-        if size >= scene * PER_CHAPTER // 5:  # five scenes a chapter
+        if size >= scene * chars // 5:  # five scenes a chapter
             scene += 1
             p = f"## Scene {scene}\n\n{p}"
         paras.append(p)
@@ -52,13 +52,14 @@ def _summary(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(EN) for _ in range(words)).capitalize() + "."
 
 
-def setup(bank: Any, root: Path, names: list[str], rng: random.Random) -> int:
-    """The earlier chapters, their summaries and the skill; the manuscript's size in code points."""
+def setup(bank: Any, root: Path, names: list[str], rng: random.Random, chars: int = PER_CHAPTER) -> int:
+    """The earlier chapters (`chars` code points each), their summaries and the skill; the manuscript's size
+    in code points."""
     call = caller(bank)
     (root / ".writenow" / "skills" / "bench-story.md").write_text(STORY_RULES, "utf-8")
     total = len((root / "chapters" / "ch20.md").read_text("utf-8"))
     for c in range(1, CHAPTERS + 1):
-        text = _chapter_text(rng, c % 3 == 0, names)
+        text = _chapter_text(rng, c % 3 == 0, names, chars)
         (root / "chapters" / f"ch{c:02d}.md").write_text(text, "utf-8")
         total += len(text)
     bank.sync()
@@ -109,7 +110,7 @@ def story_rows(bank: Any, corpus: Corpus, names: list[str], reps: int, rng: rand
 
     root = corpus.root
     try:
-        size = setup(bank, root, names, rng)
+        size = setup(bank, root, names, rng, PER_CHAPTER if corpus.files >= 10_000 else PER_CHAPTER // 10)
         row = Row("context_assemble_story", "context:assemble as above plus `recall: 5`, `recap: 2000`, threads and "
                   "scene", "ms", corpus.files, target=15, target_text="p95 ≤ 15 ms",
                   note=f"an earlier manuscript of {CHAPTERS} chapters ({size:,} code points with the 50,000-character "
