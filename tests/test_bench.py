@@ -152,7 +152,8 @@ def test_quick_runner_end_to_end() -> None:
     rows = {r.key: r for r in result.rows}
     for key in ("cold_index", "cold_index_process", "cold_index_floor", "cold_index_vs_floor", "noop_sync",
                 "one_file_sync", "watcher", "preview_deterministic", "preview_semantic", "preview_semantic_after_write",
-                "memory_create", "sidecar_rss", "episode_record", "episode_query"):
+                "memory_create", "sidecar_rss", "episode_record", "episode_query", "context_assemble",
+                "consistency_check", "context_assemble_story"):
         assert rows[key].samples, (key, rows[key].note)
     assert rows["sidecar_rtt"].n == 5, rows["sidecar_rtt"].note  # the harness is in the package: a real `membank serve`
     text = bench.table(result)

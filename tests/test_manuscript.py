@@ -273,6 +273,26 @@ def test_appearances_count_names_per_chapter_in_story_order(project: Path) -> No
         assert [d["characters"] for d in bank.manuscript_status()["items"]] == [["林默"], [], ["林默"]]
 
 
+def test_appearances_follow_a_chapter_saved_and_the_cards_changed(project: Path) -> None:
+    (project / ".writenow" / "characters").mkdir(exist_ok=True)
+    card = project / ".writenow" / "characters" / "lin-mo.md"
+    card.write_text(CARD, "utf-8")
+    chapter = project / "chapters" / "ch03.md"
+    chapter.write_text("Lin Mo came back.\n\n林默笑了。\n", "utf-8")
+    with closing(membank.open(project)) as bank:
+        def seen() -> list[tuple[str, int, int, int]]:
+            return [(i["source"], i["count"], i["firstLine"], i["lastLine"])
+                    for i in bank.appearances(name="林默")["items"]]
+
+        assert seen() == [("chapters/ch01.md", 1, 5, 5), ("chapters/ch03.md", 2, 1, 3)]
+        chapter.write_text("Nobody.\n\nLin Mo came back.\n\n林默笑了。林默走了。\n", "utf-8")
+        bank.sync()
+        assert seen() == [("chapters/ch01.md", 1, 5, 5), ("chapters/ch03.md", 3, 3, 5)]
+        card.write_text(CARD.replace("aliases: [Lin Mo]", "aliases: []"), "utf-8")
+        bank.sync()
+        assert seen() == [("chapters/ch01.md", 1, 5, 5), ("chapters/ch03.md", 2, 5, 5)]
+
+
 RECAP_SKILL = """---
 id: recap-test
 name: Recap test
@@ -339,6 +359,21 @@ def test_the_recap_folds_older_chapters_into_an_arc_and_cuts_the_oldest_end(proj
         told = [s.of for s, _ in recap(bank, "chapters/ch05.md", 2000)]
         assert told == ["chapters/ch01.md", "chapters/ch02.md", "chapters/ch03.md", "chapters/ch04.md"]
         assert [s.of for s, _ in recap(bank, "chapters/ch04.md#1", 2000)] == told[:3]
+
+
+def test_the_recap_told_again_follows_a_summary_edited_by_hand_and_the_position(project: Path) -> None:
+    from membank.domains.manuscript.summaries import recap
+
+    (project / "chapters" / "ch03.md").write_text("第3章。\n", "utf-8")
+    with closing(membank.open(project)) as bank:
+        bank.put_summary(of="chapters/ch01.md", level="chapter", text="林默等船。")
+        bank.put_summary(of="chapters/ch02.md", level="chapter", text="老周死在灯塔。")
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 2000)] == ["林默等船。", "老周死在灯塔。"]
+        assert [s.text for s, _ in recap(bank, "chapters/ch02.md", 2000)] == ["林默等船。"]
+        [path] = [p for p in (project / ".writenow" / "summaries").rglob("*.md") if "ch01" in p.name]
+        path.write_text(path.read_text("utf-8").replace("林默等船。", "林默等了一夜的船。"), "utf-8")  # no sync
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 2000)] == ["林默等了一夜的船。", "老周死在灯塔。"]
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 20)] == ["老周死在灯塔。"]
 
 
 def test_a_chapter_deleted_mid_sync_leaves_the_index_without_it(bank: Bank, project: Path,

@@ -79,3 +79,17 @@ def test_the_encoder_gives_model2vecs_vectors_to_the_bit() -> None:
         ours = StaticEncoder(folder).encode(texts)
         theirs = StaticModel.from_pretrained(str(folder)).encode(texts, show_progress_bar=False)
         assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+
+
+def test_a_query_row_is_the_texts_encoding_shared_read_only() -> None:
+    import numpy as np
+    import pytest
+
+    from membank.index.embed import load
+
+    model = load(BUNDLED)
+    for text in ("the keeper trims the lamp", "灯塔守护人", "the keeper trims the lamp"):
+        row = model.encode_query(text)
+        assert np.array_equal(row, model.encode([text])[0])
+        with pytest.raises(ValueError):
+            row[0] = 1.0  # shared between the callers of one prompt: never written into

@@ -103,6 +103,22 @@ def test_the_open_threads_go_into_layer_4_and_no_later_one(tmp_path: Path) -> No
         bank.close()
 
 
+def test_a_thread_edited_between_two_prompts_is_told_as_it_now_is(tmp_path: Path) -> None:
+    bank = _story(tmp_path)
+    try:
+        ask = {"skillId": "continue", "documentId": "chapters/ch02.md", "instruction": "续写"}
+        assert "通灵宝玉的来历" in ok(bank, "context:assemble", **ask)["blocks"][4]["text"]
+        path = tmp_path / "novel" / ".writenow" / "threads" / "jade.md"
+        if not path.exists():
+            [path] = list(tmp_path.rglob("threads/jade.md"))
+        path.write_text(JADE.replace("resolved: chapters/ch05.md", "resolved: chapters/ch02.md"), "utf-8")
+        assert "通灵宝玉的来历" not in ok(bank, "context:assemble", **ask)["blocks"][4]["text"]  # resolved here now
+        assert "通灵宝玉的来历" in ok(bank, "context:assemble", **{**ask, "documentId": "chapters/ch01.md"}
+                                 )["blocks"][4]["text"]
+    finally:
+        bank.close()
+
+
 def test_thread_abandoned_after_the_setting_and_not_before(tmp_path: Path) -> None:
     bank = _story(tmp_path, "story:\n  threadWarnChapters: 2\n")
     try:

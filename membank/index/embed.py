@@ -48,6 +48,24 @@ class Embedder:
         vectors[~ok] = 0.0
         return np.nan_to_num(vectors, copy=False)
 
+    def encode_query(self, text: str) -> np.ndarray:
+        """`encode([text])[0]`, kept for the last few texts: one prompt asks with the same query for its
+        memories and the manuscript's passages. Read-only (the row is shared)."""
+        key = (id(self.model), text)
+        found = _queries.get(key)
+        if found is not None and found[0] is self.model:  # the model kept alive with it: an id is never reused
+            return found[1]
+        row = self.encode([text])[0]
+        row.flags.writeable = False
+        if len(_queries) >= QUERIES_KEPT:
+            _queries.clear()
+        _queries[key] = (self.model, row)
+        return row
+
+
+QUERIES_KEPT = 32  # query vectors kept (`Embedder.encode_query`)
+_queries: dict[tuple[int, str], tuple[Any, np.ndarray]] = {}  # (id(model), text) -> (model, its row)
+
 
 def resolve(setting: str | None, project_root: Path) -> Path:
     """The model folder a setting names: null is the bundled model; relative paths are from the project root."""

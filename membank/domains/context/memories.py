@@ -112,7 +112,7 @@ def relevant(bank: Bank, query: str, k: int, document: str | None, hidden: set[i
         if problem is None:
             model = bank.embedder()
             assert model is not None
-            vector = model.encode([query])[0]
+            vector = model.encode_query(query)
             if vector.any():
                 return _semantic(bank, vector, query, k, hidden), []
             problem = Reason(QUERY_NOT_EMBEDDABLE, "the query has no word the model knows; memories are in "

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..contract import Bank
-from ..story import factfiles, reveals, scenefiles, scenes, threadfiles, threads
+from ..story import factfiles, reveals, scenefiles, scenes, threadfiles
 from ..story.cards import Catalog
 from ..story.order import StoryOrder
 from .activation import Found
@@ -18,9 +18,8 @@ from .layers import Piece
 def thread_pieces(bank: Bank, order: StoryOrder, position: str | None) -> list[Piece]:
     if position is None:
         return []
-    found, _ = threadfiles.load(bank)
     out = []
-    for item in threads.at_position(found, order, position, "open"):
+    for item in threadfiles.open_at(bank, order, position):
         note = f": {item['note']}" if item["note"] else ""
         text = f"{item['title']} (open since {item['opened']}){note}"
         out.append(Piece(4, "threads", "thread", text, item["id"], item["source"], item["line"],
@@ -34,7 +33,7 @@ def scene(bank: Bank, cards: Catalog, order: StoryOrder, position: str | None, a
     not found otherwise put first (POV first), and each such card's reason (`POV` / `PRESENT`)."""
     if position is None:
         return [], found, {}
-    state, _ = scenefiles.scene_at(bank, order, position)
+    state = scenefiles.state_at(bank, order, position)
     line = scenes.line_of(state)
     if not line:
         return [], found, {}

@@ -33,24 +33,25 @@ def _counted_keys(card: dict[str, Any]) -> frozenset[str] | None:
 
 
 def table(bank: Bank, cat: Catalog) -> dict[str, dict[tuple[str, int], tuple[str, Seen]]]:
-    """card id -> (document, scene number) -> (scene label, what was seen there)."""
+    """card id -> (document, scene number) -> (scene label, what was seen there). Each passage's mentions are
+    kept by its text's hash for this generation of the cards: a chapter saved re-matches its own passages,
+    not the whole manuscript."""
     index = bank.index
     memo = cat.memo("manuscript.appearances", store.generation(index), kept=2)
     made = memo.get("table")
     if made is not None:
         return made  # type: ignore[no-any-return]
-    allowed = {card_id: _counted_keys(card) for card_id, card in cat.cards.items()}
+    by_text = _by_text(cat, index.db.execute("SELECT count(*) FROM manuscript_passages").fetchall()[0][0])
     out: dict[str, dict[tuple[str, int], tuple[str, Seen]]] = {}
-    matcher = cat.matcher
-    for doc, scene, scene_no, line, text in index.db.execute(
-            "SELECT document, scene, scene_no, line, text FROM manuscript_passages ORDER BY document, ordinal"):
-        cancel.check()
-        rows, _ = matcher.mention_rows(text)
-        for offset, _, card_id, key, _ in rows:
-            keys = allowed.get(card_id, frozenset())
-            if keys is not None and normalize(key.strip()) not in keys:
-                continue
-            at = line + text.count("\n", 0, offset)
+    for pid, doc, scene, scene_no, line, digest in index.db.execute(
+            "SELECT id, document, scene, scene_no, line, hash FROM manuscript_passages ORDER BY document, ordinal"):
+        found = by_text.get(digest)
+        if found is None:
+            cancel.check()
+            rows = index.db.execute("SELECT text FROM manuscript_passages WHERE id = ?", (pid,)).fetchall()
+            found = by_text[digest] = _mentions(cat, rows[0][0] if rows else "")
+        for lines, card_id in found:
+            at = line + lines
             place = out.setdefault(card_id, {})
             got = place.get((doc, scene_no))
             if got is None:
@@ -61,6 +62,31 @@ def table(bank: Bank, cat: Catalog) -> dict[str, dict[tuple[str, int], tuple[str
                 seen.first_line, seen.last_line = min(seen.first_line, at), max(seen.last_line, at)
     memo["table"] = out
     return out
+
+
+def _by_text(cat: Catalog, passages: int) -> dict[str, tuple[tuple[int, str], ...]]:
+    """Passage text hash -> its counted mentions, for these cards; emptied once it holds twice the passages
+    there are (texts since edited away)."""
+    kept: dict[str, tuple[tuple[int, str], ...]] = cat.memo("manuscript.mentions_by_text", kept=1)
+    if len(kept) > 2 * passages + 64:
+        kept.clear()
+    return kept
+
+
+def _mentions(cat: Catalog, text: str) -> tuple[tuple[int, str], ...]:
+    """(lines from the passage's first, card id) of each counted mention in `text`, in order."""
+    allowed = cat.memo("manuscript.counted_keys", kept=1)
+    if "keys" not in allowed:
+        allowed["keys"] = {card_id: _counted_keys(card) for card_id, card in cat.cards.items()}
+    counted = allowed["keys"]
+    out = []
+    rows, _ = cat.matcher.mention_rows(text)
+    for offset, _, card_id, key, _ in rows:
+        keys = counted.get(card_id, frozenset())
+        if keys is not None and normalize(key.strip()) not in keys:
+            continue
+        out.append((text.count("\n", 0, offset), card_id))
+    return tuple(out)
 
 
 def appearances(bank: Bank, id_: str | None = None, name: str | None = None) -> dict[str, Any]:

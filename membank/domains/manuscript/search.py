@@ -11,7 +11,7 @@ from ...kernel.text import fts_query
 from ..contract import Bank
 from ..recall.rank import fuse
 from ..story.positions import story_order
-from . import store
+from . import store, words
 from .sync import documents
 
 CANDIDATES = 50  # per side, before fusion
@@ -55,21 +55,21 @@ def _allowed_sql(limit: Before | None, document: str | None) -> tuple[str, list[
     return (" AND ".join(clauses) or "1"), args
 
 
-def _vectors(bank: Bank) -> tuple[Any, Any, Any] | None:
-    """(ids, their vectors as rows, id -> row) of every embedded passage, kept while the index holds."""
+def _vectors(bank: Bank) -> tuple[Any, Any] | None:
+    """(ids in order, their vectors as rows) of every embedded passage, kept per generation of the passages
+    (store.GENERATION moves whenever one comes, goes or gets a vector): a memory written does not move it."""
     import numpy as np
 
-    memo = bank.index.view_memo("manuscript.vectors")
-    if memo is not None and "v" in memo:
-        return memo["v"]  # type: ignore[no-any-return]
-    rows = bank.index.db.execute("SELECT id, vec FROM manuscript_passages WHERE vec IS NOT NULL").fetchall()
+    kept = words.generation_memo(bank.index)
+    if "v" in kept:
+        return kept["v"]  # type: ignore[no-any-return]
+    rows = bank.index.db.execute("SELECT id, vec FROM manuscript_passages WHERE vec IS NOT NULL ORDER BY id").fetchall()
     got = None
     if rows:
         ids = np.asarray([r[0] for r in rows], dtype=np.int64)
         matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
-        got = (ids, matrix, {int(i): n for n, i in enumerate(ids)})
-    if memo is not None:
-        memo["v"] = got
+        got = (ids, matrix)
+    kept["v"] = got
     return got
 
 
@@ -83,16 +83,29 @@ def _nearest(bank: Bank, query: str, allowed: list[int], k: int) -> list[tuple[i
     model = bank.embedder()
     if model is None or bank.index.get_meta(store.MODEL) != model.name:
         return []
-    ids, matrix, where = got
-    rows = np.asarray([where[i] for i in allowed if i in where], dtype=np.int64)
+    ids, matrix = got
+    rows = words.positions(ids, allowed)  # in the order of `allowed`
     if not len(rows):
         return []
-    vector = model.encode([query])[0]
+    vector = model.encode_query(query)
     if not np.any(vector):
         return []
     sims = matrix[rows] @ vector
     top = np.argsort(-sims, kind="stable")[:k]
     return [(int(ids[rows[i]]), float(1.0 - sims[i])) for i in top]
+
+
+def _within(bank: Bank, where: str, args: list[Any], bound: Before | None, document_id: str | None) -> list[int]:
+    """The ids of the passages `where` allows, kept per generation of the passages."""
+    kept = words.generation_memo(bank.index).setdefault("within", {})
+    key = (bound, document_id)
+    found = kept.get(key)
+    if found is None:
+        found = [i for (i,) in bank.index.db.execute(f"SELECT p.id FROM manuscript_passages AS p WHERE {where}", args)]
+        if len(kept) >= 64:
+            kept.clear()
+        kept[key] = found
+    return found  # type: ignore[no-any-return]
 
 
 def search(bank: Bank, query_text: str, before: str | None = None, document_id: str | None = None,
@@ -107,17 +120,15 @@ def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | N
     index = bank.index
     bound = limit_of(bank, before)
     where, args = _allowed_sql(bound, document_id)
-    allowed = [i for (i,) in index.db.execute(f"SELECT p.id FROM manuscript_passages AS p WHERE {where}", args)
-               if i not in exclude]
+    within = _within(bank, where, args, bound, document_id)
+    allowed = [i for i in within if i not in exclude] if exclude else within
     if not allowed:
         return [], bound
     lexical: list[tuple[int, float]] = []
     match = fts_query(query_text)
     if match is not None:
-        lexical = [(i, s) for i, s in index.db.execute(
-            "SELECT f.rowid, bm25(manuscript_fts) FROM manuscript_fts AS f JOIN manuscript_passages AS p"
-            f" ON p.id = f.rowid WHERE manuscript_fts MATCH ? AND {where} ORDER BY 2 LIMIT ?",
-            [match, *args, CANDIDATES + len(exclude)]) if i not in exclude]
+        lexical = [(i, s) for i, s in words.best(index, match, where, args, within, CANDIDATES + len(exclude))
+                   if i not in exclude]
     nearest = _nearest(bank, query_text, allowed, CANDIDATES)
     hits = sorted(fuse(nearest, lexical), key=lambda h: -round(h.fused, 9))
     hits = [h for h in hits if h.fused > 0][:limit]

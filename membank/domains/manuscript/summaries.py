@@ -129,10 +129,11 @@ def _stale(bank: Bank, order: StoryOrder, s: Summary) -> bool:
     return found  # type: ignore[no-any-return]
 
 
-def summaries(bank: Bank) -> list[Summary]:
-    """`read_all`, read again only when the folder's names, sizes or mtimes moved."""
+def summaries(bank: Bank, now: str | None = None) -> list[Summary]:
+    """`read_all`, read again only when the folder's names, sizes or mtimes moved (`now`: its stamp, when
+    the caller has it)."""
     memo = bank.memo.setdefault("manuscript.summaries", {})
-    now = stamp(bank)
+    now = stamp(bank) if now is None else now
     made = memo.get("all")
     if made is None or made[0] != now:
         made = memo["all"] = (now, read_all(bank))
@@ -214,14 +215,32 @@ def file_name(of: str) -> str:
     return stem + ".md"
 
 
+RECAPS_KEPT = 64  # recaps kept (a session asks for the same few positions again and again)
+
+
 def recap(bank: Bank, position: str, tokens: int) -> list[tuple[Summary, bool]]:
     """The story so far before `position` within `tokens`: the newest summaries first in detail (a scene's,
     then a chapter's), older ones folded into an arc that covers them where one exists, cut from the oldest
-    end; returned oldest first, each with whether it is stale."""
+    end; returned oldest first, each with whether it is stale. Kept while the summaries folder, the story
+    order and the manuscript's passages hold (what the choice and the staleness depend on)."""
     order = story_order(bank)
     if not order.knows(position):
         return []  # a document outside the story order: after every chapter, so the recap tells nothing
-    found = [s for s in summaries(bank) if before_position(order, s, position)]
+    now = stamp(bank)
+    memo = bank.memo.setdefault("manuscript.recap", {})
+    key = (now, order, position, tokens, store.generation(bank.index))
+    made = memo.get(key)
+    if made is None:
+        made = tuple(_recap(bank, order, position, tokens, summaries(bank, now)))
+        if len(memo) >= RECAPS_KEPT:
+            memo.clear()
+        memo[key] = made
+    return list(made)
+
+
+def _recap(bank: Bank, order: StoryOrder, position: str, tokens: int, every: list[Summary]
+           ) -> list[tuple[Summary, bool]]:
+    found = [s for s in every if before_position(order, s, position)]
     detail = sorted((s for s in found if s.level != "arc"), key=lambda s: _key(order, s), reverse=True)
     arcs = sorted((s for s in found if s.level == "arc"), key=lambda s: _key(order, s), reverse=True)
     chosen: list[Summary] = []
@@ -251,16 +270,37 @@ def recap(bank: Bank, position: str, tokens: int) -> list[tuple[Summary, bool]]:
 
 def stamp(bank: Bank) -> str:
     """What the summaries folder holds, by name, size and mtime: a sync re-checks staleness when it moves."""
-    parts = []
-    for dirpath, dirnames, filenames in os.walk(_folder(bank)):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            try:
-                st = os.stat(os.path.join(dirpath, name))
-            except OSError:
-                continue
-            parts.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
+    parts: list[str] = []
+    _walk(str(_folder(bank)), parts)
     return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _walk(top: str, parts: list[str]) -> None:
+    """`os.walk`'s files in name order, each folder's before its subfolders' (hidden folders and links to
+    folders not entered), as `path:size:mtime` (asked on every prompt with `recap`: one `scandir` a folder)."""
+    try:
+        with os.scandir(top) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    folders = []
+    for e in entries:
+        try:
+            is_dir = e.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if not e.name.startswith("."):
+                folders.append(e)
+            continue
+        try:
+            st = e.stat()
+        except OSError:
+            continue
+        parts.append(f"{top}/{e.name}:{st.st_size}:{st.st_mtime_ns}")
+    for d in folders:
+        if not d.is_symlink():
+            _walk(os.path.join(top, d.name), parts)
 
 
 def stale_ones(bank: Bank) -> list[Summary]:

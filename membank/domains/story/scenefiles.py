@@ -35,7 +35,7 @@ def _stamp(folder: str) -> tuple[tuple[str, int, int], ...]:
                     continue
                 if not stat.S_ISREG(st.st_mode):
                     continue  # a link or a device is never read
-                out.append((os.path.relpath(path, folder).replace(os.sep, "/"), st.st_size, st.st_mtime_ns))
+                out.append((path[len(folder) + 1:].replace(os.sep, "/"), st.st_size, st.st_mtime_ns))  # under folder
     return tuple(out)
 
 
@@ -61,7 +61,7 @@ def load(bank: Bank) -> tuple[dict[str, list[Scene]], tuple[dict[str, Any], ...]
         parsed, bad = scenes.parse(data[:MAX_SCENE_BYTES], document, source)
         found[document] = parsed
         problems += [{"source": source, "line": line, "message": message} for line, message in bad]
-    memo.update(stamp=stamp, scenes=found, problems=tuple(problems))
+    memo.update(stamp=stamp, scenes=found, problems=tuple(problems), at={})
     return found, memo["problems"]  # type: ignore[no-any-return]
 
 
@@ -82,6 +82,21 @@ def _view(scene: Scene) -> dict[str, Any]:
 def scene_at(bank: Bank, order: StoryOrder, at: str) -> tuple[dict[str, dict[str, Any]], Scene | None]:
     found, _ = load(bank)
     return scenes.state(lambda d: found.get(d, []), order, at)
+
+
+def state_at(bank: Bank, order: StoryOrder, at: str) -> dict[str, dict[str, Any]]:
+    """`scene_at`'s state, kept while the files and the story order hold (a prompt with `scene` asks at
+    the same few positions again and again). Read-only."""
+    found, _ = load(bank)
+    kept: dict[Any, dict[str, dict[str, Any]]] = bank.memo["story.scenes"].setdefault("at", {})
+    key = (order, at)
+    state = kept.get(key)
+    if state is None:
+        state = scenes.state(lambda d: found.get(d, []), order, at)[0]
+        if len(kept) >= 64:
+            kept.clear()
+        kept[key] = state
+    return state
 
 
 def get_scene(bank: Bank, at: str) -> dict[str, Any]:

@@ -58,8 +58,23 @@ def load(bank: Bank) -> tuple[tuple[Thread, ...], tuple[dict[str, Any], ...]]:
             problems.append({"source": source, "line": line, "message": problem})
         else:
             found.append(thread)
-    memo.update(stamp=stamp, threads=tuple(found), problems=tuple(problems), matcher=None, mentioned={})
+    memo.update(stamp=stamp, threads=tuple(found), problems=tuple(problems), matcher=None, mentioned={}, at={})
     return memo["threads"], memo["problems"]  # type: ignore[no-any-return]
+
+
+def open_at(bank: Bank, order: StoryOrder, position: str) -> tuple[dict[str, Any], ...]:
+    """The threads open at `position` (`threads.at_position`), kept while the files and the story order
+    hold: every prompt with `threads` asks again at the same few positions. Read-only."""
+    found, _ = load(bank)
+    kept: dict[Any, tuple[dict[str, Any], ...]] = bank.memo["story.threads"].setdefault("at", {})
+    key = (order, position)
+    items = kept.get(key)
+    if items is None:
+        items = tuple(threads.at_position(found, order, position, "open"))
+        if len(kept) >= 64:
+            kept.clear()
+        kept[key] = items
+    return items
 
 
 def list_threads(bank: Bank, at: str | None = None, status: str | None = None) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from .watcher import watcher_row
 ORDER = ["cold_index", "cold_index_process", "cold_index_floor", "cold_index_vs_floor", "noop_sync", "one_file_sync",
          "watcher", "preview_deterministic", "preview_semantic",
          "preview_semantic_large", "memory_create", "sidecar_rtt", "sidecar_rss",
-         "context_assemble", "activation_scan", "consistency_check", "prefix_reuse", "hostile_assemble",
+         "context_assemble", "activation_scan", "consistency_check", "context_assemble_story", "prefix_reuse", "hostile_assemble",
          "hostile_check", "hostile_rss", "episode_record",
          "episode_query", "episode_record_async", "lifecycle_realtime", "lifecycle_daily", "lifecycle_weekly",
          "lifecycle_monthly", "cli_status", "cli_doctor", "cli_show", "cli_list_preference", "cli_settings_get",

@@ -1,0 +1,133 @@
+"""The passages' word matches (`manuscript:search` and `context_rules.recall`'s lexical side): the k best
+passages of `"a" OR "b" OR …` by FTS5's bm25, answered from each phrase's own rows where that is exact.
+
+A prompt's default query is the instruction and the selection: twenty to forty ordinary words, most of
+them held by most passages, so FTS5 scores nearly the whole manuscript for each prompt (~10 ms at
+1,000,000 code points), while the rows of each word stay what they were until the manuscript moves. BM25
+sums one term per phrase, in phrase order, from 0.0, and a phrase a row does not hold adds exactly 0.0;
+a phrase's term in a row is the same in its own query as in the OR (its rarity counts rows over the
+whole table, whichever phrases are asked with it). So a row's score in the OR query is the sum, in
+phrase order, of its scores in each phrase's query, as long as SQLite adds each term after rounding it
+(a compiler may fuse the multiply and the add into one rounding: the first composed answer in a process
+is compared with FTS5's, and on any difference FTS5 is asked from then on). Each phrase's rows are kept
+per generation of the passages (store.GENERATION), not per view of the index: writing a memory does not
+move them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...index import Index
+from . import store
+
+PHRASE = re.compile(r'"[^"]*\w[^"]*"')  # one quoted phrase with a word character in it
+ROWS_KEPT = 500_000  # phrase rows kept (12 bytes each)
+GENERATIONS_KEPT = 2  # read threads may stand on two generations at once
+SQL_BM25 = "bm25(manuscript_fts)"
+
+Rows = list[tuple[int, float]]
+_exact: dict[str, bool] = {}  # "equal": whether the first composed answer compared was FTS5's
+
+
+def best(index: Index, match: str, where: str, args: list[Any], allowed: list[int], k: int) -> Rows:
+    """(id, bm25) of the k best passages matching `match` among those `where` allows (`allowed`: their ids),
+    best first, ties by id: what `… WHERE manuscript_fts MATCH ? AND {where} ORDER BY bm25 LIMIT k` gives."""
+    made = None if _exact.get("equal") is False else composed(index, match, allowed, k)
+    if made is not None and _exact.get("equal"):
+        return made
+    asked = _fts(index, match, where, args, k)
+    if made is not None and " OR " in match and asked:  # the first such in this process: compare
+        _exact["equal"] = made == asked
+    return asked
+
+
+def _fts(index: Index, match: str, where: str, args: list[Any], k: int) -> Rows:
+    return [(int(i), float(s)) for i, s in index.db.execute(
+        f"SELECT f.rowid, {SQL_BM25} FROM manuscript_fts AS f JOIN manuscript_passages AS p ON p.id = f.rowid"
+        f" WHERE manuscript_fts MATCH ? AND {where} ORDER BY 2, 1 LIMIT ?", [match, *args, k])]
+
+
+def composed(index: Index, match: str, allowed: list[int], k: int) -> Rows | None:
+    """The answer from each phrase's kept rows; None for what is not an OR of plain phrases."""
+    import numpy as np
+
+    phrases = match.split(" OR ")
+    if k <= 0 or not all(PHRASE.fullmatch(p) for p in phrases):
+        return None
+    kept = _kept(index)
+    ids = kept["ids"]
+    total = np.zeros(len(ids), dtype=np.float64)
+    held = np.zeros(len(ids), dtype=bool)
+    for phrase in phrases:  # in the query's order: the same additions, in the same order, as FTS5's
+        at, scores = _phrase(index, kept, phrase)
+        total[at] += scores  # no row twice within one phrase: one addition each
+        held[at] = True
+    mask = np.zeros(len(ids), dtype=bool)
+    mask[positions(ids, allowed)] = True
+    rows = np.flatnonzero(held & mask)
+    order = rows[np.lexsort((ids[rows], total[rows]))][:k]
+    return [(int(ids[i]), float(total[i])) for i in order]
+
+
+def positions(ids: Any, wanted: list[int]) -> Any:
+    """The positions in `ids` (sorted) of the ids in `wanted`, in their order; an id not there left out."""
+    import numpy as np
+
+    asked = np.asarray(wanted, dtype=np.int64)
+    at = np.searchsorted(ids, asked)
+    known = at < len(ids)
+    known[known] = ids[at[known]] == asked[known]
+    return at[known]
+
+
+def generation_memo(index: Index) -> dict[str, Any]:
+    """A memo kept while the passages' generation (store.GENERATION) holds: it moves whenever a passage
+    comes, goes or gets a vector (at the end of the write that moved it), and a rebuild empties `index.caches`. Read threads standing on two
+    generations at once each find theirs."""
+    if index.view_key() is None:
+        return {}  # in the middle of a write (the generation moves at its end): nothing read may be kept
+    generation = store.generation(index)
+    memos: dict[Any, dict[str, Any]] = index.caches.setdefault("manuscript.generation", {})
+    kept = memos.get(generation)
+    if kept is None:
+        if len(memos) >= GENERATIONS_KEPT:
+            memos.clear()
+        kept = memos[generation] = {}
+    return kept
+
+
+def _kept(index: Index) -> dict[str, Any]:
+    """This generation's word memo: the passages' ids in order, and each phrase's rows asked so far."""
+    import numpy as np
+
+    memo = generation_memo(index)
+    kept = memo.get("words")
+    if kept is None:
+        ids = np.asarray([i for (i,) in index.db.execute("SELECT id FROM manuscript_passages ORDER BY id")],
+                         dtype=np.int64)
+        kept = memo["words"] = {"ids": ids, "phrases": {}, "rows": 0}
+    return kept  # type: ignore[no-any-return]
+
+
+def _phrase(index: Index, kept: dict[str, Any], phrase: str) -> tuple[Any, Any]:
+    """(positions in `kept["ids"]`, bm25) of the passages holding `phrase`, kept."""
+    import numpy as np
+
+    found = kept["phrases"].get(phrase)
+    if found is None:
+        ids = kept["ids"]
+        rows = index.db.execute(f"SELECT rowid, {SQL_BM25} FROM manuscript_fts WHERE manuscript_fts MATCH ?",
+                                (phrase,)).fetchall()
+        rowids = np.asarray([r for r, _ in rows], dtype=np.int64)
+        scores = np.asarray([s for _, s in rows], dtype=np.float64)
+        at = np.searchsorted(ids, rowids)
+        known = at < len(ids)
+        known[known] = ids[at[known]] == rowids[known]  # a word row without its passage: the join drops it
+        found = (at[known], scores[known])
+        if kept["rows"] + len(rows) > ROWS_KEPT:
+            kept["phrases"].clear()
+            kept["rows"] = 0
+        kept["phrases"][phrase] = found
+        kept["rows"] += len(rows)
+    return found  # type: ignore[no-any-return]

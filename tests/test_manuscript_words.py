@@ -1,0 +1,83 @@
+"""The manuscript's word matches composed from each phrase's kept rows (domains/manuscript/words.py) give
+what FTS5 gives for the whole OR query, to the bit and in the same order: rows holding many phrases,
+repeated words, Chinese pairs, identical passages (ties), a `where` that allows some passages, a limit."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings, strategies as st
+
+from membank.domains.manuscript import store, words
+from membank.index import Index
+
+WORDS = ["storm", "storms", "gull", "lamp", "keel", "Maren", "林 默", "灯 塔", "the", "x"]
+SQL = ("SELECT f.rowid, bm25(manuscript_fts) FROM manuscript_fts AS f JOIN manuscript_passages AS p ON p.id = f.rowid"
+       " WHERE manuscript_fts MATCH ? AND p.document IN (SELECT value FROM json_each(?)) ORDER BY 2 LIMIT ?")
+
+_text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)
+_phrase = st.sampled_from(['"storm"', '"gull"', '"lamp"', '"keel"', '"maren"', '"林 默"', '"灯 塔"', '"the"', '"x"',
+                           '"nowhere"', '"storm gull"'])
+
+
+def _index(texts: list[str]) -> Index:
+    index = Index(":memory:")
+    with index.transaction():
+        for n, text in enumerate(texts, start=1):
+            index.db.execute("INSERT INTO manuscript_passages(id, document, ordinal, scene, scene_no, line, end_line,"
+                             " start, stop, text, hash) VALUES (?, ?, ?, '#1', 1, 1, 1, 0, 1, ?, '')",
+                             (n * 3, f"ch{n % 3}.md", n, text))  # ids with gaps
+            index.db.execute("INSERT INTO manuscript_fts(rowid, body) VALUES (?, ?)", (n * 3, text))
+    return index
+
+
+def _allowed(index: Index, documents: list[str]) -> list[int]:
+    return [i for (i,) in index.db.execute("SELECT id FROM manuscript_passages AS p WHERE p.document IN "
+                                           "(SELECT value FROM json_each(?))", (json.dumps(documents),))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_text, min_size=1, max_size=40), st.lists(st.lists(_phrase, min_size=1, max_size=6), min_size=1,
+                                                           max_size=5),
+       st.sampled_from([["ch0.md", "ch1.md", "ch2.md"], ["ch1.md"], ["ch0.md", "ch2.md"], []]), st.integers(1, 60))
+def test_an_or_of_phrases_ranks_as_fts5_ranks_it(texts: list[str], queries: list[list[str]], documents: list[str],
+                                                  k: int) -> None:
+    index = _index(texts)
+    try:
+        allowed = _allowed(index, documents)
+        for phrases in queries * 2:  # the second time from the rows the first kept
+            match = " OR ".join(phrases)
+            want = [(int(i), float(s)) for i, s in index.db.execute(SQL, (match, json.dumps(documents), k))]
+            assert words.composed(index, match, allowed, k) == want
+            assert words.best(index, match, "p.document IN (SELECT value FROM json_each(?))", [json.dumps(documents)],
+                              allowed, k) == want
+    finally:
+        index.close()
+
+
+def test_a_new_generation_of_passages_is_read_again() -> None:
+    index = _index(["storm gull", "gull", "lamp"])
+    try:
+        match = '"gull" OR "lamp"'
+        before = words.composed(index, match, [3, 6, 9], 10)
+        with index.transaction():
+            index.db.execute("INSERT INTO manuscript_passages(id, document, ordinal, scene, scene_no, line, end_line,"
+                             " start, stop, text, hash) VALUES (12, 'ch1.md', 9, '#1', 1, 1, 1, 0, 1, 'gull gull', '')")
+            index.db.execute("INSERT INTO manuscript_fts(rowid, body) VALUES (12, 'gull gull')")
+            store.moved(index)
+        after = words.composed(index, match, [3, 6, 9, 12], 10)
+        assert after is not None and before is not None
+        assert {i for i, _ in after} == {3, 6, 9, 12} and {i for i, _ in before} == {3, 6, 9}
+        assert after == [(int(i), float(s)) for i, s in index.db.execute(
+            "SELECT rowid, bm25(manuscript_fts) FROM manuscript_fts WHERE manuscript_fts MATCH ? ORDER BY 2", (match,))]
+    finally:
+        index.close()
+
+
+def test_what_is_not_an_or_of_plain_phrases_is_left_to_fts5() -> None:
+    index = _index(["storm gull", "gull"])
+    try:
+        assert words.composed(index, '"gull" AND "storm"', [3, 6], 5) is None
+        assert words.composed(index, "gull*", [3, 6], 5) is None
+    finally:
+        index.close()
