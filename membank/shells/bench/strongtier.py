@@ -38,7 +38,7 @@ TARGET_MS = 35.0
 TARGET_RSS_MB = 400.0
 TARGET_INSTALL_MB = 120.0
 BATCH = 32  # as the background fills (indexing/strongfill.py)
-REAL = 320  # entries embedded for real at full size (10 batches); the quick run embeds 2 batches
+REAL = 320  # entries embedded for real at full size (10 batches); the quick run embeds one batch
 
 
 def _choose(value: str | None) -> None:
@@ -106,8 +106,8 @@ def strong_rows(bank: Any, corpus: Corpus, reps: int, quick: bool, chosen: str |
         return _rows_unmeasured(corpus.files, handle.why() or "the strong model cannot run here")
     load = Row("strong_model_load", f"strong model load ({encoder.name.split(':')[0]}, once per process)", "ms", None,
                [load_ms], note=f"runtime: {getattr(encoder.model, 'runtime', '?')}")
-    say(quiet, f"strong tier: embedding {BATCH * 2 if quick else REAL} entries with {encoder.name}")
-    rate, vectors = _embed_for_real(bank, encoder, BATCH * 2 if quick else REAL)
+    say(quiet, f"strong tier: embedding {BATCH if quick else REAL} entries with {encoder.name}")
+    rate, vectors = _embed_for_real(bank, encoder, BATCH if quick else REAL)
     say(quiet, "strong tier: filling the rest with those vectors")
     filled = _fill_rest(bank, encoder, vectors)
     with reading():
