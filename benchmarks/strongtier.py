@@ -4,8 +4,8 @@ preview with the strong tier against the static one, and the first preview after
 Run: python benchmarks/strongtier.py [--files 10000] [--fake] [--json]. With the bundled strong model
 (where it cannot run, the report says why and stops after the static sync); `--fake` uses a
 384-dimension word-hashing stand-in instead, which measures membank's own work alone (storing, the
-in-memory copy, the scan): the model's own time, ~13 ms per query and ~30 ms per entry as measured for
-issue 35, comes on top. One process, the Python API."""
+in-memory copy, the scan): the model's own time, ~13 ms per query and ~30 ms per short entry (~120 ms
+for the bench corpus's ~500-character memories) as measured for issue 35, comes on top. One process, the Python API."""
 
 from __future__ import annotations
 

@@ -145,7 +145,9 @@ def test_keys_from_columns_match_keys_from_records(opened: membank.Bank) -> None
     assert keys and all(keys[r][1] == deterministic_key(records[r]) for r in keys)
 
 
-def test_quick_runner_end_to_end() -> None:
+def test_quick_runner_end_to_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the strong rows with benchmarks/strongtier.py's stand-in encoder (the real model is for `membank bench`)
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "benchmarks.strongtier:fake")
     opts = bench.Options(size=300, large=0, previews=6, creates=3, syncs=2, one_file=2, watcher=2, sidecar=5,
                          sidecar_warmup_s=0, cold_runs=1, cli=0, quiet=True)
     result = bench.run(opts)
@@ -156,6 +158,11 @@ def test_quick_runner_end_to_end() -> None:
                 "consistency_check", "context_assemble_story"):
         assert rows[key].samples, (key, rows[key].note)
     assert rows["sidecar_rtt"].n == 5, rows["sidecar_rtt"].note  # the harness is in the package: a real `membank serve`
+    for key in ("strong_model_load", "strong_embed_rate", "preview_semantic_strong", "context_assemble_strong",
+                "sidecar_rss_strong", "strong_install_mb"):
+        assert rows[key].samples, (key, rows[key].note)
+    assert "ranked by the strong tier" in rows["preview_semantic_strong"].note
+    assert rows["strong_embed_rate"].unit == "entries/s" and rows["strong_embed_rate"].met is None
     text = bench.table(result)
     assert "| cold index" in text and "p95" in text
     assert result.to_json()["rows"][0]["key"] == "cold_index"

@@ -4,15 +4,17 @@ row, long text is cut, and a folder that cannot load says why."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from membank.index.strong import STRONG_BUNDLED, StrongEncoder, StrongUnavailable, load_strong
+from membank.index.strong import STRONG_BUNDLED, StrongEncoder, StrongUnavailable, describe_strong, load_strong
 
 REFERENCE = Path(__file__).parent / "data" / "strong_reference.json"
 
@@ -123,3 +125,39 @@ def test_a_folder_of_another_shape_says_so(tmp_path: Path) -> None:
     with pytest.raises(StrongUnavailable, match="damaged"):
         load_strong(folder)
     shutil.rmtree(folder)
+
+
+def test_describe_gives_the_loads_identity_from_the_files(strong: StrongEncoder) -> None:
+    info = describe_strong()
+    assert (info.name, info.dim) == (strong.name, strong.dim)
+    assert info.runtime == strong.model.runtime == "onnxruntime"
+
+
+def test_describe_says_what_the_load_would_say(tmp_path: Path) -> None:
+    with pytest.raises(StrongUnavailable, match="missing from this installation"):
+        describe_strong(tmp_path / "nowhere")
+    folder = _copy(tmp_path)
+    (folder / "tokenizer.json").unlink()
+    with pytest.raises(StrongUnavailable, match="missing tokenizer.json"):
+        describe_strong(folder)
+
+
+def test_describe_finds_a_damaged_config(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    (folder / "config.json").unlink()
+    (folder / "config.json").write_text('{"hidden_size": ', encoding="utf-8")
+    with pytest.raises(StrongUnavailable, match="damaged"):
+        describe_strong(folder)
+
+
+def test_describe_names_a_missing_package_and_the_slower_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+
+    def without(*names: str) -> Any:
+        return lambda name, *a: None if name in names else real(name, *a)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without("onnxruntime"))
+    assert describe_strong().runtime == "numpy"
+    monkeypatch.setattr(importlib.util, "find_spec", without("tokenizers"))
+    with pytest.raises(StrongUnavailable, match="needs tokenizers, which is not installed"):
+        describe_strong()

@@ -318,3 +318,19 @@ def test_layer4_ranking_can_use_the_strong_tier_when_asked(sample: Path) -> None
         assert hits[0][0].similarity == pytest.approx(expected, abs=2e-3)  # the strong tier's cosine (int8)
     finally:
         bank.close()
+
+
+def test_status_describes_the_bundled_model_without_loading_it(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.index import strongload
+    from membank.index.strong import describe_strong
+
+    def never(*_: Any) -> Any:
+        raise AssertionError("index:status loaded the strong model")
+
+    monkeypatch.delenv("MEMBANK_STRONG_ENCODER")
+    monkeypatch.setattr(strongload, "load_strong", never)
+    handle = strongload.StrongHandle()
+    assert handle.describe() == (describe_strong().name, 384) and handle.loaded() is None
+    shown = CliRunner().invoke(app, ["status", str(sample)])  # one-shot: no background fill either
+    assert shown.exit_code == 0, shown.output
+    assert "strong tier: 0 of" in shown.output and "(e5-small-int8)" in shown.output

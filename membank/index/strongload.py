@@ -13,7 +13,7 @@ import os
 import threading
 from typing import Callable
 
-from .strong import StrongEncoder, StrongUnavailable, load_strong
+from .strong import StrongEncoder, StrongUnavailable, describe_strong, load_strong
 
 ENV = "MEMBANK_STRONG_ENCODER"
 OFF_BY_ENV = f"the strong tier is off in this process ({ENV}=off)"
@@ -58,6 +58,27 @@ class StrongHandle:
                 except Exception as e:  # a broken model must not take the bank down
                     self._loaded = f"the strong model could not be loaded ({e.__class__.__name__})"
             return self._loaded if isinstance(self._loaded, StrongEncoder) else None
+
+    def describe(self) -> tuple[str, int] | str:
+        """(model identity, dimension) the tier runs with, or why it cannot, without loading a model not
+        loaded yet (`index:status`): the bundled model is described from its files (`describe_strong`);
+        `off` is its reason; a `module:function` encoder (a test double, a model tried out) is loaded."""
+        found = self._loaded
+        if isinstance(found, StrongEncoder):
+            return found.name, found.dim
+        if isinstance(found, str):
+            return found
+        chosen = os.environ.get(ENV, "").strip()
+        if chosen == "off":
+            return OFF_BY_ENV
+        if chosen:
+            encoder = self.get()
+            return (encoder.name, encoder.dim) if encoder is not None else self.why() or "the strong model cannot run here"
+        try:
+            info = describe_strong()
+        except StrongUnavailable as e:
+            return str(e) or "the strong model cannot run here"
+        return info.name, info.dim
 
     def loaded(self) -> StrongEncoder | None:
         """The encoder if it is loaded already; never loads."""

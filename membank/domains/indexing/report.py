@@ -74,24 +74,25 @@ def status(bank: Bank) -> dict[str, Any]:
 
 def strong_status(bank: Bank) -> dict[str, Any]:
     """The strong tier (recall.md, Tiers): on or why not, its model, and how many entries have their
-    vector of that model. Asking loads the model once per process (the background loads it anyway)."""
+    vector of that model. Asking never loads the model: its files say what it is (`StrongHandle.describe`)."""
     from ...index import strongload
     from . import strongfill
 
     on = strongload.switched_on(bank.settings_files.embedding())
-    encoder = strongload.handle(bank.memo).get() if on else None
+    described = strongload.handle(bank.memo).describe() if on else None
+    model = described if isinstance(described, tuple) else None
     with bank.index.lock:
         recorded = bank.index.strong_model()
         done, total = bank.index.strong_counts()
-    if encoder is not None and recorded != (encoder.name, encoder.dim):
+    if model is not None and recorded != model:
         done = 0  # another model's vectors (or none yet): every entry is embedded again
     if not on:
         state, problem = "off", "turned off in settings (embedding.strong: off)"
-    elif encoder is None:
-        state, problem = "unavailable", strongload.handle(bank.memo).why() or "the strong model cannot run here"
+    elif model is None:
+        state, problem = "unavailable", str(described or "the strong model cannot run here")
     else:  # a batch that failed (a bug, a broken model) is said here, and tried again at the next save
         failed = bank.memo.get(strongfill.MEMO)
         state, problem = ("ready" if done == total else "filling"), getattr(failed, "failure", None)
     return {"setting": "auto" if on else "off", "state": state, "problem": problem,
-            "model": encoder.name if encoder is not None else None,
+            "model": model[0] if model is not None else None,
             "indexModel": recorded[0] if recorded else None, "done": done, "total": total}

@@ -13,7 +13,7 @@ from typing import Any, Callable
 class Row:
     key: str  # stable name for --json comparisons
     what: str
-    unit: str  # "ms", "files/s", "MB", "s"
+    unit: str  # "ms", "files/s", "entries/s", "MB", "s"
     size: int | None  # files in the corpus it ran on
     samples: list[float] = field(default_factory=list)
     target: float | None = None
@@ -42,7 +42,7 @@ class Row:
         if self.target is None or not self.samples:
             return None
         # rates and sizes are judged on the median (one cold run is one figure); latencies on p95
-        figure = self.median if self.unit in ("files/s", "MB") else self.p95
+        figure = self.median if self.unit in ("files/s", "entries/s", "MB") else self.p95
         assert figure is not None
         return figure >= self.target if self.higher_is_better else figure <= self.target
 
@@ -62,6 +62,8 @@ def fmt(x: float | None, unit: str) -> str:
     if x is None:
         return "—"
     if unit == "files/s":
+        return f"{x:,.0f}"
+    if unit == "entries/s" and x >= 10:
         return f"{x:,.0f}"
     if x >= 100:
         return f"{x:,.0f}"

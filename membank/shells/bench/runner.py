@@ -26,18 +26,21 @@ from .hostile import hostile_rows
 from .prompt import assemble_rows, prefix_reuse
 from .report import Result, corpus_json, machine, table
 from .rows import Row, say
+from .strongtier import installed_row, sidecar_strong_row, static_only, strong_rows
 from .watcher import watcher_row
 
 # quality.md's table first, in its order; then figures that explain them
 ORDER = ["cold_index", "cold_index_process", "cold_index_floor", "cold_index_vs_floor", "noop_sync", "one_file_sync",
-         "watcher", "preview_deterministic", "preview_semantic",
-         "preview_semantic_large", "memory_create", "sidecar_rtt", "sidecar_rss",
-         "context_assemble", "activation_scan", "consistency_check", "context_assemble_story", "prefix_reuse", "hostile_assemble",
+         "watcher", "preview_deterministic", "preview_semantic", "preview_semantic_strong",
+         "preview_semantic_large", "memory_create", "sidecar_rtt", "sidecar_rss", "sidecar_rss_strong",
+         "context_assemble", "context_assemble_strong", "activation_scan", "consistency_check",
+         "context_assemble_story", "prefix_reuse", "hostile_assemble",
          "hostile_check", "hostile_rss", "episode_record",
          "episode_query", "episode_record_async", "lifecycle_realtime", "lifecycle_daily", "lifecycle_weekly",
          "lifecycle_monthly", "cli_status", "cli_doctor", "cli_show", "cli_list_preference", "cli_settings_get",
          "cli_skills",
-         "one_file_full_sync", "preview_semantic_after_write", "preview_deterministic_large", "cold_index_large", "model_load"]
+         "one_file_full_sync", "preview_semantic_after_write", "preview_deterministic_large", "cold_index_large", "model_load",
+         "strong_embed_rate", "strong_install_mb", "strong_model_load"]
 
 
 def _rng(seed: int, label: str) -> random.Random:
@@ -45,8 +48,10 @@ def _rng(seed: int, label: str) -> random.Random:
     return random.Random(f"{seed}:{label}")
 
 
-def _main_corpus(opts: Options, tmp: Path, corpus_info: dict[str, Any]) -> list[Row]:
-    """Every row on the main corpus: the in-process ones on one open project, then the sidecar's."""
+def _main_corpus(opts: Options, tmp: Path, corpus_info: dict[str, Any], strong: str | None) -> list[Row]:
+    """Every row on the main corpus: the in-process ones on one open project (the static tier's, then
+    the strong tier's: strongtier.py), then the sidecar's. `strong`: the strong encoder chosen
+    (`MEMBANK_STRONG_ENCODER` as the run was started; None: the bundled model)."""
     from .sidecar import rows as sidecar_rows  # here, so `python -m membank.shells.bench.sidecar` runs it fresh
 
     say(opts.quiet, f"generating {opts.size:,} files (seed {opts.seed})")
@@ -78,10 +83,14 @@ def _main_corpus(opts: Options, tmp: Path, corpus_info: dict[str, Any]) -> list[
             rows.extend(cli_rows(bank, corpus.root, opts.cli, corpus.files))
         say(opts.quiet, "episodes (1,000 active + 5,000 compressed)")
         rows.extend(episode_rows(bank, corpus.root, opts.previews, _rng(opts.seed, "episodes")))
+        say(opts.quiet, "the strong tier, with the real model")
+        rows.extend(strong_rows(bank, corpus, opts.previews, opts.quick, strong, _rng(opts.seed, "strong"), opts.quiet))
     finally:
         bank.close()
     say(opts.quiet, "sidecar")
     rows.extend(sidecar_rows(corpus, opts.sidecar, opts.sidecar_warmup_s))
+    say(opts.quiet, "sidecar with the strong tier loaded")
+    rows.append(sidecar_strong_row(corpus, min(opts.sidecar, 100), strong))
     if not opts.keep:
         shutil.rmtree(corpus.root, ignore_errors=True)
     return rows
@@ -118,16 +127,18 @@ def run(opts: Options) -> Result:
     rows: list[Row] = []
     corpus_info: dict[str, Any] = {}
     try:
-        rows.append(model_load())
-        rows.extend(_main_corpus(opts, tmp, corpus_info))
-        say(opts.quiet, "prefix reuse over a scripted session")
-        rows.append(prefix_reuse(sample_project_dir(), tmp))
-        say(opts.quiet, "a hostile lorebook (400 catastrophic regular-expression keys)")
-        rows.extend(hostile_rows(sample_project_dir(), tmp))
-        rows.extend(manuscript_rows(tmp, opts.quick, opts.seed, opts.quiet))
-        rows.extend(capture_rows(tmp, opts.quick, opts.quiet))
-        if opts.large:
-            rows.extend(_large_corpus(opts, tmp, corpus_info))
+        with static_only() as strong:  # every row but strongtier.py's measures the static tier alone
+            rows.append(model_load())
+            rows.extend(_main_corpus(opts, tmp, corpus_info, strong))
+            say(opts.quiet, "prefix reuse over a scripted session")
+            rows.append(prefix_reuse(sample_project_dir(), tmp))
+            say(opts.quiet, "a hostile lorebook (400 catastrophic regular-expression keys)")
+            rows.extend(hostile_rows(sample_project_dir(), tmp))
+            rows.extend(manuscript_rows(tmp, opts.quick, opts.seed, opts.quiet))
+            rows.extend(capture_rows(tmp, opts.quick, opts.quiet))
+            if opts.large:
+                rows.extend(_large_corpus(opts, tmp, corpus_info))
+        rows.append(installed_row())
     finally:
         if saved_home is None:
             os.environ.pop("WRITENOW_HOME", None)
