@@ -6,13 +6,13 @@ keeps the int8 rows (a quarter of float32's memory) and scores them a block at a
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
-# the score of each row for a query from its plain cosine: (query, cosines, rowids) -> scores, higher is
-# better; recall/rank.py `strong_scores` is the one place that chooses it (a calibration plugs in there)
-Scorer = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+# the score of every row of a copy for one query, given the rows that compete (a `mask`): higher is
+# better; recall/tiers.py makes it (the calibrated cross-language score, recall/rank.py `strong_scores`)
+Scorer = Callable[["StrongVectors", np.ndarray], np.ndarray]
 BLOCK = 4096  # rows turned into float32 at a time: 6 MB at 384 dimensions
 
 
@@ -51,10 +51,12 @@ class StrongVectors:
     query is its int8 row times the query, times a factor made once (its scale over its length)."""
 
     def __init__(self, tag: str, model: str, rowids: np.ndarray, rows: np.ndarray, scale: np.ndarray,
-                 factor: np.ndarray | None = None):
+                 factor: np.ndarray | None = None, zh: np.ndarray | None = None):
         self.tag, self.model = tag, model
         self.rowids, self.rows, self.scale = rowids, rows, scale
         self.factor = _factors(rows) if factor is None else factor
+        self.zh = np.zeros(len(rowids), bool) if zh is None else zh  # which rows' texts are Chinese
+        self._centring: tuple[dict[bool, np.ndarray], np.ndarray] | None = None
 
     def patched(self, tag: str, written: frozenset[int], found: list[tuple[int, float, bytes]]) -> "StrongVectors":
         """A copy with the `written` rowids replaced by `found` (those gone dropped); this one is left as it is."""
@@ -63,15 +65,19 @@ class StrongVectors:
         return StrongVectors(tag, self.model, np.concatenate([self.rowids[keep], fresh.rowids]),
                              np.concatenate([self.rows[keep], fresh.rows]),
                              np.concatenate([self.scale[keep], fresh.scale]),
-                             np.concatenate([self.factor[keep], fresh.factor]))
+                             np.concatenate([self.factor[keep], fresh.factor]),
+                             np.concatenate([self.zh[keep], fresh.zh]))
 
     @classmethod
-    def from_rows(cls, tag: str, model: str, dim: int, found: list[tuple[int, float, bytes]]) -> "StrongVectors":
+    def from_rows(cls, tag: str, model: str, dim: int, found: list[tuple[Any, ...]]) -> "StrongVectors":
+        """From (rowid, scale, int8 bytes[, zh]) rows."""
         if not found:
             return cls(tag, model, np.zeros(0, np.int64), np.zeros((0, dim), np.int8), np.zeros(0, np.float32))
-        rowids, scale, blobs = zip(*found)
-        return cls(tag, model, np.array(rowids, np.int64), np.frombuffer(b"".join(blobs), np.int8).reshape(len(found), dim),
-                   np.array(scale, np.float32))
+        columns = list(zip(*found))
+        zh = np.array(columns[3], bool) if len(columns) > 3 else None
+        return cls(tag, model, np.array(columns[0], np.int64),
+                   np.frombuffer(b"".join(columns[2]), np.int8).reshape(len(found), dim),
+                   np.array(columns[1], np.float32), zh=zh)
 
     def __len__(self) -> int:
         return len(self.rowids)
@@ -88,17 +94,57 @@ class StrongVectors:
             out[a:a + BLOCK] = np.einsum("ij,j->i", self.rows[a:a + BLOCK].astype(np.float32), q)
         return out * self.factor
 
+    def means(self) -> dict[bool, np.ndarray]:
+        """Each language's mean unit vector (keyed by `zh`), over every row with a direction: made once per
+        copy (a pass over the rows, as loading one is), with each row's length once its mean is removed."""
+        return self._centre()[0]
+
+    def _centre(self) -> tuple[dict[bool, np.ndarray], np.ndarray]:
+        if self._centring is None:
+            dim = self.rows.shape[1]
+            sums = {True: np.zeros(dim, np.float64), False: np.zeros(dim, np.float64)}
+            counts = {True: 0, False: 0}
+            live = self.scale > 0
+            for a in range(0, len(self.rows), BLOCK):
+                unit = self.rows[a:a + BLOCK].astype(np.float32) * self.factor[a:a + BLOCK, None]
+                for lang in (True, False):
+                    pick = (self.zh[a:a + BLOCK] == lang) & live[a:a + BLOCK]
+                    sums[lang] += unit[pick].sum(axis=0)
+                    counts[lang] += int(pick.sum())
+            means = {lang: (sums[lang] / counts[lang]).astype(np.float32) if counts[lang] else np.zeros(dim, np.float32)
+                     for lang in (True, False)}
+            lengths = np.empty(len(self.rows), np.float32)
+            for a in range(0, len(self.rows), BLOCK):
+                unit = self.rows[a:a + BLOCK].astype(np.float32) * self.factor[a:a + BLOCK, None]
+                centred = unit - np.where(self.zh[a:a + BLOCK, None], means[True], means[False])
+                lengths[a:a + BLOCK] = np.sqrt(np.einsum("ij,ij->i", centred, centred))
+            self._centring = (means, lengths)
+        return self._centring
+
+    def centred_cosines(self, query: np.ndarray, query_zh: bool) -> np.ndarray:
+        """Every row's cosine with `query` once each language's mean is removed, from each row its own
+        language's and from the query its language's (0 for a row with no direction left)."""
+        means, lengths = self._centre()
+        q = np.asarray(query, np.float32)
+        q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0)) - means[bool(query_zh)]
+        q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
+        dots = np.empty(len(self.rows), np.float32)
+        for a in range(0, len(self.rows), BLOCK):
+            dots[a:a + BLOCK] = np.einsum("ij,j->i", self.rows[a:a + BLOCK].astype(np.float32), q)
+        dots *= self.factor
+        dots -= np.where(self.zh, float(means[True] @ q), float(means[False] @ q)).astype(np.float32)
+        return np.divide(dots, lengths, out=np.zeros_like(dots), where=lengths > 1e-6)
+
     def nearest(self, query: np.ndarray, k: int, allowed: np.ndarray, scorer: Scorer | None = None
                 ) -> list[tuple[int, float]]:
         """(rowid, 1 - score) of the k best rows among `allowed` (a `mask`), best first; ties by rowid.
-        `scorer` turns the plain cosines into the scores ranked (None: the cosine itself). A zero row
-        (no direction) never competes."""
+        `scorer` scores the rows instead of the plain cosine with `query`. A zero row (no direction)
+        never competes."""
         if k <= 0 or not len(self.rowids):
             return []
-        scores = self.cosines(query)
-        if scorer is not None:
-            scores = np.asarray(scorer(query, scores, self.rowids), np.float32)
-        scores = np.where(allowed & (self.scale > 0), scores, -np.inf)
+        allowed = allowed & (self.scale > 0)
+        scores = self.cosines(query) if scorer is None else np.asarray(scorer(self, allowed), np.float32)
+        scores = np.where(allowed, scores, -np.inf)
         k = min(k, int(np.isfinite(scores).sum()))
         if k <= 0:
             return []

@@ -133,7 +133,7 @@ def ranked(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
     match = terms.match(index, query)
     want = max(CANDIDATES, k)
     with hiding(hidden, types=("preference",)):
-        side = strong_side(bank, strong, want, None)
+        side = strong_side(bank, strong, want, None, vector)
         if side.nearest is not None:
             nearest, keys = side.nearest, dict(side.keys)
         else:

@@ -92,7 +92,7 @@ def _semantic(bank: Bank, vector: Any, query_text: str, document: str | None, me
     strong = tiers.strong_query(bank, query_text)
     with index.lock:
         match = terms.match(index, query_text)
-        side = tiers.strong_side(bank, strong, want, document)
+        side = tiers.strong_side(bank, strong, want, document, vector)
         if side.nearest is not None:
             _, lexical, keys = queries.candidates(index, None, match or None, want, document)
             nearest = side.nearest

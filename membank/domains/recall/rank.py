@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from ...kernel.budget import fit
+from .calibrate import calibrated_arrays, vector_scores
 from .order import deterministic_detail
 
 if TYPE_CHECKING:
@@ -87,12 +88,22 @@ def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]]) -> 
     return hits
 
 
-def strong_scores(query: np.ndarray, cosines: np.ndarray, rowids: np.ndarray) -> np.ndarray:
-    """The strong tier's score of each memory for a query, from its plain cosine (`cosines`, one per
-    stored row, `rowids` the rows' entries), higher is better: the one place the strong tier's ranking
-    is decided, and where a calibration (recall/calibrate.py) plugs in. For now the cosine itself;
-    `fuse` then takes 1 - score as it takes the static tier's cosine distance."""
-    return cosines
+def strong_scores(centred: np.ndarray, static: np.ndarray, zh: np.ndarray, query_zh: bool,
+                  allowed: np.ndarray) -> np.ndarray:
+    """The strong tier's score of each memory for a query, higher is better, in [0, 1] as a cosine is:
+    the one place the strong tier's ranking is decided. Per row of the bank's strong vectors: `centred`,
+    its strong cosine with each language's mean removed; `static`, its static cosine; `zh`, whether its
+    text is Chinese; `allowed`, the rows that compete (the others score 0). The competing rows are
+    calibrated together (recall/calibrate.py: per-language pools standardised, strong and static
+    blended, the other language gated), then put on the cosine's scale (`vector_scores`), so `fuse`
+    takes 1 - score as it takes the static tier's cosine distance and the fused score stays in [0, 1]."""
+    import numpy as np
+
+    out = np.zeros(len(centred), np.float64)
+    if allowed.any():
+        scores, competes = calibrated_arrays(centred[allowed], static[allowed], zh[allowed], query_zh)
+        out[allowed] = vector_scores(scores, competes)
+    return out
 
 
 def rank_semantic(hits: list[Hit], eligible: dict[int, tuple[int, tuple[Any, ...]]], max_items: int,
