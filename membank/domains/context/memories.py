@@ -14,12 +14,15 @@ from ..recall.order import ORDER_SQL, deterministic_detail
 from ..recall.preview import semantic_problem
 from ..recall.queries import ELIGIBLE, eligible_args, hiding, lexical_eligible, nearest_eligible
 from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, Reason, fuse
-from ..recall.tiers import StrongQuery, strong_side
+from ..recall.tiers import StrongQuery, strong_query, strong_side
 
 # The least fused score (recall.rank.fuse: half cosine, half relative BM25) a memory needs to enter
 # Layer 4 by relevance: below it, the memory is left out even when the budget has room. Chosen on
 # the labelled set in fixtures/retrieval (benchmarks/relevance_floor.py; docs/context.md).
 RELEVANCE_FLOOR = 0.35
+# The same floor for the strong tier's fused scores (calibrated strong scores, recall/rank.py
+# `strong_scores`, fused with the words): measured the same way on the same set.
+STRONG_RELEVANCE_FLOOR = 0.35
 CANDIDATES = 64  # at least this many neighbours are ranked before the floor and the filters cut
 RECORDS_KEPT = 4096  # decoded records a view of the index keeps for the prompts it answers
 
@@ -114,7 +117,7 @@ def relevant(bank: Bank, query: str, k: int, document: str | None, hidden: set[i
             assert model is not None
             vector = model.encode([query])[0]
             if vector.any():
-                return _semantic(bank, vector, query, k, hidden), []
+                return _semantic(bank, vector, query, k, hidden, strong_query(bank, query)), []
             problem = Reason(QUERY_NOT_EMBEDDABLE, "the query has no word the model knows; memories are in "
                              "deterministic order")
     return _deterministic(bank, k, document, hidden), [problem]
@@ -123,12 +126,19 @@ def relevant(bank: Bank, query: str, k: int, document: str | None, hidden: set[i
 def ranked(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
            strong: StrongQuery | None = None) -> list[tuple[Any, int]]:
     """The k best memories for the query by fused score, before the floor: (the fused hit, its
-    tokens), best first. Preferences (Layer 3's) and document-scoped memories (`document_memories`')
-    are left out in SQL, so both retrievers look for wanted memories alone, before the cut.
+    tokens), best first (`ranked_with_tier`'s hits)."""
+    return ranked_with_tier(bank, vector, query, k, hidden, strong)[0]
 
-    `strong` (recall/tiers.py `strong_query`): the vector side is the strong tier's when every wanted
-    memory has a strong vector. Layer 4 passes none until its relevance floor is measured on the strong
-    tier's scores (benchmarks/relevance_floor.py can pass one to measure it)."""
+
+def ranked_with_tier(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
+                     strong: StrongQuery | None = None) -> tuple[list[tuple[Any, int]], str]:
+    """The k best memories for the query by fused score, before the floor: (the fused hit, its
+    tokens), best first, and the tier that ranked them (`strong` or `static`). Preferences (Layer 3's)
+    and document-scoped memories (`document_memories`') are left out in SQL, so both retrievers look
+    for wanted memories alone, before the cut.
+
+    `strong` (recall/tiers.py `strong_query`): the vector side is the strong tier's (calibrated scores)
+    when every wanted memory has a strong vector; else the static tier's."""
     index = bank.index
     match = terms.match(index, query)
     want = max(CANDIDATES, k)
@@ -141,17 +151,20 @@ def ranked(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
         lexical, more = lexical_eligible(index, match, want, None) if match else ([], {})
     keys.update(more)
     hits = sorted(fuse(nearest, lexical), key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))[:k]
-    return [(h, keys[h.rowid][0]) for h in hits]
+    return [(h, keys[h.rowid][0]) for h in hits], "strong" if side.nearest is not None else "static"
 
 
-def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int]) -> list[Found]:
-    hits = [(h, tokens) for h, tokens in ranked(bank, vector, query, k, hidden)
-            if round(h.fused, 9) >= RELEVANCE_FLOOR]
+def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
+              strong: StrongQuery | None = None) -> list[Found]:
+    """Layer 4's hits above the relevance floor of the tier that ranked them."""
+    found, tier = ranked_with_tier(bank, vector, query, k, hidden, strong)
+    floor = STRONG_RELEVANCE_FLOOR if tier == "strong" else RELEVANCE_FLOOR
+    hits = [(h, tokens) for h, tokens in found if round(h.fused, 9) >= floor]
     records = _records(bank, [h.rowid for h, _ in hits])
     return [Found(h.rowid, records[h.rowid], tokens, round(h.fused, 6),
                   {"mode": "semantic", "score": round(h.fused, 6),
                    "vector": None if h.similarity is None else round(h.similarity, 6),
-                   "lexicalRank": h.lexical_rank}) for h, tokens in hits]
+                   "lexicalRank": h.lexical_rank, "tier": tier}) for h, tokens in hits]
 
 
 def _records(bank: Bank, rowids: list[int]) -> dict[int, dict[str, Any]]:
