@@ -40,14 +40,16 @@ def fused_scores(bank: membank.Bank, query: str, tier: str) -> list[tuple[str, f
     vector = model.encode([query])[0]
     strong = tiers.strong_query(bank, query) if tier == "strong" else None
     with bank.index.lock:
-        hits, used = memories.ranked_with_tier(bank, vector, query, 10, set(), strong)  # as context:assemble ranks
-        assert used == tier, (used, tier)
+        hits, centred = memories.ranked_with_tier(bank, vector, query, 10, set(), strong)  # as context:assemble ranks
+        assert (centred is not None) == (tier == "strong"), tier
         hits = [h for h, _ in hits]
         records = bank.index.records([h.rowid for h in hits])
+    if centred is not None:  # the strong tier's floor is on the centred strong cosine (memories.relevant_enough)
+        return [(records[h.rowid]["id"], centred.get(h.rowid, -1.0)) for h in hits]
     return [(records[h.rowid]["id"], h.fused) for h in hits]
 
 
-FLOORS = {"static": (0.2, 0.25, 0.3, 0.35, 0.4, 0.45), "strong": (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45)}
+FLOORS = {"static": (0.2, 0.25, 0.3, 0.35, 0.4, 0.45), "strong": (0.05, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3)}
 
 
 def measure(bank: membank.Bank, labelled: list[dict], tier: str) -> None:

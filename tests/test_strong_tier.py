@@ -108,6 +108,9 @@ def test_a_query_falls_back_with_strong_vectors_pending(sample: Path) -> None:
         assert codes == ["STRONG_VECTORS_PENDING"] and not preview["diagnostics"]["degraded"]
         assert preview["mode"] == "semantic"
         assert {i["reason"]["score"]["tier"] for i in preview["items"]} == {"static"}
+        envelope = bank.call("context:assemble", {"skillId": "continue", "queryText": "brass key lighthouse"})
+        layer4 = [i for i in envelope["data"]["items"] if i["layer"] == 4 and i["reason"].get("mode") == "semantic"]
+        assert layer4 and {i["reason"]["tier"] for i in layer4} == {"static"}  # Layer 4 falls back as well
         status = bank.status()["strong"]
         assert status["state"] == "filling" and status["done"] == status["total"] - 1
         strongfake.GATE.set()
@@ -314,25 +317,26 @@ def test_sidecar_fills_the_tier_and_ranks_with_it(sample: Path, home: Path) -> N
         server.close()
 
 
-def test_layer4_ranking_can_use_the_strong_tier_when_asked(sample: Path) -> None:
-    """The plumbing the relevance floor's measurement needs: `ranked` with a strong query ranks by the
-    strong tier; Layer 4 itself passes none (its floor is measured on the static tier's scores)."""
-    from membank.domains.context import memories
-    from membank.domains.recall import tiers
+def test_layer4_ranks_with_the_strong_tier_above_its_floor(sample: Path) -> None:
+    """Layer 4 ranks with the strong tier once it is complete, keeps only hits above the strong tier's
+    floor, and says which tier ranked each memory; an unrelated question gets no memory by relevance."""
+    from membank.domains.context.memories import STRONG_RELEVANCE_FLOOR
 
     bank, progress = _open(sample)
     try:
         progress.complete()
         made = bank.create_memory(type_="fact", scope="project", content="Zebra quilts hang in the north tower")
         progress.until(lambda p: p["done"] == p["total"] and p["total"] > 21)
-        query = "zebra quilts"
-        vector = bank.embedder().encode([query])[0]
-        strong = tiers.strong_query(bank, query)
-        assert strong is not None
-        with bank.index.lock:
-            hits = memories.ranked(bank, vector, query, 3, set(), strong)
-            records = bank.index.records([h.rowid for h, _ in hits])
-        assert records[hits[0][0].rowid]["id"] == made["id"]
-        assert 0.0 < hits[0][0].similarity <= 1.0  # the calibrated strong score, on the cosine's scale
+
+        def layer4(query: str) -> list[dict[str, Any]]:
+            envelope = bank.call("context:assemble", {"skillId": "continue", "queryText": query})
+            assert envelope["ok"], envelope
+            return [i for i in envelope["data"]["items"] if i["layer"] == 4 and i["reason"].get("mode") == "semantic"]
+
+        found = layer4("zebra quilts")
+        assert found[0]["id"] == made["id"]
+        assert {i["reason"]["tier"] for i in found} == {"strong"}
+        assert all(i["reason"]["score"] >= STRONG_RELEVANCE_FLOOR for i in found)
+        assert layer4("sourdough recipe oven") == []  # nothing in the bank: every hit below the floor
     finally:
         bank.close()

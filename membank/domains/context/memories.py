@@ -13,16 +13,16 @@ from ..recall import terms
 from ..recall.order import ORDER_SQL, deterministic_detail
 from ..recall.preview import semantic_problem
 from ..recall.queries import ELIGIBLE, eligible_args, hiding, lexical_eligible, nearest_eligible
-from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, Reason, fuse
+from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, STRONG_VECTOR_WEIGHT, VECTOR_WEIGHT, Reason, fuse
 from ..recall.tiers import StrongQuery, strong_query, strong_side
 
 # The least fused score (recall.rank.fuse: half cosine, half relative BM25) a memory needs to enter
 # Layer 4 by relevance: below it, the memory is left out even when the budget has room. Chosen on
 # the labelled set in fixtures/retrieval (benchmarks/relevance_floor.py; docs/context.md).
 RELEVANCE_FLOOR = 0.35
-# The same floor for the strong tier's fused scores (calibrated strong scores, recall/rank.py
-# `strong_scores`, fused with the words): measured the same way on the same set.
-STRONG_RELEVANCE_FLOOR = 0.35
+# The strong tier's floor, on a memory's centred strong cosine (`relevant_enough`): measured the same
+# way on the same set (docs/context.md).
+STRONG_RELEVANCE_FLOOR = 0.15
 CANDIDATES = 64  # at least this many neighbours are ranked before the floor and the filters cut
 RECORDS_KEPT = 4096  # decoded records a view of the index keeps for the prompts it answers
 
@@ -131,9 +131,10 @@ def ranked(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
 
 
 def ranked_with_tier(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
-                     strong: StrongQuery | None = None) -> tuple[list[tuple[Any, int]], str]:
+                     strong: StrongQuery | None = None) -> tuple[list[tuple[Any, int]], dict[int, float] | None]:
     """The k best memories for the query by fused score, before the floor: (the fused hit, its
-    tokens), best first, and the tier that ranked them (`strong` or `static`). Preferences (Layer 3's)
+    tokens), best first, and, when the strong tier ranked them, each one's centred strong cosine
+    (recall/tiers.py `StrongSide.centred`; None: the static tier ranked them). Preferences (Layer 3's)
     and document-scoped memories (`document_memories`') are left out in SQL, so both retrievers look
     for wanted memories alone, before the cut.
 
@@ -150,16 +151,27 @@ def ranked_with_tier(bank: Bank, vector: Any, query: str, k: int, hidden: set[in
             nearest, keys = nearest_eligible(index, vector, want, None, masked=True) if index.has_vectors() else ([], {})
         lexical, more = lexical_eligible(index, match, want, None) if match else ([], {})
     keys.update(more)
-    hits = sorted(fuse(nearest, lexical), key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))[:k]
-    return [(h, keys[h.rowid][0]) for h in hits], "strong" if side.nearest is not None else "static"
+    weight = STRONG_VECTOR_WEIGHT if side.nearest is not None else VECTOR_WEIGHT
+    hits = sorted(fuse(nearest, lexical, weight), key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))[:k]
+    return [(h, keys[h.rowid][0]) for h in hits], side.centred if side.nearest is not None else None
+
+
+def relevant_enough(fused: float, centred: dict[int, float] | None, rowid: int) -> bool:
+    """The relevance floor: with the static tier, on the fused score (RELEVANCE_FLOOR); with the strong
+    tier, on the memory's centred strong cosine (STRONG_RELEVANCE_FLOOR), because its calibrated score is
+    relative to the query's other candidates (the best of an unrelated query's still stands out of its
+    pool); a hit the strong side did not rank (words alone) does not pass."""
+    if centred is None:
+        return round(fused, 9) >= RELEVANCE_FLOOR
+    return round(centred.get(rowid, -1.0), 9) >= STRONG_RELEVANCE_FLOOR
 
 
 def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
               strong: StrongQuery | None = None) -> list[Found]:
     """Layer 4's hits above the relevance floor of the tier that ranked them."""
-    found, tier = ranked_with_tier(bank, vector, query, k, hidden, strong)
-    floor = STRONG_RELEVANCE_FLOOR if tier == "strong" else RELEVANCE_FLOOR
-    hits = [(h, tokens) for h, tokens in found if round(h.fused, 9) >= floor]
+    found, centred = ranked_with_tier(bank, vector, query, k, hidden, strong)
+    tier = "static" if centred is None else "strong"
+    hits = [(h, tokens) for h, tokens in found if relevant_enough(h.fused, centred, h.rowid)]
     records = _records(bank, [h.rowid for h, _ in hits])
     return [Found(h.rowid, records[h.rowid], tokens, round(h.fused, 6),
                   {"mode": "semantic", "score": round(h.fused, 6),

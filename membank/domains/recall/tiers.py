@@ -36,6 +36,9 @@ class StrongSide:
     nearest: list[tuple[int, float]] | None  # (rowid, 1 - score), best first; None: the static tier ranks
     keys: dict[int, tuple[int, tuple[Any, ...]]] = field(default_factory=dict)  # queries.eligible_keys
     reason: Reason | None = None  # STRONG_VECTORS_PENDING, when that is why
+    # each ranked memory's centred strong cosine (its languages' means removed, before calibration): an
+    # absolute measure of relevance, where the calibrated score only says how far it stands out of its pool
+    centred: dict[int, float] = field(default_factory=dict)
 
 
 def strong_query(bank: Bank, query_text: str) -> StrongQuery | None:
@@ -60,16 +63,28 @@ def strong_side(bank: Bank, query: StrongQuery | None, k: int, document: str | N
     model = (query.encoder.name, query.encoder.dim)
     index = bank.index
 
+    seen: dict[str, Any] = {}
+
     def scorer(copy: StrongVectors, allowed: np.ndarray) -> np.ndarray:
-        return strong_scores(copy.centred_cosines(query.vector, query.zh), static_cosines(index, copy, static),
-                             copy.zh, query.zh, allowed)
+        seen["copy"], seen["centred"] = copy, copy.centred_cosines(query.vector, query.zh)
+        return strong_scores(seen["centred"], static_cosines(index, copy, static), copy.zh, query.zh, allowed)
 
     nearest, keys, missing, total = queries.strong_nearest(index, model, query.vector, k, document, scorer)
     if missing:
         return StrongSide(None, reason=Reason(
             STRONG_VECTORS_PENDING, f"{total - missing} of {total} memories have their strong vector; ranked with"
             " the static vectors until the rest are embedded in the background"))
-    return StrongSide(nearest, keys)
+    return StrongSide(nearest, keys, centred=_centred_of(seen, [r for r, _ in nearest]))
+
+
+def _centred_of(seen: dict[str, Any], rowids: list[int]) -> dict[int, float]:
+    if not rowids or "copy" not in seen:
+        return {}
+    import numpy as np
+
+    copy = seen["copy"]
+    at = np.flatnonzero(np.isin(copy.rowids, np.array(rowids, np.int64)))
+    return {int(copy.rowids[i]): float(seen["centred"][i]) for i in at}
 
 
 def static_cosines(index: Index, copy: StrongVectors, vector: np.ndarray | None) -> np.ndarray:
