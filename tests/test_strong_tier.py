@@ -336,7 +336,20 @@ def test_layer4_ranks_with_the_strong_tier_above_its_floor(sample: Path) -> None
         found = layer4("zebra quilts")
         assert found[0]["id"] == made["id"]
         assert {i["reason"]["tier"] for i in found} == {"strong"}
-        assert all(i["reason"]["score"] >= STRONG_RELEVANCE_FLOOR for i in found)
-        assert layer4("sourdough recipe oven") == []  # nothing in the bank: every hit below the floor
+        assert all(i["reason"]["centred"] >= STRONG_RELEVANCE_FLOOR for i in found)  # the floor's measure
+        # a question about nothing in the bank: the hits whose centred cosine is under the floor are left out
+        from membank.domains.context import memories
+        from membank.domains.recall import tiers
+
+        query = "sourdough recipe oven"
+        vector = bank.embedder().encode([query])[0]
+        strong = tiers.strong_query(bank, query)
+        with bank.index.lock:
+            hits, centred = memories.ranked_with_tier(bank, vector, query, 10, set(), strong)
+            records = bank.index.records([h.rowid for h, _ in hits])
+        assert centred is not None and hits
+        above = {records[h.rowid]["id"] for h, _ in hits if centred.get(h.rowid, -1.0) >= STRONG_RELEVANCE_FLOOR}
+        assert len(above) < len(hits)
+        assert {i["id"] for i in layer4(query)} == above
     finally:
         bank.close()

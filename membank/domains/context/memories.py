@@ -176,7 +176,9 @@ def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
     return [Found(h.rowid, records[h.rowid], tokens, round(h.fused, 6),
                   {"mode": "semantic", "score": round(h.fused, 6),
                    "vector": None if h.similarity is None else round(h.similarity, 6),
-                   "lexicalRank": h.lexical_rank, "tier": tier}) for h, tokens in hits]
+                   "lexicalRank": h.lexical_rank, "tier": tier,
+                   **({} if centred is None else {"centred": round(centred.get(h.rowid, -1.0), 6)})})
+            for h, tokens in hits]
 
 
 def _records(bank: Bank, rowids: list[int]) -> dict[int, dict[str, Any]]:
