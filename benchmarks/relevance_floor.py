@@ -6,8 +6,10 @@ memory that is not relevant; then, for queries about nothing in the bank, the be
 A floor should keep nearly every relevant hit and drop the best hit of an unrelated query.
 
 Both tiers are measured: `static` (the static vectors fused with the words) and, when the strong model
-loads here, `strong` (the calibrated strong scores fused with the words, once the strong tier is filled),
-each with its own floors: a floor set on one tier's scores means nothing for the other's."""
+loads here, `strong` (once the strong tier is filled), each with its own floors: a floor set on one tier's
+scores means nothing for the other's. The strong tier's floor is on each hit's centred strong cosine
+(context/memories.py `relevant_enough`), not on its fused score: the calibrated score is relative to
+the query's candidates, so an unrelated query's best hit still scores high."""
 
 from __future__ import annotations
 
