@@ -14,6 +14,7 @@ import numpy as np
 # better; recall/tiers.py makes it (the calibrated cross-language score, recall/rank.py `strong_scores`)
 Scorer = Callable[["StrongVectors", np.ndarray], np.ndarray]
 BLOCK = 4096  # rows turned into float32 at a time: 6 MB at 384 dimensions
+KEEP_MEANS = 100  # a patch of at most 1/KEEP_MEANS of the rows keeps the languages' means (`patched`)
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -62,11 +63,18 @@ class StrongVectors:
         """A copy with the `written` rowids replaced by `found` (those gone dropped); this one is left as it is."""
         keep = ~np.isin(self.rowids, np.fromiter(written, np.int64, len(written)))
         fresh = StrongVectors.from_rows(tag, self.model, self.rows.shape[1], found)
-        return StrongVectors(tag, self.model, np.concatenate([self.rowids[keep], fresh.rowids]),
-                             np.concatenate([self.rows[keep], fresh.rows]),
-                             np.concatenate([self.scale[keep], fresh.scale]),
-                             np.concatenate([self.factor[keep], fresh.factor]),
-                             np.concatenate([self.zh[keep], fresh.zh]))
+        out = StrongVectors(tag, self.model, np.concatenate([self.rowids[keep], fresh.rowids]),
+                            np.concatenate([self.rows[keep], fresh.rows]),
+                            np.concatenate([self.scale[keep], fresh.scale]),
+                            np.concatenate([self.factor[keep], fresh.factor]),
+                            np.concatenate([self.zh[keep], fresh.zh]))
+        if self._centring is not None and len(written) * KEEP_MEANS <= len(self.rowids):
+            # a few rows of a large bank move its languages' means by next to nothing: the patched copy keeps
+            # them (a save costs no pass over every row); a reload, or a larger change, makes them again
+            means, lengths = self._centring
+            out._centring = (means, np.concatenate([lengths[keep], self._lengths(means, fresh.rows, fresh.factor,
+                                                                                 fresh.zh)]))
+        return out
 
     @classmethod
     def from_rows(cls, tag: str, model: str, dim: int, found: list[tuple[Any, ...]]) -> "StrongVectors":
@@ -102,24 +110,29 @@ class StrongVectors:
     def _centre(self) -> tuple[dict[bool, np.ndarray], np.ndarray]:
         if self._centring is None:
             dim = self.rows.shape[1]
-            sums = {True: np.zeros(dim, np.float64), False: np.zeros(dim, np.float64)}
-            counts = {True: 0, False: 0}
             live = self.scale > 0
+            weights = np.stack([self.zh & live, ~self.zh & live]).astype(np.float32) * self.factor  # 2 x rows
+            sums = np.zeros((2, dim), np.float64)
             for a in range(0, len(self.rows), BLOCK):
-                unit = self.rows[a:a + BLOCK].astype(np.float32) * self.factor[a:a + BLOCK, None]
-                for lang in (True, False):
-                    pick = (self.zh[a:a + BLOCK] == lang) & live[a:a + BLOCK]
-                    sums[lang] += unit[pick].sum(axis=0)
-                    counts[lang] += int(pick.sum())
-            means = {lang: (sums[lang] / counts[lang]).astype(np.float32) if counts[lang] else np.zeros(dim, np.float32)
-                     for lang in (True, False)}
-            lengths = np.empty(len(self.rows), np.float32)
-            for a in range(0, len(self.rows), BLOCK):
-                unit = self.rows[a:a + BLOCK].astype(np.float32) * self.factor[a:a + BLOCK, None]
-                centred = unit - np.where(self.zh[a:a + BLOCK, None], means[True], means[False])
-                lengths[a:a + BLOCK] = np.sqrt(np.einsum("ij,ij->i", centred, centred))
-            self._centring = (means, lengths)
+                sums += np.einsum("kb,bd->kd", weights[:, a:a + BLOCK], self.rows[a:a + BLOCK].astype(np.float32))
+            counts = weights.astype(bool).sum(axis=1)
+            means = {lang: (sums[i] / counts[i]).astype(np.float32) if counts[i] else np.zeros(dim, np.float32)
+                     for i, lang in ((0, True), (1, False))}
+            self._centring = (means, self._lengths(means, self.rows, self.factor, self.zh))
         return self._centring
+
+    @staticmethod
+    def _lengths(means: dict[bool, np.ndarray], rows: np.ndarray, factor: np.ndarray, zh: np.ndarray) -> np.ndarray:
+        """Each unit row's length once its language's mean is removed: |u - m|^2 = |u|^2 - 2 u.m + |m|^2."""
+        both = np.stack([means[True], means[False]])  # 2 x dim
+        lengths = np.empty(len(rows), np.float32)
+        for a in range(0, len(rows), BLOCK):
+            dots = np.einsum("bd,kd->bk", rows[a:a + BLOCK].astype(np.float32), both) * factor[a:a + BLOCK, None]
+            own = np.where(zh[a:a + BLOCK], dots[:, 0], dots[:, 1])
+            unit = (factor[a:a + BLOCK] > 0).astype(np.float32)
+            square = unit - 2 * own + np.where(zh[a:a + BLOCK], both[0] @ both[0], both[1] @ both[1])
+            lengths[a:a + BLOCK] = np.sqrt(np.maximum(square, 0.0))
+        return lengths
 
     def centred_cosines(self, query: np.ndarray, query_zh: bool) -> np.ndarray:
         """Every row's cosine with `query` once each language's mean is removed, from each row its own
