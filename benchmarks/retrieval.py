@@ -3,7 +3,9 @@
 Run: python benchmarks/retrieval.py [--json] [--model PATH ...]. Compares the deterministic order, words
 only (FTS5 BM25), vectors only (sqlite-vec cosine) and the fused ranking the preview uses, for each static
 model (by default the bundled multilingual model and the earlier English-only one, side by side), and the
-strong tier's vectors (cosine over every memory) when `membank.index.strong.load_strong()` loads. Groups:
+strong tier's vectors (cosine over every memory) when `membank.index.strong.load_strong()` loads, and the
+product's own preview once its strong tier is filled (`strong / fused (preview)`: calibrated strong scores
+fused with the words, as `memory:injection:preview` ranks). Groups:
 
 - en, zh: questions about memories in their own language (or some of them);
 - en-zh, zh-en: cross-language questions (every relevant memory in the other language: `cross_all`);
@@ -23,6 +25,8 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -161,10 +165,31 @@ def strong_rankers(texts: dict[str, str]) -> dict[str, Ranker]:
     return {"vector": vector}
 
 
+def wait_for_strong(bank: Bank, timeout: float = 900.0) -> None:
+    """Until every entry of `bank` has its strong vector (the background fill that `membank.open` starts)."""
+    changed = threading.Event()
+    bank.listeners.append(lambda method, params: method == "index:strong" and changed.set())
+    end = time.monotonic() + timeout
+    while not _complete(bank):
+        if time.monotonic() > end:
+            raise SystemExit("the strong tier did not fill in time")
+        changed.wait(5)
+        changed.clear()
+
+
+def _complete(bank: Bank) -> bool:
+    from membank.index.store import reading
+
+    with reading():  # a snapshot of its own: the background fill writes meanwhile
+        filled, total = bank.index.strong_counts()
+    return filled == total > 0
+
+
 def evaluate(fixture: Path = ROOT / "fixtures" / "retrieval", model: Path | None = None, tier: str = "static"
              ) -> dict[str, dict[str, dict[str, float]]]:
     """{ranking: {group: {recall@5, mrr, queries, ...}}} of one tier (`static`: the static model, by default
-    the bundled one, or the folder `model`; `strong`: the strong tier, {} when it cannot run here)."""
+    the bundled one, or the folder `model`; `strong`: the strong tier's vectors alone, {} when it cannot run
+    here; `preview`: the product's preview with its strong tier filled, {} when it cannot run here)."""
     labelled = yaml.safe_load((fixture / "queries.yaml").read_text("utf-8"))
     labelled = labelled["queries"] if isinstance(labelled, dict) else labelled
     texts = memory_texts(fixture / "project")
@@ -180,6 +205,16 @@ def evaluate(fixture: Path = ROOT / "fixtures" / "retrieval", model: Path | None
         bank = membank.open(project)
         try:
             bank.update_settings({"injectionMaxItems": 1_000, "injectionTokenBudget": 1_000_000})  # the maxima: no cut
+            if tier == "preview":
+                from membank.domains.recall import tiers
+
+                if tiers.strong_query(bank, "probe") is None:
+                    return {}
+                wait_for_strong(bank)
+                fused = static_rankers(bank)["fused"]
+                probe = bank.preview(query_text=labelled[0]["query"])["items"]
+                assert probe and probe[0]["reason"]["score"]["tier"] == "strong", probe[:1]
+                return {"fused (preview)": summarise(fused, labelled, langs)}
             return {name: summarise(rank, labelled, langs) for name, rank in static_rankers(bank).items()}
         finally:
             bank.close()
@@ -220,6 +255,7 @@ def main(argv: list[str] | None = None) -> None:
     if strong:
         from membank.index.strong import load_strong
 
+        strong.update(evaluate(tier="preview"))
         results[("strong", load_strong().name)] = strong
     if args.json:
         print(json.dumps({**{f"{tier}/{name}": per for (tier, name), per in results.items()},

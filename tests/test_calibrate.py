@@ -75,3 +75,43 @@ def test_weight_chooses_between_the_models() -> None:
     strong_pick, static_pick = Candidate("strong", 0.9, 0.1, "en"), Candidate("static", 0.1, 0.9, "en")
     assert calibrate(others + [strong_pick, static_pick], "en", weight=0.8)[0].key == "strong"
     assert calibrate(others + [strong_pick, static_pick], "en", weight=0.2)[0].key == "static"
+
+
+def test_the_array_form_ranks_as_calibrate_does() -> None:
+    import numpy as np
+
+    from membank.domains.recall.calibrate import calibrated_arrays
+
+    rng = np.random.default_rng(7)
+    for query_language in ("en", "zh"):
+        n = 40
+        strong, static = rng.normal(0.3, 0.1, n), rng.normal(0.4, 0.1, n)
+        langs = ["zh" if i % 4 == 0 else "en" for i in range(n)]
+        ranked = calibrate([Candidate(i, strong[i], static[i], langs[i]) for i in range(n)], query_language)
+        scores, competes = calibrated_arrays(strong, static, np.array([x == "zh" for x in langs]), query_language == "zh")
+        assert np.allclose([c.score for c in sorted(ranked, key=lambda c: c.key)], scores)
+        assert [c.competes for c in sorted(ranked, key=lambda c: c.key)] == list(competes)
+
+
+def test_strong_scores_are_on_the_cosines_scale_and_rank_calibrated() -> None:
+    """The product's strong score (recall/rank.py): the Chinese answer that stands out of its pool ranks
+    first for an English query although its raw cosine is below every English memory's; an unremarkable
+    other-language memory scores below every competing one; rows not allowed score 0; all in [0, 1]."""
+    import numpy as np
+
+    from membank.domains.recall.rank import strong_scores
+
+    english = [0.60 + 0.01 * i for i in range(10)]
+    chinese = [0.20 + 0.001 * i for i in range(9)] + [0.45]
+    strong = np.array(english + chinese + [0.99])
+    zh = np.array([False] * 10 + [True] * 10 + [False])
+    allowed = np.array([True] * 20 + [False])  # the last: not eligible (another document's), never scored
+    scores = strong_scores(strong, strong.copy(), zh, False, allowed)
+    assert int(np.argmax(scores)) == 19 and scores[20] == 0.0
+    assert ((scores >= 0) & (scores <= 1)).all()
+    # a flat Chinese pool: its best does not compete, and follows every English memory above its pool's mean
+    flat = np.array(english + [0.20 + 0.02 * i for i in range(10)] + [0.0])
+    flat[9] = 0.95  # the English answer stands far out
+    scores = strong_scores(flat, flat.copy(), zh, False, allowed)
+    assert int(np.argmax(scores)) == 9
+    assert scores[10:20].max() < min(s for s in scores[:10] if s > 0)

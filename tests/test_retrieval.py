@@ -69,11 +69,11 @@ def test_the_strong_tier_is_left_out_when_it_cannot_run_and_ranked_by_cosine_whe
     from benchmarks import retrieval
     from membank.index import strong
 
-    def unavailable(folder=None):
-        raise strong.StrongUnavailable("not here")
+    def unavailable(folder: object = None) -> strong.StrongEncoder:
+        raise strong.StrongUnavailable("no strong model here")
 
     monkeypatch.setattr(strong, "load_strong", unavailable)
-    assert retrieval.strong_rankers({"a": "x"}) == {}
+    assert retrieval.strong_rankers({"a": "x"}) == {}  # the tier cannot run: the table shows the static tier only
 
     class Letters:  # a text's vector: its first letter, one-hot
         def encode(self, texts: list[str], query: bool) -> np.ndarray:

@@ -108,6 +108,9 @@ def test_a_query_falls_back_with_strong_vectors_pending(sample: Path) -> None:
         assert codes == ["STRONG_VECTORS_PENDING"] and not preview["diagnostics"]["degraded"]
         assert preview["mode"] == "semantic"
         assert {i["reason"]["score"]["tier"] for i in preview["items"]} == {"static"}
+        envelope = bank.call("context:assemble", {"skillId": "continue", "queryText": "brass key lighthouse"})
+        layer4 = [i for i in envelope["data"]["items"] if i["layer"] == 4 and i["reason"].get("mode") == "semantic"]
+        assert layer4 and {i["reason"]["tier"] for i in layer4} == {"static"}  # Layer 4 falls back as well
         status = bank.status()["strong"]
         assert status["state"] == "filling" and status["done"] == status["total"] - 1
         strongfake.GATE.set()
@@ -179,6 +182,25 @@ def test_strong_copy_ranks_by_cosine_ties_by_rowid_and_patches() -> None:
     best = patched.nearest(np.array([0.6, 0.8], np.float32), 1, np.ones(3, bool))
     assert best[0][0] == 3 and best[0][1] == pytest.approx(0.0, abs=1e-3)
     assert copy.nearest(np.array([1, 0], np.float32), 1, everything)[0][0] == 5  # the original is left as it was
+
+
+def test_centred_cosines_remove_each_languages_mean() -> None:
+    rng = np.random.default_rng(3)
+    unit = rng.normal(size=(12, 8)).astype(np.float32)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    zh = np.arange(12) % 3 == 0
+    q, scale = quantize(unit)
+    copy = StrongVectors("t", "m", np.arange(12, dtype=np.int64), q, scale, zh=zh)
+    plain = dequantize(q, scale)
+    plain /= np.linalg.norm(plain, axis=1, keepdims=True)
+    means = {True: plain[zh].mean(axis=0), False: plain[~zh].mean(axis=0)}
+    query = unit[5]
+    for query_zh in (False, True):
+        rows = plain - np.where(zh[:, None], means[True], means[False])
+        rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+        centred_q = query - means[query_zh]
+        expected = rows @ (centred_q / np.linalg.norm(centred_q))
+        assert np.allclose(copy.centred_cosines(query, query_zh), expected, atol=1e-4)
 
 
 def test_status_says_why_the_tier_is_off(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -295,27 +317,40 @@ def test_sidecar_fills_the_tier_and_ranks_with_it(sample: Path, home: Path) -> N
         server.close()
 
 
-def test_layer4_ranking_can_use_the_strong_tier_when_asked(sample: Path) -> None:
-    """The plumbing the relevance floor's measurement needs: `ranked` with a strong query ranks by the
-    strong tier; Layer 4 itself passes none (its floor is measured on the static tier's scores)."""
-    from membank.domains.context import memories
-    from membank.domains.recall import tiers
+def test_layer4_ranks_with_the_strong_tier_above_its_floor(sample: Path) -> None:
+    """Layer 4 ranks with the strong tier once it is complete, keeps only hits above the strong tier's
+    floor, and says which tier ranked each memory; an unrelated question gets no memory by relevance."""
+    from membank.domains.context.memories import STRONG_RELEVANCE_FLOOR
 
     bank, progress = _open(sample)
     try:
         progress.complete()
         made = bank.create_memory(type_="fact", scope="project", content="Zebra quilts hang in the north tower")
         progress.until(lambda p: p["done"] == p["total"] and p["total"] > 21)
-        query = "zebra quilts"
+
+        def layer4(query: str) -> list[dict[str, Any]]:
+            envelope = bank.call("context:assemble", {"skillId": "continue", "queryText": query})
+            assert envelope["ok"], envelope
+            return [i for i in envelope["data"]["items"] if i["layer"] == 4 and i["reason"].get("mode") == "semantic"]
+
+        found = layer4("zebra quilts")
+        assert found[0]["id"] == made["id"]
+        assert {i["reason"]["tier"] for i in found} == {"strong"}
+        assert all(i["reason"]["centred"] >= STRONG_RELEVANCE_FLOOR for i in found)  # the floor's measure
+        # a question about nothing in the bank: the hits whose centred cosine is under the floor are left out
+        from membank.domains.context import memories
+        from membank.domains.recall import tiers
+
+        query = "sourdough recipe oven"
         vector = bank.embedder().encode([query])[0]
         strong = tiers.strong_query(bank, query)
-        assert strong is not None
         with bank.index.lock:
-            hits = memories.ranked(bank, vector, query, 3, set(), strong)
+            hits, centred = memories.ranked_with_tier(bank, vector, query, 10, set(), strong)
             records = bank.index.records([h.rowid for h, _ in hits])
-        assert records[hits[0][0].rowid]["id"] == made["id"]
-        expected = float(strongfake.load().passages(["Zebra quilts hang in the north tower"])[0] @ strong.vector)
-        assert hits[0][0].similarity == pytest.approx(expected, abs=2e-3)  # the strong tier's cosine (int8)
+        assert centred is not None and hits
+        above = {records[h.rowid]["id"] for h, _ in hits if centred.get(h.rowid, -1.0) >= STRONG_RELEVANCE_FLOOR}
+        assert len(above) < len(hits)
+        assert {i["id"] for i in layer4(query)} == above
     finally:
         bank.close()
 

@@ -6,14 +6,15 @@ keeps the int8 rows (a quarter of float32's memory) and scores them a block at a
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
-# the score of each row for a query from its plain cosine: (query, cosines, rowids) -> scores, higher is
-# better; recall/rank.py `strong_scores` is the one place that chooses it (a calibration plugs in there)
-Scorer = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+# the score of every row of a copy for one query, given the rows that compete (a `mask`): higher is
+# better; recall/tiers.py makes it (the calibrated cross-language score, recall/rank.py `strong_scores`)
+Scorer = Callable[["StrongVectors", np.ndarray], np.ndarray]
 BLOCK = 4096  # rows turned into float32 at a time: 6 MB at 384 dimensions
+KEEP_MEANS = 100  # a patch of at most 1/KEEP_MEANS of the rows keeps the languages' means (`patched`)
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -51,27 +52,40 @@ class StrongVectors:
     query is its int8 row times the query, times a factor made once (its scale over its length)."""
 
     def __init__(self, tag: str, model: str, rowids: np.ndarray, rows: np.ndarray, scale: np.ndarray,
-                 factor: np.ndarray | None = None):
+                 factor: np.ndarray | None = None, zh: np.ndarray | None = None):
         self.tag, self.model = tag, model
         self.rowids, self.rows, self.scale = rowids, rows, scale
         self.factor = _factors(rows) if factor is None else factor
+        self.zh = np.zeros(len(rowids), bool) if zh is None else zh  # which rows' texts are Chinese
+        self._centring: tuple[dict[bool, np.ndarray], np.ndarray] | None = None
 
     def patched(self, tag: str, written: frozenset[int], found: list[tuple[int, float, bytes]]) -> "StrongVectors":
         """A copy with the `written` rowids replaced by `found` (those gone dropped); this one is left as it is."""
         keep = ~np.isin(self.rowids, np.fromiter(written, np.int64, len(written)))
         fresh = StrongVectors.from_rows(tag, self.model, self.rows.shape[1], found)
-        return StrongVectors(tag, self.model, np.concatenate([self.rowids[keep], fresh.rowids]),
-                             np.concatenate([self.rows[keep], fresh.rows]),
-                             np.concatenate([self.scale[keep], fresh.scale]),
-                             np.concatenate([self.factor[keep], fresh.factor]))
+        out = StrongVectors(tag, self.model, np.concatenate([self.rowids[keep], fresh.rowids]),
+                            np.concatenate([self.rows[keep], fresh.rows]),
+                            np.concatenate([self.scale[keep], fresh.scale]),
+                            np.concatenate([self.factor[keep], fresh.factor]),
+                            np.concatenate([self.zh[keep], fresh.zh]))
+        if self._centring is not None and len(written) * KEEP_MEANS <= len(self.rowids):
+            # a few rows of a large bank move its languages' means by next to nothing: the patched copy keeps
+            # them (a save costs no pass over every row); a reload, or a larger change, makes them again
+            means, lengths = self._centring
+            out._centring = (means, np.concatenate([lengths[keep], self._lengths(means, fresh.rows, fresh.factor,
+                                                                                 fresh.zh)]))
+        return out
 
     @classmethod
-    def from_rows(cls, tag: str, model: str, dim: int, found: list[tuple[int, float, bytes]]) -> "StrongVectors":
+    def from_rows(cls, tag: str, model: str, dim: int, found: list[tuple[Any, ...]]) -> "StrongVectors":
+        """From (rowid, scale, int8 bytes[, zh]) rows."""
         if not found:
             return cls(tag, model, np.zeros(0, np.int64), np.zeros((0, dim), np.int8), np.zeros(0, np.float32))
-        rowids, scale, blobs = zip(*found)
-        return cls(tag, model, np.array(rowids, np.int64), np.frombuffer(b"".join(blobs), np.int8).reshape(len(found), dim),
-                   np.array(scale, np.float32))
+        columns = list(zip(*found))
+        zh = np.array(columns[3], bool) if len(columns) > 3 else None
+        return cls(tag, model, np.array(columns[0], np.int64),
+                   np.frombuffer(b"".join(columns[2]), np.int8).reshape(len(found), dim),
+                   np.array(columns[1], np.float32), zh=zh)
 
     def __len__(self) -> int:
         return len(self.rowids)
@@ -88,17 +102,62 @@ class StrongVectors:
             out[a:a + BLOCK] = np.einsum("ij,j->i", self.rows[a:a + BLOCK].astype(np.float32), q)
         return out * self.factor
 
+    def means(self) -> dict[bool, np.ndarray]:
+        """Each language's mean unit vector (keyed by `zh`), over every row with a direction: made once per
+        copy (a pass over the rows, as loading one is), with each row's length once its mean is removed."""
+        return self._centre()[0]
+
+    def _centre(self) -> tuple[dict[bool, np.ndarray], np.ndarray]:
+        if self._centring is None:
+            dim = self.rows.shape[1]
+            live = self.scale > 0
+            weights = np.stack([self.zh & live, ~self.zh & live]).astype(np.float32) * self.factor  # 2 x rows
+            sums = np.zeros((2, dim), np.float64)
+            for a in range(0, len(self.rows), BLOCK):
+                sums += np.einsum("kb,bd->kd", weights[:, a:a + BLOCK], self.rows[a:a + BLOCK].astype(np.float32))
+            counts = weights.astype(bool).sum(axis=1)
+            means = {lang: (sums[i] / counts[i]).astype(np.float32) if counts[i] else np.zeros(dim, np.float32)
+                     for i, lang in ((0, True), (1, False))}
+            self._centring = (means, self._lengths(means, self.rows, self.factor, self.zh))
+        return self._centring
+
+    @staticmethod
+    def _lengths(means: dict[bool, np.ndarray], rows: np.ndarray, factor: np.ndarray, zh: np.ndarray) -> np.ndarray:
+        """Each unit row's length once its language's mean is removed: |u - m|^2 = |u|^2 - 2 u.m + |m|^2."""
+        both = np.stack([means[True], means[False]])  # 2 x dim
+        lengths = np.empty(len(rows), np.float32)
+        for a in range(0, len(rows), BLOCK):
+            dots = np.einsum("bd,kd->bk", rows[a:a + BLOCK].astype(np.float32), both) * factor[a:a + BLOCK, None]
+            own = np.where(zh[a:a + BLOCK], dots[:, 0], dots[:, 1])
+            unit = (factor[a:a + BLOCK] > 0).astype(np.float32)
+            square = unit - 2 * own + np.where(zh[a:a + BLOCK], both[0] @ both[0], both[1] @ both[1])
+            lengths[a:a + BLOCK] = np.sqrt(np.maximum(square, 0.0))
+        return lengths
+
+    def centred_cosines(self, query: np.ndarray, query_zh: bool) -> np.ndarray:
+        """Every row's cosine with `query` once each language's mean is removed, from each row its own
+        language's and from the query its language's (0 for a row with no direction left)."""
+        means, lengths = self._centre()
+        q = np.asarray(query, np.float32)
+        q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0)) - means[bool(query_zh)]
+        q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
+        dots = np.empty(len(self.rows), np.float32)
+        for a in range(0, len(self.rows), BLOCK):
+            dots[a:a + BLOCK] = np.einsum("ij,j->i", self.rows[a:a + BLOCK].astype(np.float32), q)
+        dots *= self.factor
+        dots -= np.where(self.zh, float(means[True] @ q), float(means[False] @ q)).astype(np.float32)
+        return np.divide(dots, lengths, out=np.zeros_like(dots), where=lengths > 1e-6)
+
     def nearest(self, query: np.ndarray, k: int, allowed: np.ndarray, scorer: Scorer | None = None
                 ) -> list[tuple[int, float]]:
         """(rowid, 1 - score) of the k best rows among `allowed` (a `mask`), best first; ties by rowid.
-        `scorer` turns the plain cosines into the scores ranked (None: the cosine itself). A zero row
-        (no direction) never competes."""
+        `scorer` scores the rows instead of the plain cosine with `query`. A zero row (no direction)
+        never competes."""
         if k <= 0 or not len(self.rowids):
             return []
-        scores = self.cosines(query)
-        if scorer is not None:
-            scores = np.asarray(scorer(query, scores, self.rowids), np.float32)
-        scores = np.where(allowed & (self.scale > 0), scores, -np.inf)
+        allowed = allowed & (self.scale > 0)
+        scores = self.cosines(query) if scorer is None else np.asarray(scorer(self, allowed), np.float32)
+        scores = np.where(allowed, scores, -np.inf)
         k = min(k, int(np.isfinite(scores).sum()))
         if k <= 0:
             return []

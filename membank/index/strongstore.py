@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from .strongcopy import StrongVectors
 
 register(DomainSchema(
-    "index.strong", 1,
-    "CREATE TABLE strong_vec(rowid INTEGER PRIMARY KEY, hash TEXT NOT NULL, scale REAL NOT NULL, emb BLOB NOT NULL)",
+    "index.strong", 2,  # 2: `zh`, the script of the entry's text (cross-language calibration pools by it)
+    "CREATE TABLE strong_vec(rowid INTEGER PRIMARY KEY, hash TEXT NOT NULL, scale REAL NOT NULL, emb BLOB NOT NULL,"
+    " zh INTEGER NOT NULL DEFAULT 0)",
     "DROP TABLE IF EXISTS strong_vec"))
 
 PATCH_LIMIT = 256  # rows re-read to patch the in-memory copy; more, and it is reloaded whole
@@ -110,17 +111,20 @@ class StrongStore:
             memo["counts"] = (int(done), int(total))
         return int(done), int(total)
 
-    def put_strong(self, rows: list[tuple[int, str]], vectors: np.ndarray) -> int:
+    def put_strong(self, rows: list[tuple[int, str]], vectors: np.ndarray, zh: list[bool] | None = None) -> int:
         """Store the vectors of (rowid, hash) rows, in the caller's transaction: a row whose entry is gone
-        or now holds another hash (saved again since it was read) is skipped. Returns how many were stored."""
+        or now holds another hash (saved again since it was read) is skipped. `zh`: which rows' texts are
+        Chinese (`kernel.text.script_language`; none when not given). Returns how many were stored."""
         from .strongcopy import quantize
 
         q, scale = quantize(vectors)
+        flags = zh if zh is not None else [False] * len(rows)
         before = self.db.total_changes()
         self.db.executemany(
-            "INSERT OR REPLACE INTO strong_vec(rowid, hash, scale, emb) SELECT ?1, ?2, ?3, ?4"
+            "INSERT OR REPLACE INTO strong_vec(rowid, hash, scale, emb, zh) SELECT ?1, ?2, ?3, ?4, ?5"
             f" WHERE EXISTS (SELECT 1 FROM entries WHERE rowid = ?1 AND hash = ?2 AND {_LIVE})",
-            [(int(rowid), hash_, float(scale[i]), q[i].tobytes()) for i, (rowid, hash_) in enumerate(rows)])
+            [(int(rowid), hash_, float(scale[i]), q[i].tobytes(), int(bool(flags[i])))
+             for i, (rowid, hash_) in enumerate(rows)])
         stored = self.db.total_changes() - before
         self._strong_changed(rowid for rowid, _ in rows)
         return stored
@@ -141,11 +145,11 @@ class StrongStore:
                     written = self._strong_since(cached.tag, tag) if cached is not None and cached.model == model[0] \
                         else None
                     if cached is not None and written is not None:
-                        found = self.db.execute("SELECT rowid, scale, emb FROM strong_vec WHERE rowid IN"
+                        found = self.db.execute("SELECT rowid, scale, emb, zh FROM strong_vec WHERE rowid IN"
                                                 " (SELECT value FROM json_each(?))", (json.dumps(sorted(written)),))
                         cached = cached.patched(tag, written, found.fetchall())
                     else:
-                        found = self.db.execute("SELECT rowid, scale, emb FROM strong_vec ORDER BY rowid")
+                        found = self.db.execute("SELECT rowid, scale, emb, zh FROM strong_vec ORDER BY rowid")
                         cached = StrongVectors.from_rows(tag, model[0], model[1], found.fetchall())
                     self._strong = cached
         return cached

@@ -21,6 +21,19 @@ def estimate_tokens(text: str) -> int:
 _CJK_RUN = re.compile(_CJK.pattern + "+")
 
 
+def script_language(text: str) -> str:
+    """"zh" when at least 30% of the letters are CJK ideographs (or kana), else "en": the language a
+    memory's strong vector is pooled with for cross-language ranking (recall/calibrate.py)."""
+    letters = cjk = 0
+    for ch in text:
+        if ch.isalpha():
+            letters += 1
+            o = ord(ch)
+            if 0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0xF900 <= o <= 0xFAFF or 0x3040 <= o <= 0x30FF:
+                cjk += 1
+    return "zh" if letters and cjk / letters >= 0.3 else "en"
+
+
 # the code point ranges of _CJK, for counting them over a whole text at once
 _CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF),
                (0x20000, 0x2FFFF))

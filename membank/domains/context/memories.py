@@ -13,13 +13,16 @@ from ..recall import terms
 from ..recall.order import ORDER_SQL, deterministic_detail
 from ..recall.preview import semantic_problem
 from ..recall.queries import ELIGIBLE, eligible_args, hiding, lexical_eligible, nearest_eligible
-from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, Reason, fuse
-from ..recall.tiers import StrongQuery, strong_side
+from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, STRONG_VECTOR_WEIGHT, VECTOR_WEIGHT, Reason, fuse
+from ..recall.tiers import StrongQuery, strong_query, strong_side
 
 # The least fused score (recall.rank.fuse: half cosine, half relative BM25) a memory needs to enter
 # Layer 4 by relevance: below it, the memory is left out even when the budget has room. Chosen on
 # the labelled set in fixtures/retrieval (benchmarks/relevance_floor.py; docs/context.md).
 RELEVANCE_FLOOR = 0.35
+# The strong tier's floor, on a memory's centred strong cosine (`relevant_enough`): measured the same
+# way on the same set (docs/context.md).
+STRONG_RELEVANCE_FLOOR = 0.15
 CANDIDATES = 64  # at least this many neighbours are ranked before the floor and the filters cut
 RECORDS_KEPT = 4096  # decoded records a view of the index keeps for the prompts it answers
 
@@ -114,7 +117,7 @@ def relevant(bank: Bank, query: str, k: int, document: str | None, hidden: set[i
             assert model is not None
             vector = model.encode_query(query)
             if vector.any():
-                return _semantic(bank, vector, query, k, hidden), []
+                return _semantic(bank, vector, query, k, hidden, strong_query(bank, query)), []
             problem = Reason(QUERY_NOT_EMBEDDABLE, "the query has no word the model knows; memories are in "
                              "deterministic order")
     return _deterministic(bank, k, document, hidden), [problem]
@@ -123,35 +126,59 @@ def relevant(bank: Bank, query: str, k: int, document: str | None, hidden: set[i
 def ranked(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
            strong: StrongQuery | None = None) -> list[tuple[Any, int]]:
     """The k best memories for the query by fused score, before the floor: (the fused hit, its
-    tokens), best first. Preferences (Layer 3's) and document-scoped memories (`document_memories`')
-    are left out in SQL, so both retrievers look for wanted memories alone, before the cut.
+    tokens), best first (`ranked_with_tier`'s hits)."""
+    return ranked_with_tier(bank, vector, query, k, hidden, strong)[0]
 
-    `strong` (recall/tiers.py `strong_query`): the vector side is the strong tier's when every wanted
-    memory has a strong vector. Layer 4 passes none until its relevance floor is measured on the strong
-    tier's scores (benchmarks/relevance_floor.py can pass one to measure it)."""
+
+def ranked_with_tier(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
+                     strong: StrongQuery | None = None) -> tuple[list[tuple[Any, int]], dict[int, float] | None]:
+    """The k best memories for the query by fused score, before the floor: (the fused hit, its
+    tokens), best first, and, when the strong tier ranked them, each one's centred strong cosine
+    (recall/tiers.py `StrongSide.centred`; None: the static tier ranked them). Preferences (Layer 3's)
+    and document-scoped memories (`document_memories`') are left out in SQL, so both retrievers look
+    for wanted memories alone, before the cut.
+
+    `strong` (recall/tiers.py `strong_query`): the vector side is the strong tier's (calibrated scores)
+    when every wanted memory has a strong vector; else the static tier's."""
     index = bank.index
     match = terms.match(index, query)
     want = max(CANDIDATES, k)
     with hiding(hidden, types=("preference",)):
-        side = strong_side(bank, strong, want, None)
+        side = strong_side(bank, strong, want, None, vector)
         if side.nearest is not None:
             nearest, keys = side.nearest, dict(side.keys)
         else:
             nearest, keys = nearest_eligible(index, vector, want, None, masked=True) if index.has_vectors() else ([], {})
         lexical, more = lexical_eligible(index, match, want, None) if match else ([], {})
     keys.update(more)
-    hits = sorted(fuse(nearest, lexical), key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))[:k]
-    return [(h, keys[h.rowid][0]) for h in hits]
+    weight = STRONG_VECTOR_WEIGHT if side.nearest is not None else VECTOR_WEIGHT
+    hits = sorted(fuse(nearest, lexical, weight), key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))[:k]
+    return [(h, keys[h.rowid][0]) for h in hits], side.centred if side.nearest is not None else None
 
 
-def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int]) -> list[Found]:
-    hits = [(h, tokens) for h, tokens in ranked(bank, vector, query, k, hidden)
-            if round(h.fused, 9) >= RELEVANCE_FLOOR]
+def relevant_enough(fused: float, centred: dict[int, float] | None, rowid: int) -> bool:
+    """The relevance floor: with the static tier, on the fused score (RELEVANCE_FLOOR); with the strong
+    tier, on the memory's centred strong cosine (STRONG_RELEVANCE_FLOOR), because its calibrated score is
+    relative to the query's other candidates (the best of an unrelated query's still stands out of its
+    pool); a hit the strong side did not rank (words alone) does not pass."""
+    if centred is None:
+        return round(fused, 9) >= RELEVANCE_FLOOR
+    return round(centred.get(rowid, -1.0), 9) >= STRONG_RELEVANCE_FLOOR
+
+
+def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
+              strong: StrongQuery | None = None) -> list[Found]:
+    """Layer 4's hits above the relevance floor of the tier that ranked them."""
+    found, centred = ranked_with_tier(bank, vector, query, k, hidden, strong)
+    tier = "static" if centred is None else "strong"
+    hits = [(h, tokens) for h, tokens in found if relevant_enough(h.fused, centred, h.rowid)]
     records = _records(bank, [h.rowid for h, _ in hits])
     return [Found(h.rowid, records[h.rowid], tokens, round(h.fused, 6),
                   {"mode": "semantic", "score": round(h.fused, 6),
                    "vector": None if h.similarity is None else round(h.similarity, 6),
-                   "lexicalRank": h.lexical_rank}) for h, tokens in hits]
+                   "lexicalRank": h.lexical_rank, "tier": tier,
+                   **({} if centred is None else {"centred": round(centred.get(h.rowid, -1.0), 6)})})
+            for h, tokens in hits]
 
 
 def _records(bank: Bank, rowids: list[int]) -> dict[int, dict[str, Any]]:

@@ -25,6 +25,7 @@ from ...index.store import reading
 from ...index import strongload
 from ...kernel.background import Worker
 from ...kernel.errors import MembankError
+from ...kernel.text import script_language
 from ..contract import Bank
 
 log = logging.getLogger("membank")
@@ -87,7 +88,8 @@ class Filler:
             if rows:
                 texts = [embed_text(kind, json.loads(record)) for _, kind, record, _ in rows]
                 vectors = encoder.passages(texts)
-                if not self._write(lambda index: index.put_strong([(r[0], r[3]) for r in rows], vectors),
+                if not self._write(lambda index: index.put_strong([(r[0], r[3]) for r in rows], vectors,
+                                                                 [script_language(t) == "zh" for t in texts]),
                                    encoder.name, encoder.dim):
                     return
                 with self._lock:

@@ -22,9 +22,21 @@ import math
 from dataclasses import dataclass
 from typing import Hashable, Sequence
 
+from typing import TYPE_CHECKING
+
+from ...kernel.text import script_language as script_language  # re-exported: the rule's languages
+
+if TYPE_CHECKING:
+    import numpy as np
+
 STRONG_WEIGHT = 0.7
 GATE = 0.6  # deviations below the best same-language candidate an other-language one may stand
 MIN_POOL = 8
+# the vector side of the fused score from a calibrated one: SCALE deviations above its pool's mean count
+# as a cosine of 1 (the fused score, and the relevance floor on it, stay in [0, 1]); an other-language
+# candidate below the gate keeps OUTSIDE of its value, so it still follows the competing ones
+SCALE = 4.0
+OUTSIDE = 0.01
 
 
 @dataclass(frozen=True)
@@ -41,18 +53,6 @@ class Calibrated:
     score: float  # standardised blend: deviations above its language pool's mean
     language: str
     competes: bool  # False: an other-language candidate below the gate, ranked after every competing one
-
-
-def script_language(text: str) -> str:
-    """"zh" when at least 30% of the letters are CJK ideographs (or kana), else "en"."""
-    letters = cjk = 0
-    for ch in text:
-        if ch.isalpha():
-            letters += 1
-            o = ord(ch)
-            if 0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0xF900 <= o <= 0xFAFF or 0x3040 <= o <= 0x30FF:
-                cjk += 1
-    return "zh" if letters and cjk / letters >= 0.3 else "en"
 
 
 def _stats(values: Sequence[float]) -> tuple[float, float]:
@@ -89,3 +89,42 @@ def calibrate(candidates: Sequence[Candidate], query_language: str, *, weight: f
            for c, s in zip(candidates, scores)]
     order = sorted(range(len(out)), key=lambda i: (not out[i].competes, -out[i].score))
     return [out[i] for i in order]
+
+
+def _standardised_array(values: np.ndarray, zh: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    out = np.zeros(len(values), np.float64)
+    overall = (float(values.mean()), float(values.std())) if len(values) else (0.0, 0.0)
+    for pool in (zh, ~zh):
+        n = int(pool.sum())
+        if not n:
+            continue
+        mean, deviation = (float(values[pool].mean()), float(values[pool].std())) if n >= MIN_POOL else overall
+        out[pool] = (values[pool] - mean) / deviation if deviation > 1e-9 else 0.0
+    return out
+
+
+def calibrated_arrays(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, query_zh: bool, *,
+                      weight: float = STRONG_WEIGHT, gate: float = GATE) -> tuple[np.ndarray, np.ndarray]:
+    """`calibrate` over arrays, for a whole bank's candidates at once: (score, competes) of each
+    candidate, in the input's order. `strong`: centred strong cosines; `static`: static cosines; `zh`:
+    which candidates are Chinese (the others English)."""
+    import numpy as np
+
+    zh = np.asarray(zh, bool)
+    scores = weight * _standardised_array(np.asarray(strong, np.float64), zh) \
+        + (1.0 - weight) * _standardised_array(np.asarray(static, np.float64), zh)
+    same = zh if query_zh else ~zh
+    bar = float(scores[same].max()) - gate if same.any() else -math.inf
+    return scores, same | (scores >= bar)
+
+
+def vector_scores(scores: np.ndarray, competes: np.ndarray) -> np.ndarray:
+    """The vector side of the fused score (as a cosine is, higher better, in [0, 1]) from calibrated
+    scores: score / SCALE, clipped; one that does not compete keeps OUTSIDE of it, so it ranks after
+    every competing candidate with a positive score, in its own order, and adds next to nothing."""
+    import numpy as np
+
+    value = np.clip(np.asarray(scores, np.float64) / SCALE, 0.0, 1.0)
+    return np.where(competes, value, OUTSIDE * value)

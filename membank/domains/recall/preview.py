@@ -10,7 +10,7 @@ from ..contract import Bank
 from ..story import positions
 from . import cards as bank_cards, queries, terms, tiers
 from .rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
-                   VEC_UNAVAILABLE, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
+                   STRONG_VECTOR_WEIGHT, VEC_UNAVAILABLE, VECTOR_WEIGHT, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
 
 if TYPE_CHECKING:
     from ...index.embed import ModelInfo
@@ -92,7 +92,7 @@ def _semantic(bank: Bank, vector: Any, query_text: str, document: str | None, me
     strong = tiers.strong_query(bank, query_text)
     with index.lock:
         match = terms.match(index, query_text)
-        side = tiers.strong_side(bank, strong, want, document)
+        side = tiers.strong_side(bank, strong, want, document, vector)
         if side.nearest is not None:
             _, lexical, keys = queries.candidates(index, None, match or None, want, document)
             nearest = side.nearest
@@ -101,7 +101,9 @@ def _semantic(bank: Bank, vector: Any, query_text: str, document: str | None, me
             nearest, lexical, keys = queries.candidates(index, vector if index.has_vectors() else None, match or None,
                                                         want, document)
         eligible = queries.eligible_count(index, document)
-        chosen = rank_semantic(fuse(nearest, lexical), keys, memory["injectionMaxItems"], memory["injectionTokenBudget"])
+        weight = STRONG_VECTOR_WEIGHT if side.nearest is not None else VECTOR_WEIGHT
+        chosen = rank_semantic(fuse(nearest, lexical, weight), keys, memory["injectionMaxItems"],
+                               memory["injectionTokenBudget"])
         records = index.records([h.rowid for h, _ in chosen])  # only the kept ones are decoded
         found = bank_cards.search(index, vector, match or None)
     items = semantic_items_for(chosen, records, "strong" if side.nearest is not None else "static")

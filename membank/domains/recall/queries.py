@@ -284,7 +284,7 @@ def ordered(index: Index, document: str | None) -> Iterator[tuple[dict[str, Any]
 def strong_nearest(index: Index, model: tuple[str, int], vector: np.ndarray, k: int, document: str | None,
                    scorer: Any) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]], int, int]:
     """The strong tier's k best memories a preview for `document` may inject (rowid, 1 - score), best
-    first, with their `eligible_keys`, scored by `scorer` (rank.py `strong_scores`) over every eligible
+    first, with their `eligible_keys`, scored by `scorer` (recall/tiers.py's, `strong_scores`) over every eligible
     memory: the strong tier searches them all (its candidates are not the static tier's).
 
     Also (missing, eligible): how many of those memories have no strong vector of `model` yet. When

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from ...kernel.budget import fit
+from .calibrate import calibrated_arrays, vector_scores
 from .order import deterministic_detail
 
 if TYPE_CHECKING:
@@ -56,6 +57,10 @@ def deterministic_items(candidates: Iterable[tuple[dict[str, Any], int]], max_it
 # labelled set in fixtures/retrieval (benchmarks/retrieval.py): equal weights score best there,
 # and better than reciprocal-rank fusion, which throws the size of the score gaps away.
 VECTOR_WEIGHT = 0.5
+# The same for the strong tier's calibrated scores (`strong_scores`): the words then mostly add noise (a
+# look-alike shares the answer's names; an other-language answer shares no word), and on the same set
+# 0.8 scores best (benchmarks/retrieval.py, docs/recall.md): 0.5 there drops en→zh recall@5 to 0.07.
+STRONG_VECTOR_WEIGHT = 0.8
 
 
 class Hit(NamedTuple):  # a tuple: a prompt fuses a hundred and keeps a few
@@ -70,11 +75,13 @@ class Hit(NamedTuple):  # a tuple: a prompt fuses a hundred and keeps a few
 _hit = functools.partial(tuple.__new__, Hit)  # without NamedTuple's __new__, a Python function: half the cost
 
 
-def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]]) -> list[Hit]:
+def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]], weight: float | None = None) -> list[Hit]:
     """Score fusion of vector neighbours (rowid, cosine distance) and FTS5 hits (rowid, bm25).
 
     fused = w * cosine + (1 - w) * bm25 / best bm25: the best word match scores 1 on its side, and
-    a hit missing from one list scores 0 on that side. Both lists hold eligible rows, best first."""
+    a hit missing from one list scores 0 on that side. Both lists hold eligible rows, best first. `weight`:
+    w (VECTOR_WEIGHT unless given; the strong tier's is STRONG_VECTOR_WEIGHT)."""
+    w = VECTOR_WEIGHT if weight is None else weight
     vector = {rowid: (rank, 1.0 - float(distance)) for rank, (rowid, distance) in enumerate(nearest, start=1)}
     words = {rowid: (rank, float(score)) for rank, (rowid, score) in enumerate(lexical, start=1)}
     best = min((float(score) for _, score in lexical), default=-1.0) or -1.0
@@ -83,16 +90,26 @@ def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]]) -> 
         v, lx = vector.get(rowid), words.get(rowid)
         hits.append(_hit((rowid, v[0] if v else None, v[1] if v else None, lx[0] if lx else None,
                           lx[1] if lx else None,
-                          VECTOR_WEIGHT * (v[1] if v else 0.0) + (1 - VECTOR_WEIGHT) * (lx[1] / best if lx else 0.0))))
+                          w * (v[1] if v else 0.0) + (1 - w) * (lx[1] / best if lx else 0.0))))
     return hits
 
 
-def strong_scores(query: np.ndarray, cosines: np.ndarray, rowids: np.ndarray) -> np.ndarray:
-    """The strong tier's score of each memory for a query, from its plain cosine (`cosines`, one per
-    stored row, `rowids` the rows' entries), higher is better: the one place the strong tier's ranking
-    is decided, and where a calibration (recall/calibrate.py) plugs in. For now the cosine itself;
-    `fuse` then takes 1 - score as it takes the static tier's cosine distance."""
-    return cosines
+def strong_scores(centred: np.ndarray, static: np.ndarray, zh: np.ndarray, query_zh: bool,
+                  allowed: np.ndarray) -> np.ndarray:
+    """The strong tier's score of each memory for a query, higher is better, in [0, 1] as a cosine is:
+    the one place the strong tier's ranking is decided. Per row of the bank's strong vectors: `centred`,
+    its strong cosine with each language's mean removed; `static`, its static cosine; `zh`, whether its
+    text is Chinese; `allowed`, the rows that compete (the others score 0). The competing rows are
+    calibrated together (recall/calibrate.py: per-language pools standardised, strong and static
+    blended, the other language gated), then put on the cosine's scale (`vector_scores`), so `fuse`
+    takes 1 - score as it takes the static tier's cosine distance and the fused score stays in [0, 1]."""
+    import numpy as np
+
+    out = np.zeros(len(centred), np.float64)
+    if allowed.any():
+        scores, competes = calibrated_arrays(centred[allowed], static[allowed], zh[allowed], query_zh)
+        out[allowed] = vector_scores(scores, competes)
+    return out
 
 
 def rank_semantic(hits: list[Hit], eligible: dict[int, tuple[int, tuple[Any, ...]]], max_items: int,

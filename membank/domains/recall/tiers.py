@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...index import strongload
+from ...kernel.text import script_language
 from ..contract import Bank
 from . import queries
 from .rank import STRONG_VECTORS_PENDING, Reason, strong_scores
@@ -16,13 +17,16 @@ from .rank import STRONG_VECTORS_PENDING, Reason, strong_scores
 if TYPE_CHECKING:
     import numpy as np
 
+    from ...index import Index
     from ...index.strong import StrongEncoder
+    from ...index.strongcopy import StrongVectors
 
 
 @dataclass(frozen=True)
 class StrongQuery:
     encoder: StrongEncoder
     vector: np.ndarray  # the query, embedded by the strong model
+    zh: bool = False  # whether the query is Chinese (its script): which language's pool it belongs to
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,9 @@ class StrongSide:
     nearest: list[tuple[int, float]] | None  # (rowid, 1 - score), best first; None: the static tier ranks
     keys: dict[int, tuple[int, tuple[Any, ...]]] = field(default_factory=dict)  # queries.eligible_keys
     reason: Reason | None = None  # STRONG_VECTORS_PENDING, when that is why
+    # each ranked memory's centred strong cosine (its languages' means removed, before calibration): an
+    # absolute measure of relevance, where the calibrated score only says how far it stands out of its pool
+    centred: dict[int, float] = field(default_factory=dict)
 
 
 def strong_query(bank: Bank, query_text: str) -> StrongQuery | None:
@@ -43,17 +50,63 @@ def strong_query(bank: Bank, query_text: str) -> StrongQuery | None:
     if encoder is None:
         return None
     vector = encoder.queries([query_text])[0]
-    return StrongQuery(encoder, vector) if vector.any() else None
+    return StrongQuery(encoder, vector, script_language(query_text) == "zh") if vector.any() else None
 
 
-def strong_side(bank: Bank, query: StrongQuery | None, k: int, document: str | None) -> StrongSide:
-    """The k best memories for `document` by the strong tier, under the index's lock (as `queries.candidates`)."""
+def strong_side(bank: Bank, query: StrongQuery | None, k: int, document: str | None,
+                static: np.ndarray | None = None) -> StrongSide:
+    """The k best memories for `document` by the strong tier, under the index's lock (as `queries.candidates`),
+    scored by `strong_scores` (calibrated across languages, with `static`, the query's static vector,
+    for the static side of the blend; without it, the strong cosines alone)."""
     if query is None:
         return StrongSide(None)
     model = (query.encoder.name, query.encoder.dim)
-    nearest, keys, missing, total = queries.strong_nearest(bank.index, model, query.vector, k, document, strong_scores)
+    index = bank.index
+
+    seen: dict[str, Any] = {}
+
+    def scorer(copy: StrongVectors, allowed: np.ndarray) -> np.ndarray:
+        seen["copy"], seen["centred"] = copy, copy.centred_cosines(query.vector, query.zh)
+        return strong_scores(seen["centred"], static_cosines(index, copy, static), copy.zh, query.zh, allowed)
+
+    nearest, keys, missing, total = queries.strong_nearest(index, model, query.vector, k, document, scorer)
     if missing:
         return StrongSide(None, reason=Reason(
             STRONG_VECTORS_PENDING, f"{total - missing} of {total} memories have their strong vector; ranked with"
             " the static vectors until the rest are embedded in the background"))
-    return StrongSide(nearest, keys)
+    return StrongSide(nearest, keys, centred=_centred_of(seen, [r for r, _ in nearest]))
+
+
+def _centred_of(seen: dict[str, Any], rowids: list[int]) -> dict[int, float]:
+    if not rowids or "copy" not in seen:
+        return {}
+    import numpy as np
+
+    copy = seen["copy"]
+    at = np.flatnonzero(np.isin(copy.rowids, np.array(rowids, np.int64)))
+    return {int(copy.rowids[i]): float(seen["centred"][i]) for i in at}
+
+
+def static_cosines(index: Index, copy: StrongVectors, vector: np.ndarray | None) -> np.ndarray:
+    """The static cosine of each of `copy`'s rows with the query's static `vector` (0 for a row with no
+    static vector, and for all without a query vector or a static copy). Where each strong row's static
+    row lies is worked out once per pair of copies."""
+    import numpy as np
+
+    static = index.vector_copy() if vector is not None else None
+    if static is None or not len(static) or vector is None:
+        return np.zeros(len(copy), np.float32)
+    key = (copy.tag, static.tag)
+    cached = index.caches.get("recall.strong_static")
+    if cached is None or cached[0] != key:
+        order = np.argsort(static.rowids, kind="stable")
+        at = np.searchsorted(static.rowids[order], copy.rowids)
+        at = np.minimum(at, len(order) - 1)
+        found = static.rowids[order][at] == copy.rowids
+        cached = (key, np.where(found, order[at], -1))
+        index.caches["recall.strong_static"] = cached
+    where = cached[1]
+    q = np.asarray(vector, np.float32)
+    q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
+    every = np.einsum("ij,j->i", static.matrix, q) / np.where(static.norms > 0, static.norms, 1.0)
+    return np.where(where >= 0, every[np.maximum(where, 0)], 0.0).astype(np.float32)
