@@ -69,6 +69,17 @@ def test_a_long_text_is_cut_so_its_tail_changes_nothing(strong: StrongEncoder) -
     assert np.allclose(rows[0], rows[1])
 
 
+def test_a_query_is_cut_shorter_than_a_passage(strong: StrongEncoder) -> None:
+    """A prompt's default query (instruction + selection) is on the caller's path: its first 32 tokens
+    rank, so a long selection costs what a question costs; a passage keeps its 256."""
+    words = "Shen Qingya crossed the harbour at dawn and counted the junks moored by the customs house. " * 3
+    other = words + "An entirely different ending about cakes, flour and sugar."
+    assert np.allclose(strong.queries([words])[0], strong.queries([other])[0])
+    assert not np.allclose(strong.passages([words])[0], strong.passages([other])[0])
+    question = "who counted the junks?"
+    assert not np.allclose(strong.queries([question])[0], strong.queries([question + " at dawn"])[0])
+
+
 def test_threads_share_one_encoder(strong: StrongEncoder) -> None:
     texts = ["who taught Lin Mo the sword", "苏瑶站在码头上", "the tide comes every nine years"]
     expected = strong.queries(texts)
