@@ -186,11 +186,11 @@ def test_strong_copy_ranks_by_cosine_ties_by_rowid_and_patches() -> None:
 
 def test_centred_cosines_remove_each_languages_mean() -> None:
     rng = np.random.default_rng(3)
-    unit = rng.normal(size=(12, 8)).astype(np.float32)
+    unit = rng.normal(size=(24, 8)).astype(np.float32)
     unit /= np.linalg.norm(unit, axis=1, keepdims=True)
-    zh = np.arange(12) % 3 == 0
+    zh = np.arange(24) % 3 == 0  # 8 of each language at least: each is centred by its own mean
     q, scale = quantize(unit)
-    copy = StrongVectors("t", "m", np.arange(12, dtype=np.int64), q, scale, zh=zh)
+    copy = StrongVectors("t", "m", np.arange(24, dtype=np.int64), q, scale, zh=zh)
     plain = dequantize(q, scale)
     plain /= np.linalg.norm(plain, axis=1, keepdims=True)
     means = {True: plain[zh].mean(axis=0), False: plain[~zh].mean(axis=0)}
@@ -201,6 +201,23 @@ def test_centred_cosines_remove_each_languages_mean() -> None:
         centred_q = query - means[query_zh]
         expected = rows @ (centred_q / np.linalg.norm(centred_q))
         assert np.allclose(copy.centred_cosines(query, query_zh), expected, atol=1e-4)
+
+
+def test_a_language_of_few_memories_is_not_centred_by_its_own_rows() -> None:
+    # the one Chinese memory of an English bank: its language's mean was itself, so its centred cosine
+    # was 0 for every query (never past Layer 4's floor), and a Chinese query was centred by that memory
+    rng = np.random.default_rng(5)
+    unit = rng.normal(size=(11, 16)).astype(np.float32)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    zh = np.arange(11) == 10
+    q, scale = quantize(unit)
+    copy = StrongVectors("t", "m", np.arange(11, dtype=np.int64), q, scale, zh=zh)
+    for query_zh in (False, True):
+        centred = copy.centred_cosines(unit[10], query_zh)
+        assert not np.isnan(centred).any()
+        assert centred[10] > 0.5 and int(np.argmax(centred)) == 10
+    tiny = StrongVectors("t", "m", np.arange(2, dtype=np.int64), q[:2], scale[:2])  # a bank of 2 memories
+    assert tiny.centred_cosines(unit[0], False)[0] > 0.9
 
 
 def test_status_says_why_the_tier_is_off(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
