@@ -283,6 +283,24 @@ def test_close_during_background_embedding_is_clean(sample: Path, monkeypatch: p
         again.close()
 
 
+def test_a_vanished_bank_folder_stops_the_filling_instead_of_spinning(sample: Path) -> None:
+    import shutil
+
+    from membank.domains.indexing import strongfill
+
+    bank, progress = _open(sample)
+    try:
+        progress.complete()
+        shutil.rmtree(sample / ".writenow")  # the write lock cannot be taken: not "busy", gone
+        strongfill.kick(bank)  # before: each batch failed at once and kicked the next one, for ever
+        failed = progress.until(lambda p: p["problem"] is not None, timeout=10)
+        assert "gone" in failed["problem"]
+        assert not (sample / ".writenow").exists()  # nothing made again in the vanished folder
+    finally:
+        bank.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("membank-strong-")]
+
+
 def test_a_loader_that_cannot_be_imported_is_a_reason_not_a_failure(sample: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.no_such_module:load")

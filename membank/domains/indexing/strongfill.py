@@ -136,14 +136,17 @@ class Filler:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[Any]:
         """The index under the write lock, or None when stopped or when a writer held the lock longer
-        than LOCK_WAIT (it is let be: the filler is kicked again and tries after it)."""
+        than LOCK_WAIT (it is let be: the filler is kicked again and tries after it). A lock that cannot
+        be taken at all (the bank folder gone) raises: kicking again would spin."""
         with self._busy:
             if self.stopped:
                 yield None
                 return
             try:
                 self.bank.write_lock.acquire(wait=LOCK_WAIT)
-            except MembankError:
+            except MembankError as e:
+                if "lockWait" not in e.details:  # not busy: the bank folder is gone, the lock cannot be made
+                    raise  # said as the batch's failure; tried again at the next kick, never spun on
                 self.kick(going_on=True)
                 yield None
                 return
