@@ -301,6 +301,34 @@ def test_a_vanished_bank_folder_stops_the_filling_instead_of_spinning(sample: Pa
     assert not [t for t in threading.enumerate() if t.name.startswith("membank-strong-")]
 
 
+def test_a_rebuild_by_another_process_gets_the_strong_vectors(sample: Path, home: Path) -> None:
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    bank, progress = _open(sample)
+    try:
+        progress.complete()
+        env = {**os.environ, "MEMBANK_STRONG_ENCODER": "off", "PYTHONPATH": str(REPO)}
+        done = subprocess.run([sys.executable, "-m", "membank.shells.cli", "index", "--rebuild", str(sample)],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        seen = len(progress.seen)
+        bank.create_memory(type_="fact", scope="project", content="The brass key opens the cellar")
+        progress.until(lambda p: p["done"] == p["total"] and any(q is p for q in progress.seen[seen:]))
+    finally:
+        bank.close()
+    # the file on disk (the rebuilt one), not the one the open bank had before: every entry has its vector
+    with sqlite3.connect(sample / ".writenow" / ".index" / "index.db") as db:
+        live = "kind != 'skill' AND removed_at IS NULL AND tokens > 0"
+        total = db.execute(f"SELECT count(*) FROM entries WHERE {live}").fetchone()[0]
+        stored = db.execute(f"SELECT count(*) FROM strong_vec WHERE rowid IN (SELECT rowid FROM entries WHERE {live})"
+                            ).fetchone()[0]
+        made = db.execute("SELECT count(*) FROM entries WHERE record LIKE '%cellar%'").fetchone()[0]
+    assert made == 1 and stored == total
+
+
 def test_a_loader_that_cannot_be_imported_is_a_reason_not_a_failure(sample: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.no_such_module:load")

@@ -102,6 +102,17 @@ def reading() -> Iterator[None]:
             _reading.open.clear()
 
 
+def _file_identity(path: Path | None) -> tuple[int, int] | None:
+    """(device, inode) of the index file, or None (in memory, or no file there now)."""
+    if path is None:
+        return None
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
 class IndexError_(Exception):
     """The index could not be opened or written."""
 
@@ -210,6 +221,17 @@ class Index(EntryStore, VectorStore, StrongStore):
         # the first transaction on the new file commits, so a read never sees it half-built
         self._writer = conn
         self._reconnected = True
+        self._writer_file = _file_identity(self.path)
+
+    def _follow_replaced(self) -> None:
+        """Another process rebuilt the index (`membank index --rebuild` beside a server): the path holds a
+        new file, while this writer still writes the old one, unlinked, which nobody will read again. The
+        writer moves to the new file (its readers at its first commit, as after a rebuild of our own)."""
+        now = _file_identity(self.path)
+        if now is None or now == self._writer_file:
+            return
+        self._writer.close()
+        self._open()
 
     @property
     def lock(self) -> Any:
@@ -302,6 +324,8 @@ class Index(EntryStore, VectorStore, StrongStore):
                 with db:
                     yield
             else:
+                self._follow_replaced()
+                db = self.db
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     yield
