@@ -54,3 +54,14 @@ class _Broken:
 def load_broken() -> StrongEncoder:
     """A model that loads and then fails on every batch of passages."""
     return StrongEncoder("fake-broken:1:32", DIM, _Broken())
+
+
+class _NotFinite:
+    """Every vector NaN (a model gone wrong): neither a stored row nor a query may carry it into a score."""
+
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        return np.full((len(texts), DIM), np.nan, np.float32)
+
+
+def load_nan() -> StrongEncoder:
+    return StrongEncoder("fake-nan:1:32", DIM, _NotFinite())

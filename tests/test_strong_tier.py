@@ -329,6 +329,20 @@ def test_a_rebuild_by_another_process_gets_the_strong_vectors(sample: Path, home
     assert made == 1 and stored == total
 
 
+def test_nan_vectors_never_reach_a_score(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load_nan")
+    bank, progress = _open(sample)
+    try:
+        progress.complete()
+        preview = bank.preview(query_text="brass key lighthouse")
+        assert preview["items"] and {i["reason"]["score"]["tier"] for i in preview["items"]} == {"static"}
+        for item in preview["items"]:
+            score = item["reason"]["score"]
+            assert all(v == v for v in score.values() if isinstance(v, float))  # no NaN
+    finally:
+        bank.close()
+
+
 def test_a_loader_that_cannot_be_imported_is_a_reason_not_a_failure(sample: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.no_such_module:load")

@@ -19,10 +19,13 @@ KEEP_MEANS = 100  # a patch of at most 1/KEEP_MEANS of the rows keeps the langua
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(int8 rows, float32 scale per row); a zero row keeps scale 0 (it has no direction)."""
+    """(int8 rows, float32 scale per row); a zero row, or one not finite, keeps scale 0 (no direction)."""
     matrix = np.asarray(vectors, np.float32)
     if not len(matrix):
         return np.zeros(matrix.shape, np.int8), np.zeros(0, np.float32)
+    broken = ~np.isfinite(matrix).all(axis=1)
+    if broken.any():  # a NaN or infinite row (a model gone wrong) is kept as a zero row: no direction
+        matrix = np.where(broken[:, None], 0.0, matrix).astype(np.float32)
     peak = np.abs(matrix).max(axis=1)
     scale = np.where(peak > 0, peak / 127.0, 0.0).astype(np.float32)
     safe = np.where(scale > 0, scale, 1.0)[:, None]

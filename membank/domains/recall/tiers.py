@@ -49,8 +49,12 @@ def strong_query(bank: Bank, query_text: str) -> StrongQuery | None:
     encoder = strongload.handle(bank.memo).get()
     if encoder is None:
         return None
+    import numpy as np
+
     vector = encoder.queries([query_text])[0]
-    return StrongQuery(encoder, vector, script_language(query_text) == "zh") if vector.any() else None
+    if not vector.any() or not np.isfinite(vector).all():  # nothing known, or a model gone wrong: the static tier
+        return None
+    return StrongQuery(encoder, vector, script_language(query_text) == "zh")
 
 
 def strong_side(bank: Bank, query: StrongQuery | None, k: int, document: str | None,
