@@ -65,3 +65,16 @@ class _NotFinite:
 
 def load_nan() -> StrongEncoder:
     return StrongEncoder("fake-nan:1:32", DIM, _NotFinite())
+
+
+class _BrokenQueries:
+    """A model that fills the tier and then fails on every query (a swapped model.onnx of another shape)."""
+
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        if query:
+            raise RuntimeError("the query broke")
+        return _Model().encode(texts)
+
+
+def load_broken_queries() -> StrongEncoder:
+    return StrongEncoder("fake-broken-queries:1:32", DIM, _BrokenQueries())

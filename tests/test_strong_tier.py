@@ -343,6 +343,20 @@ def test_nan_vectors_never_reach_a_score(sample: Path, monkeypatch: pytest.Monke
         bank.close()
 
 
+def test_a_model_failing_on_queries_leaves_recall_to_the_static_tier(sample: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load_broken_queries")
+    bank, progress = _open(sample)
+    try:
+        progress.complete()
+        preview = bank.preview(query_text="brass key lighthouse")
+        assert preview["items"] and {i["reason"]["score"]["tier"] for i in preview["items"]} == {"static"}
+        envelope = bank.call("context:assemble", {"skillId": "continue", "queryText": "brass key lighthouse"})
+        assert envelope["ok"], envelope
+    finally:
+        bank.close()
+
+
 def test_a_loader_that_cannot_be_imported_is_a_reason_not_a_failure(sample: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.no_such_module:load")
