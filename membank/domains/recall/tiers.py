@@ -48,8 +48,8 @@ class StrongSide:
 
 def strong_query(bank: Bank, query_text: str) -> StrongQuery | None:
     """The query embedded by the strong model (outside any lock: ~13 ms), or None when the tier is off,
-    cannot run here, the query embeds to nothing
-    (or to NaN), or the model fails on it (logged once per model). Loads the model at the first query that needs it."""
+    cannot run here, the query embeds to nothing (or to NaN), or the model fails on it (logged once per
+    model). Loads the model at the first query that needs it."""
     if not strongload.switched_on(bank.settings_files.embedding()):
         return None
     encoder = strongload.handle(bank.memo).get()
