@@ -78,3 +78,16 @@ class _BrokenQueries:
 
 def load_broken_queries() -> StrongEncoder:
     return StrongEncoder("fake-broken-queries:1:32", DIM, _BrokenQueries())
+
+
+class _Poisoned:
+    """A model that fails on any batch holding the word POISON (one text it cannot take)."""
+
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        if any("POISON" in t for t in texts):
+            raise ValueError("cannot take this text")
+        return _Model().encode(texts, query=query)
+
+
+def load_poisoned() -> StrongEncoder:
+    return StrongEncoder("fake-poisoned:1:32", DIM, _Poisoned())

@@ -357,6 +357,20 @@ def test_a_model_failing_on_queries_leaves_recall_to_the_static_tier(sample: Pat
         bank.close()
 
 
+def test_one_text_the_model_cannot_take_does_not_hold_back_the_rest(sample: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load_poisoned")
+    write_memory(sample, "odd.md", "A POISON text the model fails on", id="m-odd", type="note")
+    bank, progress = _open(sample)
+    try:
+        done = progress.complete()  # before: its batch failed at every kick, and the tier was never used
+        assert done["problem"] is None
+        preview = bank.preview(query_text="lighthouse keeper")
+        assert preview["items"][0]["reason"]["score"]["tier"] == "strong"
+    finally:
+        bank.close()
+
+
 def test_a_loader_that_cannot_be_imported_is_a_reason_not_a_failure(sample: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.no_such_module:load")

@@ -87,7 +87,7 @@ class Filler:
                 return
             if rows:
                 texts = [embed_text(kind, json.loads(record)) for _, kind, record, _ in rows]
-                vectors = encoder.passages(texts)
+                vectors = _embedded(encoder, texts)
                 if not self._write(lambda index: index.put_strong([(r[0], r[3]) for r in rows], vectors,
                                                                  [script_language(t) == "zh" for t in texts]),
                                    encoder.name, encoder.dim):
@@ -162,6 +162,31 @@ class Filler:
             with reading():
                 done, total = self.bank.index.strong_counts()
         self.bank.notify(NOTIFY, {"done": done, "total": total, "model": model, "problem": self.failure})
+
+
+def _embedded(encoder: Any, texts: list[str]) -> Any:
+    """The batch's vectors. A batch the model fails on is embedded one text at a time: a text it cannot
+    take gets a zero row (stored: it never competes, and the fill goes past it instead of failing on its
+    batch at every kick); when every text fails, the batch's failure stands (a model gone wrong)."""
+    try:
+        return encoder.passages(texts)
+    except Exception:
+        if len(texts) == 1:
+            raise
+        import numpy as np
+
+        out = np.zeros((len(texts), encoder.dim), np.float32)
+        failed = 0
+        for i, text in enumerate(texts):
+            try:
+                out[i] = encoder.passages([text])[0]
+            except Exception:
+                failed += 1
+        if failed == len(texts):
+            raise
+        log.warning("the strong model could not embed %d of %d texts; they are stored without a direction",
+                    failed, len(texts))
+        return out
 
 
 def filler(bank: Bank) -> Filler:
