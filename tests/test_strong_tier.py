@@ -371,6 +371,30 @@ def test_one_text_the_model_cannot_take_does_not_hold_back_the_rest(sample: Path
         bank.close()
 
 
+def test_a_huge_memory_costs_the_fill_what_the_model_reads_of_it(sample: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.indexing import strongfill
+    from membank.kernel.text import script_language
+
+    read: list[int] = []
+
+    def counted(text: str) -> str:
+        read.append(len(text))
+        return script_language(text)
+
+    monkeypatch.setattr(strongfill, "script_language", counted)
+    write_memory(sample, "huge.md", "灯塔的钥匙藏在台阶下。" * 100_000, id="m-huge", type="note")  # 1.1 M code points
+    bank, progress = _open(sample)
+    try:
+        progress.complete()
+        # its script was read whole (~0.2 s a MB, 20 MB: 3 s) inside the write lock: every writer waited
+        assert read and max(read) <= strongfill.SCRIPT_CHARS
+        strong = bank.status()["strong"]
+        assert strong["done"] == strong["total"]
+    finally:
+        bank.close()
+
+
 def test_a_loader_that_cannot_be_imported_is_a_reason_not_a_failure(sample: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.no_such_module:load")

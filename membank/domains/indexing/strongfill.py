@@ -32,6 +32,9 @@ log = logging.getLogger("membank")
 MEMO = "indexing.strong"
 BATCH = 32  # entries embedded per batch: one memory's vector lands in one, and a close waits at most for one
 LOCK_WAIT = 0.5  # seconds the filler waits for the write lock before it lets the writer be and tries again
+# the code points of an entry's text its script is read from: more than the model reads of it
+# (index/contextual.py MAX_CHARS), never a 20 MB memory whole (~3 s)
+SCRIPT_CHARS = 16_384
 NOTIFY = "index:strong"  # the notification after each batch: {done, total, model, problem}
 
 
@@ -88,8 +91,8 @@ class Filler:
             if rows:
                 texts = [embed_text(kind, json.loads(record)) for _, kind, record, _ in rows]
                 vectors = _embedded(encoder, texts)
-                if not self._write(lambda index: index.put_strong([(r[0], r[3]) for r in rows], vectors,
-                                                                 [script_language(t) == "zh" for t in texts]),
+                zh = [script_language(t[:SCRIPT_CHARS]) == "zh" for t in texts]  # before the lock, bounded
+                if not self._write(lambda index: index.put_strong([(r[0], r[3]) for r in rows], vectors, zh),
                                    encoder.name, encoder.dim):
                     return
                 with self._lock:
