@@ -136,6 +136,13 @@ def test_a_summary_that_embeds_to_nothing_is_never_close() -> None:
     assert scores[0] == 0.0 and scores[1] > 0.3 and not np.isnan(scores).any()
 
 
+def test_a_card_with_nothing_to_compare_is_never_activated_by_meaning(bank: Bank, sample: Path) -> None:
+    _card(sample, "characters/glyphs.md", "name: \"\\U0001F525\\U0001F30A\"\nmatch: meaning\nminScore: 0\nsummary: \"\"")
+    bank.sync()
+    data = _assemble(bank, CODING)
+    assert "characters/glyphs" not in _cards(data)
+
+
 def test_the_cli_prints_the_card_above_the_memories(bank: Bank, sample: Path) -> None:
     from typer.testing import CliRunner
 

@@ -134,7 +134,7 @@ def activate(bank: Bank, catalog: Catalog, texts: dict[str, str], allowed: set[s
     if not np.any(vector):
         return [], {}
     ids, matrix = _summaries(catalog, model)
-    keep = [n for n, i in enumerate(ids) if i in wanted]
+    keep = [n for n, i in enumerate(ids) if i in wanted and matrix[n].any()]  # a summary with no vector: never
     scores = centered_scores(matrix[keep], vector, _mean(bank, matrix.shape[1])) if keep else np.zeros(0)
     names = {ids[n]: catalog.cards[ids[n]]["name"] for n in keep}
     picked = chosen([ids[n] for n in keep], scores.tolist(), wanted, names, {f.id for f in found})
