@@ -383,7 +383,8 @@ def test_a_huge_memory_costs_the_fill_what_the_model_reads_of_it(sample: Path,
         return script_language(text)
 
     monkeypatch.setattr(strongfill, "script_language", counted)
-    write_memory(sample, "huge.md", "灯塔的钥匙藏在台阶下。" * 100_000, id="m-huge", type="note")  # 1.1 M code points
+    huge = "灯塔的钥匙藏在台阶下。" * 100_000  # 1.1 M code points
+    write_memory(sample, "huge.md", huge, id="m-huge", type="note")
     bank, progress = _open(sample)
     try:
         progress.complete()
