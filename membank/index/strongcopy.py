@@ -15,6 +15,7 @@ import numpy as np
 Scorer = Callable[["StrongVectors", np.ndarray], np.ndarray]
 BLOCK = 4096  # rows turned into float32 at a time: 6 MB at 384 dimensions
 MIN_CENTRE = 8  # the fewest rows of a language whose mean centres it (recall/calibrate.py MIN_POOL, alike)
+MIN_SHARED = 3  # the fewest rows whose mean centres a language of fewer (of two, each is the other's opposite)
 KEEP_MEANS = 100  # a patch of at most 1/KEEP_MEANS of the rows keeps the languages' means (`patched`)
 
 
@@ -108,7 +109,7 @@ class StrongVectors:
 
     def means(self) -> dict[bool, np.ndarray]:
         """Each language's mean unit vector (keyed by `zh`), over every row with a direction (every row's mean for
-        a language of fewer than MIN_CENTRE rows, zeros for a copy of fewer): made once per
+        a language of fewer than MIN_CENTRE rows, zeros for a copy of fewer than MIN_SHARED): made once per
         copy (a pass over the rows, as loading one is), with each row's length once its mean is removed."""
         return self._centre()[0]
 
@@ -122,9 +123,9 @@ class StrongVectors:
                 sums += np.einsum("kb,bd->kd", weights[:, a:a + BLOCK], self.rows[a:a + BLOCK].astype(np.float32))
             counts = weights.astype(bool).sum(axis=1)
             total = int(counts.sum())
-            # a language of few rows is centred by every row's mean (by none in a bank of few rows): its own
-            # mean would be those rows themselves (one memory's centred cosine: 0 for every query)
-            shared = (sums.sum(axis=0) / total).astype(np.float32) if total >= MIN_CENTRE else np.zeros(dim, np.float32)
+            # a language of few rows is centred by every row's mean (by none in a bank of one or two rows): its
+            # own mean would be those rows themselves (one memory's centred cosine: 0 for every query)
+            shared = (sums.sum(axis=0) / total if total >= MIN_SHARED else np.zeros(dim)).astype(np.float32)
             means = {lang: (sums[i] / counts[i]).astype(np.float32) if counts[i] >= MIN_CENTRE else shared
                      for i, lang in ((0, True), (1, False))}
             self._centring = (means, self._lengths(means, self.rows, self.factor, self.zh))
