@@ -299,6 +299,7 @@ def test_a_vanished_bank_folder_stops_the_filling_instead_of_spinning(sample: Pa
     finally:
         bank.close()
     assert not [t for t in threading.enumerate() if t.name.startswith("membank-strong-")]
+    assert not (sample / ".writenow").exists()
 
 
 def test_a_rebuild_by_another_process_gets_the_strong_vectors(sample: Path, home: Path) -> None:
