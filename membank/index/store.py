@@ -228,10 +228,19 @@ class Index(EntryStore, VectorStore, StrongStore):
         new file, while this writer still writes the old one, unlinked, which nobody will read again. The
         writer moves to the new file (its readers at its first commit, as after a rebuild of our own)."""
         now = _file_identity(self.path)
-        if now is None or now == self._writer_file:
+        if self.path is None or now is None or now == self._writer_file:
+            return
+        try:
+            fresh = self._connect(self.path, create=False)
+            ours = fresh.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
+        except apsw.Error:
+            return  # not readable now: this writer goes on with its file
+        if not ours:  # another version's index, or one being made: never reset under its writer
+            fresh.close()
             return
         self._writer.close()
-        self._open()
+        self.db = fresh
+        self._domain_schemas()
 
     @property
     def lock(self) -> Any:
