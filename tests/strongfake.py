@@ -54,3 +54,40 @@ class _Broken:
 def load_broken() -> StrongEncoder:
     """A model that loads and then fails on every batch of passages."""
     return StrongEncoder("fake-broken:1:32", DIM, _Broken())
+
+
+class _NotFinite:
+    """Every vector NaN (a model gone wrong): neither a stored row nor a query may carry it into a score."""
+
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        return np.full((len(texts), DIM), np.nan, np.float32)
+
+
+def load_nan() -> StrongEncoder:
+    return StrongEncoder("fake-nan:1:32", DIM, _NotFinite())
+
+
+class _BrokenQueries:
+    """A model that fills the tier and then fails on every query (a swapped model.onnx of another shape)."""
+
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        if query:
+            raise RuntimeError("the query broke")
+        return _Model().encode(texts)
+
+
+def load_broken_queries() -> StrongEncoder:
+    return StrongEncoder("fake-broken-queries:1:32", DIM, _BrokenQueries())
+
+
+class _Poisoned:
+    """A model that fails on any batch holding the word POISON (one text it cannot take)."""
+
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        if any("POISON" in t for t in texts):
+            raise ValueError("cannot take this text")
+        return _Model().encode(texts, query=query)
+
+
+def load_poisoned() -> StrongEncoder:
+    return StrongEncoder("fake-poisoned:1:32", DIM, _Poisoned())

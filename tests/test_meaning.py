@@ -127,6 +127,23 @@ def test_centering_takes_the_banks_common_direction_away() -> None:
     assert scores[0] > 0.99 and abs(scores[1]) < 1e-6
 
 
+def test_a_summary_that_embeds_to_nothing_is_never_close() -> None:
+    # a card of only emoji (or an empty summary and a name the model lacks) is a zero row: less the mean,
+    # it was the mean's opposite, and scored high against any text leaning away from the bank's mean
+    mean = np.array([0.6, 0.0, 0.0], np.float32)
+    rows = np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]], np.float32)
+    scores = centered_scores(rows, np.array([-0.8, 0.6, 0.0], np.float32), mean)
+    assert scores[0] == 0.0 and scores[1] > 0.3 and not np.isnan(scores).any()
+
+
+def test_a_card_with_nothing_to_compare_is_never_activated_by_meaning(bank: Bank, sample: Path) -> None:
+    _card(sample, "characters/glyphs.md",  # only emoji: the model has no vector for it
+          "name: \"\\U0001F525\\U0001F30A\"\nmatch: meaning\nminScore: 0\nsummary: \"\"")
+    bank.sync()
+    data = _assemble(bank, CODING)
+    assert "characters/glyphs" not in _cards(data)
+
+
 def test_the_cli_prints_the_card_above_the_memories(bank: Bank, sample: Path) -> None:
     from typer.testing import CliRunner
 

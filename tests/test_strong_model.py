@@ -172,3 +172,11 @@ def test_describe_names_a_missing_package_and_the_slower_runtime(monkeypatch: py
     monkeypatch.setattr(importlib.util, "find_spec", without("tokenizers"))
     with pytest.raises(StrongUnavailable, match="needs tokenizers, which is not installed"):
         describe_strong()
+
+
+def test_a_lone_surrogate_does_not_break_the_tokenizer(strong: StrongEncoder) -> None:
+    # JSON-RPC's "\ud800" decodes to a lone surrogate, which the tokenizer rejects (TypeError)
+    rows = strong.passages(["brass a\ud800b key", "\udfff", "brass key"])
+    assert not np.isnan(rows).any()
+    assert float(rows[0] @ rows[2]) > 0.8
+    assert strong.queries(["lighthouse \ud83d"])[0].any()

@@ -186,11 +186,11 @@ def test_strong_copy_ranks_by_cosine_ties_by_rowid_and_patches() -> None:
 
 def test_centred_cosines_remove_each_languages_mean() -> None:
     rng = np.random.default_rng(3)
-    unit = rng.normal(size=(12, 8)).astype(np.float32)
+    unit = rng.normal(size=(24, 8)).astype(np.float32)
     unit /= np.linalg.norm(unit, axis=1, keepdims=True)
-    zh = np.arange(12) % 3 == 0
+    zh = np.arange(24) % 3 == 0  # 8 of each language at least: each is centred by its own mean
     q, scale = quantize(unit)
-    copy = StrongVectors("t", "m", np.arange(12, dtype=np.int64), q, scale, zh=zh)
+    copy = StrongVectors("t", "m", np.arange(24, dtype=np.int64), q, scale, zh=zh)
     plain = dequantize(q, scale)
     plain /= np.linalg.norm(plain, axis=1, keepdims=True)
     means = {True: plain[zh].mean(axis=0), False: plain[~zh].mean(axis=0)}
@@ -201,6 +201,23 @@ def test_centred_cosines_remove_each_languages_mean() -> None:
         centred_q = query - means[query_zh]
         expected = rows @ (centred_q / np.linalg.norm(centred_q))
         assert np.allclose(copy.centred_cosines(query, query_zh), expected, atol=1e-4)
+
+
+def test_a_language_of_few_memories_is_not_centred_by_its_own_rows() -> None:
+    # the one Chinese memory of an English bank: its language's mean was itself, so its centred cosine
+    # was 0 for every query (never past Layer 4's floor), and a Chinese query was centred by that memory
+    rng = np.random.default_rng(5)
+    unit = rng.normal(size=(11, 16)).astype(np.float32)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    zh = np.arange(11) == 10
+    q, scale = quantize(unit)
+    copy = StrongVectors("t", "m", np.arange(11, dtype=np.int64), q, scale, zh=zh)
+    for query_zh in (False, True):
+        centred = copy.centred_cosines(unit[10], query_zh)
+        assert not np.isnan(centred).any()
+        assert centred[10] > 0.5 and int(np.argmax(centred)) == 10
+    tiny = StrongVectors("t", "m", np.arange(2, dtype=np.int64), q[:2], scale[:2])  # a bank of 2 memories
+    assert tiny.centred_cosines(unit[0], False)[0] > 0.9
 
 
 def test_status_says_why_the_tier_is_off(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -264,6 +281,120 @@ def test_close_during_background_embedding_is_clean(sample: Path, monkeypatch: p
         assert strong["done"] in (32, strong["total"]) and strong["total"] > 32  # whole batches only
     finally:
         again.close()
+
+
+def test_a_vanished_bank_folder_stops_the_filling_instead_of_spinning(sample: Path) -> None:
+    import shutil
+
+    from membank.domains.indexing import strongfill
+
+    bank, progress = _open(sample)
+    try:
+        progress.complete()
+        shutil.rmtree(sample / ".writenow")  # the write lock cannot be taken: not "busy", gone
+        strongfill.kick(bank)  # before: each batch failed at once and kicked the next one, for ever
+        failed = progress.until(lambda p: p["problem"] is not None, timeout=10)
+        assert "gone" in failed["problem"]
+        assert not (sample / ".writenow").exists()  # nothing made again in the vanished folder
+    finally:
+        bank.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("membank-strong-")]
+    assert not (sample / ".writenow").exists()
+
+
+def test_a_rebuild_by_another_process_gets_the_strong_vectors(sample: Path, home: Path) -> None:
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    bank, progress = _open(sample)
+    try:
+        progress.complete()
+        env = {**os.environ, "MEMBANK_STRONG_ENCODER": "off", "PYTHONPATH": str(REPO)}
+        done = subprocess.run([sys.executable, "-m", "membank.shells.cli", "index", "--rebuild", str(sample)],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        seen = len(progress.seen)
+        bank.create_memory(type_="fact", scope="project", content="The brass key opens the cellar")
+        progress.until(lambda p: p["done"] == p["total"] and any(q is p for q in progress.seen[seen:]))
+    finally:
+        bank.close()
+    # the file on disk (the rebuilt one), not the one the open bank had before: every entry has its vector
+    with sqlite3.connect(sample / ".writenow" / ".index" / "index.db") as db:
+        live = "kind != 'skill' AND removed_at IS NULL AND tokens > 0"
+        total = db.execute(f"SELECT count(*) FROM entries WHERE {live}").fetchone()[0]
+        stored = db.execute(f"SELECT count(*) FROM strong_vec WHERE rowid IN (SELECT rowid FROM entries WHERE {live})"
+                            ).fetchone()[0]
+        made = db.execute("SELECT count(*) FROM entries WHERE record LIKE '%cellar%'").fetchone()[0]
+    assert made == 1 and stored == total
+
+
+def test_nan_vectors_never_reach_a_score(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load_nan")
+    bank, progress = _open(sample)
+    try:
+        progress.complete()
+        preview = bank.preview(query_text="brass key lighthouse")
+        assert preview["items"] and {i["reason"]["score"]["tier"] for i in preview["items"]} == {"static"}
+        for item in preview["items"]:
+            score = item["reason"]["score"]
+            assert all(v == v for v in score.values() if isinstance(v, float))  # no NaN
+    finally:
+        bank.close()
+
+
+def test_a_model_failing_on_queries_leaves_recall_to_the_static_tier(sample: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load_broken_queries")
+    bank, progress = _open(sample)
+    try:
+        progress.complete()
+        preview = bank.preview(query_text="brass key lighthouse")
+        assert preview["items"] and {i["reason"]["score"]["tier"] for i in preview["items"]} == {"static"}
+        envelope = bank.call("context:assemble", {"skillId": "continue", "queryText": "brass key lighthouse"})
+        assert envelope["ok"], envelope
+    finally:
+        bank.close()
+
+
+def test_one_text_the_model_cannot_take_does_not_hold_back_the_rest(sample: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load_poisoned")
+    write_memory(sample, "odd.md", "A POISON text the model fails on", id="m-odd", type="note")
+    bank, progress = _open(sample)
+    try:
+        done = progress.complete()  # before: its batch failed at every kick, and the tier was never used
+        assert done["problem"] is None
+        preview = bank.preview(query_text="lighthouse keeper")
+        assert preview["items"][0]["reason"]["score"]["tier"] == "strong"
+    finally:
+        bank.close()
+
+
+def test_a_huge_memory_costs_the_fill_what_the_model_reads_of_it(sample: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.indexing import strongfill
+    from membank.kernel.text import script_language
+
+    read: list[int] = []
+
+    def counted(text: str) -> str:
+        read.append(len(text))
+        return script_language(text)
+
+    monkeypatch.setattr(strongfill, "script_language", counted)
+    huge = "灯塔的钥匙藏在台阶下。" * 100_000  # 1.1 M code points
+    write_memory(sample, "huge.md", huge, id="m-huge", type="note")
+    bank, progress = _open(sample)
+    try:
+        progress.complete()
+        # its script was read whole (~0.2 s a MB, 20 MB: 3 s) inside the write lock: every writer waited
+        assert read and max(read) <= strongfill.SCRIPT_CHARS
+        strong = bank.status()["strong"]
+        assert strong["done"] == strong["total"]
+    finally:
+        bank.close()
 
 
 def test_a_loader_that_cannot_be_imported_is_a_reason_not_a_failure(sample: Path,

@@ -97,7 +97,7 @@ class ContextualEncoder:
         if not texts:
             return out
         prefix, skip = self._prefix(query), self.prefix_tokens[query]
-        rows = self._ids([prefix + t[:MAX_CHARS] for t in texts])
+        rows = self._ids([prefix + _utf8(t[:MAX_CHARS]) for t in texts])
         known = [i for i, row in enumerate(rows) if any(tok not in self.meaningless for tok in row[skip:])]
         cut = min(self.max_tokens, MAX_QUERY_TOKENS + skip) if query else self.max_tokens
         inputs = {i: [self.bos] + rows[i][:cut - 2] + [self.eos] for i in known}
@@ -138,6 +138,16 @@ class ContextualEncoder:
         pooled = (x * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.asarray(np.where(norms > 1e-12, pooled / np.maximum(norms, 1e-12), 0.0), dtype=np.float32)
+
+
+def _utf8(text: str) -> str:
+    """The text as the tokenizer takes it: a lone surrogate (JSON's "\\ud800" decodes to one) becomes `?`
+    (the tokenizer raises TypeError on it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def _session(folder: Path) -> Any:

@@ -102,6 +102,17 @@ def reading() -> Iterator[None]:
             _reading.open.clear()
 
 
+def _file_identity(path: Path | None) -> tuple[int, int] | None:
+    """(device, inode) of the index file, or None (in memory, or no file there now)."""
+    if path is None:
+        return None
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
 class IndexError_(Exception):
     """The index could not be opened or written."""
 
@@ -210,6 +221,26 @@ class Index(EntryStore, VectorStore, StrongStore):
         # the first transaction on the new file commits, so a read never sees it half-built
         self._writer = conn
         self._reconnected = True
+        self._writer_file = _file_identity(self.path)
+
+    def _follow_replaced(self) -> None:
+        """Another process rebuilt the index (`membank index --rebuild` beside a server): the path holds a
+        new file, while this writer still writes the old one, unlinked, which nobody will read again. The
+        writer moves to the new file (its readers at its first commit, as after a rebuild of our own)."""
+        now = _file_identity(self.path)
+        if self.path is None or now is None or now == self._writer_file:
+            return
+        try:
+            fresh = self._connect(self.path, create=False)
+            ours = fresh.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
+        except apsw.Error:
+            return  # not readable now: this writer goes on with its file
+        if not ours:  # another version's index, or one being made: never reset under its writer
+            fresh.close()
+            return
+        self._writer.close()
+        self.db = fresh
+        self._domain_schemas()
 
     @property
     def lock(self) -> Any:
@@ -302,6 +333,8 @@ class Index(EntryStore, VectorStore, StrongStore):
                 with db:
                     yield
             else:
+                self._follow_replaced()
+                db = self.db
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     yield

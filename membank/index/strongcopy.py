@@ -14,14 +14,19 @@ import numpy as np
 # better; recall/tiers.py makes it (the calibrated cross-language score, recall/rank.py `strong_scores`)
 Scorer = Callable[["StrongVectors", np.ndarray], np.ndarray]
 BLOCK = 4096  # rows turned into float32 at a time: 6 MB at 384 dimensions
+MIN_CENTRE = 8  # the fewest rows of a language whose mean centres it (recall/calibrate.py MIN_POOL, alike)
+MIN_SHARED = 3  # the fewest rows whose mean centres a language of fewer (of two, each is the other's opposite)
 KEEP_MEANS = 100  # a patch of at most 1/KEEP_MEANS of the rows keeps the languages' means (`patched`)
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(int8 rows, float32 scale per row); a zero row keeps scale 0 (it has no direction)."""
+    """(int8 rows, float32 scale per row); a zero row, or one not finite, keeps scale 0 (no direction)."""
     matrix = np.asarray(vectors, np.float32)
     if not len(matrix):
         return np.zeros(matrix.shape, np.int8), np.zeros(0, np.float32)
+    broken = ~np.isfinite(matrix).all(axis=1)
+    if broken.any():  # a NaN or infinite row (a model gone wrong) is kept as a zero row: no direction
+        matrix = np.where(broken[:, None], 0.0, matrix).astype(np.float32)
     peak = np.abs(matrix).max(axis=1)
     scale = np.where(peak > 0, peak / 127.0, 0.0).astype(np.float32)
     safe = np.where(scale > 0, scale, 1.0)[:, None]
@@ -103,7 +108,8 @@ class StrongVectors:
         return out * self.factor
 
     def means(self) -> dict[bool, np.ndarray]:
-        """Each language's mean unit vector (keyed by `zh`), over every row with a direction: made once per
+        """Each language's mean unit vector (keyed by `zh`), over every row with a direction (every row's mean for
+        a language of fewer than MIN_CENTRE rows, zeros for a copy of fewer than MIN_SHARED): made once per
         copy (a pass over the rows, as loading one is), with each row's length once its mean is removed."""
         return self._centre()[0]
 
@@ -116,7 +122,11 @@ class StrongVectors:
             for a in range(0, len(self.rows), BLOCK):
                 sums += np.einsum("kb,bd->kd", weights[:, a:a + BLOCK], self.rows[a:a + BLOCK].astype(np.float32))
             counts = weights.astype(bool).sum(axis=1)
-            means = {lang: (sums[i] / counts[i]).astype(np.float32) if counts[i] else np.zeros(dim, np.float32)
+            total = int(counts.sum())
+            # a language of few rows is centred by every row's mean (by none in a bank of one or two rows): its
+            # own mean would be those rows themselves (one memory's centred cosine: 0 for every query)
+            shared = (sums.sum(axis=0) / total if total >= MIN_SHARED else np.zeros(dim)).astype(np.float32)
+            means = {lang: (sums[i] / counts[i]).astype(np.float32) if counts[i] >= MIN_CENTRE else shared
                      for i, lang in ((0, True), (1, False))}
             self._centring = (means, self._lengths(means, self.rows, self.factor, self.zh))
         return self._centring

@@ -60,13 +60,17 @@ def centered_scores(summaries: np.ndarray, vector: np.ndarray, mean: np.ndarray)
     A static model's vector of a long text drifts toward the average of all text: 4,000 code points of an
     unrelated story scored 0.40-0.43 against cards by the plain cosine, as high as a related sentence in
     the other language. Taking the bank's mean away first leaves what sets a text apart (unrelated: at
-    most 0.22)."""
+    most 0.22). A summary with no vector (zero row) scores 0."""
     import numpy as np
 
     rows = summaries - mean
     q = vector - mean
     norms = np.linalg.norm(rows, axis=1) * (np.linalg.norm(q) or 1.0)
-    return np.einsum("ij,j->i", rows, q) / np.where(norms > 0, norms, 1.0)
+    scores = np.einsum("ij,j->i", rows, q) / np.where(norms > 0, norms, 1.0)
+    # a summary that embeds to nothing (only emoji, only characters the model lacks) is close to nothing:
+    # less the mean it would be the mean's opposite, near any text leaning away from the bank's mean
+    empty = ~np.any(summaries, axis=1) if summaries.ndim == 2 else np.zeros(0, bool)
+    return np.where(empty | ~np.isfinite(scores), 0.0, scores)
 
 
 def chosen(ids: list[str], scores: list[float], minimums: dict[str, float | None], names: dict[str, str],
@@ -130,7 +134,7 @@ def activate(bank: Bank, catalog: Catalog, texts: dict[str, str], allowed: set[s
     if not np.any(vector):
         return [], {}
     ids, matrix = _summaries(catalog, model)
-    keep = [n for n, i in enumerate(ids) if i in wanted]
+    keep = [n for n, i in enumerate(ids) if i in wanted and matrix[n].any()]  # a summary with no vector: never
     scores = centered_scores(matrix[keep], vector, _mean(bank, matrix.shape[1])) if keep else np.zeros(0)
     names = {ids[n]: catalog.cards[ids[n]]["name"] for n in keep}
     picked = chosen([ids[n] for n in keep], scores.tolist(), wanted, names, {f.id for f in found})

@@ -32,6 +32,9 @@ log = logging.getLogger("membank")
 MEMO = "indexing.strong"
 BATCH = 32  # entries embedded per batch: one memory's vector lands in one, and a close waits at most for one
 LOCK_WAIT = 0.5  # seconds the filler waits for the write lock before it lets the writer be and tries again
+# the code points of an entry's text its script is read from: more than the model reads of it
+# (index/contextual.py MAX_CHARS), never a 20 MB memory whole (~3 s)
+SCRIPT_CHARS = 16_384
 NOTIFY = "index:strong"  # the notification after each batch: {done, total, model, problem}
 
 
@@ -87,9 +90,9 @@ class Filler:
                 return
             if rows:
                 texts = [embed_text(kind, json.loads(record)) for _, kind, record, _ in rows]
-                vectors = encoder.passages(texts)
-                if not self._write(lambda index: index.put_strong([(r[0], r[3]) for r in rows], vectors,
-                                                                 [script_language(t) == "zh" for t in texts]),
+                vectors = _embedded(encoder, texts)
+                zh = [script_language(t[:SCRIPT_CHARS]) == "zh" for t in texts]  # before the lock, bounded
+                if not self._write(lambda index: index.put_strong([(r[0], r[3]) for r in rows], vectors, zh),
                                    encoder.name, encoder.dim):
                     return
                 with self._lock:
@@ -136,14 +139,17 @@ class Filler:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[Any]:
         """The index under the write lock, or None when stopped or when a writer held the lock longer
-        than LOCK_WAIT (it is let be: the filler is kicked again and tries after it)."""
+        than LOCK_WAIT (it is let be: the filler is kicked again and tries after it). A lock that cannot
+        be taken at all (the bank folder gone) raises: kicking again would spin."""
         with self._busy:
             if self.stopped:
                 yield None
                 return
             try:
                 self.bank.write_lock.acquire(wait=LOCK_WAIT)
-            except MembankError:
+            except MembankError as e:
+                if "lockWait" not in e.details:  # not busy: the bank folder is gone, the lock cannot be made
+                    raise  # said as the batch's failure; tried again at the next kick, never spun on
                 self.kick(going_on=True)
                 yield None
                 return
@@ -159,6 +165,31 @@ class Filler:
             with reading():
                 done, total = self.bank.index.strong_counts()
         self.bank.notify(NOTIFY, {"done": done, "total": total, "model": model, "problem": self.failure})
+
+
+def _embedded(encoder: Any, texts: list[str]) -> Any:
+    """The batch's vectors. A batch the model fails on is embedded one text at a time: a text it cannot
+    take gets a zero row (stored: it never competes, and the fill goes past it instead of failing on its
+    batch at every kick); when every text fails, the batch's failure stands (a model gone wrong)."""
+    try:
+        return encoder.passages(texts)
+    except Exception:
+        if len(texts) == 1:
+            raise
+        import numpy as np
+
+        out = np.zeros((len(texts), encoder.dim), np.float32)
+        failed = 0
+        for i, text in enumerate(texts):
+            try:
+                out[i] = encoder.passages([text])[0]
+            except Exception:
+                failed += 1
+        if failed == len(texts):
+            raise
+        log.warning("the strong model could not embed %d of %d texts; they are stored without a direction",
+                    failed, len(texts))
+        return out
 
 
 def filler(bank: Bank) -> Filler:

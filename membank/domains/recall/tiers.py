@@ -5,6 +5,7 @@ in `index:status`, never per query."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,10 @@ if TYPE_CHECKING:
     from ...index import Index
     from ...index.strong import StrongEncoder
     from ...index.strongcopy import StrongVectors
+
+
+log = logging.getLogger("membank")
+_FAILED: set[str] = set()  # the models whose query failed, logged once
 
 
 @dataclass(frozen=True)
@@ -43,14 +48,25 @@ class StrongSide:
 
 def strong_query(bank: Bank, query_text: str) -> StrongQuery | None:
     """The query embedded by the strong model (outside any lock: ~13 ms), or None when the tier is off,
-    cannot run here, or the query embeds to nothing. Loads the model at the first query that needs it."""
+    cannot run here, the query embeds to nothing (or to NaN), or the model fails on it (logged once per
+    model). Loads the model at the first query that needs it."""
     if not strongload.switched_on(bank.settings_files.embedding()):
         return None
     encoder = strongload.handle(bank.memo).get()
     if encoder is None:
         return None
-    vector = encoder.queries([query_text])[0]
-    return StrongQuery(encoder, vector, script_language(query_text) == "zh") if vector.any() else None
+    import numpy as np
+
+    try:
+        vector = encoder.queries([query_text])[0]
+    except Exception:  # a model that loaded and fails on text (a swapped model.onnx): never the caller's failure
+        if encoder.name not in _FAILED:  # logged once per model, not at every query
+            _FAILED.add(encoder.name)
+            log.exception("the strong model failed on a query; the static tier ranks")
+        return None
+    if not vector.any() or not np.isfinite(vector).all():  # nothing known, or a model gone wrong: the static tier
+        return None
+    return StrongQuery(encoder, vector, script_language(query_text) == "zh")
 
 
 def strong_side(bank: Bank, query: StrongQuery | None, k: int, document: str | None,
