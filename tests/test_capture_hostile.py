@@ -50,3 +50,16 @@ def test_a_scene_op_into_a_bom_file_keeps_the_writers_pov(bank: Bank) -> None:
     assert done["ok"], done
     state = {k: v["value"] for k, v in ok(bank, "story:scene", at=D)["state"].items()}
     assert state == {"pov": "林黛玉", "date": "冬"}
+
+
+def test_a_chapter_whose_path_holds_a_hash_is_refused_before_anything_is_written(bank: Bank) -> None:
+    # `chapters/ch03 #2.md#…` reads as a scene of another document: its scene file would never read back
+    odd = "chapters/ch03 #2.md"
+    write(bank.root, {odd: CH03})
+    op = {"op": "scene", "pov": "林黛玉", "evidence": "原不忍弃父而往"}
+    for channel, payload in (("capture:prepare", {}), ("capture:propose", {"chapterHash": chapter_hash(CH03),
+                                                                            "ops": [op]}),
+                             ("capture:review", {"decisions": []})):
+        got = bank.call(channel, {"documentId": odd, **payload})
+        assert not got["ok"] and got["error"]["code"] == "INVALID_ARGUMENT" and "#" in got["error"]["message"]
+    assert not (bank.root / ".writenow" / "proposals").exists() and not (bank.root / ".writenow" / "scenes").exists()
