@@ -63,3 +63,18 @@ def test_a_chapter_whose_path_holds_a_hash_is_refused_before_anything_is_written
         got = bank.call(channel, {"documentId": odd, **payload})
         assert not got["ok"] and got["error"]["code"] == "INVALID_ARGUMENT" and "#" in got["error"]["message"]
     assert not (bank.root / ".writenow" / "proposals").exists() and not (bank.root / ".writenow" / "scenes").exists()
+
+
+def test_a_touch_that_would_grow_a_thread_past_what_the_reader_reads_is_refused(bank: Bank) -> None:
+    from membank.domains.story.threadfiles import MAX_THREAD_BYTES
+
+    head = "---\ntitle: 通灵宝玉\nopened: chapters/ch02.md\ntouched:\n"
+    item = "  - {at: chapters/ch02.md, evidence: 'chapters/ch02.md:3'}\n"
+    full = head + item * ((MAX_THREAD_BYTES - len(head) - 100) // len(item)) + "---\n"
+    full += "玉" * ((MAX_THREAD_BYTES - 20 - len(full.encode())) // 3)  # 20 bytes short: no room for a touch
+    write(bank.root, {".writenow/threads/jade.md": full})
+    assert len(full.encode()) <= MAX_THREAD_BYTES
+    done = _accept(bank, {"op": "thread", "title": "通灵宝玉", "action": "touch", "evidence": "黛玉方进入房时"})
+    assert not done["ok"] and done["error"]["code"] == "CONFLICT" and "KiB" in done["error"]["message"], done
+    assert (bank.root / ".writenow/threads/jade.md").read_text("utf-8") == full
+    assert "通灵宝玉" in [t["title"] for t in ok(bank, "story:threads", at=D)["items"]]

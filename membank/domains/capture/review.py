@@ -17,6 +17,8 @@ from ...files.parse import parse_card
 from ...files.reader import Unreadable, content_hash, read_regular
 from ...files.rewrite import IsoTime, RewriteError, append_item, render, rewrite
 from ..story.scenes import FOLDER as SCENES
+from ..story.scenefiles import MAX_SCENE_BYTES
+from ..story.threadfiles import MAX_THREAD_BYTES
 from ...files.write import atomic_write, check_inside
 from ...index.failures import storage_error
 from ...kernel import clock, errors
@@ -138,8 +140,9 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
             source = bank.project.source(ref)
             check_inside(bank.project.path, path, bank.project.source)
             original = _read(path, source) if path.exists() else None
-            writes.append(Write(path, source, bank.project, ref, original,
-                                _rewritten(original or b"", source, document, mine, versioned=False)))
+            new = _rewritten(original or b"", source, document, mine, versioned=False)
+            _fits(new, source, ref, mine[0].op_id)
+            writes.append(Write(path, source, bank.project, ref, original, new))
             continue
         found = bank.index.find(where, ref)
         if found is None:
@@ -158,6 +161,15 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
             _card_reads_back(new, record["source"], mine[0].op_id)
         writes.append(Write(path, record["source"], root, rel, original, new))
     return writes, moved
+
+
+def _fits(new: bytes, source: str, ref: str, op_id: str) -> None:
+    """A thread or scene file the story reader still reads whole after the change (it reads so much, no
+    more: a longer file would lose its closing `---` and the thread or scenes with it)."""
+    most = MAX_SCENE_BYTES if ref.startswith(f"{SCENES}/") else MAX_THREAD_BYTES
+    if len(new) > most:
+        raise _conflict(op_id, f"{source} would grow past {most // 1024} KiB, the most the story reads of it; "
+                        "shorten it by hand (old `touched:` items, say)")
 
 
 def _with_items(text: str, items: tuple[tuple[str, dict[str, Any]], ...]) -> str:
