@@ -78,3 +78,28 @@ def test_a_touch_that_would_grow_a_thread_past_what_the_reader_reads_is_refused(
     assert not done["ok"] and done["error"]["code"] == "CONFLICT" and "KiB" in done["error"]["message"], done
     assert (bank.root / ".writenow/threads/jade.md").read_text("utf-8") == full
     assert "通灵宝玉" in [t["title"] for t in ok(bank, "story:threads", at=D)["items"]]
+
+
+def _until(item: dict[str, Any]) -> dict[str, Any]:
+    return {**item, "until": D}
+
+
+def test_a_relation_written_as_a_block_with_a_list_inside_is_ended_in_its_place() -> None:
+    from membank.files.rewrite import set_item
+
+    card = "---\nname: 林黛玉\nrelations:\n  - to: 林如海\n    type: 父亲\n    notes:\n      - 一\n      - 二\n---\n正文\n"
+    assert set_item(card, "relations", 4, _until, {}) == card.replace(
+        "  - to: 林如海\n    type: 父亲\n    notes:\n      - 一\n      - 二\n",
+        f"  - {{to: 林如海, type: 父亲, notes: [一, 二], until: {D}}}\n")
+
+
+@pytest.mark.parametrize("relations", ["base: &b {type: 父亲}\nrelations:\n  - {<<: *b, to: 林如海}\n",
+                                       "x: &r 父亲\nrelations:\n  - {to: 林如海, type: *r}\n",
+                                       "relations:\n  - {to: &who 林如海, type: 父亲}\ny: *who\n"])
+def test_a_relation_holding_an_anchor_alias_or_merge_is_refused_not_flattened(relations: str) -> None:
+    from membank.files.rewrite import RewriteError, set_item
+
+    card = "---\nname: 林黛玉\n" + relations + "---\n"
+    line = 1 + card.split("\n").index(next(r for r in card.split("\n") if "林如海" in r))
+    with pytest.raises(RewriteError):
+        set_item(card, "relations", line, _until, {})

@@ -351,8 +351,13 @@ def set_item(original: str, key: str, line: int, change: Any, updates: dict[str,
     node = seq.value[index]
     end = node.end_mark.index if node.flow_style else node.value[-1][1].end_mark.index if node.value else None
     start = found[0] + node.start_mark.index
+    if end is not None:  # a block ending in a nested block ends at the next line: its line break stays
+        end = len(text[found[0]:found[0] + end].rstrip(" \n")) if not node.flow_style else end
     if end is None or "#" in text[start:found[0] + end]:
         raise _by_hand(f"`{key}`", f"the item on line {line} holds a comment or is empty")
+    if _linked(text[found[0]:found[1]], node.start_mark.index, end):
+        raise _by_hand(f"`{key}`", f"the item on line {line} holds an anchor, an alias or a merge (`&`, `*`, `<<`) "
+                       "a one-line rewrite would flatten")
     new_item = change(dict(items[index]))
     text = text[:start] + flow(new_item) + text[found[0] + end:]
     result = rewrite(text, updates)
@@ -361,6 +366,19 @@ def set_item(original: str, key: str, line: int, change: Any, updates: dict[str,
     if crlf:
         result = result.replace("\n", "\r\n")
     return (BOM if bom else "") + result
+
+
+def _linked(yaml_text: str, start: int, end: int) -> bool:
+    """Whether the text from `start` to `end` holds an anchor, an alias or a merge key `<<`."""
+    try:
+        for token in yaml.scan(yaml_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # noqa: S506
+            if start <= token.start_mark.index < end and (
+                    isinstance(token, (yaml.AnchorToken, yaml.AliasToken))
+                    or isinstance(token, yaml.ScalarToken) and token.plain and token.value == "<<"):
+                return True
+    except yaml.YAMLError:
+        return True
+    return False
 
 
 def set_keys(yaml_text: str, updates: dict[str, Any], what: str) -> str:
