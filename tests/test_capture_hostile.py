@@ -103,3 +103,19 @@ def test_a_relation_holding_an_anchor_alias_or_merge_is_refused_not_flattened(re
     line = 1 + card.split("\n").index(next(r for r in card.split("\n") if "林如海" in r))
     with pytest.raises(RewriteError):
         set_item(card, "relations", line, _until, {})
+
+
+def test_a_proposal_file_hand_edited_into_two_ops_with_one_id_is_refused_with_the_line(bank: Bank) -> None:
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
+        {"op": "progress", "entity": "林黛玉", "state": "进京", "evidence": "登舟而去"},
+        {"op": "thread", "title": "黛玉进京", "action": "resolve", "evidence": "方洒泪拜别"}])["ops"]
+    first, second = (r["id"] for r in proposed)
+    path = bank.root / ".writenow" / "proposals" / D
+    text = path.read_text("utf-8").replace(second, first).replace("status: pending", "status: accepted")
+    path.write_text(text, "utf-8")
+    files = {p: p.read_bytes() for p in (bank.root / ".writenow").rglob("*.md")}
+    done = bank.call("capture:review", {"documentId": D})
+    assert not done["ok"] and done["error"]["code"] == "CONFLICT", done
+    line = done["error"]["details"]["line"]
+    assert text.split("\n")[line - 1] == f"## {first} · thread 黛玉进京"
+    assert {p: p.read_bytes() for p in (bank.root / ".writenow").rglob("*.md")} == files

@@ -113,6 +113,7 @@ def parse(text: str) -> tuple[dict[str, Any], list[Proposed], list[tuple[int, st
     starts = list(_SECTION.finditer(text))
     found: list[Proposed] = []
     problems: list[tuple[int, str]] = []
+    seen: dict[str, int] = {}  # id -> the line of its section
     for n, m in enumerate(starts):
         body = text[m.end(): starts[n + 1].start() if n + 1 < len(starts) else len(text)]
         line = text.count("\n", 0, m.start()) + 1
@@ -134,6 +135,11 @@ def parse(text: str) -> tuple[dict[str, Any], list[Proposed], list[tuple[int, st
         except MembankError as e:
             problems.append((line, f"{m.group(1)}: {e.message.removeprefix('op 0: ')}"))
             continue
+        if m.group(1) in seen:  # a hand edit gave two ops one id: a decision could not tell them apart
+            problems.append((line, f"{m.group(1)}: the op on line {seen[m.group(1)]} has this id too; give one "
+                                   "of them another id (or delete one)"))
+            continue
+        seen[m.group(1)] = line
         flags = tuple(f.strip() for f in items.get("flags", "").split(",") if f.strip())
         notes = tuple(n.strip() for n in re.findall(r"^  - (.*)$", body, re.MULTILINE))
         found.append(Proposed(m.group(1), {**op, "evidence": quote.group(1)}, items.get("chapterHash", ""),
