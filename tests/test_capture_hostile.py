@@ -119,3 +119,15 @@ def test_a_proposal_file_hand_edited_into_two_ops_with_one_id_is_refused_with_th
     line = done["error"]["details"]["line"]
     assert text.split("\n")[line - 1] == f"## {first} · thread 黛玉进京"
     assert {p: p.read_bytes() for p in (bank.root / ".writenow").rglob("*.md")} == files
+
+
+def test_new_cards_get_files_a_filesystem_and_windows_take_and_that_no_other_card_holds(bank: Bank) -> None:
+    write(bank.root, {".writenow/characters/王-嬷嬷.md": "---\nname: 王太医\nkind: character\n---\n"})
+    names = ["老妇人" * 100, "CON", "王 嬷嬷", "王·嬷嬷"]
+    done = _accept(bank, *({"op": "entity", "name": n, "kind": "character", "evidence": "老妇人"} for n in names))
+    assert done["ok"], done
+    made = [w.removeprefix(".writenow/characters/") for w in done["data"]["written"] if "/characters/" in w]
+    assert len(set(made)) == 4 and "con.md" not in made
+    assert all(len(m.encode()) <= 128 for m in made)
+    assert (bank.root / ".writenow/characters/王-嬷嬷.md").read_text("utf-8").startswith("---\nname: 王太医")
+    assert {ok(bank, "kg:entity:get", name=n)["name"] for n in names} == set(names)

@@ -7,6 +7,7 @@ proposal file records each decision."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -121,17 +122,17 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
     writes: list[Write] = []
     moved: list[Any] = []
     by_target: dict[tuple[str, str], list[decide.Change]] = {}
+    claimed: set[str] = set()  # the new files of this call: two names may make one file name
     for c in changes:
         if c.edit == "new":
-            path = bank.project.path / c.key
+            rel = _free(bank, c.key, claimed)
+            path = bank.project.path / rel
             check_inside(bank.project.path, path, bank.project.source)
-            if path.exists():
-                raise _conflict(c.op_id, f"{bank.project.source(c.key)} exists already")
             try:
                 text = _with_items(render(c.item, c.body), c.items).encode("utf-8")
             except RewriteError as e:
-                raise _conflict(c.op_id, f"{bank.project.source(c.key)} cannot be written: {e.message}") from None
-            writes.append(Write(path, bank.project.source(c.key), bank.project, c.key, None, text))
+                raise _conflict(c.op_id, f"{bank.project.source(rel)} cannot be written: {e.message}") from None
+            writes.append(Write(path, bank.project.source(rel), bank.project, rel, None, text))
         else:
             by_target.setdefault((c.where, c.card or ""), []).append(c)
     for (where, ref), mine in by_target.items():
@@ -161,6 +162,17 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
             _card_reads_back(new, record["source"], mine[0].op_id)
         writes.append(Write(path, record["source"], root, rel, original, new))
     return writes, moved
+
+
+def _free(bank: Bank, rel: str, claimed: set[str]) -> str:
+    """`rel`, or `…-2.md`, `…-3.md` when another file (on disk, or new in this call) has that name; any
+    case counts as taken (a case-blind disk holds one of `Con.md` and `con.md`)."""
+    base = rel.removesuffix(".md")
+    candidate, n = rel, 2
+    while candidate.casefold() in claimed or os.path.lexists(bank.project.path / candidate):
+        candidate, n = f"{base}-{n}.md", n + 1
+    claimed.add(candidate.casefold())
+    return candidate
 
 
 def _fits(new: bytes, source: str, ref: str, op_id: str) -> None:
