@@ -131,3 +131,11 @@ def test_new_cards_get_files_a_filesystem_and_windows_take_and_that_no_other_car
     assert all(len(m.encode()) <= 128 for m in made)
     assert (bank.root / ".writenow/characters/王-嬷嬷.md").read_text("utf-8").startswith("---\nname: 王太医")
     assert {ok(bank, "kg:entity:get", name=n)["name"] for n in names} == set(names)
+
+
+def test_one_more_evidence_line_keeps_the_writers_comments_inside_the_list() -> None:
+    mine = "---\ntype: fact\nevidence:\n  - chapters/ch02.md:3  # 原话\n  # 第五回也提到\n---\n黛玉之母贾氏已逝。\n"
+    got = edits.keys(mine, {"revealed": D}, f"{D}:3", {}, listed=True)
+    assert got == mine.replace("  # 第五回也提到\n", f"  - '{D}:3'\n  # 第五回也提到\n").replace(
+        "---\n黛玉", f"revealed: {D}\n---\n黛玉")
+    assert edits.keys(got, {"revealed": D}, f"{D}:3", {}, listed=True) == got  # cited already: nothing new

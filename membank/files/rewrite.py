@@ -285,7 +285,17 @@ def flow(value: dict[str, Any]) -> str:
     return text
 
 
-def append_item(original: str, key: str, item: dict[str, Any], updates: dict[str, Any]) -> str:
+def _one_line(item: Any) -> str:
+    """An item of a list as one line: a mapping as `{…}`, a text or number as YAML writes it in a list."""
+    if isinstance(item, dict):
+        return flow(item)
+    line = _render({"x": [item]}).strip()  # `x: [text]`: the emitter's own quoting for a list's item
+    if not (line.startswith("x: [") and line.endswith("]")) or "\n" in line:
+        raise RewriteError("a value would need more than one line", of_value=True)
+    return line[4:-1]
+
+
+def append_item(original: str, key: str, item: Any, updates: dict[str, Any]) -> str:
     """`original` with `item` added at the end of the top-level list `key`, then `updates` made as
     `rewrite` makes them. A block list gains one line, `- {…}` in its items' column, just after its
     last item (a comment below it stays below); a flow list, or none, is written whole as a block.
@@ -306,11 +316,11 @@ def append_item(original: str, key: str, item: dict[str, Any], updates: dict[str
         start = fm_start + entry.value.start
         column = start - (text.rfind("\n", 0, start) + 1)
         at = fm_start + entry.end
-        text = text[:at] + " " * column + "- " + flow(item) + "\n" + text[at:]
+        text = text[:at] + " " * column + "- " + _one_line(item) + "\n" + text[at:]
     elif entry is not None and entry.value.kind in ("seq", "scalar") and isinstance(key, str) and key.isidentifier():
         # `key: []`, `key: [{…}]`, `key:` or `key: null`: one `- {…}` line per item, its comment kept on its line
         fm_start = found[0] if found else 0
-        items = "".join(f"{' ' * (entry.indent + 2)}- {flow(x)}\n" for x in [*(current or []), item])
+        items = "".join(f"{' ' * (entry.indent + 2)}- {_one_line(x)}\n" for x in [*(current or []), item])
         text = (text[:fm_start + entry.start] + f"{' ' * entry.indent}{key}:{entry.eol_comment}\n" + items
                 + text[fm_start + entry.end:])
     else:

@@ -6,6 +6,7 @@ writes the files."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...files.frontmatter import BOM, FrontMatterError, bounds, split
@@ -32,7 +33,23 @@ def keys(text: str, values: dict[str, Any], cite: str, updates: dict[str, Any], 
     """Top-level keys set (a fact's `until` / `revealed`, a thread's `resolved` / `dropped`), `evidence`
     citing the line (a list when `listed`)."""
     meta = meta_of(text)
-    return rewrite(text, {**values, "evidence": cited(meta.get("evidence"), cite, listed), **updates})
+    old = meta.get("evidence")
+    if isinstance(old, list) and old and _block_list(text, "evidence"):  # one more line: comments in it stay
+        if cite not in old:
+            text = append_item(text, "evidence", cite, {})
+        return rewrite(text, {**values, **updates})
+    return rewrite(text, {**values, "evidence": cited(old, cite, listed), **updates})
+
+
+def _block_list(text: str, key: str) -> bool:
+    """Whether the top-level `key` is written as a block (`key:` alone on its line, its items below)."""
+    head = text.replace("\r\n", "\n").lstrip(BOM)
+    try:
+        found = bounds(head)
+    except FrontMatterError:
+        return False
+    head = head[:found[1]] if found else ""
+    return re.search(rf"^{re.escape(key)}:[ \t]*(#.*)?$", head, re.MULTILINE) is not None
 
 
 def until(text: str, line: int, position: str, cite: str, updates: dict[str, Any]) -> str:
