@@ -139,3 +139,22 @@ def test_one_more_evidence_line_keeps_the_writers_comments_inside_the_list() -> 
     assert got == mine.replace("  # 第五回也提到\n", f"  - '{D}:3'\n  # 第五回也提到\n").replace(
         "---\n黛玉", f"revealed: {D}\n---\n黛玉")
     assert edits.keys(got, {"revealed": D}, f"{D}:3", {}, listed=True) == got  # cited already: nothing new
+
+
+@pytest.mark.parametrize("title", ["进府\nlocation: 外", "进府\r## 另一", "进府\u2028x", "进府\x00", "进府\x1b[2J"])
+def test_a_scene_name_that_would_write_another_line_or_a_control_character_is_refused(bank: Bank, title: str) -> None:
+    for op in ({"op": "scene", "scene": title, "pov": "林黛玉", "evidence": "黛玉"},
+               {"op": "progress", "entity": "林黛玉", "scene": title, "state": "进京", "evidence": "黛玉"}):
+        got = bank.call("capture:propose", {"documentId": D, "chapterHash": chapter_hash(CH03), "ops": [op]})
+        assert not got["ok"] and got["error"]["code"] == "INVALID_ARGUMENT" and got["error"]["details"]["field"] \
+            == "ops[0].scene", got
+    assert not (bank.root / ".writenow" / "proposals").exists()
+
+
+def test_a_name_with_a_control_character_is_refused_and_a_fact_may_span_lines(bank: Bank) -> None:
+    got = bank.call("capture:propose", {"documentId": D, "chapterHash": chapter_hash(CH03), "ops": [
+        {"op": "entity", "name": "老妇\x00人", "kind": "character", "evidence": "老妇人"}]})
+    assert not got["ok"] and got["error"]["details"]["field"] == "ops[0].name"
+    fine = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
+        {"op": "fact", "content": "贾母疼爱黛玉。\n一把搂入怀中。", "evidence": "心肝儿肉叫着大哭起来"}])
+    assert fine["ops"][0]["status"] == "pending"

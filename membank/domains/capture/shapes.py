@@ -35,11 +35,20 @@ def _bad(index: int, field: str, message: str) -> MembankError:
     return errors.invalid(f"ops[{index}].{field}" if field else f"ops[{index}]", f"op {index}: {message}")
 
 
+PROSE = frozenset({"content", "summary", "state", "note", "evidence"})  # the fields that may hold line breaks
+BREAKS = frozenset("\n\r\x0b\x0c\x85\u2028\u2029")
+
+
 def _text(value: Any, index: int, field: str, most: int = MAX_FIELD_CHARS) -> None:
     if not isinstance(value, str) or not value.strip():
         raise _bad(index, field, f"`{field}` should be a non-empty text")
     if len(value) > most:
         raise _bad(index, field, f"`{field}` is {len(value):,} characters long, more than the {most:,} allowed")
+    prose = field.split(".")[0] in PROSE
+    for ch in value:  # a name goes into a file as one line: a break there would write another key or heading
+        if ch in BREAKS and not prose or ch not in BREAKS and ch != "\t" and (ch < " " or "\x7f" <= ch < "\xa0"):
+            raise _bad(index, field, f"`{field}` holds a control character or a line break (U+{ord(ch):04X}); "
+                       + ("only text" if not prose else "only text and line breaks") + " belong there")
 
 
 def _value(value: Any, index: int, field: str, depth: int = 0) -> None:
