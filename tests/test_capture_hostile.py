@@ -158,3 +158,14 @@ def test_a_name_with_a_control_character_is_refused_and_a_fact_may_span_lines(ba
     fine = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
         {"op": "fact", "content": "贾母疼爱黛玉。\n一把搂入怀中。", "evidence": "心肝儿肉叫着大哭起来"}])
     assert fine["ops"][0]["status"] == "pending"
+
+
+def test_a_card_renamed_between_propose_and_review_is_named_in_words(bank: Bank) -> None:
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
+        {"op": "progress", "entity": "林黛玉", "state": "进京", "evidence": "登舟而去"}])["ops"]
+    card = bank.root / ".writenow/characters/lin-daiyu.md"
+    card.rename(card.with_name("daiyu.md"))
+    got = bank.call("capture:review", {"documentId": D, "decisions": [{"id": proposed[0]["id"], "decision": "accept"}]})
+    assert not got["ok"] and got["error"]["code"] == "CONFLICT"
+    assert "lin-daiyu.md is gone" in got["error"]["message"] and "Error" not in got["error"]["message"]
+    assert not card.exists() and "进京" not in card.with_name("daiyu.md").read_text("utf-8")

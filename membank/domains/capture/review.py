@@ -111,6 +111,9 @@ def scene_file(bank: Bank, document: str) -> str:
 def _read(path: Path, source: str) -> bytes:
     try:
         return read_regular(path, MAX_FILE_BYTES + 1)[0]
+    except FileNotFoundError:
+        raise MembankError(errors.CONFLICT, f"{source} is gone (moved or deleted since membank read it); nothing "
+                           "was written: review again once membank has read the folder") from None
     except (OSError, Unreadable) as e:
         raise MembankError(errors.CONFLICT, f"{source} cannot be read now "
                            f"({getattr(e, 'message', None) or e.__class__.__name__}); nothing was written") from None
