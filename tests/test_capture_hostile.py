@@ -169,3 +169,23 @@ def test_a_card_renamed_between_propose_and_review_is_named_in_words(bank: Bank)
     assert not got["ok"] and got["error"]["code"] == "CONFLICT"
     assert "lin-daiyu.md is gone" in got["error"]["message"] and "Error" not in got["error"]["message"]
     assert not card.exists() and "进京" not in card.with_name("daiyu.md").read_text("utf-8")
+
+
+def test_what_a_later_chapter_taught_the_bible_never_reaches_an_earlier_chapters_prompt(bank: Bank) -> None:
+    from .capturekit import CH04
+
+    later = "chapters/ch04.md"
+    proposed = ok(bank, "capture:propose", documentId=later, chapterHash=chapter_hash(CH04), ops=[
+        {"op": "progress", "entity": "林黛玉", "state": "寄居秘密已泄", "evidence": "却说黛玉同姊妹们至王夫人处"},
+        {"op": "fact", "content": "王夫人掌家之秘", "evidence": "计议家务"},
+        {"op": "thread", "title": "家务秘事", "action": "open", "evidence": "计议家务"},
+        {"op": "scene", "location": "议事秘所", "evidence": "计议家务"},
+        {"op": "relate", "entity": "林黛玉", "to": "王夫人", "type": "秘密盟友", "evidence": "至王夫人处"}])["ops"]
+    done = bank.call("capture:review", {"documentId": later, "decisions": [
+        {"id": r["id"], "decision": "accept"} for r in proposed]})
+    assert done["ok"], done
+    assert ok(bank, "kg:state", name="林黛玉", at=later)["state"] == "寄居秘密已泄"  # the bible knows it from ch04 on
+    for earlier in ("chapters/ch02.md", D):
+        got = ok(bank, "capture:prepare", documentId=earlier)
+        text = got["prompt"] + "".join(p.get("prompt", "") for p in got["parts"]) + str(got)
+        assert not [w for w in ("秘密已泄", "掌家之秘", "家务秘事", "议事秘所", "秘密盟友", "计议家务") if w in text]
