@@ -189,3 +189,10 @@ def test_what_a_later_chapter_taught_the_bible_never_reaches_an_earlier_chapters
         got = ok(bank, "capture:prepare", documentId=earlier)
         text = got["prompt"] + "".join(p.get("prompt", "") for p in got["parts"]) + str(got)
         assert not [w for w in ("秘密已泄", "掌家之秘", "家务秘事", "议事秘所", "秘密盟友", "计议家务") if w in text]
+
+
+def test_evidence_lines_count_every_kind_of_line_end() -> None:
+    from membank.domains.capture.evidence import Chapter
+
+    for newline in ("\n", "\r\n", "\r"):
+        assert Chapter(CH03.replace("\n", newline)).line_of("一把搂入怀中") == 5
