@@ -196,3 +196,13 @@ def test_evidence_lines_count_every_kind_of_line_end() -> None:
 
     for newline in ("\n", "\r\n", "\r"):
         assert Chapter(CH03.replace("\n", newline)).line_of("一把搂入怀中") == 5
+
+
+def test_a_new_persons_card_saved_by_hand_before_the_index_read_it_is_not_made_twice(bank: Bank) -> None:
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
+        {"op": "entity", "name": "奶娘", "kind": "character", "evidence": "随了奶娘"}])["ops"]
+    mine = "---\nname: 奶娘\nkind: character\n---\n王嬷嬷。\n"
+    (bank.root / ".writenow/characters/奶娘.md").write_text(mine, "utf-8")  # no sync: the index has not read it
+    got = bank.call("capture:review", {"documentId": D, "decisions": [{"id": proposed[0]["id"], "decision": "accept"}]})
+    assert not got["ok"] and got["error"]["code"] == "CONFLICT", got
+    assert [p.name for p in (bank.root / ".writenow/characters").glob("奶娘*")] == ["奶娘.md"]

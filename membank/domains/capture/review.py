@@ -128,7 +128,7 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
     claimed: set[str] = set()  # the new files of this call: two names may make one file name
     for c in changes:
         if c.edit == "new":
-            rel = _free(bank, c.key, claimed)
+            rel = _free(bank, c.key, claimed, c.op_id, c.item.get("name") if "introduced" in c.item else None)
             path = bank.project.path / rel
             check_inside(bank.project.path, path, bank.project.source)
             try:
@@ -167,15 +167,28 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
     return writes, moved
 
 
-def _free(bank: Bank, rel: str, claimed: set[str]) -> str:
+def _free(bank: Bank, rel: str, claimed: set[str], op_id: str, name: str | None) -> str:
     """`rel`, or `…-2.md`, `…-3.md` when another file (on disk, or new in this call) has that name; any
-    case counts as taken (a case-blind disk holds one of `Con.md` and `con.md`)."""
+    case counts as taken (a case-blind disk holds one of `Con.md` and `con.md`). A card of the same `name`
+    there (saved by hand, not read by the index yet) is CONFLICT: never a second card of one person."""
     base = rel.removesuffix(".md")
     candidate, n = rel, 2
     while candidate.casefold() in claimed or os.path.lexists(bank.project.path / candidate):
+        if name is not None and _names(bank.project.path / candidate, name):
+            raise _conflict(op_id, f"{bank.project.source(candidate)} is a card of `{name}` already")
         candidate, n = f"{base}-{n}.md", n + 1
     claimed.add(candidate.casefold())
     return candidate
+
+
+def _names(path: Path, name: str) -> bool:
+    """Whether the card at `path` is called `name` (or has it as an alias); False when it is no card."""
+    try:
+        meta = split(decode(read_regular(path, MAX_FILE_BYTES + 1)[0])).meta
+    except (OSError, Unreadable, FrontMatterError):
+        return False
+    aliases = meta.get("aliases") if isinstance(meta.get("aliases"), list) else []
+    return validate.folded(name) in {validate.folded(str(n)) for n in (meta.get("name"), *aliases) if n is not None}
 
 
 def _fits(new: bytes, source: str, ref: str, op_id: str) -> None:
