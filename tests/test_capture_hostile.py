@@ -206,3 +206,24 @@ def test_a_new_persons_card_saved_by_hand_before_the_index_read_it_is_not_made_t
     got = bank.call("capture:review", {"documentId": D, "decisions": [{"id": proposed[0]["id"], "decision": "accept"}]})
     assert not got["ok"] and got["error"]["code"] == "CONFLICT", got
     assert [p.name for p in (bank.root / ".writenow/characters").glob("奶娘*")] == ["奶娘.md"]
+
+
+def _decided_in_file(bank: Bank, edit: Any) -> tuple[dict[str, Any], str]:
+    ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
+        {"op": "progress", "entity": "林黛玉", "state": "进京", "evidence": "登舟而去"}])
+    path = bank.root / ".writenow" / "proposals" / D
+    path.write_bytes(edit(path.read_text("utf-8").replace("status: pending", "status: accepted")).encode("utf-8"))
+    return bank.call("capture:review", {"documentId": D}), path.read_bytes().decode("utf-8")
+
+
+def test_a_proposal_file_saved_with_crlf_is_applied_and_stays_crlf(bank: Bank) -> None:
+    done, after = _decided_in_file(bank, lambda t: t.replace("\n", "\r\n"))
+    assert done["ok"] and done["data"]["counts"]["applied"] == 1, done
+    assert "status: applied\r\n" in after and "\n" not in after.replace("\r\n", "")
+
+
+def test_an_op_hand_edited_with_a_key_twice_is_refused_with_its_line(bank: Bank) -> None:
+    card = (bank.root / ".writenow/characters/lin-daiyu.md").read_bytes()
+    done, _ = _decided_in_file(bank, lambda t: t.replace("state: 进京", "state: 进京\nstate: 出京"))
+    assert not done["ok"] and done["error"]["code"] == "CONFLICT" and done["error"]["details"]["line"], done
+    assert (bank.root / ".writenow/characters/lin-daiyu.md").read_bytes() == card

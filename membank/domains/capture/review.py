@@ -339,6 +339,8 @@ def review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None 
                  for p in kept]
         after = decide.recorded(after, statuses)
         new_text = proposals.render(document, {k: v for k, v in meta.items() if k != "document"}, after)
+        if "\r\n" in old_text:  # saved with CRLF by the writer's editor: it stays so
+            new_text = new_text.replace("\n", "\r\n")
         if new_text != old_text:
             writes.append(Write(path, source, None, "", old_text.encode("utf-8"), new_text.encode("utf-8")))
         _commit(bank, writes)
