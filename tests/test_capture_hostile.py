@@ -227,3 +227,18 @@ def test_an_op_hand_edited_with_a_key_twice_is_refused_with_its_line(bank: Bank)
     done, _ = _decided_in_file(bank, lambda t: t.replace("state: 进京", "state: 进京\nstate: 出京"))
     assert not done["ok"] and done["error"]["code"] == "CONFLICT" and done["error"]["details"]["line"], done
     assert (bank.root / ".writenow/characters/lin-daiyu.md").read_bytes() == card
+
+
+def test_a_scene_value_with_a_comment_inside_is_refused_not_rewritten_without_it() -> None:
+    from membank.files.rewrite import RewriteError
+
+    top = "---\npov: 林黛玉\npresent:\n  - 贾母  # 外祖母\n  - 林黛玉\n---\n"
+    section = "## 进府\npresent:\n  - 贾母  # 外祖母\nlocation: 荣国府  # 正房\n"
+    with pytest.raises(RewriteError):
+        edits.scene(top, None, {"present": ["林黛玉", "贾母", "王夫人"]}, f"{D}:3")
+    with pytest.raises(RewriteError):
+        edits.scene(section, "进府", {"present": ["贾母", "王夫人"]}, f"{D}:3")
+    # a comment at the end of a one-line value stays on its line; other keys' comments are not touched
+    assert edits.scene(section, "进府", {"location": "贾母房中"}, f"{D}:3") == section.replace(
+        "荣国府  # 正房\n", f"贾母房中  # 正房\n# evidence: {D}:3\n")
+    assert edits.scene(top, None, {"pov": "贾母"}, f"{D}:3").startswith("---\npov: 贾母\npresent:\n  - 贾母  # 外祖母\n")

@@ -9,7 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...files.frontmatter import BOM, FrontMatterError, bounds, split
+import yaml
+
+from ...files import spans
+from ...files.frontmatter import BOM, FrontMatterError, bounds, load_yaml, split
 from ...files.rewrite import RewriteError, append_item, rewrite, set_item, set_keys, yaml_lines
 
 
@@ -65,6 +68,31 @@ def touch(text: str, position: str, cite: str) -> str:
     return append_item(text, "touched", {"at": position, "evidence": cite}, {})
 
 
+def _set(yaml_text: str, values: dict[str, Any], what: str) -> str:
+    """`set_keys`, refused (RewriteError) when a value it replaces holds a comment inside it (`present:`
+    with `- 贾母  # 外祖母` below): a rewrite of the value would drop it."""
+    try:
+        node = spans.outline(yaml_text, 1) if yaml_text.strip() else None
+    except (spans.Unsafe, yaml.YAMLError, RecursionError):
+        node = None  # set_keys says why, with its line
+    before = _mapping(yaml_text)
+    for entry in (node.entries or []) if node is not None else []:
+        if entry.key in values and before.get(entry.key) != values[entry.key]:
+            inside = yaml_text[entry.start:entry.end].split("\n", 1)[1:]
+            if inside and any(line.lstrip().startswith("#") or " #" in line for line in inside[0].split("\n")):
+                raise RewriteError(f"in {what}, `{entry.key}` holds a comment inside its value that a rewrite "
+                                   "would drop; change it by hand")
+    return set_keys(yaml_text, values, what)
+
+
+def _mapping(yaml_text: str) -> dict[Any, Any]:
+    try:
+        found = load_yaml(yaml_text) if yaml_text.strip() else {}
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def _section(lines: list[str], start: int, title: str) -> tuple[int, int] | None:
     """(the first line after `## title`, the end of its `key: value` lines) as indices into `lines`."""
     for i in range(start, len(lines)):
@@ -109,7 +137,7 @@ def _scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> s
         if found is None:
             return "---\n" + yaml_lines(values) + note + "---\n" + (text if not text or text.startswith("\n")
                                                                       else "\n" + text)
-        head = set_keys(text[found[0]:found[1]], values, "the scene file's front matter")
+        head = _set(text[found[0]:found[1]], values, "the scene file's front matter")
         return text[:found[0]] + head + note + text[found[1]:]
     lines = text.split("\n")
     start = bounds(text)[2] if text and bounds(text) else 0
@@ -124,6 +152,6 @@ def _scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> s
         return text + lead + new_section
     begin, end = where
     chunk = "\n".join(lines[begin:end]) + "\n" if end > begin else ""
-    new = set_keys(chunk, values, f"the scene `{title}`") + note
+    new = _set(chunk, values, f"the scene `{title}`") + note
     return "\n".join(lines[:begin]) + "\n" + new + "\n".join(lines[end:])
 
