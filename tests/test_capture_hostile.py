@@ -242,3 +242,14 @@ def test_a_scene_value_with_a_comment_inside_is_refused_not_rewritten_without_it
     assert edits.scene(section, "进府", {"location": "贾母房中"}, f"{D}:3") == section.replace(
         "荣国府  # 正房\n", f"贾母房中  # 正房\n# evidence: {D}:3\n")
     assert edits.scene(top, None, {"pov": "贾母"}, f"{D}:3").startswith("---\npov: 贾母\npresent:\n  - 贾母  # 外祖母\n")
+
+
+def test_a_scene_op_never_writes_the_scene_file_of_another_document(bank: Bank) -> None:
+    other = "chapters/ch03.md.md"  # its `<document>` without `.md` is the scene file of chapters/ch03.md
+    write(bank.root, {other: CH03, SCENES: "---\npov: 贾母\n---\n"})
+    proposed = ok(bank, "capture:propose", documentId=other, chapterHash=chapter_hash(CH03), ops=[
+        {"op": "scene", "pov": "林黛玉", "evidence": "黛玉"}])["ops"]
+    done = bank.call("capture:review", {"documentId": other, "decisions": [{"id": proposed[0]["id"], "decision": "accept"}]})
+    assert done["ok"], done
+    assert (bank.root / SCENES).read_text("utf-8") == "---\npov: 贾母\n---\n"
+    assert ok(bank, "story:scene", at=other)["state"]["pov"]["value"] == "林黛玉"

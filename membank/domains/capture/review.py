@@ -102,10 +102,13 @@ def _onto_new(out: list[decide.Change], ops: list[tuple[str, dict[str, Any], int
 
 def scene_file(bank: Bank, document: str) -> str:
     """The chapter's scene file under .writenow/ (story.md, Scenes): the one there, else `<document>.md`."""
-    for rel in (f"{SCENES}/{document}.md", f"{SCENES}/{document}"):
-        if rel.endswith(".md") and bank.project.file(rel).is_file():
-            return rel
-    return f"{SCENES}/{document}.md"
+    mine = f"{SCENES}/{document}.md"
+    if bank.project.file(mine).is_file():
+        return mine
+    bare = f"{SCENES}/{document}"  # the story reads it as this document's only when no `.` is left in its name
+    if document.endswith(".md") and "." not in document[:-3].rsplit("/", 1)[-1] and bank.project.file(bare).is_file():
+        return bare
+    return mine
 
 
 def _read(path: Path, source: str) -> bytes:
