@@ -253,3 +253,11 @@ def test_a_scene_op_never_writes_the_scene_file_of_another_document(bank: Bank) 
     assert done["ok"], done
     assert (bank.root / SCENES).read_text("utf-8") == "---\npov: 贾母\n---\n"
     assert ok(bank, "story:scene", at=other)["state"]["pov"]["value"] == "林黛玉"
+
+
+def test_a_new_thread_beside_an_unreadable_file_of_its_name_is_conflict_not_a_second_file(bank: Bank) -> None:
+    broken = "---\ntitle: 通灵宝玉\ntitle: 通灵宝玉\nopened: chapters/ch02.md\n---\n"  # a key twice: not read
+    write(bank.root, {".writenow/threads/通灵宝玉.md": broken})
+    done = _accept(bank, {"op": "thread", "title": "通灵宝玉", "action": "open", "evidence": "黛玉"})
+    assert not done["ok"] and done["error"]["code"] == "CONFLICT", done
+    assert [p.name for p in (bank.root / ".writenow/threads").glob("通灵宝玉*")] == ["通灵宝玉.md"]

@@ -131,7 +131,8 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
     claimed: set[str] = set()  # the new files of this call: two names may make one file name
     for c in changes:
         if c.edit == "new":
-            rel = _free(bank, c.key, claimed, c.op_id, c.item.get("name") if "introduced" in c.item else None)
+            rel = _free(bank, c.key, claimed, c.op_id, c.item.get("name") if "introduced" in c.item
+                        else c.item.get("title") if "opened" in c.item else None)
             path = bank.project.path / rel
             check_inside(bank.project.path, path, bank.project.source)
             try:
@@ -173,25 +174,29 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
 def _free(bank: Bank, rel: str, claimed: set[str], op_id: str, name: str | None) -> str:
     """`rel`, or `…-2.md`, `…-3.md` when another file (on disk, or new in this call) has that name; any
     case counts as taken (a case-blind disk holds one of `Con.md` and `con.md`). A card of the same `name`
-    there (saved by hand, not read by the index yet) is CONFLICT: never a second card of one person."""
+    or thread title there (saved by hand, not read yet), or a file there membank cannot read, is CONFLICT:
+    never a second card of one person, nor a second thread."""
     base = rel.removesuffix(".md")
     candidate, n = rel, 2
     while candidate.casefold() in claimed or os.path.lexists(bank.project.path / candidate):
-        if name is not None and _names(bank.project.path / candidate, name):
-            raise _conflict(op_id, f"{bank.project.source(candidate)} is a card of `{name}` already")
+        if name is not None and candidate.casefold() not in claimed and _names(bank.project.path / candidate, name):
+            raise _conflict(op_id, f"{bank.project.source(candidate)} is `{name}` already, or cannot be read; "
+                            "fix or rename it")
         candidate, n = f"{base}-{n}.md", n + 1
     claimed.add(candidate.casefold())
     return candidate
 
 
 def _names(path: Path, name: str) -> bool:
-    """Whether the card at `path` is called `name` (or has it as an alias); False when it is no card."""
+    """Whether the card or thread at `path` is called `name` (its `name`, an alias, its `title`), or cannot
+    be read (it may be: never guess a second one beside it)."""
     try:
         meta = split(decode(read_regular(path, MAX_FILE_BYTES + 1)[0])).meta
     except (OSError, Unreadable, FrontMatterError):
-        return False
+        return True
     aliases = meta.get("aliases") if isinstance(meta.get("aliases"), list) else []
-    return validate.folded(name) in {validate.folded(str(n)) for n in (meta.get("name"), *aliases) if n is not None}
+    return validate.folded(name) in {validate.folded(str(n)) for n in (meta.get("name"), meta.get("title"), *aliases)
+                                     if n is not None}
 
 
 def _fits(new: bytes, source: str, ref: str, op_id: str) -> None:
