@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any
 
 from ...kernel import errors
@@ -36,7 +37,8 @@ def _bad(index: int, field: str, message: str) -> MembankError:
 
 
 PROSE = frozenset({"content", "summary", "state", "note", "evidence"})  # the fields that may hold line breaks
-BREAKS = frozenset("\n\r\x0b\x0c\x85\u2028\u2029")
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")  # never in any text (tab is text)
+_CONTROL_OR_BREAK = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")  # nor a break in a name
 
 
 def _text(value: Any, index: int, field: str, most: int = MAX_FIELD_CHARS) -> None:
@@ -45,10 +47,10 @@ def _text(value: Any, index: int, field: str, most: int = MAX_FIELD_CHARS) -> No
     if len(value) > most:
         raise _bad(index, field, f"`{field}` is {len(value):,} characters long, more than the {most:,} allowed")
     prose = field.split(".")[0] in PROSE
-    for ch in value:  # a name goes into a file as one line: a break there would write another key or heading
-        if ch in BREAKS and not prose or ch not in BREAKS and ch != "\t" and (ch < " " or "\x7f" <= ch < "\xa0"):
-            raise _bad(index, field, f"`{field}` holds a control character or a line break (U+{ord(ch):04X}); "
-                       + ("only text" if not prose else "only text and line breaks") + " belong there")
+    found = (_CONTROL if prose else _CONTROL_OR_BREAK).search(value)  # a name goes into a file as one line:
+    if found:  # a break there would write another key or heading
+        raise _bad(index, field, f"`{field}` holds a control character or a line break (U+{ord(found.group()):04X}); "
+                   + ("only text" if not prose else "only text and line breaks") + " belong there")
 
 
 def _value(value: Any, index: int, field: str, depth: int = 0) -> None:
