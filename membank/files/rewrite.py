@@ -285,7 +285,17 @@ def flow(value: dict[str, Any]) -> str:
     return text
 
 
-def append_item(original: str, key: str, item: dict[str, Any], updates: dict[str, Any]) -> str:
+def _one_line(item: Any) -> str:
+    """An item of a list as one line: a mapping as `{…}`, a text or number as YAML writes it in a list."""
+    if isinstance(item, dict):
+        return flow(item)
+    line = _render({"x": [item]}).strip()  # `x: [text]`: the emitter's own quoting for a list's item
+    if not (line.startswith("x: [") and line.endswith("]")) or "\n" in line:
+        raise RewriteError("a value would need more than one line", of_value=True)
+    return line[4:-1]
+
+
+def append_item(original: str, key: str, item: Any, updates: dict[str, Any]) -> str:
     """`original` with `item` added at the end of the top-level list `key`, then `updates` made as
     `rewrite` makes them. A block list gains one line, `- {…}` in its items' column, just after its
     last item (a comment below it stays below); a flow list, or none, is written whole as a block.
@@ -306,11 +316,11 @@ def append_item(original: str, key: str, item: dict[str, Any], updates: dict[str
         start = fm_start + entry.value.start
         column = start - (text.rfind("\n", 0, start) + 1)
         at = fm_start + entry.end
-        text = text[:at] + " " * column + "- " + flow(item) + "\n" + text[at:]
+        text = text[:at] + " " * column + "- " + _one_line(item) + "\n" + text[at:]
     elif entry is not None and entry.value.kind in ("seq", "scalar") and isinstance(key, str) and key.isidentifier():
         # `key: []`, `key: [{…}]`, `key:` or `key: null`: one `- {…}` line per item, its comment kept on its line
         fm_start = found[0] if found else 0
-        items = "".join(f"{' ' * (entry.indent + 2)}- {flow(x)}\n" for x in [*(current or []), item])
+        items = "".join(f"{' ' * (entry.indent + 2)}- {_one_line(x)}\n" for x in [*(current or []), item])
         text = (text[:fm_start + entry.start] + f"{' ' * entry.indent}{key}:{entry.eol_comment}\n" + items
                 + text[fm_start + entry.end:])
     else:
@@ -351,8 +361,13 @@ def set_item(original: str, key: str, line: int, change: Any, updates: dict[str,
     node = seq.value[index]
     end = node.end_mark.index if node.flow_style else node.value[-1][1].end_mark.index if node.value else None
     start = found[0] + node.start_mark.index
+    if end is not None:  # a block ending in a nested block ends at the next line: its line break stays
+        end = len(text[found[0]:found[0] + end].rstrip(" \n")) if not node.flow_style else end
     if end is None or "#" in text[start:found[0] + end]:
         raise _by_hand(f"`{key}`", f"the item on line {line} holds a comment or is empty")
+    if _linked(text[found[0]:found[1]], node.start_mark.index, end):
+        raise _by_hand(f"`{key}`", f"the item on line {line} holds an anchor, an alias or a merge (`&`, `*`, `<<`) "
+                       "a one-line rewrite would flatten")
     new_item = change(dict(items[index]))
     text = text[:start] + flow(new_item) + text[found[0] + end:]
     result = rewrite(text, updates)
@@ -361,6 +376,19 @@ def set_item(original: str, key: str, line: int, change: Any, updates: dict[str,
     if crlf:
         result = result.replace("\n", "\r\n")
     return (BOM if bom else "") + result
+
+
+def _linked(yaml_text: str, start: int, end: int) -> bool:
+    """Whether the text from `start` to `end` holds an anchor, an alias or a merge key `<<`."""
+    try:
+        for token in yaml.scan(yaml_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # noqa: S506
+            if start <= token.start_mark.index < end and (
+                    isinstance(token, (yaml.AnchorToken, yaml.AliasToken))
+                    or isinstance(token, yaml.ScalarToken) and token.plain and token.value == "<<"):
+                return True
+    except yaml.YAMLError:
+        return True
+    return False
 
 
 def set_keys(yaml_text: str, updates: dict[str, Any], what: str) -> str:

@@ -27,6 +27,9 @@ _FACTS = ("SELECT rowid, record FROM entries WHERE kind = 'memory' AND type = 'f
 def chapter(bank: Bank, document_id: str, text: str | None = None) -> tuple[str, str]:
     """(the document's path, its text): the file's, or the app's unsaved `text`."""
     document = document_path(document_id)
+    if "#" in document:  # a position `document#scene`: every position captured here would read as another's
+        raise errors.invalid("documentId", f"`{document}` holds `#`, which a story position reads as the start of a "
+                             "scene's name; rename the file without `#` to capture it")
     if text is None:
         text = read_document(bank.root, document)
         if text is None:

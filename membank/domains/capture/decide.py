@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..cards.safety import WINDOWS_DEVICES
 from ...kernel import errors
 from ...kernel.errors import MembankError
 from . import shapes
@@ -156,10 +157,19 @@ def _change(op_id: str, op: dict[str, Any], document: str, line: int, card: str 
     return Change(op_id, None, f"{folder}/{file_name(name)}.md", meta, op.get("summary") or "", edit="new")
 
 
+MAX_NAME_BYTES = 120  # a file name's UTF-8 bytes, before `.md`: far below the 255 file systems take, with
+# room for the writer's temporary name beside it and a `-2` when it is taken
+
+
 def file_name(name: str) -> str:
-    """A card's file name from its name: letters and digits of any script kept, the rest `-`."""
+    """A card's file name from its name: letters and digits of any script kept, the rest `-`; at most
+    MAX_NAME_BYTES (40 Chinese characters), never a Windows device (`con`, `nul`: `con-1`)."""
     out = "".join(c if c.isalnum() else "-" for c in name.strip().lower())
-    return "-".join(p for p in out.split("-") if p)[:80] or "card"
+    out = "-".join(p for p in out.split("-") if p)[:80]
+    while len(out.encode("utf-8")) > MAX_NAME_BYTES:
+        out = out[:-1]
+    out = out.strip("-") or "card"
+    return f"{out}-1" if WINDOWS_DEVICES.fullmatch(out) else out
 
 
 def recorded(ops: list[Proposed], statuses: dict[str, str]) -> list[Proposed]:

@@ -6,9 +6,13 @@ writes the files."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from ...files.frontmatter import FrontMatterError, bounds, split
+import yaml
+
+from ...files import spans
+from ...files.frontmatter import BOM, FrontMatterError, bounds, load_yaml, split
 from ...files.rewrite import RewriteError, append_item, rewrite, set_item, set_keys, yaml_lines
 
 
@@ -32,7 +36,23 @@ def keys(text: str, values: dict[str, Any], cite: str, updates: dict[str, Any], 
     """Top-level keys set (a fact's `until` / `revealed`, a thread's `resolved` / `dropped`), `evidence`
     citing the line (a list when `listed`)."""
     meta = meta_of(text)
-    return rewrite(text, {**values, "evidence": cited(meta.get("evidence"), cite, listed), **updates})
+    old = meta.get("evidence")
+    if isinstance(old, list) and old and _block_list(text, "evidence"):  # one more line: comments in it stay
+        if cite not in old:
+            text = append_item(text, "evidence", cite, {})
+        return rewrite(text, {**values, **updates})
+    return rewrite(text, {**values, "evidence": cited(old, cite, listed), **updates})
+
+
+def _block_list(text: str, key: str) -> bool:
+    """Whether the top-level `key` is written as a block (`key:` alone on its line, its items below)."""
+    head = text.replace("\r\n", "\n").lstrip(BOM)
+    try:
+        found = bounds(head)
+    except FrontMatterError:
+        return False
+    head = head[:found[1]] if found else ""
+    return re.search(rf"^{re.escape(key)}:[ \t]*(#.*)?$", head, re.MULTILINE) is not None
 
 
 def until(text: str, line: int, position: str, cite: str, updates: dict[str, Any]) -> str:
@@ -46,6 +66,31 @@ def touch(text: str, position: str, cite: str) -> str:
     if "touched" not in meta_of(text):
         text = rewrite(text, {"touched": []})  # then one `- {at, evidence}` line per touch, as progressions
     return append_item(text, "touched", {"at": position, "evidence": cite}, {})
+
+
+def _set(yaml_text: str, values: dict[str, Any], what: str) -> str:
+    """`set_keys`, refused (RewriteError) when a value it replaces holds a comment inside it (`present:`
+    with `- 贾母  # 外祖母` below): a rewrite of the value would drop it."""
+    try:
+        node = spans.outline(yaml_text, 1) if yaml_text.strip() else None
+    except (spans.Unsafe, yaml.YAMLError, RecursionError):
+        node = None  # set_keys says why, with its line
+    before = _mapping(yaml_text)
+    for entry in (node.entries or []) if node is not None else []:
+        if entry.key in values and before.get(entry.key) != values[entry.key]:
+            inside = yaml_text[entry.start:entry.end].split("\n", 1)[1:]
+            if inside and any(line.lstrip().startswith("#") or " #" in line for line in inside[0].split("\n")):
+                raise RewriteError(f"in {what}, `{entry.key}` holds a comment inside its value that a rewrite "
+                                   "would drop; change it by hand")
+    return set_keys(yaml_text, values, what)
+
+
+def _mapping(yaml_text: str) -> dict[Any, Any]:
+    try:
+        found = load_yaml(yaml_text) if yaml_text.strip() else {}
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _section(lines: list[str], start: int, title: str) -> tuple[int, int] | None:
@@ -77,9 +122,12 @@ def scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> st
     """A scene file (story.md, Scenes) with `values` set: in the front matter for the whole document
     (`title` None), else in the section `## title` (a new one goes before the first section captured from
     later in the chapter, else at the end). A comment line `# evidence: <document>:<line>` follows the
-    values: a key would be read as a scene value. A file written with CRLF stays CRLF."""
-    done = _scene(text.replace("\r\n", "\n"), title, values, cite)
-    return done.replace("\n", "\r\n") if "\r\n" in text else done
+    values: a key would be read as a scene value. A file saved with a BOM keeps it, CRLF (or CR) line ends
+    stay as they were: the reader reads past both, so the edit does too."""
+    bom = text.startswith(BOM)
+    newline = "\r\n" if "\r\n" in text else "\r" if "\r" in text else "\n"
+    done = _scene(text[1 if bom else 0:].replace("\r\n", "\n").replace("\r", "\n"), title, values, cite)
+    return (BOM if bom else "") + (done.replace("\n", newline) if newline != "\n" else done)
 
 
 def _scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> str:
@@ -89,7 +137,7 @@ def _scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> s
         if found is None:
             return "---\n" + yaml_lines(values) + note + "---\n" + (text if not text or text.startswith("\n")
                                                                       else "\n" + text)
-        head = set_keys(text[found[0]:found[1]], values, "the scene file's front matter")
+        head = _set(text[found[0]:found[1]], values, "the scene file's front matter")
         return text[:found[0]] + head + note + text[found[1]:]
     lines = text.split("\n")
     start = bounds(text)[2] if text and bounds(text) else 0
@@ -104,6 +152,6 @@ def _scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> s
         return text + lead + new_section
     begin, end = where
     chunk = "\n".join(lines[begin:end]) + "\n" if end > begin else ""
-    new = set_keys(chunk, values, f"the scene `{title}`") + note
+    new = _set(chunk, values, f"the scene `{title}`") + note
     return "\n".join(lines[:begin]) + "\n" + new + "\n".join(lines[end:])
 

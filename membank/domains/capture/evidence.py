@@ -42,4 +42,5 @@ class Chapter:
         at = self.folded.find(needle)
         if at < 0:
             return None
-        return self.text.count("\n", 0, self.where[at]) + 1
+        before = self.text[:self.where[at]]  # a lone CR (an old Mac file) ends a line as the editor shows it
+        return before.count("\n") + before.count("\r") - before.count("\r\n") + 1

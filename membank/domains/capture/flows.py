@@ -115,7 +115,10 @@ def propose(bank: Bank, document_id: str, chapter_hash_: str, ops: list[dict[str
             head = {"chapterHash": now_hash, "by": by or meta.get("by") or "unknown",
                     "proposed": clock.now_iso()}
             try:
-                atomic_write(path, proposals.render(document, head, merged).encode("utf-8"))
+                rendered = proposals.render(document, head, merged)
+                if old_text is not None and "\r\n" in old_text:  # the writer's editor saves CRLF: it stays so
+                    rendered = rendered.replace("\n", "\r\n")
+                atomic_write(path, rendered.encode("utf-8"))
             except OSError as e:
                 raise storage_error(e, bank.project.source(_rel(bank, path))) from None
             written = True

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from ...files.frontmatter import load_yaml
 from ...kernel.errors import MembankError
 from . import shapes
 
@@ -20,7 +21,6 @@ FOLDER = "proposals"
 STATUSES = ("pending", "accepted", "applied", "rejected", "stale")  # accepted: decided in the file, not applied yet
 _SECTION = re.compile(r"^## (p-[0-9a-f]{12})\b.*$", re.MULTILINE)
 _FENCE = re.compile(r"```yaml\n(.*?)\n```", re.DOTALL)
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it: 50 ops read in ~5 ms, not ~60
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # and written in ~10 ms, not ~50 (the same text)
 _ITEM = re.compile(r"^- (status|chapterHash|flags): ?(.*)$", re.MULTILINE)
 
@@ -109,17 +109,19 @@ def _meta(text: str) -> dict[str, Any]:
 def parse(text: str) -> tuple[dict[str, Any], list[Proposed], list[tuple[int, str]]]:
     """(front matter, the ops, the problems as (line, message)). A section that cannot be read is a
     problem, never a silent loss."""
+    text = text.replace("\r\n", "\n")  # saved by a Windows editor: read as written; review writes CRLF back
     meta = _meta(text)
     starts = list(_SECTION.finditer(text))
     found: list[Proposed] = []
     problems: list[tuple[int, str]] = []
+    seen: dict[str, int] = {}  # id -> the line of its section
     for n, m in enumerate(starts):
         body = text[m.end(): starts[n + 1].start() if n + 1 < len(starts) else len(text)]
         line = text.count("\n", 0, m.start()) + 1
         fence = _FENCE.search(body)
         try:
-            op = yaml.load(fence.group(1), Loader=_LOADER) if fence else None  # noqa: S506 (a safe loader)
-        except yaml.YAMLError:
+            op = load_yaml(fence.group(1)) if fence else None  # the reader's: a key twice is refused, aliases bounded
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
             op = None
         items = {k: v.strip() for k, v in _ITEM.findall(body)}
         quote = re.search(r"^> (.*)$", body, re.MULTILINE)
@@ -134,6 +136,11 @@ def parse(text: str) -> tuple[dict[str, Any], list[Proposed], list[tuple[int, st
         except MembankError as e:
             problems.append((line, f"{m.group(1)}: {e.message.removeprefix('op 0: ')}"))
             continue
+        if m.group(1) in seen:  # a hand edit gave two ops one id: a decision could not tell them apart
+            problems.append((line, f"{m.group(1)}: the op on line {seen[m.group(1)]} has this id too; give one "
+                                   "of them another id (or delete one)"))
+            continue
+        seen[m.group(1)] = line
         flags = tuple(f.strip() for f in items.get("flags", "").split(",") if f.strip())
         notes = tuple(n.strip() for n in re.findall(r"^  - (.*)$", body, re.MULTILINE))
         found.append(Proposed(m.group(1), {**op, "evidence": quote.group(1)}, items.get("chapterHash", ""),

@@ -7,6 +7,7 @@ proposal file records each decision."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from ...files.parse import parse_card
 from ...files.reader import Unreadable, content_hash, read_regular
 from ...files.rewrite import IsoTime, RewriteError, append_item, render, rewrite
 from ..story.scenes import FOLDER as SCENES
+from ..story.scenefiles import MAX_SCENE_BYTES
+from ..story.threadfiles import MAX_THREAD_BYTES
 from ...files.write import atomic_write, check_inside
 from ...index.failures import storage_error
 from ...kernel import clock, errors
@@ -99,15 +102,21 @@ def _onto_new(out: list[decide.Change], ops: list[tuple[str, dict[str, Any], int
 
 def scene_file(bank: Bank, document: str) -> str:
     """The chapter's scene file under .writenow/ (story.md, Scenes): the one there, else `<document>.md`."""
-    for rel in (f"{SCENES}/{document}.md", f"{SCENES}/{document}"):
-        if rel.endswith(".md") and bank.project.file(rel).is_file():
-            return rel
-    return f"{SCENES}/{document}.md"
+    mine = f"{SCENES}/{document}.md"
+    if bank.project.file(mine).is_file():
+        return mine
+    bare = f"{SCENES}/{document}"  # the story reads it as this document's only when no `.` is left in its name
+    if document.endswith(".md") and "." not in document[:-3].rsplit("/", 1)[-1] and bank.project.file(bare).is_file():
+        return bare
+    return mine
 
 
 def _read(path: Path, source: str) -> bytes:
     try:
         return read_regular(path, MAX_FILE_BYTES + 1)[0]
+    except FileNotFoundError:
+        raise MembankError(errors.CONFLICT, f"{source} is gone (moved or deleted since membank read it); nothing "
+                           "was written: review again once membank has read the folder") from None
     except (OSError, Unreadable) as e:
         raise MembankError(errors.CONFLICT, f"{source} cannot be read now "
                            f"({getattr(e, 'message', None) or e.__class__.__name__}); nothing was written") from None
@@ -119,17 +128,18 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
     writes: list[Write] = []
     moved: list[Any] = []
     by_target: dict[tuple[str, str], list[decide.Change]] = {}
+    claimed: set[str] = set()  # the new files of this call: two names may make one file name
     for c in changes:
         if c.edit == "new":
-            path = bank.project.path / c.key
+            rel = _free(bank, c.key, claimed, c.op_id, c.item.get("name") if "introduced" in c.item
+                        else c.item.get("title") if "opened" in c.item else None)
+            path = bank.project.path / rel
             check_inside(bank.project.path, path, bank.project.source)
-            if path.exists():
-                raise _conflict(c.op_id, f"{bank.project.source(c.key)} exists already")
             try:
                 text = _with_items(render(c.item, c.body), c.items).encode("utf-8")
             except RewriteError as e:
-                raise _conflict(c.op_id, f"{bank.project.source(c.key)} cannot be written: {e.message}") from None
-            writes.append(Write(path, bank.project.source(c.key), bank.project, c.key, None, text))
+                raise _conflict(c.op_id, f"{bank.project.source(rel)} cannot be written: {e.message}") from None
+            writes.append(Write(path, bank.project.source(rel), bank.project, rel, None, text))
         else:
             by_target.setdefault((c.where, c.card or ""), []).append(c)
     for (where, ref), mine in by_target.items():
@@ -138,8 +148,9 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
             source = bank.project.source(ref)
             check_inside(bank.project.path, path, bank.project.source)
             original = _read(path, source) if path.exists() else None
-            writes.append(Write(path, source, bank.project, ref, original,
-                                _rewritten(original or b"", source, document, mine, versioned=False)))
+            new = _rewritten(original or b"", source, document, mine, versioned=False)
+            _fits(new, source, ref, mine[0].op_id)
+            writes.append(Write(path, source, bank.project, ref, original, new))
             continue
         found = bank.index.find(where, ref)
         if found is None:
@@ -158,6 +169,43 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
             _card_reads_back(new, record["source"], mine[0].op_id)
         writes.append(Write(path, record["source"], root, rel, original, new))
     return writes, moved
+
+
+def _free(bank: Bank, rel: str, claimed: set[str], op_id: str, name: str | None) -> str:
+    """`rel`, or `…-2.md`, `…-3.md` when another file (on disk, or new in this call) has that name; any
+    case counts as taken (a case-blind disk holds one of `Con.md` and `con.md`). A card of the same `name`
+    or thread title there (saved by hand, not read yet), or a file there membank cannot read, is CONFLICT:
+    never a second card of one person, nor a second thread."""
+    base = rel.removesuffix(".md")
+    candidate, n = rel, 2
+    while candidate.casefold() in claimed or os.path.lexists(bank.project.path / candidate):
+        if name is not None and candidate.casefold() not in claimed and _names(bank.project.path / candidate, name):
+            raise _conflict(op_id, f"{bank.project.source(candidate)} is `{name}` already, or cannot be read; "
+                            "fix or rename it")
+        candidate, n = f"{base}-{n}.md", n + 1
+    claimed.add(candidate.casefold())
+    return candidate
+
+
+def _names(path: Path, name: str) -> bool:
+    """Whether the card or thread at `path` is called `name` (its `name`, an alias, its `title`), or cannot
+    be read (it may be: never guess a second one beside it)."""
+    try:
+        meta = split(decode(read_regular(path, MAX_FILE_BYTES + 1)[0])).meta
+    except (OSError, Unreadable, FrontMatterError):
+        return True
+    aliases = meta.get("aliases") if isinstance(meta.get("aliases"), list) else []
+    return validate.folded(name) in {validate.folded(str(n)) for n in (meta.get("name"), meta.get("title"), *aliases)
+                                     if n is not None}
+
+
+def _fits(new: bytes, source: str, ref: str, op_id: str) -> None:
+    """A thread or scene file the story reader still reads whole after the change (it reads so much, no
+    more: a longer file would lose its closing `---` and the thread or scenes with it)."""
+    most = MAX_SCENE_BYTES if ref.startswith(f"{SCENES}/") else MAX_THREAD_BYTES
+    if len(new) > most:
+        raise _conflict(op_id, f"{source} would grow past {most // 1024} KiB, the most the story reads of it; "
+                        "shorten it by hand (old `touched:` items, say)")
 
 
 def _with_items(text: str, items: tuple[tuple[str, dict[str, Any]], ...]) -> str:
@@ -299,6 +347,8 @@ def review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None 
                  for p in kept]
         after = decide.recorded(after, statuses)
         new_text = proposals.render(document, {k: v for k, v in meta.items() if k != "document"}, after)
+        if "\r\n" in old_text:  # saved with CRLF by the writer's editor: it stays so
+            new_text = new_text.replace("\n", "\r\n")
         if new_text != old_text:
             writes.append(Write(path, source, None, "", old_text.encode("utf-8"), new_text.encode("utf-8")))
         _commit(bank, writes)

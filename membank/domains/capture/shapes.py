@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any
 
 from ...kernel import errors
@@ -35,11 +36,21 @@ def _bad(index: int, field: str, message: str) -> MembankError:
     return errors.invalid(f"ops[{index}].{field}" if field else f"ops[{index}]", f"op {index}: {message}")
 
 
+PROSE = frozenset({"content", "summary", "state", "note", "evidence"})  # the fields that may hold line breaks
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")  # never in any text (tab is text)
+_CONTROL_OR_BREAK = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")  # nor a break in a name
+
+
 def _text(value: Any, index: int, field: str, most: int = MAX_FIELD_CHARS) -> None:
     if not isinstance(value, str) or not value.strip():
         raise _bad(index, field, f"`{field}` should be a non-empty text")
     if len(value) > most:
         raise _bad(index, field, f"`{field}` is {len(value):,} characters long, more than the {most:,} allowed")
+    prose = field.split(".")[0] in PROSE
+    found = (_CONTROL if prose else _CONTROL_OR_BREAK).search(value)  # a name goes into a file as one line:
+    if found:  # a break there would write another key or heading
+        raise _bad(index, field, f"`{field}` holds a control character or a line break (U+{ord(found.group()):04X}); "
+                   + ("only text" if not prose else "only text and line breaks") + " belong there")
 
 
 def _value(value: Any, index: int, field: str, depth: int = 0) -> None:
