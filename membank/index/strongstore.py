@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import apsw
 
 from .schema import DomainSchema, register
+from .vecstore import PATCH_LIMIT, written_between  # the same write log as the static vectors
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,7 +31,6 @@ register(DomainSchema(
     " zh INTEGER NOT NULL DEFAULT 0)",
     "DROP TABLE IF EXISTS strong_vec"))
 
-PATCH_LIMIT = 256  # rows re-read to patch the in-memory copy; more, and it is reloaded whole
 # what the tier embeds: every live memory, card and world entry with text (skills are not searched)
 _LIVE = "kind != 'skill' AND removed_at IS NULL AND tokens > 0"
 
@@ -156,16 +156,4 @@ class StrongStore:
 
     def _strong_since(self, start: str, tag: str) -> frozenset[int] | None:
         """The rowids this process wrote between two tags, or None when its log cannot say."""
-        rows: set[int] = set()
-        at: str | None = start
-        for _ in range(len(self._strong_steps)):
-            step = self._strong_steps.get(at)
-            if step is None or step[1] is None:
-                return None
-            at, written = step
-            rows |= written
-            if len(rows) > PATCH_LIMIT:
-                return None
-            if at == tag:
-                return frozenset(rows)
-        return None
+        return written_between(self._strong_steps, start, tag)

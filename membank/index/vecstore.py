@@ -146,16 +146,24 @@ class VectorStore:
     def _written_since(self, start: str, tag: str) -> frozenset[int] | None:
         """The rowids this process wrote to `vec` between two tags, or None when its log cannot say
         (another process wrote, the log was trimmed, or too many rows changed)."""
-        rows: set[int] = set()
-        at: str | None = start
-        for _ in range(len(self._vec_steps)):
-            step = self._vec_steps.get(at)
-            if step is None or step[1] is None:
-                return None
-            at, written = step
-            rows |= written
-            if len(rows) > PATCH_LIMIT:
-                return None
-            if at == tag:
-                return frozenset(rows)
-        return None
+        return written_between(self._vec_steps, start, tag)
+
+
+def written_between(steps: dict[str | None, tuple[str, frozenset[int] | None]], start: str, tag: str
+                    ) -> frozenset[int] | None:
+    """The rowids written between two tags of a write log (`steps`: tag -> the next tag and the rows that
+    write changed, None when it cannot say), or None when the log cannot say or more than PATCH_LIMIT
+    rows changed: the caller reloads its copy instead of patching it."""
+    rows: set[int] = set()
+    at: str | None = start
+    for _ in range(len(steps)):
+        step = steps.get(at)
+        if step is None or step[1] is None:
+            return None
+        at, written = step
+        rows |= written
+        if len(rows) > PATCH_LIMIT:
+            return None
+        if at == tag:
+            return frozenset(rows)
+    return None

@@ -161,16 +161,8 @@ def preview_view(d: dict[str, Any]) -> None:
         content = item["content"].replace("\n", " ")
         rows.append((str(r["rank"]), item["id"], item["type"], item["scope"], str(item["tokens"]), why,
                      clip(content, 80)))
-    title = f"injection preview ({d['mode']})"
-    if rows and (len(rows) > TABLE_ROWS or not out.is_terminal):
-        plain_columns(columns, rows, title)
-    elif rows:
-        table = Table(title=title)
-        for col in columns:
-            table.add_column(col, overflow="fold")
-        for row in rows:
-            table.add_row(*row)
-        out.print(table)
+    if rows:
+        _columns_or_table(columns, rows, f"injection preview ({d['mode']})")
     out.print(f"{len(d['items'])} items, {diag['tokens']} tokens, {diag['truncated']} left out, {diag['tookMs']} ms")
 
 
@@ -188,16 +180,21 @@ def _preview_cards(cards: list[dict[str, Any]]) -> None:
         where = f"{card['source']}:{card['line']}" if card.get("line") else card["source"]
         rows.append((str(card["reason"]["rank"]), card["kind"], card["name"], where, why,
                      clip(card["summary"].replace("\n", " "), 60)))
-    title = "cards and world entries found (activated in a prompt by their words, or by meaning when they ask)"
+    _columns_or_table(columns, rows, "cards and world entries found (activated in a prompt by their words, or by "
+                      "meaning when they ask)")
+
+
+def _columns_or_table(columns: tuple[str, ...], rows: list[tuple[str, ...]], title: str) -> None:
+    """Plain columns when piped or long (a table of many rows folds into unreadable cells), else a table."""
     if len(rows) > TABLE_ROWS or not out.is_terminal:
         plain_columns(columns, rows, title)
-    else:
-        table = Table(title=title)
-        for col in columns:
-            table.add_column(col, overflow="fold")
-        for row in rows:
-            table.add_row(*row)
-        out.print(table)
+        return
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
 
 
 def settings_view(d: dict[str, Any]) -> None:
