@@ -1,6 +1,6 @@
 """The strong tier's encoder: a contextual multilingual model (issue 35, multilingual-e5-small as int8,
 built by scripts/build_strong_model.py), loaded from a local folder only, never the network; its
-arithmetic is `contextual.ContextualEncoder` (numpy)."""
+arithmetic is `contextual.ContextualEncoder` (onnxruntime, numpy where it cannot run)."""
 
 from __future__ import annotations
 
