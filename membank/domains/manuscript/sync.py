@@ -57,7 +57,8 @@ def sync(bank: Bank) -> Report:
     decides which to read, so a sync where nothing moved reads no chapter."""
     report = Report()
     index = bank.index
-    wanted = documents(bank)
+    with index.lock:  # the story order reads the writer's connection, which a watcher's sync may be using
+        wanted = documents(bank)
     with index.transaction():
         known = {doc: (size, mtime, digest, problem) for doc, size, mtime, digest, problem in index.db.execute(
             "SELECT document, size, mtime_ns, hash, problem FROM manuscript_documents")}
