@@ -23,6 +23,18 @@ from .rows import Row, say, timed
 Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
+def assemble_payloads(length: int, skill: str, reps: int, rng: random.Random) -> list[dict[str, Any]]:
+    """`reps` context:assemble requests on chapters/ch20.md (`length` characters): a selection of 20 to 300
+    characters somewhere in it, "Continue the scene.", with the bench skill `skill`."""
+    out = []
+    for _ in range(reps):
+        start = rng.randrange(0, max(1, length - 400))
+        out.append({"skillId": skill, "documentId": "chapters/ch20.md",
+                    "selection": {"start": start, "end": start + rng.randint(20, 300)},
+                    "instruction": "Continue the scene."})
+    return out
+
+
 def caller(bank: Any) -> Call:
     """`bank.call` that returns the data, or raises when the channel answered with an error."""
     def call(channel: str, payload: dict[str, Any]) -> dict[str, Any]:

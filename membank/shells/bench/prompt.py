@@ -15,7 +15,7 @@ from ...domains.story.cards import catalog
 from ...kernel import heap
 from ...runtime.api import open_project
 from .corpus import Corpus, _card_file, english
-from .measure import caller
+from .measure import assemble_payloads, caller
 from .rows import Row
 from .storyprompt import story_rows
 
@@ -98,12 +98,7 @@ def assemble_rows(bank: Any, corpus: Corpus, reps: int, rng: random.Random) -> l
               "the scene included; the "
               "matcher keeps the key words of each chapter line it scanned, as over a writing session; the heap settled "
               "after warm-up, as the sidecar settles it")
-    payloads = []
-    for _ in range(reps):
-        start = rng.randrange(0, len(text) - 400)
-        payloads.append({"skillId": "bench-all", "documentId": "chapters/ch20.md",
-                         "selection": {"start": start, "end": start + rng.randint(20, 300)},
-                         "instruction": "Continue the scene."})
+    payloads = assemble_payloads(len(text), "bench-all", reps, rng)
     for p in payloads[:5]:
         call("context:assemble", p)
     for _ in range(3):  # the facts are read and scanned once per generation of the cards

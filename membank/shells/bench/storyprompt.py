@@ -16,7 +16,7 @@ from typing import Any
 from ...kernel import heap
 from .corpus import Corpus
 from .manuscript import EN, ZH
-from .measure import caller
+from .measure import assemble_payloads, caller
 from .rows import Row
 
 STORY_RULES = """---
@@ -81,16 +81,6 @@ def teardown(bank: Any, root: Path) -> None:
     bank.sync()
 
 
-def payloads(text: str, reps: int, rng: random.Random) -> list[dict[str, Any]]:
-    out = []
-    for _ in range(reps):
-        start = rng.randrange(0, len(text) - 400)
-        out.append({"skillId": "bench-story", "documentId": "chapters/ch20.md",
-                    "selection": {"start": start, "end": start + rng.randint(20, 300)},
-                    "instruction": "Continue the scene."})
-    return out
-
-
 def measure(bank: Any, row: Row, asks: list[dict[str, Any]]) -> Row:
     call = caller(bank)
     for p in asks[:5]:
@@ -117,7 +107,7 @@ def story_rows(bank: Any, corpus: Corpus, names: list[str], reps: int, rng: rand
                   "one, a third Chinese, five scenes each) with a summary of each chapter, of the scenes of the last "
                   "eight and two arcs; the heap settled after warm-up")
         text = (root / "chapters" / "ch20.md").read_text("utf-8")
-        return [measure(bank, row, payloads(text, reps, rng))]
+        return [measure(bank, row, assemble_payloads(len(text), "bench-story", reps, rng))]
     finally:
         gc.unfreeze()
         teardown(bank, root)

@@ -31,7 +31,7 @@ from ...index import strongload
 from ...index.store import reading
 from ...index.strong import STRONG_BUNDLED
 from .corpus import Corpus
-from .measure import caller, previews
+from .measure import assemble_payloads, caller, previews
 from .rows import Row, say, timed
 
 TARGET_MS = 35.0
@@ -126,7 +126,8 @@ def strong_rows(bank: Any, corpus: Corpus, reps: int, quick: bool, chosen: str |
     tier = _preview_tier(bank)
     preview.note = f"{fill_note}; the answer's items ranked by the {tier} tier"
     assemble = _assemble_row(corpus.files)
-    payloads = _assemble_payloads(corpus, reps, random.Random(rng.random()))
+    payloads = assemble_payloads(len((corpus.root / "chapters" / "ch20.md").read_text("utf-8")), "bench-all", reps,
+                                 random.Random(rng.random()))
     _time_assemble(bank, payloads, assemble)
     static = _static_now(bank, corpus, reps, payloads, rng)
     preview.note += f"; the static tier in the same minute: p95 {static[0]:.1f} ms"
@@ -197,18 +198,6 @@ def _find(found: Any, key: str) -> str:
             if hit != "?":
                 return hit
     return "?"
-
-
-def _assemble_payloads(corpus: Corpus, reps: int, rng: random.Random) -> list[dict[str, Any]]:
-    """The context:assemble requests of the static row (prompt.py): the bench skill, the long chapter."""
-    length = len((corpus.root / "chapters" / "ch20.md").read_text("utf-8"))
-    out = []
-    for _ in range(reps):
-        start = rng.randrange(0, max(1, length - 400))
-        out.append({"skillId": "bench-all", "documentId": "chapters/ch20.md",
-                    "selection": {"start": start, "end": start + rng.randint(20, 300)},
-                    "instruction": "Continue the scene."})
-    return out
 
 
 def _time_assemble(bank: Any, payloads: list[dict[str, Any]], row: Row) -> None:
