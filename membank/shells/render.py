@@ -189,12 +189,10 @@ def _columns_or_table(columns: tuple[str, ...], rows: list[tuple[str, ...]], tit
     if len(rows) > TABLE_ROWS or not out.is_terminal:
         plain_columns(columns, rows, title)
         return
-    table = Table(title=title)
-    for col in columns:
-        table.add_column(col, overflow="fold")
+    made = table(title, columns)
     for row in rows:
-        table.add_row(*row)
-    out.print(table)
+        made.add_row(*row)
+    out.print(made)
 
 
 def settings_view(d: dict[str, Any]) -> None:
