@@ -65,6 +65,15 @@ def test_state_at_every_position_matches_the_reference(items: list[tuple[str, st
 
 # -- the channels --------------------------------------------------------------------------------------
 
+def test_a_list_at_a_position_leaves_out_who_enters_later(bank: Bank) -> None:
+    def ids(**at: Any) -> set[str]:
+        return {e["id"] for e in _ok(bank, "kg:entity:list", **at)["items"]}
+    assert "characters/su-yao" not in ids(at="chapters/ch05.md")  # introduced: chapters/ch09.md
+    assert "characters/su-yao" in ids(at="chapters/ch09.md") and "characters/su-yao" in ids()
+    assert "characters/lin-mo" in ids(at="chapters/ch01.md")  # introduced there: listed from that chapter on
+    assert _ok(bank, "kg:entity:get", name="Su Yao", at="chapters/ch05.md")["id"] == "characters/su-yao"  # asked by name
+
+
 def test_entities_state_relations_and_links(bank: Bank) -> None:
     items = _ok(bank, "kg:entity:list", at="chapters/ch05.md")["items"]
     lin = next(e for e in items if e["id"] == "characters/lin-mo")

@@ -26,11 +26,20 @@ def _graph(bank: Bank) -> tuple[Catalog, StoryOrder]:
 def entity_list(bank: Bank, kind: str | None = None, at: str | None = None) -> dict[str, Any]:
     cat, order = _graph(bank)
     position = known_position(order, at)
-    cards = sorted((c for c in cat.cards.values() if kind is None or c["kind"] == kind),
+    cards = sorted((c for c in cat.cards.values()
+                    if (kind is None or c["kind"] == kind) and not _later(c, order, position)),
                    key=lambda c: (c["section"], c["kind"], c["name"], c["id"]))
     places = seen.scenes(bank, cat) if cards else {}
     return {"items": [{**graph.entity(c, cat, order, position),
                        "lastSeen": seen.last_seen(order, places.get(c["id"], []), position)} for c in cards]}
+
+
+def _later(card: dict[str, Any], order: StoryOrder, position: str | None) -> bool:
+    """Whether a list at `position` leaves the card out: its `introduced:` is a position of the story that
+    comes after it (an app asking "who is in the story at chapter 3" must not learn of chapter 10's
+    newcomer). An `introduced:` the order does not know keeps the card: doctor reports the typo."""
+    start = card.get("introduced")
+    return bool(position and start and order.knows(start) and not order.reached(start, position))
 
 
 def entity_get(bank: Bank, id_: str | None = None, name: str | None = None, at: str | None = None) -> dict[str, Any]:
