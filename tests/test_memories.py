@@ -31,6 +31,11 @@ def test_slug_keeps_any_script_and_numbers_clashes(bank: Bank) -> None:
     assert first["id"] != second["id"]
 
 
+def test_a_memory_never_gets_a_windows_device_name(bank: Bank) -> None:
+    names = [bank.create_memory("note", "project", text)["source"].rsplit("/", 1)[1] for text in ("Con", "NUL.", "com1")]
+    assert names == ["con-1.md", "nul-1.md", "com1-1.md"]  # `con.md` is the console on Windows, not a file
+
+
 def test_global_memories_go_to_the_global_bank(bank: Bank, home: Path) -> None:
     created = bank.create_memory("preference", "global", "Prefer British spelling.")
     assert created["source"].startswith("global:memories/preference/")

@@ -54,12 +54,17 @@ def new_id(prefix: str = "m") -> str:
     return f"{prefix}-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(12))
 
 
+# names Windows gives to devices, with or without an extension: `con.md` there is the console, not a file
+WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)( *\..*)?", re.IGNORECASE)
+
+
 def slug(text: str, limit: int = 60) -> str:
-    """Letters and digits of any script kept, everything else `-`."""
+    """Letters and digits of any script kept, everything else `-`; never a Windows device (a memory that
+    reads "Con" is `con-1.md`, which a project cloned onto Windows can still check out)."""
     text = unicodedata.normalize("NFKC", text).lower()
     out = "".join(ch if ch.isalnum() else "-" for ch in text)
-    out = re.sub(r"-+", "-", out).strip("-")[:limit].strip("-")
-    return out or "memory"
+    out = re.sub(r"-+", "-", out).strip("-")[:limit].strip("-") or "memory"
+    return f"{out}-1" if WINDOWS_DEVICES.fullmatch(out) else out
 
 
 def free_path(folder: Path, base: str) -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..cards.safety import WINDOWS_DEVICES
+from ...files.write import WINDOWS_DEVICES
 from ...kernel import errors
 from ...kernel.errors import MembankError
 from . import shapes

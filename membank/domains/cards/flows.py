@@ -25,7 +25,7 @@ from ...kernel.text import estimate_tokens
 from ..contract import Bank
 from ..story.cards import catalog
 from . import clashes, formats, identity, mapping, merge, safety
-from .safety import slug
+from ...files.write import slug
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
 

@@ -15,7 +15,7 @@ from . import lore, own
 from .formats import MAX_BOOK_ENTRIES, V1_FIELDS, V3_ONLY, Refused
 from .groups import Group, Obj, body_text, join, same, split, text, words
 from .summary import card_summary
-from .safety import slug
+from ...files.write import slug
 
 SECTIONS = (("description", "Description"), ("personality", "Personality"), ("scenario", "Scenario"))
 _HEADING = re.compile(r"## (Description|Personality|Scenario)[ \t]*")

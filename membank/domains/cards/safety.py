@@ -6,7 +6,7 @@ file is never written when it is executable: marked so in the zip, starting like
 Mach-O) or named like one (`.exe`, `.sh`, `.bat`, …). Nor a name a disk or git reads otherwise: a dot behind a
 look-alike or an invisible character (`．git`, `\u200c.git` on macOS), `GIT~1`, a file `HEAD` (a bare git
 repository), a Windows device, stream or trailing dot. Such entries are skipped and listed, never written.
-The file names membank makes of a card's names (`slug`) are never Windows devices either."""
+The file names membank makes of a name (`files.write.slug`) are never Windows devices either."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import re
 import stat
 import unicodedata
 
-from ...files.write import slug as plain_slug
+from ...files.write import WINDOWS_DEVICES
 
 MAX_PART_BYTES = 255  # one file or folder name, in UTF-8 (ext4, APFS, NTFS)
 MAX_PATH_BYTES = 1024  # a whole name inside a card's asset folder
@@ -33,7 +33,6 @@ PROGRAM_SUFFIXES = frozenset((
 BUNDLES = frozenset(("action", "app", "appex", "bundle", "kext", "plugin", "prefpane", "saver", "workflow", "xpc"))
 
 
-WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)( *\..*)?", re.IGNORECASE)
 WINDOWS_FORBIDDEN = frozenset('<>:"|?*')
 
 
@@ -72,13 +71,6 @@ def windows_problem(name: str) -> str | None:
         if part.endswith((".", " ")):
             return "a name ending in a dot or a space, which Windows drops (two names would become one)"
     return None
-
-
-def slug(text: str, limit: int = 60) -> str:
-    """The file name membank makes of a name from a card (letters and digits kept, everything else `-`), never
-    a Windows device (`con`, `nul`, `aux`, `com1`: a card called "Con" becomes `con-1`)."""
-    made = plain_slug(text, limit)
-    return f"{made}-1" if WINDOWS_DEVICES.fullmatch(made) else made
 
 
 def git_marker(name: str) -> bool:
