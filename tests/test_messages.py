@@ -127,3 +127,12 @@ def test_story_of_a_card_without_a_timeline_says_how_to_get_one(sample: Path, ho
     assert "no timeline yet: add progressions or run a capture" in result.stdout
     assert "timeline" not in result.stdout.replace("no timeline yet", "")  # no empty table
     assert "no timeline yet" not in piped("story", "Lin Mo", cwd=sample, home=home).stdout
+
+
+def test_context_piped_keeps_the_skills_lines_whole_in_their_box(sample: Path, home: Path) -> None:
+    """Without a terminal the boxes are as wide as the tables: the skill's 81-column lines are not cut in two."""
+    result = piped("context", "continue", "--document", "chapters/ch05.md", "--selection", "He drew.", cwd=sample,
+                   home=home)
+    assert result.returncode == 0, result.stderr
+    line = "stop at a natural pause. Match the point of view, tense, rhythm and vocabulary of"
+    assert any(line in row for row in result.stdout.splitlines()), result.stdout
