@@ -74,6 +74,16 @@ def test_the_demo_asks_its_question_and_its_tables_fit_without_a_terminal(tmp_pa
     assert max(cells(line) for line in result.stdout.splitlines() if "─" in line) >= 100  # the rules' width
 
 
+def test_the_demo_prints_no_note_about_strong_vectors_it_could_never_have(tmp_path: Path, home: Path) -> None:
+    """A one-shot process never fills the strong tier: the demo ranks with the static vectors and says nothing
+    on stderr (the suite's own MEMBANK_STRONG_ENCODER=off is taken away, as a new user has none)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MEMBANK_STRONG_ENCODER", "COLUMNS", "LINES")}
+    result = subprocess.run([sys.executable, "-m", "membank.shells.cli", "demo"], cwd=tmp_path,
+                            env={**env, "WRITENOW_HOME": str(home)}, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "STRONG_VECTORS_PENDING" not in result.stderr and "m-fact-linmo-wounded" in result.stdout
+
+
 # -- a W++ card's summary --------------------------------------------------------------------------
 
 BLOCKS = ('[Seraphina\'s Personality= "caring", "protective", "compassionate", "healing", "nurturing", '
