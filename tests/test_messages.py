@@ -74,6 +74,16 @@ def test_the_demo_asks_its_question_and_its_tables_fit_without_a_terminal(tmp_pa
     assert max(cells(line) for line in result.stdout.splitlines() if "─" in line) >= 100  # the rules' width
 
 
+def test_the_demo_prints_no_note_about_strong_vectors_it_could_never_have(tmp_path: Path, home: Path) -> None:
+    """A one-shot process never fills the strong tier: the demo ranks with the static vectors and says nothing
+    on stderr (the suite's own MEMBANK_STRONG_ENCODER=off is taken away, as a new user has none)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MEMBANK_STRONG_ENCODER", "COLUMNS", "LINES")}
+    result = subprocess.run([sys.executable, "-m", "membank.shells.cli", "demo"], cwd=tmp_path,
+                            env={**env, "WRITENOW_HOME": str(home)}, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "STRONG_VECTORS_PENDING" not in result.stderr and "m-fact-linmo-wounded" in result.stdout
+
+
 # -- a W++ card's summary --------------------------------------------------------------------------
 
 BLOCKS = ('[Seraphina\'s Personality= "caring", "protective", "compassionate", "healing", "nurturing", '
@@ -127,3 +137,12 @@ def test_story_of_a_card_without_a_timeline_says_how_to_get_one(sample: Path, ho
     assert "no timeline yet: add progressions or run a capture" in result.stdout
     assert "timeline" not in result.stdout.replace("no timeline yet", "")  # no empty table
     assert "no timeline yet" not in piped("story", "Lin Mo", cwd=sample, home=home).stdout
+
+
+def test_context_piped_keeps_the_skills_lines_whole_in_their_box(sample: Path, home: Path) -> None:
+    """Without a terminal the boxes are as wide as the tables: the skill's 81-column lines are not cut in two."""
+    result = piped("context", "continue", "--document", "chapters/ch05.md", "--selection", "He drew.", cwd=sample,
+                   home=home)
+    assert result.returncode == 0, result.stderr
+    line = "stop at a natural pause. Match the point of view, tense, rhythm and vocabulary of"
+    assert any(line in row for row in result.stdout.splitlines()), result.stdout

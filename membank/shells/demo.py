@@ -26,6 +26,9 @@ def run_demo(folder: Path, out: Console) -> None:
     project = folder / "the-lighthouse-keeper"
     shutil.copytree(sample_project_dir(), project)
     os.environ["WRITENOW_HOME"] = str(folder / "global-bank")  # the writer's own global bank stays out of it
+    # one process, gone in a second: the strong tier's background fill never runs here, so its model would be
+    # loaded only to say (STRONG_VECTORS_PENDING) that the static vectors rank, which they do anyway
+    os.environ.setdefault("MEMBANK_STRONG_ENCODER", "off")
     registry = Registry()
 
     def call(channel: str, payload: dict) -> dict:

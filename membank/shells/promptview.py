@@ -11,6 +11,7 @@ from . import render
 from .render import err, out
 
 _boxes = render.Shown(highlight=False, markup=False)  # wraps long lines inside the boxes (`out` does not wrap)
+render.piped_width(_boxes)  # piped, as wide as the tables: a skill's 80-column lines are not broken in two
 _RULE_ORDER = ("surrounding", "characters", "project-settings", "preferences", "memories", "episodes", "history",
                "max_tokens")
 

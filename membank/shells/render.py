@@ -34,14 +34,14 @@ err = Shown(stderr=True, highlight=False, markup=False)
 PIPED_WIDTH = 120  # without a terminal (piped, redirected, CI) rich would lay tables out in 80 columns
 
 
-def _piped_width(console: Console) -> None:
+def piped_width(console: Console) -> None:
     """A console writing to no terminal gets PIPED_WIDTH columns, unless $COLUMNS says otherwise."""
     if not console.is_terminal and not os.environ.get("COLUMNS"):
         console.width = PIPED_WIDTH
 
 
 for _console in (out, err):
-    _piped_width(_console)
+    piped_width(_console)
 
 
 def table(title: str, columns: tuple[str, ...]) -> Table:
