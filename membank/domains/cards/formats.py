@@ -107,7 +107,7 @@ def field_name(where: Where | None) -> str:
         if isinstance(key, int):
             out += f"[{key}]"
         else:
-            shown = key.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")[:60]
+            shown = short(key.encode("utf-8", "backslashreplace").decode("utf-8"))  # \x1b, \u202e escaped
             out += f".{shown}" if out else shown
     return out or "the top level"
 

@@ -9,7 +9,6 @@ the next import to merge against."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,7 +95,7 @@ def place_book(root: Path, base: str, name: str, candidate: Candidate | None, cl
     claimed.add(rel)
     planned[rel] = name
     for other in namesakes:
-        warnings.append(f"another book named {json.dumps(name, ensure_ascii=False)} is in .writenow/{other}: "
+        warnings.append(f"another book named \"{formats.short(name)}\" is in .writenow/{other}: "
                         f"this one is a different book and goes to .writenow/{rel}; both take part in prompts "
                         "(switch one off with `include: never` in its book.md)")
     return rel
