@@ -52,3 +52,26 @@ def test_two_books_of_one_hostile_name_warn_with_the_name_escaped(bank: Bank, tm
     assert envelope["ok"], envelope
     warning = envelope["data"]["items"][1]["warnings"][0]
     assert "another book named" in warning and "\\x1b]0;pwned" in warning and _clean(warning), ascii(warning)
+
+
+def test_an_entry_named_like_its_key_is_one_mention_not_two(bank: Bank, tmp_path: Path) -> None:
+    """SillyTavern's World Info names an entry by its comment, mostly its key capitalised (`Castle`, key
+    `castle`): the name and the key are one word to the matcher, so each occurrence is one mention."""
+    world = {"entries": {"0": {"uid": 0, "key": ["castle"], "keysecondary": [], "comment": "Castle",
+                               "content": "A castle on the cliff.", "constant": False, "disable": False}}}
+    assert bank.call("card:import", {"paths": [_file(tmp_path, "Eldoria.json", world)]})["ok"]
+    text = "The castle stood. The Castle fell."
+    mentions = bank.call("kg:mentions", {"text": text})["data"]
+    ours = [(m["offset"], m["length"]) for m in mentions["items"] if m["id"] == "world/eldoria/castle"]
+    assert ours == [(4, 6), (22, 6)], mentions
+    check = bank.call("kg:consistency:check", {"documentId": "chapters/ch05.md", "text": text})["data"]
+    entity = next(e for e in check["entities"] if e["id"] == "world/eldoria/castle")
+    assert entity["mentionsTotal"] == 2 and [m["offset"] for m in entity["mentions"]] == [4, 22], entity
+
+
+def test_a_regex_key_matching_its_cards_name_is_one_mention(bank: Bank, sample: Path) -> None:
+    (sample / ".writenow" / "world" / "moat.md").write_text(
+        "---\nname: Moat\nkind: lore\nkeys: ['/moats?/i']\n---\nThe moat.\n", "utf-8")
+    bank.sync()
+    items = bank.call("kg:mentions", {"text": "A moat, then moats."})["data"]["items"]
+    assert [(m["offset"], m["match"]) for m in items if m["id"] == "world/moat"] == [(2, "moat"), (13, "moats")]
