@@ -75,3 +75,21 @@ def test_a_regex_key_matching_its_cards_name_is_one_mention(bank: Bank, sample: 
     bank.sync()
     items = bank.call("kg:mentions", {"text": "A moat, then moats."})["data"]["items"]
     assert [(m["offset"], m["match"]) for m in items if m["id"] == "world/moat"] == [(2, "moat"), (13, "moats")]
+
+
+def test_names_one_file_on_a_mac_get_files_of_their_own(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    """`ΟΔΟΣ` makes `οδος.md`, `οδοσ` makes `οδοσ.md`: one file on macOS and Windows disks (ς is σ there), so
+    one entry would overwrite the other in a project opened on them; two cards alike, two books alike."""
+    book = {"name": "Roads", "entries": [{"keys": [f"k{n}"], "content": f"c{n}", "comment": name}
+                                         for n, name in enumerate(("ΟΔΟΣ", "οδοσ", "Straße", "STRASSE"))]}
+    cards = [{"name": name, "description": "d"} for name in ("ΟΔΟΣ", "οδοσ")]
+    books = [{"spec": "lorebook_v3", "data": {"name": name, "entries": [{"keys": ["k"], "content": name}]}}
+             for name in ("ΟΔΟΣ", "οδοσ")]
+    paths = [_file(tmp_path, "b.json", book)] + [_file(tmp_path, f"{k}{n}.json", x) for k, xs in
+                                                 (("c", cards), ("w", books)) for n, x in enumerate(xs)]
+    envelope = bank.call("card:import", {"paths": paths})
+    assert envelope["ok"], envelope
+    files = [p.relative_to(sample / ".writenow").as_posix() for p in (sample / ".writenow").rglob("*.md")]
+    mac = [name.casefold() for name in files]  # ς casefolds to σ, ß to ss
+    assert len(set(mac)) == len(mac), sorted(files)
+    assert len([f for f in files if f.startswith("world/roads/")]) == 5  # book.md and its four entries

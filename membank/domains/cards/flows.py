@@ -89,13 +89,13 @@ def _place(root: Path, pattern: str, base: str, name: str, claimed: set[str]) ->
     while True:
         rel = pattern.format(base if n == 1 else f"{base}-{n}")
         n += 1
-        if rel in claimed:
+        if safety.folded(rel) in claimed:  # names one file on macOS and Windows disks count as one
             continue
         if not os.path.lexists(root / rel):
-            claimed.add(rel)
+            claimed.add(safety.folded(rel))
             return rel, False
         if _ours(root, rel if rel.endswith(".md") else f"{rel}/{mapping.BOOK_FILE}", name):
-            claimed.add(rel)
+            claimed.add(safety.folded(rel))
             return rel, True
 
 
@@ -233,7 +233,7 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str], plan
                 and not safety.hidden(folder)):
             folder = identity.place_book(root, slug(mapping.text(book.get("name")) or name), book_name, None,
                                          claimed, warnings, planned)
-        claimed.add(folder)
+        claimed.add(safety.folded(folder))
         planned.setdefault(folder, book_name)
     writes, books = _card_writes(d, file, rel, folder)
     writes.append((identity.original_of(rel), _original_bytes(d)))

@@ -18,7 +18,7 @@ from ...files.frontmatter import FrontMatterError, decode, split
 from ...files.reader import Unreadable, read_regular
 from ...files.rewrite import render
 from ...kernel.limits import MAX_FILE_BYTES
-from . import formats
+from . import formats, safety
 from .groups import same
 
 ORIGINAL = "original.json"
@@ -79,7 +79,7 @@ def place_book(root: Path, base: str, name: str, candidate: Candidate | None, cl
     while True:
         rel = f"world/{base}" if n == 1 else f"world/{base}-{n}"
         n += 1
-        if rel in claimed:
+        if safety.folded(rel) in claimed:  # one folder on macOS and Windows disks
             if planned.get(rel) == name:
                 namesakes.append(rel)
             continue
@@ -92,7 +92,7 @@ def place_book(root: Path, base: str, name: str, candidate: Candidate | None, cl
             break
         if meta.get("name") == name:
             namesakes.append(rel)
-    claimed.add(rel)
+    claimed.add(safety.folded(rel))
     planned[rel] = name
     for other in namesakes:
         warnings.append(f"another book named \"{formats.short(name)}\" is in .writenow/{other}: "

@@ -15,7 +15,7 @@ from . import lore, own
 from .formats import MAX_BOOK_ENTRIES, V1_FIELDS, V3_ONLY, Refused
 from .groups import Group, Obj, body_text, join, same, split, text, words
 from .summary import card_summary
-from .safety import slug
+from .safety import folded, slug
 
 SECTIONS = (("description", "Description"), ("personality", "Personality"), ("scenario", "Scenario"))
 _HEADING = re.compile(r"## (Description|Personality|Scenario)[ \t]*")
@@ -138,10 +138,11 @@ def book_files(book: Obj, entries: list[tuple[str | None, Obj]], spec: str, shel
 
 
 def _free(base: str, taken: set[str]) -> str:
+    """`base.md`, or `base-2.md`, … : never one a macOS or Windows disk takes for a name in `taken` (folded)."""
     name, n = f"{base}.md", 2
-    while name in taken:
+    while folded(name) in taken:  # `οδος` and `οδοσ`: one file there
         name, n = f"{base}-{n}.md", n + 1
-    taken.add(name)
+    taken.add(folded(name))
     return name
 
 
