@@ -93,3 +93,20 @@ def test_names_one_file_on_a_mac_get_files_of_their_own(bank: Bank, sample: Path
     mac = [name.casefold() for name in files]  # ς casefolds to σ, ß to ss
     assert len(set(mac)) == len(mac), sorted(files)
     assert len([f for f in files if f.startswith("world/roads/")]) == 5  # book.md and its four entries
+
+
+def test_a_v2_card_carrying_a_nickname_exports_as_it_came(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    """Tools write V3's `nickname` into V2 cards too: it carries the alias it gave, so the export adds nothing."""
+    data = {"name": "Fz", "description": "d.", "personality": "", "scenario": "", "first_mes": "", "mes_example": "",
+            "creator_notes": "", "system_prompt": "", "post_history_instructions": "", "alternate_greetings": [],
+            "tags": [], "creator": "", "character_version": "", "extensions": {}, "nickname": "Fuzzy"}
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": data}
+    assert bank.call("card:import", {"paths": [_file(tmp_path, "fz.json", card)]})["ok"]
+    out = tmp_path / "out.json"
+    payload = {"source": "characters/fz.md", "format": "json", "output": str(out), "force": True}
+    assert bank.call("card:export", payload)["ok"]
+    assert json.loads(out.read_bytes()) == card
+    path = sample / ".writenow" / "characters" / "fz.md"
+    path.write_text(path.read_text("utf-8").replace("aliases: [Fuzzy]", "aliases: [Fuzzy, Fuzz]"), "utf-8")
+    assert bank.call("card:export", payload)["ok"]
+    assert json.loads(out.read_bytes())["data"]["extensions"] == {"membank": {"aliases": ["Fuzzy", "Fuzz"]}}

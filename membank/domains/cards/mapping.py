@@ -160,7 +160,9 @@ def card_json(meta: Obj, body: str, book: Obj | None, target: str | None) -> tup
         data["character_book"] = book
     by_hand = imported.get("spec") not in ("v1", "v2", "v3")
     if spec != "v1":
-        data = own.put(data, meta, summary_of(data.get("description")), by_hand, spec == "v3")
+        # a V2 card that came with V3's nickname carries its alias there too
+        nickname = spec == "v3" or (spec == source and "nickname" not in words(imported.get("absent")))
+        data = own.put(data, meta, summary_of(data.get("description")), by_hand, nickname)
     if by_hand:
         return convert(data, spec), spec  # a card of the writer's own: every field its spec requires
     if spec == source:
