@@ -110,3 +110,33 @@ def test_a_v2_card_carrying_a_nickname_exports_as_it_came(bank: Bank, sample: Pa
     path.write_text(path.read_text("utf-8").replace("aliases: [Fuzzy]", "aliases: [Fuzzy, Fuzz]"), "utf-8")
     assert bank.call("card:export", payload)["ok"]
     assert json.loads(out.read_bytes())["data"]["extensions"] == {"membank": {"aliases": ["Fuzzy", "Fuzz"]}}
+
+
+def test_a_card_named_world_keeps_its_assets_apart_from_the_lorebooks_originals(bank: Bank, sample: Path,
+                                                                               tmp_path: Path) -> None:
+    """A lorebook's original is kept in assets/world/<book>/; a card's files in assets/<card>/. A card named
+    World would share the first: its CHARX could overwrite a lorebook's original (the base a re-import merges
+    the writer's work against), and its export would carry the lorebook out."""
+    import io
+    import zipfile
+
+    book = {"spec": "lorebook_v3", "data": {"name": "Assets", "entries": [{"keys": ["k"], "content": "c"}]}}
+    assert bank.call("card:import", {"paths": [_file(tmp_path, "assets.json", book)]})["ok"]
+    original = sample / ".writenow" / "assets" / "world" / "assets" / "original.json"
+    kept = original.read_bytes()
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w") as z:
+        z.writestr("card.json", json.dumps({"spec": "chara_card_v3", "spec_version": "3.0",
+                                            "data": {"name": "World", "description": "d"}}))
+        z.writestr("assets/original.json", json.dumps({**book, "data": {**book["data"], "entries": []}}))
+    item = bank.call("card:import", {"paths": [_file(tmp_path, "world.charx", zipped.getvalue())],
+                                     "update": True})["data"]["items"][0]
+    assert item["status"] == "created" and item["target"] != ".writenow/characters/world.md", item
+    assert original.read_bytes() == kept
+    out = tmp_path / "out.charx"
+    exported = bank.call("card:export", {"source": item["target"], "format": "charx", "output": str(out)})
+    assert exported["ok"], exported
+    with zipfile.ZipFile(out) as z, z.open("assets/original.json") as f:
+        assert json.load(f)["data"]["entries"] == []  # the card's own asset, not the lorebook's original
+    again = bank.call("card:import", {"paths": [_file(tmp_path, "world.charx", zipped.getvalue())]})["data"]
+    assert again["items"][0]["status"] == "unchanged" and again["items"][0]["target"] == item["target"]

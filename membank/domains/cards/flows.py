@@ -28,6 +28,8 @@ from . import clashes, formats, identity, mapping, merge, safety
 from .safety import slug
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
+# a new card is never written here: its files would go to assets/world/, where lorebooks' originals are kept
+RESERVED = "characters/world.md"
 
 
 @dataclass
@@ -92,6 +94,8 @@ def _place(root: Path, pattern: str, base: str, name: str, claimed: set[str]) ->
         if safety.folded(rel) in claimed:  # names one file on macOS and Windows disks count as one
             continue
         if not os.path.lexists(root / rel):
+            if rel == RESERVED:
+                continue
             claimed.add(safety.folded(rel))
             return rel, False
         if _ours(root, rel if rel.endswith(".md") else f"{rel}/{mapping.BOOK_FILE}", name):
