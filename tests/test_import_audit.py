@@ -140,3 +140,33 @@ def test_a_card_named_world_keeps_its_assets_apart_from_the_lorebooks_originals(
         assert json.load(f)["data"]["entries"] == []  # the card's own asset, not the lorebook's original
     again = bank.call("card:import", {"paths": [_file(tmp_path, "world.charx", zipped.getvalue())]})["data"]
     assert again["items"][0]["status"] == "unchanged" and again["items"][0]["target"] == item["target"]
+
+
+def _charx() -> bytes:
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("card.json", json.dumps({"spec": "chara_card_v3", "spec_version": "3.0",
+                                            "data": {"name": "Zed", "description": "d"}}))
+    return out.getvalue()
+
+
+def _damaged(how: str) -> bytes:
+    data = bytearray(_charx())
+    end = data.rfind(b"PK\x05\x06")  # the end of the central directory
+    if how == "version":  # the central directory says it needs zip version 9.9 to unpack
+        at = data.find(b"PK\x01\x02")
+        data[at + 6:at + 8] = struct.pack("<H", 99)
+    else:  # the central directory's offset 100 bytes past where it is: each file's offset comes out negative
+        (offset,) = struct.unpack("<I", data[end + 16:end + 20])
+        data[end + 16:end + 20] = struct.pack("<I", offset + 100)
+    return bytes(data)
+
+
+def test_a_damaged_charx_is_refused_naming_the_file_never_internal(bank: Bank, tmp_path: Path) -> None:
+    for how in ("version", "offset"):
+        envelope = bank.call("card:import", {"paths": [_file(tmp_path, f"{how}.charx", _damaged(how))]})
+        assert envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
+        assert envelope["error"]["message"].startswith(f"cannot import {how}.charx: "), envelope
