@@ -170,3 +170,16 @@ def test_a_damaged_charx_is_refused_naming_the_file_never_internal(bank: Bank, t
         envelope = bank.call("card:import", {"paths": [_file(tmp_path, f"{how}.charx", _damaged(how))]})
         assert envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
         assert envelope["error"]["message"].startswith(f"cannot import {how}.charx: "), envelope
+
+
+def test_a_key_membank_will_never_compile_is_said_at_import(bank: Bank, tmp_path: Path) -> None:
+    gigabyte = "/(?:(?:a{100}){100}){400}/"
+    book = {"spec": "lorebook_v3", "data": {"name": "Boom", "entries": [
+        {"keys": ["boom", gigabyte], "content": "Boom.", "comment": "Blast"},
+        {"keys": ["/gale[s]?\\b/i"], "content": "Wind.", "comment": "Gale"}]}}
+    item = bank.call("card:import", {"paths": [_file(tmp_path, "boom.json", book)]})["data"]["items"][0]
+    assert len(item["warnings"]) == 1, item["warnings"]
+    assert item["warnings"][0].startswith(f"the key {gigabyte} in `keys` of .writenow/world/boom/blast.md is a regular "
+                                          "expression membank will not compile: ")
+    again = bank.call("card:import", {"paths": [_file(tmp_path, "boom.json", book)]})["data"]["items"][0]
+    assert again["status"] == "unchanged" and again["warnings"] == []  # said once, when it is written

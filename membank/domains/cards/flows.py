@@ -24,7 +24,7 @@ from ...kernel.limits import MAX_FILE_BYTES
 from ...kernel.text import estimate_tokens
 from ..contract import Bank
 from ..story.cards import catalog
-from . import clashes, formats, identity, mapping, merge, safety
+from . import clashes, formats, identity, keys, mapping, merge, safety
 from .safety import slug
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
@@ -419,9 +419,10 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
                 _compare(bank.project.path, plan)
                 if plan.status == "created":
                     known = catalog(bank.index)
-                    plan.warnings = clashes.capped(
-                        plan.warnings + (name_warnings(bank, plan) if plan.kind == "card" else [])
-                        + clashes.warnings(known.cards, known.resolve, plan.target, plan.writes))
+                    plan.warnings = (plan.warnings + (name_warnings(bank, plan) if plan.kind == "card" else [])
+                                     + clashes.warnings(known.cards, known.resolve, plan.target, plan.writes))
+                if plan.status != "unchanged":  # keys membank will never compile, said where the writer looks
+                    plan.warnings = clashes.capped(plan.warnings + keys.warnings(plan.writes))
         for n, plan in enumerate(plans):
             twin = twins[n]
             if twin is not None:
