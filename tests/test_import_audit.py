@@ -1,11 +1,16 @@
-"""Issue 29's relatives found in its audit: every name a file brings is shown escaped wherever an answer says it
-(a refusal's field, a PNG chunk's type, a book named twice), and an imported entry named like its own key is
-one mention, not two (docs/import-export.md)."""
+"""Issue 29's relatives found in its audit (docs/import-export.md): every name a file brings is shown escaped
+wherever an answer says it (a refused field's key, a PNG chunk's type, a book named twice); an imported entry
+named like its own key is one mention, not two; names one macOS or Windows disk takes for one get files of
+their own, and a card named World keeps its assets apart from the lorebooks' originals; a V2 card with a
+nickname exports as it came; a damaged CHARX is refused, never INTERNAL; a key membank will never compile is
+said at import."""
 
 from __future__ import annotations
 
+import io
 import json
 import struct
+import zipfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -117,9 +122,6 @@ def test_a_card_named_world_keeps_its_assets_apart_from_the_lorebooks_originals(
     """A lorebook's original is kept in assets/world/<book>/; a card's files in assets/<card>/. A card named
     World would share the first: its CHARX could overwrite a lorebook's original (the base a re-import merges
     the writer's work against), and its export would carry the lorebook out."""
-    import io
-    import zipfile
-
     book = {"spec": "lorebook_v3", "data": {"name": "Assets", "entries": [{"keys": ["k"], "content": "c"}]}}
     assert bank.call("card:import", {"paths": [_file(tmp_path, "assets.json", book)]})["ok"]
     original = sample / ".writenow" / "assets" / "world" / "assets" / "original.json"
@@ -143,9 +145,6 @@ def test_a_card_named_world_keeps_its_assets_apart_from_the_lorebooks_originals(
 
 
 def _charx() -> bytes:
-    import io
-    import zipfile
-
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as z:
         z.writestr("card.json", json.dumps({"spec": "chara_card_v3", "spec_version": "3.0",
