@@ -4,9 +4,9 @@ by `membank doctor` on the key's line (files/parse.py). Pure."""
 
 from __future__ import annotations
 
-from ...files.frontmatter import FrontMatterError, decode, split
 from ...kernel import regexcost
 from . import formats
+from .clashes import fronts
 from .groups import words
 
 FIELDS = ("keys", "secondary_keys", "exclude_keys")
@@ -15,13 +15,7 @@ FIELDS = ("keys", "secondary_keys", "exclude_keys")
 def warnings(writes: list[tuple[str, bytes]]) -> list[str]:
     """One warning per key over the bounds in the Markdown files of one import, in order."""
     out: list[str] = []
-    for rel, data in writes:
-        if not rel.endswith(".md"):
-            continue
-        try:
-            meta = split(decode(data)).meta
-        except (FrontMatterError, UnicodeDecodeError):
-            continue
+    for rel, meta in fronts(writes):
         for field in FIELDS:
             for key in words(meta.get(field)):
                 why = regexcost.refusal(key) if key.strip().startswith("/") else None
