@@ -4,7 +4,7 @@ CONFLICT, so the import warns (docs/import-export.md, "Warnings"). The card's ow
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from ...files.frontmatter import FrontMatterError, decode, split
 from ..story.matching import normalize
@@ -16,16 +16,20 @@ MAX_WARNINGS = 20  # a hostile book of 5,000 entries of one name warns 20 times,
 CONFLICT = "a lookup by `{0}` answers CONFLICT until one of them is renamed (ask by id meanwhile)"
 
 
+def fronts(writes: list[tuple[str, bytes]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(path, front matter) of every Markdown file of an import that has one, in order."""
+    for rel, data in writes:
+        if rel.endswith(".md"):
+            try:
+                yield rel, split(decode(data)).meta
+            except (FrontMatterError, UnicodeDecodeError):
+                continue
+
+
 def named(writes: list[tuple[str, bytes]]) -> list[tuple[str, str]]:
     """(name, citation) for the name and each alias of every Markdown file of an import, in order."""
     out = []
-    for rel, data in writes:
-        if not rel.endswith(".md"):
-            continue
-        try:
-            meta = split(decode(data)).meta
-        except (FrontMatterError, UnicodeDecodeError):
-            continue
+    for rel, meta in fronts(writes):
         for name in dict.fromkeys([meta.get("name"), *words(meta.get("aliases"))]):
             if isinstance(name, str) and name.strip():
                 out.append((name, f".writenow/{rel}"))

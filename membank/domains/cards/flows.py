@@ -16,7 +16,7 @@ from typing import Any
 from ...files.frontmatter import FrontMatterError, decode, split
 from ...files.reader import Unreadable, read_regular
 from ...files.rewrite import REMOVE, RewriteError, render, rewrite
-from ...files.write import atomic_write, check_inside
+from ...files.write import atomic_write, check_inside, slug
 from ...index.failures import storage_error
 from ...kernel import errors
 from ...kernel.errors import MembankError
@@ -24,10 +24,11 @@ from ...kernel.limits import MAX_FILE_BYTES
 from ...kernel.text import estimate_tokens
 from ..contract import Bank
 from ..story.cards import catalog
-from . import clashes, formats, identity, mapping, merge, safety
-from ...files.write import slug
+from . import clashes, formats, identity, keys, mapping, merge, safety
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
+# a new card is never written here: its files would go to assets/world/, where lorebooks' originals are kept
+RESERVED = "characters/world.md"
 
 
 @dataclass
@@ -89,13 +90,15 @@ def _place(root: Path, pattern: str, base: str, name: str, claimed: set[str]) ->
     while True:
         rel = pattern.format(base if n == 1 else f"{base}-{n}")
         n += 1
-        if rel in claimed:
+        if safety.folded(rel) in claimed:  # names one file on macOS and Windows disks count as one
             continue
         if not os.path.lexists(root / rel):
-            claimed.add(rel)
+            if rel == RESERVED:
+                continue
+            claimed.add(safety.folded(rel))
             return rel, False
         if _ours(root, rel if rel.endswith(".md") else f"{rel}/{mapping.BOOK_FILE}", name):
-            claimed.add(rel)
+            claimed.add(safety.folded(rel))
             return rel, True
 
 
@@ -233,7 +236,7 @@ def plan_card(root: Path, file: str, d: formats.Decoded, claimed: set[str], plan
                 and not safety.hidden(folder)):
             folder = identity.place_book(root, slug(mapping.text(book.get("name")) or name), book_name, None,
                                          claimed, warnings, planned)
-        claimed.add(folder)
+        claimed.add(safety.folded(folder))
         planned.setdefault(folder, book_name)
     writes, books = _card_writes(d, file, rel, folder)
     writes.append((identity.original_of(rel), _original_bytes(d)))
@@ -357,9 +360,7 @@ def _write(bank: Bank, plan: Plan) -> None:
             except OSError:
                 pass
         raise storage_error(e if isinstance(e, OSError) else OSError(str(e)), root.source(current)) from None
-    for rel, _ in plan.writes:
-        if rel.endswith(".md"):
-            bank.sync_one(root, rel)
+    bank.sync_many(root, [rel for rel, _ in plan.writes if rel.endswith(".md")])  # one sync: a book of 400 entries
 
 
 def _new_folders(top: Path, folder: Path) -> list[Path]:
@@ -417,9 +418,10 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
                 _compare(bank.project.path, plan)
                 if plan.status == "created":
                     known = catalog(bank.index)
-                    plan.warnings = clashes.capped(
-                        plan.warnings + (name_warnings(bank, plan) if plan.kind == "card" else [])
-                        + clashes.warnings(known.cards, known.resolve, plan.target, plan.writes))
+                    plan.warnings = (plan.warnings + (name_warnings(bank, plan) if plan.kind == "card" else [])
+                                     + clashes.warnings(known.cards, known.resolve, plan.target, plan.writes))
+                if plan.status != "unchanged":  # keys membank will never compile, said where the writer looks
+                    plan.warnings = clashes.capped(plan.warnings + keys.warnings(plan.writes))
         for n, plan in enumerate(plans):
             twin = twins[n]
             if twin is not None:

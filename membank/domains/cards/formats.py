@@ -107,7 +107,7 @@ def field_name(where: Where | None) -> str:
         if isinstance(key, int):
             out += f"[{key}]"
         else:
-            shown = key.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")[:60]
+            shown = short(key.encode("utf-8", "backslashreplace").decode("utf-8"))  # \x1b, \u202e escaped
             out += f".{shown}" if out else shown
     return out or "the top level"
 
@@ -248,7 +248,7 @@ def _from_zip(data: bytes) -> Decoded:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
-    except (zipfile.BadZipFile, ValueError, OSError) as e:
+    except (zipfile.BadZipFile, ValueError, OSError, NotImplementedError) as e:  # a version no zip tool has
         raise Refused(f"it is a zip membank cannot read ({e})") from None
     if len(infos) > MAX_ZIP_ENTRIES:
         raise Refused(f"the zip holds more than {MAX_ZIP_ENTRIES:,} files")
@@ -298,7 +298,8 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     try:
         with archive.open(info) as stream:
             data = stream.read(info.file_size + 1)
-    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, zlib.error) as e:
+    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, zlib.error,
+            ValueError) as e:  # ValueError: an offset before the start of the file
         raise Refused(f"`{short(info.filename)}` in the zip cannot be unpacked ({e})") from None
     if len(data) > info.file_size:
         raise Refused(f"`{short(info.filename)}` in the zip is larger than its header says (a zip bomb?)")

@@ -9,7 +9,6 @@ the next import to merge against."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from ...files.frontmatter import FrontMatterError, decode, split
 from ...files.reader import Unreadable, read_regular
 from ...files.rewrite import render
 from ...kernel.limits import MAX_FILE_BYTES
-from . import formats
+from . import formats, safety
 from .groups import same
 
 ORIGINAL = "original.json"
@@ -80,7 +79,7 @@ def place_book(root: Path, base: str, name: str, candidate: Candidate | None, cl
     while True:
         rel = f"world/{base}" if n == 1 else f"world/{base}-{n}"
         n += 1
-        if rel in claimed:
+        if safety.folded(rel) in claimed:  # one folder on macOS and Windows disks
             if planned.get(rel) == name:
                 namesakes.append(rel)
             continue
@@ -93,10 +92,10 @@ def place_book(root: Path, base: str, name: str, candidate: Candidate | None, cl
             break
         if meta.get("name") == name:
             namesakes.append(rel)
-    claimed.add(rel)
+    claimed.add(safety.folded(rel))
     planned[rel] = name
     for other in namesakes:
-        warnings.append(f"another book named {json.dumps(name, ensure_ascii=False)} is in .writenow/{other}: "
+        warnings.append(f"another book named \"{formats.short(name)}\" is in .writenow/{other}: "
                         f"this one is a different book and goes to .writenow/{rel}; both take part in prompts "
                         "(switch one off with `include: never` in its book.md)")
     return rel

@@ -16,6 +16,7 @@ from .formats import MAX_BOOK_ENTRIES, V1_FIELDS, V3_ONLY, Refused
 from .groups import Group, Obj, body_text, join, same, split, text, words
 from .summary import card_summary
 from ...files.write import slug
+from .safety import folded
 
 SECTIONS = (("description", "Description"), ("personality", "Personality"), ("scenario", "Scenario"))
 _HEADING = re.compile(r"## (Description|Personality|Scenario)[ \t]*")
@@ -138,10 +139,11 @@ def book_files(book: Obj, entries: list[tuple[str | None, Obj]], spec: str, shel
 
 
 def _free(base: str, taken: set[str]) -> str:
+    """`base.md`, or `base-2.md`, … : never one a macOS or Windows disk takes for a name in `taken` (folded)."""
     name, n = f"{base}.md", 2
-    while name in taken:
+    while folded(name) in taken:  # `οδος` and `οδοσ`: one file there
         name, n = f"{base}-{n}.md", n + 1
-    taken.add(name)
+    taken.add(folded(name))
     return name
 
 
@@ -159,7 +161,9 @@ def card_json(meta: Obj, body: str, book: Obj | None, target: str | None) -> tup
         data["character_book"] = book
     by_hand = imported.get("spec") not in ("v1", "v2", "v3")
     if spec != "v1":
-        data = own.put(data, meta, summary_of(data.get("description")), by_hand, spec == "v3")
+        # a V2 card that came with V3's nickname carries its alias there too
+        nickname = spec == "v3" or (spec == source and "nickname" not in words(imported.get("absent")))
+        data = own.put(data, meta, summary_of(data.get("description")), by_hand, nickname)
     if by_hand:
         return convert(data, spec), spec  # a card of the writer's own: every field its spec requires
     if spec == source:

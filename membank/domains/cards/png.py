@@ -18,6 +18,11 @@ class PngError(ValueError):
     """The bytes are not a PNG membank can read; the message says why, in a writer's words."""
 
 
+def _shown(kind: bytes) -> str:
+    """A chunk's type as a message shows it: four bytes from the file, a control one (ESC) escaped."""
+    return "".join(chr(b) if 0x20 <= b < 0x7F else f"\\x{b:02x}" for b in kind)
+
+
 def is_png(data: bytes) -> bool:
     return data.startswith(SIGNATURE)
 
@@ -34,11 +39,11 @@ def chunks(data: bytes) -> list[tuple[bytes, bytes]]:
         length, kind = struct.unpack(">I4s", data[at:at + 8])
         end = at + 8 + length
         if end + 4 > len(data):
-            raise PngError(f"its `{kind.decode('latin-1')}` chunk runs past the end of the file (truncated)")
+            raise PngError(f"its `{_shown(kind)}` chunk runs past the end of the file (truncated)")
         body = data[at + 8:end]
         (crc,) = struct.unpack(">I", data[end:end + 4])
         if zlib.crc32(kind + body) & 0xFFFFFFFF != crc:
-            raise PngError(f"its `{kind.decode('latin-1')}` chunk fails its checksum (the file is damaged)")
+            raise PngError(f"its `{_shown(kind)}` chunk fails its checksum (the file is damaged)")
         out.append((kind, body))
         if len(out) > MAX_CHUNKS:
             raise PngError(f"it has more than {MAX_CHUNKS:,} chunks")

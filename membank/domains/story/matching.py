@@ -114,8 +114,12 @@ class _Roles(NamedTuple):
 
     @classmethod
     def of(cls, payload: Payload, conditional: frozenset[str]) -> "_Roles":
-        named = tuple((c, k) for c, role, k in payload if role == "primary")
-        primary = tuple(c for c, _ in named)
+        firsts: dict[str, str] = {}  # one per card: a name and a key of one word (`Castle`, `castle`) are one
+        for c, role, k in payload:
+            if role == "primary":
+                firsts.setdefault(c, k)
+        named = tuple(firsts.items())
+        primary = tuple(firsts)
         return cls(primary, named, tuple(c for c, role, _ in payload if role == "exclude"),
                    tuple((c, k) for c, role, k in payload if role == "secondary"),
                    tuple(c for c in primary if c in conditional))
@@ -280,9 +284,14 @@ class Matcher:
                 found = text[a:b]
                 rows.extend((a, a - b, card_id, key, found) for card_id, key in self._roles[word].named)
         regex_found, skipped = self._regex_matches(text)
-        for (card_id, role), matches in regex_found.items():
-            if role == "primary":
-                rows.extend((m.offset, -m.length, card_id, m.key, m.word) for m in matches)
+        if regex_found:  # a regex key's match where a word of its card is already one: the same mention
+            have = {row[:3] for row in rows}
+            for (card_id, role), matches in regex_found.items():
+                if role == "primary":
+                    for m in matches:
+                        if (m.offset, -m.length, card_id) not in have:
+                            have.add((m.offset, -m.length, card_id))
+                            rows.append((m.offset, -m.length, card_id, m.key, m.word))
         return sorted(set(rows)), skipped
 
     def activated(self, text: str, keep: str = "all") -> tuple[dict[str, list[Match]], list[Skipped]]:
