@@ -323,6 +323,8 @@ def test_what_the_writer_adds_to_a_real_card_goes_out_and_comes_back(bank: Bank,
                                                                        tmp_path: Path) -> None:
     item = _import(bank, CARDS / "default_FluxTheCat.png")["items"][0]
     path = sample / item["target"]
+    # a summary stands alone in a prompt: its `{{char}}` is the card's name (the description keeps the macro)
+    assert _meta(path)["summary"] == "Flux the Cat personality is: smart, cool, impulsive, wary and quick-witted."
     path.write_text(path.read_text("utf-8").replace("\ncard:", "\naliases: [Flux]\nkeys: [the cat]\nstate: asleep\n"
                                                     "progressions:\n  - {at: chapters/ch01.md, state: hungry}\ncard:", 1),
                     "utf-8")

@@ -45,9 +45,10 @@ def parse_body(body: str) -> Obj:
     return {key: "\n".join(lines).strip() for key, lines in parts.items()}
 
 
-def summary_of(description: Any) -> str:
-    """The one-line summary a card's description gives: its prose's first sentence, never a W++ block."""
-    return card_summary(description)
+def summary_of(description: Any, name: Any = None) -> str:
+    """The one-line summary a card's description gives: its prose's first sentence, never a W++ block, with
+    `{{char}}` read as the card's `name` (a summary stands alone in a prompt, where no app fills macros in)."""
+    return card_summary(description, text(name).strip() or None)
 
 
 def _nickname(d: Obj) -> Obj:
@@ -97,8 +98,8 @@ def card_files(obj: Obj, spec: str, origin: str) -> tuple[File, Obj | None]:
     for key in ("aliases", "tags"):
         if front[key]:
             meta[key] = front[key]
-    if summary_of(data.get("description")):
-        meta["summary"] = summary_of(data.get("description"))
+    if summary_of(data.get("description"), front["name"]):
+        meta["summary"] = summary_of(data.get("description"), front["name"])
     meta.update(restored)
     mirror: list[str] = []
     if spec == "v1":
@@ -163,7 +164,7 @@ def card_json(meta: Obj, body: str, book: Obj | None, target: str | None) -> tup
     if spec != "v1":
         # a V2 card that came with V3's nickname carries its alias there too
         nickname = spec == "v3" or (spec == source and "nickname" not in words(imported.get("absent")))
-        data = own.put(data, meta, summary_of(data.get("description")), by_hand, nickname)
+        data = own.put(data, meta, summary_of(data.get("description"), data.get("name")), by_hand, nickname)
     if by_hand:
         return convert(data, spec), spec  # a card of the writer's own: every field its spec requires
     if spec == source:
