@@ -108,7 +108,7 @@ def test_old_run_lines_in_the_tracked_journal_keep_working(repo: Path) -> None:
 
 def test_two_branches_merge_without_conflict_and_count_the_sum(repo: Path) -> None:
     # below the learning threshold: a preference learned on both branches is a memory file each writes
-    # (an add/add conflict unless both wrote it within the same second; outside the journal)
+    # (an add/add conflict: its times and evidence runs differ; the template README says so)
     settings = repo / ".writenow" / "settings.yaml"
     settings.write_text(settings.read_text("utf-8").replace("preferenceLearningThreshold: 2",
                                                             "preferenceLearningThreshold: 10"), encoding="utf-8")
@@ -133,6 +133,37 @@ def test_two_branches_merge_without_conflict_and_count_the_sum(repo: Path) -> No
         assert _ok(bank, "index:status")["episodes"]["total"] == 2
         assert _feedback(bank) == 5  # 2 + 2 + this one
         assert _codes(bank, "DUPLICATE_EVENTS") == []
+    finally:
+        bank.close()
+
+
+def test_two_branches_feeding_a_learned_preference_merge_without_conflict(repo: Path) -> None:
+    bank = membank.open(repo)  # the sample learns after 2: the preference is learned on main
+    try:
+        assert _feedback(bank, "r-0") == 1 and _feedback(bank, "r-1") == 2
+        learned = bank.list_memories(origin="learned")["items"]
+        path = next(repo / m["source"] for m in learned if m["content"] == f"Prefer: {EVIDENCE}")
+    finally:
+        bank.close()
+    git_commit(repo, "learned")
+    before = path.read_bytes()
+    for branch in ("laptop", "desktop"):
+        git(repo, "checkout", "-q", "-b", branch, "main")
+        bank = membank.open(repo)
+        try:
+            later = _ok(bank, "memory:preferences:ingest", runId=f"r-{branch}", skillId="continue", action="accept",
+                        evidenceRef=EVIDENCE)
+            assert later["count"] == 3  # counted in the journal
+        finally:
+            bank.close()
+        git_commit(repo, f"work on {branch}")
+    merged = git(repo, "merge", "--no-edit", "laptop", check=False)
+    assert merged.returncode == 0 and "CONFLICT" not in merged.stdout, merged.stdout + merged.stderr
+    assert path.read_bytes() == before and "learned" not in later  # the file stays as learned
+    bank = membank.open(repo)
+    try:
+        assert _feedback(bank, "r-after") == 5  # 2 + 1 + 1 + this one
+        assert _codes(bank, "MERGE_CONFLICT") == []
     finally:
         bank.close()
 
