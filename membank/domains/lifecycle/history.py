@@ -17,6 +17,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Callable
 
+from ...files.conflicts import conflict_line
+
 FOLDER = "history"
 NO_DOCUMENT = "(no document)"
 HEADING = re.compile(r"^## (.+) · week of (\d{4}-\d{2}-\d{2})$")
@@ -146,7 +148,7 @@ def latest(folder: Path, source_of: Callable[[str], str], document: str | None, 
     everything: list[Section] = []
     for path in names[:3]:  # the last three months are plenty for a prompt
         text = read(path)
-        if text is not None:
+        if text is not None and conflict_line(text) is None:  # both machines' versions: in no prompt (files.md, Git)
             everything += sections(text, source_of(f"{FOLDER}/{path.name}"))
     everything.sort(key=lambda s: s.week, reverse=True)
     mine = [s for s in everything if s.document == document] if document else []
