@@ -73,7 +73,8 @@ def test_markers_in_summaries_history_threads_and_scenes_stay_out_of_prompts(sam
         for shown in ("LAPTOP", "DESKTOP", "<<<<<<< HEAD", ">>>>>>> laptop"):
             assert shown not in answers
         errors = {d["source"]: d for d in _ok(bank, "index:diagnostics")["items"] if d.get("code") == "MERGE_CONFLICT"}
-        for rel in ("threads/lamp.md", "scenes/chapters/ch05.md.md", "summaries/chapters_ch01.md.md"):
+        for rel in ("threads/lamp.md", "scenes/chapters/ch05.md.md", "summaries/chapters_ch01.md.md",
+                    "history/2026-11.md"):
             path = sample / ".writenow" / rel
             marker = path.read_text("utf-8").splitlines().index("<<<<<<< HEAD") + 1
             assert (errors[f".writenow/{rel}"]["line"], errors[f".writenow/{rel}"]["severity"]) == (marker, "error")
@@ -81,6 +82,11 @@ def test_markers_in_summaries_history_threads_and_scenes_stay_out_of_prompts(sam
         bank.sync()
         prompt = _ok(bank, "context:assemble", skillId="continue", documentId=CH05, selection={"text": "the lamp"})
         assert "The lamp is resolved." in prompt["userContent"] + prompt["systemPrompt"]
+        summary = sample / ".writenow" / "summaries" / "chapters_ch01.md.md"
+        summary.write_text(summary.read_text("utf-8").split("<<<<<<<")[0] + "Lin Mo reaches the light.\n", "utf-8")
+        bank.sync()
+        assert [d for d in _ok(bank, "index:diagnostics")["items"] if d.get("code") == "MERGE_CONFLICT"] == []
+        assert [s["text"] for s in _ok(bank, "summary:list")["items"]] == ["Lin Mo reaches the light."]
     finally:
         bank.close()
 
