@@ -8,26 +8,18 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import membank
-from membank import Bank
 from membank.domains.capture.evidence import chapter_hash
-from .capturekit import CH03, D, fresh
+from .capturekit import CH03, D, fresh, ok as _ok
 from .helpers import git, git_commit
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 CH05 = "chapters/ch05.md"
 RULES = "context_rules:\n  history: true\n  recap: 800\n  threads: true\n  scene: true\n"
-
-
-def _ok(bank: Bank, channel: str, **payload: Any) -> Any:
-    envelope = bank.call(channel, payload)
-    assert envelope["ok"], envelope
-    return envelope["data"]
 
 
 def _files(word: str) -> dict[str, str]:
