@@ -345,3 +345,39 @@ def test_a_trace_lists_each_verdict_once_however_many_copies(bank: Bank, sample:
     for sync in (bank.sync, lambda: bank.sync(rebuild=True)):
         sync()
         assert [f["verdict"] for f in _ok(bank, "memory:trace:get", runId=run)["feedback"]] == ["incorrect"]
+
+
+def test_every_read_channel_leaves_the_work_tree_clean(repo: Path, tmp_path: Path) -> None:
+    """Reading changes no file git sees (files.md, Git): each channel the catalog declares a read, called
+    on a committed project (with an assembled prompt's run to read back), and the CLI's read commands."""
+    from membank.runtime.catalog import READS
+
+    bank = membank.open(repo)
+    try:
+        run = _run(bank)
+        git_commit(repo, "opened")
+        memory = _ok(bank, "memory:list")["items"][0]["id"]
+        at = {"at": CH05}
+        calls: dict[str, dict[str, Any]] = {
+            "capture:pending": {"documentId": CH05}, "capture:prepare": {"documentId": CH05}, "capture:status": {},
+            "card:export": {"source": ".writenow/characters/lin-mo.md", "format": "json",
+                            "output": str(tmp_path / "lin-mo.json")},
+            "context:assemble": {"skillId": "continue", "documentId": CH05, "selection": {"text": SELECTION}},
+            "index:diagnostics": {}, "index:status": {}, "kg:appearances": {"name": "Lin Mo"},
+            "kg:consistency:check": {"documentId": CH05, "text": SELECTION}, "kg:entity:get": {"name": "Lin Mo", **at},
+            "kg:entity:list": at, "kg:mentions": {"text": "Lin Mo and Su Yao"}, "kg:relations": {"name": "Lin Mo", **at},
+            "kg:state": {"name": "Lin Mo", **at}, "manuscript:search": {"queryText": "lighthouse"},
+            "manuscript:status": {}, "memory:get": {"id": memory}, "memory:injection:preview": {"documentId": CH05},
+            "memory:list": {}, "memory:settings:get": {}, "memory:trace:get": {"runId": run},
+            "skill:get": {"skillId": "continue"}, "skill:list": {}, "story:duplicates": {}, "story:reader": at,
+            "story:scene": at, "story:threads": at, "summary:list": {}}
+        assert set(calls) == READS  # a new read channel is tried here too
+        for channel, payload in calls.items():
+            _ok(bank, channel, **payload)
+    finally:
+        bank.close()
+    for command in (["status", str(repo)], ["doctor", str(repo)], ["list", "--all", str(repo)],
+                    ["preview", "-d", CH05, str(repo)], ["skills", "-C", str(repo)], ["manuscript", "-C", str(repo)],
+                    ["context", "continue", "-d", CH05, "--selection", SELECTION, "-C", str(repo)]):
+        assert CliRunner().invoke(app, command).exit_code in (0, 1), command  # 1: doctor's errors
+    assert git(repo, "status", "--porcelain", "--untracked-files=all").stdout == ""
