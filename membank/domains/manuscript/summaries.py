@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
+from ...files.conflicts import LEFT_OUT, MERGE_CONFLICT, conflict_line
 from ...files.frontmatter import load_yaml
 from ...files.reader import Unreadable, read_regular
-from ...files.conflicts import LEFT_OUT, MERGE_CONFLICT, conflict_line
 from ...files.records import ERROR, WARNING
 from ...files.write import atomic_write, check_inside
 from ...kernel import errors
