@@ -108,7 +108,7 @@ def test_old_run_lines_in_the_tracked_journal_keep_working(repo: Path) -> None:
 
 def test_two_branches_merge_without_conflict_and_count_the_sum(repo: Path) -> None:
     # below the learning threshold: a preference learned on both branches is a memory file each writes
-    # (an add/add conflict unless both wrote it within the same second; outside the journal)
+    # (an add/add conflict: its times and evidence runs differ; the template README says so)
     settings = repo / ".writenow" / "settings.yaml"
     settings.write_text(settings.read_text("utf-8").replace("preferenceLearningThreshold: 2",
                                                             "preferenceLearningThreshold: 10"), encoding="utf-8")
@@ -133,6 +133,37 @@ def test_two_branches_merge_without_conflict_and_count_the_sum(repo: Path) -> No
         assert _ok(bank, "index:status")["episodes"]["total"] == 2
         assert _feedback(bank) == 5  # 2 + 2 + this one
         assert _codes(bank, "DUPLICATE_EVENTS") == []
+    finally:
+        bank.close()
+
+
+def test_two_branches_feeding_a_learned_preference_merge_without_conflict(repo: Path) -> None:
+    bank = membank.open(repo)  # the sample learns after 2: the preference is learned on main
+    try:
+        assert _feedback(bank, "r-0") == 1 and _feedback(bank, "r-1") == 2
+        learned = bank.list_memories(origin="learned")["items"]
+        path = next(repo / m["source"] for m in learned if m["content"] == f"Prefer: {EVIDENCE}")
+    finally:
+        bank.close()
+    git_commit(repo, "learned")
+    before = path.read_bytes()
+    for branch in ("laptop", "desktop"):
+        git(repo, "checkout", "-q", "-b", branch, "main")
+        bank = membank.open(repo)
+        try:
+            later = _ok(bank, "memory:preferences:ingest", runId=f"r-{branch}", skillId="continue", action="accept",
+                        evidenceRef=EVIDENCE)
+            assert later["count"] == 3  # counted in the journal
+        finally:
+            bank.close()
+        git_commit(repo, f"work on {branch}")
+    merged = git(repo, "merge", "--no-edit", "laptop", check=False)
+    assert merged.returncode == 0 and "CONFLICT" not in merged.stdout, merged.stdout + merged.stderr
+    assert path.read_bytes() == before and "learned" not in later  # the file stays as learned
+    bank = membank.open(repo)
+    try:
+        assert _feedback(bank, "r-after") == 5  # 2 + 1 + 1 + this one
+        assert _codes(bank, "MERGE_CONFLICT") == []
     finally:
         bank.close()
 
@@ -314,3 +345,39 @@ def test_a_trace_lists_each_verdict_once_however_many_copies(bank: Bank, sample:
     for sync in (bank.sync, lambda: bank.sync(rebuild=True)):
         sync()
         assert [f["verdict"] for f in _ok(bank, "memory:trace:get", runId=run)["feedback"]] == ["incorrect"]
+
+
+def test_every_read_channel_leaves_the_work_tree_clean(repo: Path, tmp_path: Path) -> None:
+    """Reading changes no file git sees (files.md, Git): each channel the catalog declares a read, called
+    on a committed project (with an assembled prompt's run to read back), and the CLI's read commands."""
+    from membank.runtime.catalog import READS
+
+    bank = membank.open(repo)
+    try:
+        run = _run(bank)
+        git_commit(repo, "opened")
+        memory = _ok(bank, "memory:list")["items"][0]["id"]
+        at = {"at": CH05}
+        calls: dict[str, dict[str, Any]] = {
+            "capture:pending": {"documentId": CH05}, "capture:prepare": {"documentId": CH05}, "capture:status": {},
+            "card:export": {"source": ".writenow/characters/lin-mo.md", "format": "json",
+                            "output": str(tmp_path / "lin-mo.json")},
+            "context:assemble": {"skillId": "continue", "documentId": CH05, "selection": {"text": SELECTION}},
+            "index:diagnostics": {}, "index:status": {}, "kg:appearances": {"name": "Lin Mo"},
+            "kg:consistency:check": {"documentId": CH05, "text": SELECTION}, "kg:entity:get": {"name": "Lin Mo", **at},
+            "kg:entity:list": at, "kg:mentions": {"text": "Lin Mo and Su Yao"}, "kg:relations": {"name": "Lin Mo", **at},
+            "kg:state": {"name": "Lin Mo", **at}, "manuscript:search": {"queryText": "lighthouse"},
+            "manuscript:status": {}, "memory:get": {"id": memory}, "memory:injection:preview": {"documentId": CH05},
+            "memory:list": {}, "memory:settings:get": {}, "memory:trace:get": {"runId": run},
+            "skill:get": {"skillId": "continue"}, "skill:list": {}, "story:duplicates": {}, "story:reader": at,
+            "story:scene": at, "story:threads": at, "summary:list": {}}
+        assert set(calls) == READS  # a new read channel is tried here too
+        for channel, payload in calls.items():
+            _ok(bank, channel, **payload)
+    finally:
+        bank.close()
+    for command in (["status", str(repo)], ["doctor", str(repo)], ["list", "--all", str(repo)],
+                    ["preview", "-d", CH05, str(repo)], ["skills", "-C", str(repo)], ["manuscript", "-C", str(repo)],
+                    ["context", "continue", "-d", CH05, "--selection", SELECTION, "-C", str(repo)]):
+        assert CliRunner().invoke(app, command).exit_code in (0, 1), command  # 1: doctor's errors
+    assert git(repo, "status", "--porcelain", "--untracked-files=all").stdout == ""

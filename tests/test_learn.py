@@ -44,8 +44,11 @@ def test_three_accepts_make_a_learned_preference_the_preview_shows(learning: Ban
     assert learned["content"] == "Prefer: omit needless words" and learned["confidence"] == 0.5
     item = next(i for i in learning.preview()["items"] if i["id"] == learned["id"])
     assert item["reason"]["detail"].startswith("scope project > type preference")
+    path = sample / learned["source"]
+    before = path.read_bytes()
     more = feedback(learning, "Omit   NEEDLESS words", run="run-3")  # same signal, normalized
-    assert more["learned"]["id"] == learned["id"] and more["learned"]["confidence"] > 0.5
+    assert more["count"] == 4 and "learned" not in more  # counted; the file stays as learned (no merge conflicts)
+    assert path.read_bytes() == before and learning.get_memory(learned["id"])["confidence"] == 0.5
     assert len(learning.list_memories(origin="learned")["items"]) == 2  # the sample's own learned one + this
 
 
@@ -112,8 +115,9 @@ def test_the_writer_edits_a_learned_file_and_membank_keeps_the_words(learning: B
     path = sample / learned["source"]
     path.write_text(path.read_text("utf-8").replace("Prefer: omit needless words", "Cut every needless word."), "utf-8")
     learning.sync()
-    updated = feedback(learning, "omit needless words")["learned"]
-    assert updated["content"] == "Cut every needless word." and updated["revision"] == 2
+    edited = path.read_bytes()
+    assert "learned" not in feedback(learning, "omit needless words")
+    assert path.read_bytes() == edited and learning.get_memory(learned["id"])["content"] == "Cut every needless word."
 
 
 @pytest.mark.parametrize("how", ["rm", "soft"])

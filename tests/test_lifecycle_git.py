@@ -117,3 +117,28 @@ def test_a_daily_run_that_moves_levels_changes_no_tracked_file(sample: Path) -> 
             bank.close()
     assert git(sample, "status", "--porcelain", "--untracked-files=no") == ""
     assert list((sample / ".writenow" / "journal" / "traces").glob("*.jsonl"))  # where the line went
+
+
+def test_the_strong_tier_fills_and_answers_without_a_change_git_sees(sample: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The strong tier's background embedding keeps its vectors in .writenow/.index/ (git-ignored):
+    a committed project opened, filled, searched and prompted shows nothing to git, tracked or not."""
+    import threading
+
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load")
+    _committed(sample)
+    bank = membank.open(sample, sync=False)
+    filled = threading.Event()
+    bank.listeners.append(lambda method, params: method == "index:strong" and params["done"] == params["total"]
+                          and params["total"] > 0 and filled.set())
+    try:
+        bank.sync()
+        assert filled.wait(DEADLINE) and bank.status()["strong"]["state"] == "ready"
+        preview = bank.preview(query_text="the lighthouse keeper")
+        assert preview["items"] and preview["items"][0]["reason"]["score"]["tier"] == "strong"
+        assert bank.call("context:assemble", {"skillId": "continue", "documentId": "chapters/ch05.md"})["ok"]
+    finally:
+        bank.close()
+    untracked = git(sample, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert all(line.startswith("?? .writenow/journal/traces/") for line in untracked), untracked  # the prompt's trace
+    _clean_and_checkout(sample)

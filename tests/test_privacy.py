@@ -82,8 +82,9 @@ def test_the_writers_own_words_in_a_learned_file_stay_in_privacy_mode(learning: 
     path.write_text(path.read_text("utf-8").replace(f"Prefer: {SECRET}", "Smell and touch before sight."), "utf-8")
     learning.sync()
     learning.update_settings({"privacyModeEnabled": True})
-    updated = feedback(learning, SECRET, "r-3")["learned"]
-    assert updated["content"] == "Smell and touch before sight." and updated["source"] == learned["source"]
+    edited = path.read_bytes()
+    assert "learned" not in feedback(learning, SECRET, "r-3")  # nothing to reword: the file is not written
+    assert path.read_bytes() == edited
     journal = "".join(p.read_text("utf-8") for p in (sample / ".writenow/journal").glob("*.jsonl"))
     assert "lamp oil" not in journal.lower()
     assert all("evidenceHash" in json.loads(line) for line in journal.splitlines() if '"feedback"' in line)

@@ -7,6 +7,8 @@ import re
 
 MERGE_CONFLICT = "MERGE_CONFLICT"
 RESOLVE = "keep the lines you want, delete the marker lines and save"
+LEFT_OUT = ("this file holds git conflict markers (<<<<<<<, =======, >>>>>>>) left by a merge, so both versions "
+            f"are in it: {RESOLVE}; until then membank leaves the whole file out of every prompt, preview and check")
 _OPENS, _SPLITS, _CLOSES = re.compile(r"<{7}(?:[ \t].*)?"), re.compile(r"={7}[ \t]*"), re.compile(r">{7}(?:[ \t].*)?")
 
 

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from ..kernel import regexcost
 from .frontmatter import Document, FrontMatterError, decode, iso, jsonable, split
-from .conflicts import MERGE_CONFLICT, RESOLVE, conflict_line
+from .conflicts import LEFT_OUT, MERGE_CONFLICT, conflict_line
 from .records import ERROR, WARNING, Card, Diagnostic, Memory, Parsed, Skill
 from .skillrules import check_rules
 
@@ -207,9 +207,7 @@ def _read_document(data: bytes, source: str) -> tuple[Document | None, list[Diag
         return None, [Diagnostic(source, e.line, ERROR, f"{e.message}; {SKIPPED}")]
     marker = conflict_line(text)
     if marker is not None:
-        return None, [Diagnostic(source, marker, ERROR, "this file holds git conflict markers (<<<<<<<, =======, "
-                                 f">>>>>>>) left by a merge, so both versions are in it: {RESOLVE}; until then membank "
-                                 "leaves the whole file out of every prompt, preview and check", MERGE_CONFLICT)]
+        return None, [Diagnostic(source, marker, ERROR, LEFT_OUT, MERGE_CONFLICT)]
     try:
         doc = split(text)
     except FrontMatterError as e:

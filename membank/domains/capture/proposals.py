@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from ...files.conflicts import LEFT_OUT, conflict_line
 from ...files.frontmatter import load_yaml
 from ...kernel.errors import MembankError
 from . import shapes
@@ -110,6 +111,8 @@ def parse(text: str) -> tuple[dict[str, Any], list[Proposed], list[tuple[int, st
     """(front matter, the ops, the problems as (line, message)). A section that cannot be read is a
     problem, never a silent loss."""
     text = text.replace("\r\n", "\n")  # saved by a Windows editor: read as written; review writes CRLF back
+    if (marker := conflict_line(text)) is not None:  # both machines' decisions: none is applied (files.md, Git)
+        return {}, [], [(marker, LEFT_OUT)]
     meta = _meta(text)
     starts = list(_SECTION.finditer(text))
     found: list[Proposed] = []

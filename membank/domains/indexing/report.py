@@ -10,7 +10,7 @@ from ..contract import Bank
 from . import journals
 from ..capture.problems import problems as capture_problems
 from ..episodes import store as episode_store
-from ..lifecycle import runs as lifecycle_runs
+from ..lifecycle import history, runs as lifecycle_runs
 from ..recall.preview import semantic_problem
 from ..story.narrativeproblems import problems as narrative_problems
 from ..story.problems import diagnostics as story_problems
@@ -26,6 +26,8 @@ def _found(bank: Bank) -> list[Diagnostic]:
     found.extend(gitfiles.check(bank.project.path, bank.project.source))  # lines the git files lack
     found.extend(narrative_problems(bank))  # facet values against their schema, thread and scene files
     found.extend(capture_problems(bank))  # applied capture values whose quote is gone from the chapter
+    found.extend(history.conflicts(bank.project.file(history.FOLDER), bank.project.source,
+                                   bank.memo.setdefault("history.conflicts", {})))  # a merge's markers
     return found
 
 

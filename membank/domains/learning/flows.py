@@ -193,7 +193,9 @@ def _same_signal(bank: Bank, key: str, normalized: str, polarity: str, since: st
 
 def _learn(bank: Bank, key: str, polarity: str, threshold: int, cleared: str | None,
            privacy: bool) -> dict[str, Any] | None:
-    """Write or update the learned preference once the signal reaches the threshold.
+    """Write the learned preference when the signal reaches the threshold; later signals count in the
+    journal only (files.md, Git): a file rewritten at every feedback conflicted at every merge of two
+    machines that both gave some. It is written again only when it comes back or must be reworded.
 
     A learned file the writer deleted (or soft-deleted) comes back only through signals newer
     than membank's last write of it: the old ones were already heard and turned down.
@@ -208,10 +210,13 @@ def _learn(bank: Bank, key: str, polarity: str, threshold: int, cleared: str | N
     count, runs, tags = events.signal(bank.index, key, since)
     if count < threshold:
         return None
+    reword = privacy and found is not None and worded_from_label(found[1]["content"], key)
+    if live and not reword:
+        return None  # learned already: its confidence and evidence stay as they were when it was learned
     label = None if privacy else dict(events.signal_phrases(bank.index, polarity, cleared)).get(key)
     fields: dict[str, Any] = {"confidence": confidence(count, threshold), "evidence": [f"run:{r}" for r in runs[-20:]],
                               "tags": tags}
-    if privacy and found is not None and worded_from_label(found[1]["content"], key):
+    if reword:
         fields["content"] = wording(polarity, None, tags)
     try:
         if found is None:

@@ -17,6 +17,11 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Callable
 
+from ...files.conflicts import LEFT_OUT, MERGE_CONFLICT, conflict_line
+from ...files.reader import Unreadable, read_regular
+from ...files.records import ERROR, Diagnostic
+from ...kernel.limits import MAX_FILE_BYTES
+
 FOLDER = "history"
 NO_DOCUMENT = "(no document)"
 HEADING = re.compile(r"^## (.+) · week of (\d{4}-\d{2}-\d{2})$")
@@ -146,11 +151,36 @@ def latest(folder: Path, source_of: Callable[[str], str], document: str | None, 
     everything: list[Section] = []
     for path in names[:3]:  # the last three months are plenty for a prompt
         text = read(path)
-        if text is not None:
+        if text is not None and conflict_line(text) is None:  # both machines' versions: in no prompt (files.md, Git)
             everything += sections(text, source_of(f"{FOLDER}/{path.name}"))
     everything.sort(key=lambda s: s.week, reverse=True)
     mine = [s for s in everything if s.document == document] if document else []
     return (mine or everything)[:count]
+
+
+def conflicts(folder: Path, source_of: Callable[[str], str],
+              seen: dict[str, tuple[tuple[int, int], int | None]]) -> list[Diagnostic]:
+    """`MERGE_CONFLICT` on each month file a merge left markers in (both machines' weekly runs wrote it).
+    `seen` keeps each file's (size, mtime) and marker line: a file is read again only when it changed."""
+    try:
+        names = sorted(n for n in folder.iterdir() if n.suffix == ".md" and re.fullmatch(r"\d{4}-\d{2}", n.stem))
+    except OSError:
+        return []
+    out = []
+    for path in names:
+        try:
+            st = path.stat()
+            stamp = (st.st_size, st.st_mtime_ns)
+            if path.name not in seen or seen[path.name][0] != stamp:
+                data, _ = read_regular(path, MAX_FILE_BYTES, follow_links=False)  # what a prompt reads of it
+                has = b"<<<<<<<" in data or b">>>>>>>" in data
+                seen[path.name] = (stamp, conflict_line(data.decode("utf-8", "replace")) if has else None)
+        except (OSError, Unreadable):
+            continue
+        marker = seen[path.name][1]
+        if marker is not None:
+            out.append(Diagnostic(source_of(f"{FOLDER}/{path.name}"), marker, ERROR, LEFT_OUT, MERGE_CONFLICT))
+    return out
 
 
 def cutoff(now: datetime) -> str:

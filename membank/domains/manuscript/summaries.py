@@ -14,9 +14,10 @@ from typing import Any
 
 import yaml
 
+from ...files.conflicts import LEFT_OUT, MERGE_CONFLICT, conflict_line
 from ...files.frontmatter import load_yaml
 from ...files.reader import Unreadable, read_regular
-from ...files.records import WARNING
+from ...files.records import ERROR, WARNING
 from ...files.write import atomic_write, check_inside
 from ...kernel import errors
 from ...kernel.errors import MembankError
@@ -55,8 +56,9 @@ def _folder(bank: Bank) -> Path:
     return bank.project.path / FOLDER
 
 
-def read_all(bank: Bank) -> list[Summary]:
-    """Every summary file, in no order; a file that cannot be read or has no `of` is left out."""
+def read_all(bank: Bank, conflicted: list[tuple[str, int]] | None = None) -> list[Summary]:
+    """Every summary file, in no order; a file that cannot be read or has no `of` is left out, and so is
+    one holding git conflict markers (files.md, Git: its source and marker line go into `conflicted`)."""
     folder = _folder(bank)
     out = []
     for dirpath, dirnames, filenames in os.walk(folder):
@@ -67,7 +69,12 @@ def read_all(bank: Bank) -> list[Summary]:
             path = Path(dirpath) / name
             try:
                 data, _ = read_regular(path, MAX_SUMMARY_BYTES, follow_links=False)
-                got = _parse(data.decode("utf-8").lstrip("\ufeff"))
+                text = data.decode("utf-8").lstrip("\ufeff")
+                if (marker := conflict_line(text)) is not None:
+                    if conflicted is not None:
+                        conflicted.append((f".writenow/{path.relative_to(bank.project.path).as_posix()}", marker))
+                    continue
+                got = _parse(text)
             except (OSError, Unreadable, UnicodeDecodeError, ValueError):
                 continue
             if got is None:
@@ -324,4 +331,9 @@ def check(bank: Bank, changed: bool) -> None:
             "INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, ?, 1, ?, ?)",
             [(s.source, SUMMARY_ORIGIN, WARNING, f"the summary of {s.of} is stale: its text changed since it was "
               "written (write it again with summary:put; the recap marks it)") for s in stale_ones(bank)])
+        conflicted: list[tuple[str, int]] = []
+        read_all(bank, conflicted)
+        index.db.executemany("INSERT INTO diagnostics(source, origin, line, severity, message, code) VALUES "
+                             "(?, ?, ?, ?, ?, ?)", [(source, SUMMARY_ORIGIN, line, ERROR, LEFT_OUT, MERGE_CONFLICT)
+                                                    for source, line in conflicted])
         index.set_meta(CHECKED, now)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ...files.conflicts import conflict_line
 from ...files.frontmatter import FrontMatterError, decode, split
 from ...files.reader import Unreadable, read_regular
 from ...files.skillrules import RULES, check_rules
@@ -119,7 +120,8 @@ def identity(bank: Bank) -> tuple[str, str]:
     value = (BUILTIN_IDENTITY, BUILTIN_IDENTITY_SOURCE)
     if stamp is not None:
         try:
-            text = split(decode(read_regular(path, 256 * 1024)[0])).body
+            whole = decode(read_regular(path, 256 * 1024)[0])
+            text = split(whole).body if conflict_line(whole) is None else ""  # a merge's markers: the built-in
             if text.strip():
                 value = (text.strip(), IDENTITY_SOURCE)
         except (OSError, Unreadable, FrontMatterError):

@@ -5,8 +5,10 @@ be read. Light to import: the card catalog, threads and scenes are loaded only w
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from ...files.records import WARNING, Diagnostic
+from ...files.conflicts import LEFT_OUT, MERGE_CONFLICT
+from ...files.records import ERROR, WARNING, Diagnostic
 from ..contract import Bank
 from . import facets
 
@@ -33,8 +35,15 @@ def problems(bank: Bank) -> list[Diagnostic]:
         out += facets.card_problems(cards, schemas)
     if bank.project.file("threads").is_dir():
         from .threadfiles import load
-        out += [Diagnostic(p["source"], p["line"], WARNING, p["message"]) for p in load(bank)[1]]
+        out += [_diagnostic(p) for p in load(bank)[1]]
     if bank.project.file("scenes").is_dir():
         from .scenefiles import load as load_scenes
-        out += [Diagnostic(p["source"], p["line"], WARNING, p["message"]) for p in load_scenes(bank)[1]]
+        out += [_diagnostic(p) for p in load_scenes(bank)[1]]
     return out
+
+
+def _diagnostic(problem: dict[str, Any]) -> Diagnostic:
+    """A file that could not be read is a warning; one a merge left markers in is an error (files.md, Git)."""
+    if problem["message"] == LEFT_OUT:
+        return Diagnostic(problem["source"], problem["line"], ERROR, LEFT_OUT, MERGE_CONFLICT)
+    return Diagnostic(problem["source"], problem["line"], WARNING, problem["message"])

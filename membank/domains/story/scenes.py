@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
+from ...files.conflicts import LEFT_OUT, conflict_line
 from ...files.frontmatter import FrontMatterError, decode, load_yaml, split
 from .matching import normalize
 from .order import StoryOrder
@@ -63,6 +64,8 @@ def parse(data: bytes, document: str, source: str) -> tuple[list[Scene], list[tu
     """A scene file's scenes, in order, and (line, problem) for what could not be read."""
     try:
         text = decode(data)
+        if (marker := conflict_line(text)) is not None:
+            return [], [(marker, LEFT_OUT)]
         doc = split(text)
     except FrontMatterError as e:
         return [], [(e.line, e.message)]

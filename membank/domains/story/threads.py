@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from ...files.conflicts import LEFT_OUT, conflict_line
 from ...files.frontmatter import FrontMatterError, decode, split
 from .matching import Keyed, Matcher
 from .order import StoryOrder
@@ -43,7 +44,10 @@ def _words(value: Any) -> tuple[str, ...]:
 def parse(data: bytes, thread_id: str, source: str) -> tuple[Thread | None, str | None, int]:
     """A thread file: (the thread, None, 0), or (None, what is wrong, its line)."""
     try:
-        doc = split(decode(data))
+        text = decode(data)
+        if (marker := conflict_line(text)) is not None:
+            return None, LEFT_OUT, marker
+        doc = split(text)
     except FrontMatterError as e:
         return None, e.message, e.line
     meta = doc.meta
