@@ -37,6 +37,12 @@ def test_outside_a_project_says_so(tmp_path: Path, home: Path) -> None:
     assert result.returncode == 1 and "membank init" in result.stderr
 
 
+def test_a_folder_that_is_not_there_is_not_the_project_around_it(sample: Path, home: Path) -> None:
+    result = membank("preview", "continue", "-d", "chapters/ch05.md", cwd=sample, home=home)  # a skill's name, not a folder
+    assert result.returncode == 1 and "NOT_FOUND" in result.stderr and "continue: no such" in result.stderr
+    assert result.stdout == ""
+
+
 def test_piped_output_has_no_colour_and_reads_well(sample: Path, home: Path) -> None:
     result = membank("list", cwd=sample, home=home)
     assert result.returncode == 0 and "\x1b[" not in result.stdout

@@ -52,7 +52,11 @@ def global_home() -> Path:
 
 
 def find_root(start: Path) -> Path:
-    """The nearest folder at or above `start` holding `.writenow/project.yaml`, like git."""
+    """The nearest folder at or above `start` holding `.writenow/project.yaml`, like git. A `start` that does
+    not exist is refused: `membank preview continue` (a skill's name where a folder goes) must not answer
+    for the project around the current folder as if it had been asked."""
+    if not os.path.lexists(start):
+        raise ProjectError(f"{start}: no such file or folder")
     start = start.resolve()
     for folder in (start, *start.parents):
         if (folder / BANK_DIR / "project.yaml").is_file():
