@@ -180,3 +180,29 @@ def test_a_lone_surrogate_does_not_break_the_tokenizer(strong: StrongEncoder) ->
     assert not np.isnan(rows).any()
     assert float(rows[0] @ rows[2]) > 0.8
     assert strong.queries(["lighthouse \ud83d"])[0].any()
+
+
+def test_a_repeated_query_is_not_embedded_again() -> None:
+    """A writer's app re-asks with the same selection: the encoder answers it from its last queries
+    (the exact text, this encoder's model), a copy each time, and forgets the oldest beyond its size."""
+    from membank.index.strong import QueryCache
+
+    asked: list[list[str]] = []
+
+    class Counting:
+        def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+            asked.append(list(texts))
+            return np.array([[len(t), 1.0] for t in texts], np.float32)
+
+    encoder = StrongEncoder("counting:1:2", 2, Counting(), QueryCache(2))
+    first = encoder.queries(["a storm", "the harbour"])
+    again = encoder.queries(["the harbour", "a storm", "a storm "])
+    assert asked == [["a storm", "the harbour"], ["a storm "]]
+    assert np.array_equal(again[:2], first[::-1])
+    encoder.queries(["a storm"])[0][0] = 0.0  # the caller's copy
+    assert encoder.queries(["a storm"])[0][0] == len("a storm")
+    encoder.queries(["the harbour"])  # the least lately asked, gone when "a storm " came
+    assert asked[-1] == ["the harbour"]
+    other = StrongEncoder("counting:2:2", 2, Counting())
+    other.queries(["a storm "])
+    assert asked[-1] == ["a storm "] and encoder.passages(["a storm"]).shape == (1, 2)

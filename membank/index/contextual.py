@@ -6,7 +6,9 @@ query to MAX_QUERY_TOKENS after its prefix), so a 20 MB memory costs what its fi
 text with no known token (empty, only spaces, only characters the vocabulary lacks) is a zero row.
 
 The tokens' embeddings are looked up with numpy (int8 rows times their scales); the 12 layers run in
-onnxruntime (`model.onnx`: int8 products, ~5× faster than numpy's float32 ones, one thread). Without
+onnxruntime (`model.onnx`: int8 products, ~5× faster than numpy's float32 ones). Queries and passages
+have a session each: a query (on the caller's path) runs on up to QUERY_THREADS threads and never
+waits behind the background's batch of passages, which runs on one thread. Without
 onnxruntime (`runtime="numpy"`, or the package missing) the same layers run in numpy with the int8
 matrices dequantised once at load (~85 MB): same vectors to cosine ~0.995, slower.
 `encode` holds no state between calls, so threads may share one encoder."""
@@ -14,6 +16,8 @@ matrices dequantised once at load (~85 MB): same vectors to cosine ~0.995, slowe
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,7 @@ MAX_TOKENS = 256  # per input, <s> and </s> included
 # so the strong tier keeps within its 35 ms rows; a question is rarely longer.
 MAX_QUERY_TOKENS = 32
 MAX_CHARS = 4 * MAX_TOKENS * 4  # the text is cut before tokenising: ~4 characters a token at most, 4× margin
+QUERY_THREADS = 2  # a query's session: both cores of a small machine for ~30 ms; passages keep one
 BATCH_TOKENS = 2048  # padded tokens per forward pass: bounds the activations (~25 MB at most)
 _SQRT_HALF = 0.7071067811865476
 
@@ -54,11 +59,17 @@ class ContextualEncoder:
         self.position = t["embeddings.position"].astype(np.float32) + t["embeddings.type"][0].astype(np.float32)
         self.max_tokens = min(MAX_TOKENS, len(self.position))
         self.norm = (t["embeddings.norm.weight"], t["embeddings.norm.bias"])
-        self.session: Any = _session(folder) if runtime in ("auto", "onnxruntime") else None
-        if self.session is None and runtime == "onnxruntime":
+        threads = max(1, min(QUERY_THREADS, os.cpu_count() or 1))
+        query_session: Any = _session(folder, threads) if runtime in ("auto", "onnxruntime") else None
+        if query_session is None and runtime == "onnxruntime":
             raise ImportError("onnxruntime", name="onnxruntime")
-        self.runtime = "onnxruntime" if self.session is not None else "numpy"
-        self.blocks = [] if self.session is not None else [self._layer(t, i) for i in range(self.layers)]
+        self.runtime = "onnxruntime" if query_session is not None else "numpy"
+        # the passages' session is made at the first batch (a process that only asks makes one session)
+        self.sessions: dict[bool, Any] = {True: query_session} if threads > 1 else {True: query_session,
+                                                                                   False: query_session}
+        self.folder = folder
+        self._sessions_lock = threading.Lock()
+        self.blocks = [] if query_session is not None else [self._layer(t, i) for i in range(self.layers)]
         if tokenizer.get_vocab_size() != len(self.word):
             raise ValueError(f"{tokenizer.get_vocab_size()} tokens but {len(self.word)} embeddings")
         tokenizer.no_padding()
@@ -108,11 +119,22 @@ class ContextualEncoder:
             while end < len(order) and len(inputs[order[end]]) * (end - start + 1) <= max(BATCH_TOKENS, longest):
                 end += 1
             group = order[start:end]
-            out[group] = self._forward([inputs[i] for i in group])
+            out[group] = self._forward([inputs[i] for i in group], query)
             start = end
         return out
 
-    def _forward(self, rows: list[list[int]]) -> np.ndarray:
+    def _session_for(self, query: bool) -> Any:
+        if self.runtime != "onnxruntime":
+            return None
+        found = self.sessions.get(query)
+        if found is None:
+            with self._sessions_lock:
+                found = self.sessions.get(query)
+                if found is None:
+                    found = self.sessions[query] = _session(self.folder, 1)
+        return found
+
+    def _forward(self, rows: list[list[int]], query: bool) -> np.ndarray:
         b, n, h = len(rows), max(len(r) for r in rows), self.hidden
         ids = np.full((b, n), self.pad, dtype=np.int64)
         mask = np.zeros((b, n), dtype=np.float32)
@@ -123,8 +145,9 @@ class ContextualEncoder:
         x = _layer_norm(x, *self.norm, self.eps)
         heads, size = self.heads, h // self.heads
         bias = np.asarray(((1.0 - mask) * -1e9)[:, None, None, :], dtype=np.float32)  # padded keys: no attention
-        if self.session is not None:
-            x = self.session.run(None, {"x": x, "bias": bias})[0]
+        session = self._session_for(query)
+        if session is not None:
+            x = session.run(None, {"x": x, "bias": bias})[0]
         for blk in self.blocks:
             qkv = (x @ blk["qkv"] + blk["qkv_b"]).reshape(b, n, 3, heads, size).transpose(2, 0, 3, 1, 4)
             scores = (qkv[0] @ qkv[1].transpose(0, 1, 3, 2)) * (1.0 / np.sqrt(size)) + bias
@@ -150,8 +173,9 @@ def _utf8(text: str) -> str:
     return text
 
 
-def _session(folder: Path) -> Any:
-    """An onnxruntime session over the folder's model.onnx, or None without onnxruntime or the graph."""
+def _session(folder: Path, threads: int) -> Any:
+    """An onnxruntime session over the folder's model.onnx on `threads` threads, or None without
+    onnxruntime or the graph."""
     if not (folder / "model.onnx").is_file():
         return None
     try:
@@ -159,10 +183,12 @@ def _session(folder: Path) -> Any:
     except ImportError:
         return None
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1  # a query is small; the other core serves the rest of the bank
+    options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     options.enable_cpu_mem_arena = False  # the arena keeps a batch's peak (+180 MB measured) resident
+    # idle threads sleep rather than spin: a query's second thread must not hold a core between queries
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
 
 
