@@ -15,7 +15,8 @@ and its normalisation map; the package's `e5.c` documents the format. This scrip
    pieces the full tokenizer uses for the most frequent English and Chinese words (`wordfreq`, build
    time only), every piece holding a CJK character, every single Latin, digit, punctuation or symbol
    character, and the special tokens;
-3. requantises every matrix to int8 with one float32 scale per row (safetensors);
+3. requantises every layer's matrix to int8 with one float32 scale per row; the word embeddings keep the
+   source's own 4-bit blocks (safetensors);
 4. writes a Hugging Face `tokenizer.json` (Unigram, the nmt_nfkc precompiled map, extra spaces
    removed, Metaspace) over the kept pieces, after checking that its full-vocabulary version gives
    e5's own token ids on the check texts and every file of fixtures/retrieval;
@@ -338,10 +339,36 @@ def quantise_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(np.rint(matrix / scale[:, None]), -127, 127).astype(np.int8), scale
 
 
+def pack_q4(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The source's own Q4_0 blocks back from their dequantised rows, bit for bit: (packed nibbles uint8
+    [rows, cols / 2], weight j of a block in the low nibble of its byte j and j+16 in the high, as in the
+    source; fp16 scale per block [rows, cols / QK]). The source quantised each block so its value of
+    largest magnitude is -8 x its scale (ggml's Q4_0): that value gives the scale back exactly."""
+    rows, cols = matrix.shape
+    blocks = matrix.reshape(rows, cols // QK, QK)
+    at = np.abs(blocks).argmax(axis=2)
+    d = (np.take_along_axis(blocks, at[..., None], axis=2)[..., 0] / -8.0).astype(np.float16)
+    safe = np.where(d == 0, np.float16(1.0), d).astype(np.float32)[..., None]
+    n = np.clip(np.rint(blocks / safe) + 8, 0, 15).astype(np.uint8)
+    packed = (n[..., :QK // 2] | (n[..., QK // 2:] << 4)).reshape(rows, cols // 2)
+    if not np.array_equal(unpack_q4(packed, d), matrix):
+        sys.exit("the word embeddings are not the source's Q4_0 blocks")
+    return packed, d
+
+
+def unpack_q4(packed: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """`pack_q4` undone (membank/index/contextual.py does the same for the rows a text uses)."""
+    rows = len(packed)
+    nibbles = packed.reshape(rows, -1, QK // 2)
+    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=2).astype(np.int8) - 8
+    return (values.astype(np.float32) * d.astype(np.float32)[..., None]).reshape(rows, -1)
+
+
 def weights(src: Source, ids: list[int]) -> dict[str, np.ndarray]:
     t, out = src.tensors, {}
-    word, scale = quantise_rows(t["emb.word"][np.array(ids)])
-    out["embeddings.word"], out["embeddings.word.scale"] = word, scale
+    # the word embeddings stay in the source's 4 bits (the source's values exactly, half int8's bytes: a text
+    # looks up its few rows); the layers' matrices become int8, as onnxruntime's integer products take them
+    out["embeddings.word.q4"], out["embeddings.word.d"] = pack_q4(t["emb.word"][np.array(ids)])
     # the run time cuts every input to MAX_TOKENS: the positions past it are never used
     out["embeddings.position"] = t["emb.pos"].reshape(src.config["positions"], src.config["hidden"])[:MAX_TOKENS]
     out["embeddings.type"] = t["emb.type"].reshape(src.config["type_vocab"], src.config["hidden"])[:1]
@@ -369,7 +396,8 @@ def write_model(folder: Path, src: Source, ids: list[int], tokenizer: Any) -> No
               "layer_norm_eps": src.config["eps"], "hidden_act": "gelu", "vocab_size": len(ids),
               "bos_token_id": 0, "pad_token_id": 1, "eos_token_id": 2, "unk_token_id": 3,
               "query_prefix": "query: ", "passage_prefix": "passage: ", "pooling": "mean", "normalize": True,
-              "quantization": "int8 [inputs, outputs], one float32 scale per output; word embeddings one per row"}
+              "quantization": "int8 [inputs, outputs], one float32 scale per output; word embeddings the "
+                              "source's Q4_0 blocks of 32 (nibbles, fp16 scale per block)"}
     (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
@@ -515,7 +543,7 @@ def write_provenance(folder: Path, stats: dict[str, Any]) -> None:
 | upstream model | [{UPSTREAM_MODEL}]({UPSTREAM_URL}), MIT |
 | source package | {SOURCE_PACKAGE} {SOURCE_VERSION} (PyPI, MIT; `{SOURCE_FILE}`, sha256 `{stats["source_sha"]}`) |
 | vocabulary | {stats["kept"]:,} of {stats["pieces"]:,} pieces: those the {ENGLISH_WORDS:,} most frequent English words (and their capitalised forms) and the {CHINESE_WORDS:,} most frequent Chinese words use (`wordfreq` lists, build time only), every piece holding a CJK character, every single Latin, digit, punctuation or symbol character (alone or after `▁`), the prefixes' pieces, `<s>` `<pad>` `</s>` `<unk>` at their own ids |
-| weights | the source's 4-bit blocks dequantised, then int8 with one float32 scale per output (`*.scale`; layer matrices stored [inputs, outputs]; word embeddings one scale per row); biases, norms, the first 256 positions and the type embedding float32 |
+| weights | the layers' matrices: the source's 4-bit blocks dequantised, then int8 with one float32 scale per output (`*.scale`; stored [inputs, outputs]); the word embeddings: the source's own 4-bit blocks of the kept rows, bit for bit (`embeddings.word.q4` nibbles, `embeddings.word.d` fp16 scale per block of 32); biases, norms, the first 256 positions and the type embedding float32 |
 | graph | `model.onnx`: the 12 layers for onnxruntime (opset 17; MatMulInteger over dynamically quantised activations; the feed-forward output product in float32, its int8 weights dequantised when the session starts), its weights ONNX external data inside `model.safetensors` |
 | tokenizer | Unigram over the kept pieces with e5's scores, the nmt_nfkc precompiled map (checked against e5's own map on {stats["normalised"]:,} code points), extra spaces removed, Metaspace; the full-vocabulary version matched e5.c's ids on {stats["checked"]} texts |
 | checked | membank's run time (membank/index/contextual.py with onnxruntime) on this folder against e5.c (the package's `e5.c`, compiled by the build), cosine over {stats["compared"]} texts of the check set (under 300 characters) × query/passage: min {stats["exact_min"]:.2f} on the {stats["exact"]} inputs the kept pieces tokenise as the full vocabulary does (the arithmetic); min {stats["all_min"]:.2f}, mean {stats["all_mean"]:.2f} on all (with what trimming costs: rarer words split into smaller pieces) |

@@ -5,10 +5,10 @@ Every input is `query: ` or `passage: ` + the text, cut to MAX_TOKENS tokens (wi
 query to MAX_QUERY_TOKENS after its prefix), so a 20 MB memory costs what its first page costs; the token states are mean-pooled and L2-normalised. A
 text with no known token (empty, only spaces, only characters the vocabulary lacks) is a zero row.
 
-The tokens' embeddings are looked up with numpy (int8 rows times their scales); the 12 layers run in
+The tokens' embeddings are looked up with numpy (4-bit blocks times their scales); the 12 layers run in
 onnxruntime (`model.onnx`: int8 products, ~5× faster than numpy's float32 ones). Queries and passages
-have a session each: a query (on the caller's path) runs on up to QUERY_THREADS threads and never
-waits behind the background's batch of passages, which runs on one thread. Without
+have a session each: a query (on the caller's path) runs on up to QUERY_THREADS threads, the
+background's batches of passages on one (sessions run at once: neither waits for the other). Without
 onnxruntime (`runtime="numpy"`, or the package missing) the same layers run in numpy with the int8
 matrices dequantised once at load (~85 MB): same vectors to cosine ~0.995, slower.
 `encode` holds no state between calls, so threads may share one encoder."""
@@ -52,9 +52,11 @@ class ContextualEncoder:
         self.eos, self.unk = int(config["eos_token_id"]), int(config["unk_token_id"])
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))  # first: the small file fails fast
         t = load_file(str(folder / "model.safetensors"))
-        self.word = t["embeddings.word"]
-        self.word_scale = t["embeddings.word.scale"].astype(np.float32)
-        if self.word.shape[1] != self.hidden or len(self.word_scale) != len(self.word):
+        # the word embeddings as 4-bit blocks of 32 (nibbles: weight j of a block low in byte j, j+16 high;
+        # one fp16 scale per block): a text turns only its own rows into float32
+        self.word = t["embeddings.word.q4"]
+        self.word_scale = t["embeddings.word.d"]
+        if self.word.shape[1] * 2 != self.hidden or self.word_scale.shape != (len(self.word), self.hidden // 32):
             raise ValueError("the word embeddings do not match config.json")
         self.position = t["embeddings.position"].astype(np.float32) + t["embeddings.type"][0].astype(np.float32)
         self.max_tokens = min(MAX_TOKENS, len(self.position))
@@ -134,6 +136,13 @@ class ContextualEncoder:
                     found = self.sessions[query] = _session(self.folder, 1)
         return found
 
+    def _words(self, ids: np.ndarray) -> np.ndarray:
+        """The embeddings of token ids [batch, tokens] as float32 [batch, tokens, hidden]."""
+        nibbles = self.word[ids].reshape(*ids.shape, -1, 16)
+        values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1).astype(np.int8) - np.int8(8)
+        scaled = values.astype(np.float32) * self.word_scale[ids].astype(np.float32)[..., None]
+        return scaled.reshape(*ids.shape, self.hidden)
+
     def _forward(self, rows: list[list[int]], query: bool) -> np.ndarray:
         b, n, h = len(rows), max(len(r) for r in rows), self.hidden
         ids = np.full((b, n), self.pad, dtype=np.int64)
@@ -141,7 +150,7 @@ class ContextualEncoder:
         for i, r in enumerate(rows):
             ids[i, :len(r)] = r
             mask[i, :len(r)] = 1.0
-        x = self.word[ids].astype(np.float32) * self.word_scale[ids][..., None] + self.position[:n]
+        x = self._words(ids) + self.position[:n]
         x = _layer_norm(x, *self.norm, self.eps)
         heads, size = self.heads, h // self.heads
         bias = np.asarray(((1.0 - mask) * -1e9)[:, None, None, :], dtype=np.float32)  # padded keys: no attention
