@@ -112,12 +112,12 @@ def test_a_missing_folder_says_so(tmp_path: Path) -> None:
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
     folder = _copy(tmp_path)
-    (folder / "tokenizer.json").unlink()
-    with pytest.raises(StrongUnavailable, match="tokenizer.json"):
+    (folder / "tokenizer.json.gz").unlink()
+    with pytest.raises(StrongUnavailable, match="tokenizer.json.gz"):
         load_strong(folder)
 
 
-@pytest.mark.parametrize("damaged", ["model.safetensors", "model.onnx", "tokenizer.json", "config.json"])
+@pytest.mark.parametrize("damaged", ["model.safetensors", "model.onnx", "tokenizer.json.gz", "config.json"])
 def test_a_damaged_folder_says_so(tmp_path: Path, damaged: str) -> None:
     folder = _copy(tmp_path)
     (folder / damaged).unlink()
@@ -148,8 +148,8 @@ def test_describe_says_what_the_load_would_say(tmp_path: Path) -> None:
     with pytest.raises(StrongUnavailable, match="missing from this installation"):
         describe_strong(tmp_path / "nowhere")
     folder = _copy(tmp_path)
-    (folder / "tokenizer.json").unlink()
-    with pytest.raises(StrongUnavailable, match="missing tokenizer.json"):
+    (folder / "tokenizer.json.gz").unlink()
+    with pytest.raises(StrongUnavailable, match="missing tokenizer.json.gz"):
         describe_strong(folder)
 
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 STRONG_BUNDLED = Path(__file__).resolve().parents[1] / "model" / "e5-small-int8"
-STRONG_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+STRONG_FILES = ("config.json", "model.safetensors", "tokenizer.json.gz")
 STRONG_PACKAGES = ("numpy", "safetensors", "tokenizers")  # the load's imports; onnxruntime only speeds it up
 
 _cache: dict[tuple[str, int, int], "StrongEncoder"] = {}
