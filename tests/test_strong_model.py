@@ -112,12 +112,12 @@ def test_a_missing_folder_says_so(tmp_path: Path) -> None:
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
     folder = _copy(tmp_path)
-    (folder / "tokenizer.json").unlink()
-    with pytest.raises(StrongUnavailable, match="tokenizer.json"):
+    (folder / "tokenizer.json.gz").unlink()
+    with pytest.raises(StrongUnavailable, match="tokenizer.json.gz"):
         load_strong(folder)
 
 
-@pytest.mark.parametrize("damaged", ["model.safetensors", "model.onnx", "tokenizer.json", "config.json"])
+@pytest.mark.parametrize("damaged", ["model.safetensors", "model.onnx", "tokenizer.json.gz", "config.json"])
 def test_a_damaged_folder_says_so(tmp_path: Path, damaged: str) -> None:
     folder = _copy(tmp_path)
     (folder / damaged).unlink()
@@ -148,8 +148,8 @@ def test_describe_says_what_the_load_would_say(tmp_path: Path) -> None:
     with pytest.raises(StrongUnavailable, match="missing from this installation"):
         describe_strong(tmp_path / "nowhere")
     folder = _copy(tmp_path)
-    (folder / "tokenizer.json").unlink()
-    with pytest.raises(StrongUnavailable, match="missing tokenizer.json"):
+    (folder / "tokenizer.json.gz").unlink()
+    with pytest.raises(StrongUnavailable, match="missing tokenizer.json.gz"):
         describe_strong(folder)
 
 
@@ -180,3 +180,29 @@ def test_a_lone_surrogate_does_not_break_the_tokenizer(strong: StrongEncoder) ->
     assert not np.isnan(rows).any()
     assert float(rows[0] @ rows[2]) > 0.8
     assert strong.queries(["lighthouse \ud83d"])[0].any()
+
+
+def test_a_repeated_query_is_not_embedded_again() -> None:
+    """A writer's app re-asks with the same selection: the encoder answers it from its last queries
+    (the exact text, this encoder's model), a copy each time, and forgets the oldest beyond its size."""
+    from membank.index.strong import QueryCache
+
+    asked: list[list[str]] = []
+
+    class Counting:
+        def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+            asked.append(list(texts))
+            return np.array([[len(t), 1.0] for t in texts], np.float32)
+
+    encoder = StrongEncoder("counting:1:2", 2, Counting(), QueryCache(2))
+    first = encoder.queries(["a storm", "the harbour"])
+    again = encoder.queries(["the harbour", "a storm", "a storm "])
+    assert asked == [["a storm", "the harbour"], ["a storm "]]
+    assert np.array_equal(again[:2], first[::-1])
+    encoder.queries(["a storm"])[0][0] = 0.0  # the caller's copy
+    assert encoder.queries(["a storm"])[0][0] == len("a storm")
+    encoder.queries(["the harbour"])  # the least lately asked, gone when "a storm " came
+    assert asked[-1] == ["the harbour"]
+    other = StrongEncoder("counting:2:2", 2, Counting())
+    other.queries(["a storm "])
+    assert asked[-1] == ["a storm "] and encoder.passages(["a storm"]).shape == (1, 2)

@@ -1,19 +1,24 @@
 """The strong tier's arithmetic: multilingual-e5-small's 12-layer BERT encoder from the int8 folder
-scripts/build_strong_model.py writes (tokenizer.json, model.safetensors, model.onnx, config.json).
+scripts/build_strong_model.py writes (tokenizer.json.gz, model.safetensors, model.onnx, config.json).
 
 Every input is `query: ` or `passage: ` + the text, cut to MAX_TOKENS tokens (with <s> and </s>; a
 query to MAX_QUERY_TOKENS after its prefix), so a 20 MB memory costs what its first page costs; the token states are mean-pooled and L2-normalised. A
 text with no known token (empty, only spaces, only characters the vocabulary lacks) is a zero row.
 
-The tokens' embeddings are looked up with numpy (int8 rows times their scales); the 12 layers run in
-onnxruntime (`model.onnx`: int8 products, ~5× faster than numpy's float32 ones, one thread). Without
+The tokens' embeddings are looked up with numpy (4-bit blocks times their scales); the 12 layers run in
+onnxruntime (`model.onnx`: int8 products, ~5× faster than numpy's float32 ones). Queries and passages
+have a session each: a query (on the caller's path) runs on up to QUERY_THREADS threads, the
+background's batches of passages on one (sessions run at once: neither waits for the other). Without
 onnxruntime (`runtime="numpy"`, or the package missing) the same layers run in numpy with the int8
 matrices dequantised once at load (~85 MB): same vectors to cosine ~0.995, slower.
 `encode` holds no state between calls, so threads may share one encoder."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +30,7 @@ MAX_TOKENS = 256  # per input, <s> and </s> included
 # so the strong tier keeps within its 35 ms rows; a question is rarely longer.
 MAX_QUERY_TOKENS = 32
 MAX_CHARS = 4 * MAX_TOKENS * 4  # the text is cut before tokenising: ~4 characters a token at most, 4× margin
+QUERY_THREADS = 2  # a query's session: both cores of a small machine for ~30 ms; passages keep one
 BATCH_TOKENS = 2048  # padded tokens per forward pass: bounds the activations (~25 MB at most)
 _SQRT_HALF = 0.7071067811865476
 
@@ -45,20 +51,29 @@ class ContextualEncoder:
         self.passage_prefix = str(config["passage_prefix"])
         self.bos, self.pad = int(config["bos_token_id"]), int(config["pad_token_id"])
         self.eos, self.unk = int(config["eos_token_id"]), int(config["unk_token_id"])
-        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))  # first: the small file fails fast
+        # first: the small file fails fast (gzipped JSON, a quarter of its 3.1 MB on disk)
+        tokenizer = Tokenizer.from_str(gzip.decompress((folder / "tokenizer.json.gz").read_bytes()).decode("utf-8"))
         t = load_file(str(folder / "model.safetensors"))
-        self.word = t["embeddings.word"]
-        self.word_scale = t["embeddings.word.scale"].astype(np.float32)
-        if self.word.shape[1] != self.hidden or len(self.word_scale) != len(self.word):
+        # the word embeddings as 4-bit blocks of 32 (nibbles: weight j of a block low in byte j, j+16 high;
+        # one fp16 scale per block): a text turns only its own rows into float32
+        self.word = t["embeddings.word.q4"]
+        self.word_scale = t["embeddings.word.d"]
+        if self.word.shape[1] * 2 != self.hidden or self.word_scale.shape != (len(self.word), self.hidden // 32):
             raise ValueError("the word embeddings do not match config.json")
         self.position = t["embeddings.position"].astype(np.float32) + t["embeddings.type"][0].astype(np.float32)
         self.max_tokens = min(MAX_TOKENS, len(self.position))
         self.norm = (t["embeddings.norm.weight"], t["embeddings.norm.bias"])
-        self.session: Any = _session(folder) if runtime in ("auto", "onnxruntime") else None
-        if self.session is None and runtime == "onnxruntime":
+        threads = max(1, min(QUERY_THREADS, os.cpu_count() or 1))
+        query_session: Any = _session(folder, threads) if runtime in ("auto", "onnxruntime") else None
+        if query_session is None and runtime == "onnxruntime":
             raise ImportError("onnxruntime", name="onnxruntime")
-        self.runtime = "onnxruntime" if self.session is not None else "numpy"
-        self.blocks = [] if self.session is not None else [self._layer(t, i) for i in range(self.layers)]
+        self.runtime = "onnxruntime" if query_session is not None else "numpy"
+        # the passages' session is made at the first batch (a process that only asks makes one session)
+        self.sessions: dict[bool, Any] = {True: query_session} if threads > 1 else {True: query_session,
+                                                                                   False: query_session}
+        self.folder = folder
+        self._sessions_lock = threading.Lock()
+        self.blocks = [] if query_session is not None else [self._layer(t, i) for i in range(self.layers)]
         if tokenizer.get_vocab_size() != len(self.word):
             raise ValueError(f"{tokenizer.get_vocab_size()} tokens but {len(self.word)} embeddings")
         tokenizer.no_padding()
@@ -108,23 +123,42 @@ class ContextualEncoder:
             while end < len(order) and len(inputs[order[end]]) * (end - start + 1) <= max(BATCH_TOKENS, longest):
                 end += 1
             group = order[start:end]
-            out[group] = self._forward([inputs[i] for i in group])
+            out[group] = self._forward([inputs[i] for i in group], query)
             start = end
         return out
 
-    def _forward(self, rows: list[list[int]]) -> np.ndarray:
+    def _session_for(self, query: bool) -> Any:
+        if self.runtime != "onnxruntime":
+            return None
+        found = self.sessions.get(query)
+        if found is None:
+            with self._sessions_lock:
+                found = self.sessions.get(query)
+                if found is None:
+                    found = self.sessions[query] = _session(self.folder, 1)
+        return found
+
+    def _words(self, ids: np.ndarray) -> np.ndarray:
+        """The embeddings of token ids [batch, tokens] as float32 [batch, tokens, hidden]."""
+        nibbles = self.word[ids].reshape(*ids.shape, -1, 16)
+        values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1).astype(np.int8) - np.int8(8)
+        scaled = values.astype(np.float32) * self.word_scale[ids].astype(np.float32)[..., None]
+        return scaled.reshape(*ids.shape, self.hidden)
+
+    def _forward(self, rows: list[list[int]], query: bool) -> np.ndarray:
         b, n, h = len(rows), max(len(r) for r in rows), self.hidden
         ids = np.full((b, n), self.pad, dtype=np.int64)
         mask = np.zeros((b, n), dtype=np.float32)
         for i, r in enumerate(rows):
             ids[i, :len(r)] = r
             mask[i, :len(r)] = 1.0
-        x = self.word[ids].astype(np.float32) * self.word_scale[ids][..., None] + self.position[:n]
+        x = self._words(ids) + self.position[:n]
         x = _layer_norm(x, *self.norm, self.eps)
         heads, size = self.heads, h // self.heads
         bias = np.asarray(((1.0 - mask) * -1e9)[:, None, None, :], dtype=np.float32)  # padded keys: no attention
-        if self.session is not None:
-            x = self.session.run(None, {"x": x, "bias": bias})[0]
+        session = self._session_for(query)
+        if session is not None:
+            x = session.run(None, {"x": x, "bias": bias})[0]
         for blk in self.blocks:
             qkv = (x @ blk["qkv"] + blk["qkv_b"]).reshape(b, n, 3, heads, size).transpose(2, 0, 3, 1, 4)
             scores = (qkv[0] @ qkv[1].transpose(0, 1, 3, 2)) * (1.0 / np.sqrt(size)) + bias
@@ -150,8 +184,9 @@ def _utf8(text: str) -> str:
     return text
 
 
-def _session(folder: Path) -> Any:
-    """An onnxruntime session over the folder's model.onnx, or None without onnxruntime or the graph."""
+def _session(folder: Path, threads: int) -> Any:
+    """An onnxruntime session over the folder's model.onnx on `threads` threads, or None without
+    onnxruntime or the graph."""
     if not (folder / "model.onnx").is_file():
         return None
     try:
@@ -159,10 +194,12 @@ def _session(folder: Path) -> Any:
     except ImportError:
         return None
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1  # a query is small; the other core serves the rest of the bank
+    options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     options.enable_cpu_mem_arena = False  # the arena keeps a batch's peak (+180 MB measured) resident
+    # idle threads sleep rather than spin: a query's second thread must not hold a core between queries
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import threading
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 STRONG_BUNDLED = Path(__file__).resolve().parents[1] / "model" / "e5-small-int8"
-STRONG_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+STRONG_FILES = ("config.json", "model.safetensors", "tokenizer.json.gz")
 STRONG_PACKAGES = ("numpy", "safetensors", "tokenizers")  # the load's imports; onnxruntime only speeds it up
 
 _cache: dict[tuple[str, int, int], "StrongEncoder"] = {}
@@ -28,15 +29,60 @@ class StrongUnavailable(Exception):
     """The strong tier cannot run here; the message says why, in words for the writer."""
 
 
+QUERY_CACHE = 64  # queries remembered per encoder: a writer's app re-asks with the same selection
+
+
+class QueryCache:
+    """The last `size` query vectors of one encoder, by exact text (thread-safe; `size` 0 remembers none).
+    `StrongEncoder.queries` hands out copies, so no caller can change what the next one gets."""
+
+    def __init__(self, size: int = QUERY_CACHE) -> None:
+        self.size = size
+        self._rows: OrderedDict[str, "np.ndarray"] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> "np.ndarray | None":
+        with self._lock:
+            found = self._rows.get(text)
+            if found is not None:
+                self._rows.move_to_end(text)
+            return found
+
+    def put(self, text: str, row: "np.ndarray") -> "np.ndarray":
+        row = row.copy()
+        with self._lock:
+            if self.size > 0:
+                self._rows[text] = row
+                self._rows.move_to_end(text)
+                while len(self._rows) > self.size:
+                    self._rows.popitem(last=False)
+        return row
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+
+
 @dataclass(frozen=True)
 class StrongEncoder:
     name: str  # identity recorded in the index: folder name, weights, dimension
     dim: int
     model: Any  # the arithmetic
+    # queries already embedded by this encoder (so by this model): a repeat costs a look-up, not ~30 ms
+    cache: QueryCache = field(default_factory=QueryCache, compare=False, repr=False)
 
     def queries(self, texts: list[str]) -> "np.ndarray":
-        """Unit-length float32 rows for search queries; a text with no known token is a zero row."""
-        return self.model.encode(texts, query=True)  # type: ignore[no-any-return]
+        """Unit-length float32 rows for search queries; a text with no known token is a zero row. A
+        query asked lately (the exact text) is not embedded again."""
+        import numpy as np
+
+        found = [self.cache.get(t) for t in texts]
+        todo = [i for i, row in enumerate(found) if row is None]
+        if todo:
+            rows = self.model.encode([texts[i] for i in todo], query=True)
+            for i, row in zip(todo, rows):
+                found[i] = self.cache.put(texts[i], np.asarray(row, np.float32))
+        return np.stack(found) if found else np.zeros((0, self.dim), np.float32)
 
     def passages(self, texts: list[str]) -> "np.ndarray":
         """Unit-length float32 rows for what is searched (memories, cards, entries, passages)."""

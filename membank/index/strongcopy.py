@@ -14,6 +14,9 @@ import numpy as np
 # better; recall/tiers.py makes it (the calibrated cross-language score, recall/rank.py `strong_scores`)
 Scorer = Callable[["StrongVectors", np.ndarray], np.ndarray]
 BLOCK = 4096  # rows turned into float32 at a time: 6 MB at 384 dimensions
+# a query's scan: rows turned into float32 at a time, in one buffer that stays in the cache (768 KB at 384
+# dimensions): ~35% less CPU than 4096-row blocks, each a fresh 6 MB array (10,000 rows, medians A/B)
+SCAN_BLOCK = 512
 MIN_CENTRE = 8  # the fewest rows of a language whose mean centres it (recall/calibrate.py MIN_POOL, alike)
 MIN_SHARED = 3  # the fewest rows whose mean centres a language of fewer (of two, each is the other's opposite)
 KEEP_MEANS = 100  # a patch of at most 1/KEEP_MEANS of the rows keeps the languages' means (`patched`)
@@ -41,6 +44,17 @@ def cosine(query: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Plain cosine of a unit query with each row (rows need not be unit: int8 rounding moves the length)."""
     norms = np.linalg.norm(rows, axis=1)
     return np.einsum("ij,j->i", rows, np.asarray(query, np.float32)) / np.where(norms > 0, norms, 1.0)
+
+
+def _dots(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Each int8 row times the float32 vector `q`, a block at a time (einsum: one thread)."""
+    out = np.empty(len(rows), np.float32)
+    buffer = np.empty((min(SCAN_BLOCK, len(rows)), rows.shape[1]), np.float32)
+    for a in range(0, len(rows), SCAN_BLOCK):
+        block = buffer[:len(rows[a:a + SCAN_BLOCK])]
+        np.copyto(block, rows[a:a + SCAN_BLOCK], casting="unsafe")
+        out[a:a + len(block)] = np.einsum("ij,j->i", block, q)
+    return out
 
 
 def _factors(rows: np.ndarray) -> np.ndarray:
@@ -102,10 +116,7 @@ class StrongVectors:
         """Every row's cosine with `query` (0 for a zero row), a block at a time (einsum: one thread)."""
         q = np.asarray(query, np.float32)
         q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
-        out = np.empty(len(self.rows), np.float32)
-        for a in range(0, len(self.rows), BLOCK):
-            out[a:a + BLOCK] = np.einsum("ij,j->i", self.rows[a:a + BLOCK].astype(np.float32), q)
-        return out * self.factor
+        return _dots(self.rows, q) * self.factor
 
     def means(self) -> dict[bool, np.ndarray]:
         """Each language's mean unit vector (keyed by `zh`), over every row with a direction (every row's mean for
@@ -151,9 +162,7 @@ class StrongVectors:
         q = np.asarray(query, np.float32)
         q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0)) - means[bool(query_zh)]
         q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
-        dots = np.empty(len(self.rows), np.float32)
-        for a in range(0, len(self.rows), BLOCK):
-            dots[a:a + BLOCK] = np.einsum("ij,j->i", self.rows[a:a + BLOCK].astype(np.float32), q)
+        dots = _dots(self.rows, q)
         dots *= self.factor
         dots -= np.where(self.zh, float(means[True] @ q), float(means[False] @ q)).astype(np.float32)
         return np.divide(dots, lengths, out=np.zeros_like(dots), where=lengths > 1e-6)

@@ -120,15 +120,21 @@ def strong_rows(bank: Any, corpus: Corpus, reps: int, quick: bool, chosen: str |
     fill_note = (f"{rate.n * BATCH} entries embedded by the real model, the other {filled:,} given those vectors "
                  f"in turn (same scan, same query cost; not a real fill's ranking)")
     say(quiet, "strong tier: previews and context:assemble, the static tier right after each")
-    preview = previews(bank, corpus.files, reps, True, random.Random(rng.random()), "preview_semantic_strong",
-                       TARGET_MS)
-    preview.what = _preview_row(corpus.files).what
-    tier = _preview_tier(bank)
-    preview.note = f"{fill_note}; the answer's items ranked by the {tier} tier"
-    assemble = _assemble_row(corpus.files)
-    payloads = assemble_payloads(len((corpus.root / "chapters" / "ch20.md").read_text("utf-8")), "bench-all", reps,
-                                 random.Random(rng.random()))
-    _time_assemble(bank, payloads, assemble)
+    remembered, encoder.cache.size = encoder.cache.size, 0  # every query embedded: the rows' previews repeat texts
+    encoder.cache.clear()
+    try:
+        preview = previews(bank, corpus.files, reps, True, random.Random(rng.random()), "preview_semantic_strong",
+                           TARGET_MS)
+        preview.what = _preview_row(corpus.files).what
+        tier = _preview_tier(bank)
+        preview.note = (f"{fill_note}; every query embedded (the query cache off); the answer's items ranked by "
+                        f"the {tier} tier")
+        assemble = _assemble_row(corpus.files)
+        payloads = assemble_payloads(len((corpus.root / "chapters" / "ch20.md").read_text("utf-8")), "bench-all",
+                                     reps, random.Random(rng.random()))
+        _time_assemble(bank, payloads, assemble)
+    finally:
+        encoder.cache.size = remembered
     static = _static_now(bank, corpus, reps, payloads, rng)
     preview.note += f"; the static tier in the same minute: p95 {static[0]:.1f} ms"
     assemble.note = (f"{fill_note}; the static tier in the same minute: p95 {static[1]:.1f} ms "
