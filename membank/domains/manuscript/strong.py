@@ -21,19 +21,12 @@ import threading
 from typing import Any
 
 from ...index import Index, strongload
-from ...index.schema import DomainSchema, register
 from ...index.store import reading
 from ...kernel.background import Worker
 from ...kernel.errors import MembankError
 from ..contract import Bank
 from .passages import SENTENCE_END
 from .store import GENERATION
-
-register(DomainSchema(
-    "manuscript.strong", 1,
-    "CREATE TABLE manuscript_strong(passage INTEGER NOT NULL, part INTEGER NOT NULL, hash TEXT NOT NULL,"
-    " emb BLOB NOT NULL, PRIMARY KEY(passage, part))",
-    "DROP TABLE IF EXISTS manuscript_strong"))
 
 MODEL = "manuscript.strong_model"  # meta: the model the windows were made with
 TAG = "manuscript.strong_tag"  # meta: moves with every batch written
