@@ -58,6 +58,8 @@ def test_search_ranks_with_the_windows_once_the_background_filled_them(bank: Ban
     bank.sync()
     assert strong.settle(bank)  # the changed passage's windows, in the background after the sync
     assert _tiers(bank) == {"strong vector"}
+    bank.update_embedding_settings(patch={"strong": "off"})  # the writer's switch
+    assert _tiers(bank) <= {"vector"}
 
 
 def test_a_passage_without_its_windows_leaves_the_ranking_to_the_static_vectors(bank: Bank) -> None:

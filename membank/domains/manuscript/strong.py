@@ -153,7 +153,7 @@ def nearest(bank: Bank, query: str, allowed: list[int], k: int) -> list[tuple[in
     """(id, 1 - score) of the k best allowed passages by their best window, the scores put on one scale
     (best 1, worst 0); None when the strong windows cannot rank (the static vectors do)."""
     got = vectors(bank)
-    if got is None:
+    if got is None or not strongload.switched_on(bank.settings_files.embedding()):  # (the writer's switch)
         return None
     import numpy as np
 
