@@ -79,3 +79,16 @@ def test_the_windows_never_open_what_lies_after_before(bank: Bank) -> None:
     items = bank.search_manuscript(query_text="雨夜 码头 wreck rocks dawn", before="chapters/ch02.md", limit=50)["items"]
     assert items and {i["source"] for i in items} == {"chapters/ch01.md"}
     assert _tiers(bank, before="chapters/ch02.md") == {"strong vector"}
+
+
+def test_a_model_failing_on_the_passages_leaves_the_static_vectors_ranking(bank: Bank,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    (bank.root / "chapters" / "ch03.md").write_text("The storm passed.\n", "utf-8")
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load_broken")
+    other = membank.open(bank.root)
+    try:
+        assert _tiers(other) <= {"vector"}
+        assert strong.settle(other)
+        assert _tiers(other) <= {"vector"}
+    finally:
+        other.close()

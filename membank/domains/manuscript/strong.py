@@ -1,4 +1,4 @@
-"""The passages' strong vectors (docs/manuscript.md, "Meaning"): the strong tier's model (index/strong.py)
+"""The passages' strong vectors (docs/manuscript.md, "Passages and scenes"): the strong tier's model (index/strong.py)
 embeds each passage in windows of a few sentences, in the background, and `manuscript:search` ranks
 with them once every passage has its windows; until then, and wherever the tier is off, the static
 vectors rank.
@@ -17,6 +17,7 @@ under the write lock only the windows of passages that still hold the text they 
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
@@ -28,10 +29,12 @@ from ..contract import Bank
 from .passages import SENTENCE_END
 from .store import GENERATION
 
+log = logging.getLogger("membank")
+_MAKING = threading.Lock()  # one filler per project, whichever threads kick at once
 MODEL = "manuscript.strong_model"  # meta: the model the windows were made with
 TAG = "manuscript.strong_tag"  # meta: moves with every batch written
 WINDOW = 150  # a window's weight: code points, a CJK one counting two (about a sentence or three)
-BATCH = 16  # passages per batch
+BATCH = 4  # passages per batch (~30-50 windows, ~1 s of a core): a close waits at most for one
 LOCK_WAIT = 0.5
 MEMO = "manuscript.strong"
 LONG_LIVED = "indexing.strong"  # the memories' filler in the memo: `enabled` in a long-lived process
@@ -202,6 +205,8 @@ def _long_lived(bank: Bank) -> bool:
 
 
 class Filler:
+    """One project's passage filler: a worker thread, one batch at a time; stopped when the project closes."""
+
     def __init__(self, bank: Bank) -> None:
         self.bank = bank
         self.worker = Worker(f"membank-passages-{bank.info.id}")
@@ -209,11 +214,12 @@ class Filler:
         self._busy = threading.Lock()
         self._queued = False
         self.stopped = False
+        self.failure: str | None = None  # a batch the model failed on: no more batches in this process
         bank.closers.append(self.stop)
 
     def kick(self) -> None:
         with self._lock:
-            if self.stopped or self._queued:
+            if self.stopped or self._queued or self.failure is not None:
                 return
             self._queued = self.worker.submit(self._batch)
 
@@ -238,7 +244,12 @@ class Filler:
                 rows = pending(self.bank.index, BATCH)
         if not rows:
             return
-        made = embed(encoder, rows)
+        try:
+            made = embed(encoder, rows)
+        except Exception as e:  # a model that fails on text: the static vectors keep ranking, said once
+            self.failure = f"{e.__class__.__name__}: {e}"
+            log.exception("the strong model failed on the manuscript's passages; the static vectors rank them")
+            return
         with self._busy:
             if self.stopped or not self._lock_taken():
                 return
@@ -263,9 +274,10 @@ def kick(bank: Bank) -> None:
     """Fill what lacks windows in the background, in a long-lived process where the strong tier runs."""
     if not _long_lived(bank) or strongload.handle(bank.memo).why() is not None:
         return
-    found = bank.memo.get(MEMO)
-    if found is None:
-        found = bank.memo[MEMO] = Filler(bank)
+    with _MAKING:
+        found = bank.memo.get(MEMO)
+        if found is None:
+            found = bank.memo[MEMO] = Filler(bank)
     found.kick()
 
 
