@@ -21,6 +21,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")  # a code fence: no heading or scen
 _SETEXT = re.compile(r"^ {0,3}=+[ \t]*$")  # under a one-line paragraph: it is a heading (`---` stays a scene break)
 # a sentence ends after one of these, with any closing quotes or brackets that follow it
 _END = re.compile(r"(?:[。．｡！？!?…]+|\.(?=[\s\"'”’」』）)]|$))[\"'”’」』）)\]]*")
+SENTENCE_END = _END
 
 
 @dataclass(frozen=True)

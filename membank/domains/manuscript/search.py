@@ -11,7 +11,7 @@ from ...kernel.text import fts_query
 from ..contract import Bank
 from ..recall.rank import fuse
 from ..story.positions import story_order
-from . import store, words
+from . import store, strong, words
 from .sync import documents
 
 CANDIDATES = 50  # per side, before fusion
@@ -115,8 +115,9 @@ def search(bank: Bank, query_text: str, before: str | None = None, document_id: 
 
 
 def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | None, limit: int,
-           exclude: frozenset[int] = frozenset()) -> tuple[list[dict[str, Any]], Before | None]:
-    """The items, best first, and the limit the position set."""
+           exclude: frozenset[int] = frozenset(), windows: bool = True) -> tuple[list[dict[str, Any]], Before | None]:
+    """The items, best first, and the limit the position set. `windows`: the passages' strong windows rank
+    when every passage has them (strong.py); else, and without, the static vectors."""
     index = bank.index
     bound = limit_of(bank, before)
     where, args = _allowed_sql(bound, document_id)
@@ -129,14 +130,17 @@ def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | N
     if match is not None:
         lexical = [(i, s) for i, s in words.best(index, match, where, args, within, CANDIDATES + len(exclude))
                    if i not in exclude]
-    nearest = _nearest(bank, query_text, allowed, CANDIDATES)
+    nearest = strong.nearest(bank, query_text, allowed, CANDIDATES) if windows else None
+    side = "vector" if nearest is None else "strong vector"
+    if nearest is None:
+        nearest = _nearest(bank, query_text, allowed, CANDIDATES)
     hits = sorted(fuse(nearest, lexical), key=lambda h: -round(h.fused, 9))
     hits = [h for h in hits if h.fused > 0][:limit]
     rows = {p.id: p for p in store.passages(index, [h.rowid for h in hits])}
     items = []
     for rank, h in enumerate(hits, 1):
         p = rows[h.rowid]
-        parts = [f"vector #{h.vector_rank} ({h.similarity:.3f})" if h.vector_rank else "no vector match",
+        parts = [f"{side} #{h.vector_rank} ({h.similarity:.3f})" if h.vector_rank else f"no {side} match",
                  f"lexical #{h.lexical_rank}" if h.lexical_rank else "no word match"]
         items.append({"source": p.document, "scene": p.scene, "line": p.line, "endLine": p.end_line, "text": p.text,
                       "score": round(h.fused, 6), "reason": f"rank {rank}: " + ", ".join(parts),

@@ -31,6 +31,13 @@ register(DomainSchema(
     "DROP TABLE IF EXISTS manuscript_documents; DROP TABLE IF EXISTS manuscript_passages;"
     " DROP TABLE IF EXISTS manuscript_fts"))
 
+# the passages' strong windows (strong.py): each passage's vectors, with the hash of the text they were made of
+register(DomainSchema(
+    "manuscript.strong", 1,
+    "CREATE TABLE manuscript_strong(passage INTEGER NOT NULL, part INTEGER NOT NULL, hash TEXT NOT NULL,"
+    " emb BLOB NOT NULL, PRIMARY KEY(passage, part))",
+    "DROP TABLE IF EXISTS manuscript_strong"))
+
 
 @dataclass(frozen=True)
 class Stored:

@@ -22,7 +22,7 @@ from ...kernel.text import fts_text
 from ..contract import Bank
 from ..story.manuscript import read_document_bytes
 from ..story.positions import put_scenes, story_order, walk_manuscript
-from . import store, summaries
+from . import store, strong, summaries
 from .passages import Passage, cut
 
 MAX_CHAPTER_BYTES = 8 * 1024 * 1024  # a chapter larger than this is a diagnostic (about 2.7 million CJK characters)
@@ -73,6 +73,8 @@ def sync(bank: Bank) -> Report:
             store.moved(index)
         summaries.check(bank, bool(report.changed))
         embed_pending(index, bank.embedder)
+    if report.changed:
+        strong.kick(bank)  # the changed passages' strong windows, in the background
     return report
 
 

@@ -47,6 +47,9 @@ def manuscript_rows(tmp: Path, quick: bool, seed: int, quiet: bool) -> list[Row]
     say(quiet, f"manuscript: {size:,} code points in 100 chapters")
     bank = open_project(root)
     try:
+        from ...domains.indexing import strongfill
+
+        strongfill.stop(bank)  # no strong filling (memories', passages' windows) competes with the rows
         bank.embedder()
         cold = Row("manuscript_cold", "manuscript cold index with embeddings (index --rebuild)", "s", size,
                    target=3.0, target_text="1,000,000 code points ≤ 3 s")

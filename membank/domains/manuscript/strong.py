@@ -1,0 +1,288 @@
+"""The passages' strong vectors (docs/manuscript.md, "Passages and scenes"): the strong tier's model (index/strong.py)
+embeds each passage in windows of a few sentences, in the background, and `manuscript:search` ranks
+with them once every passage has its windows; until then, and wherever the tier is off, the static
+vectors rank.
+
+A reader's question names a sentence or two of a passage, in other words than the novel's; one vector
+for a whole passage of 400–1,000 code points blurs that sentence into the rest, so a passage scores as
+its best window (`windows`). The windows' cosines are put on one scale per query (the best allowed
+passage 1, the worst 0) before the fusion with the words: raw cosines of this model crowd into a narrow
+band, where an equal blend lets the word side decide alone.
+
+Filling: a long-lived process (the memories' strong filler is started: `indexing.strong` in the
+project's memo) fills the passages on a worker thread of its own, kicked by a manuscript sync and by a
+search that finds them incomplete. A batch reads in a snapshot, embeds with no lock held and writes
+under the write lock only the windows of passages that still hold the text they were read with.
+`fill` embeds everything now (the benchmark)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from ...index import Index, strongload
+from ...index.store import reading
+from ...kernel.background import Worker
+from ...kernel.errors import MembankError
+from ..contract import Bank
+from .passages import SENTENCE_END
+from .store import GENERATION
+
+log = logging.getLogger("membank")
+_MAKING = threading.Lock()  # one filler per project, whichever threads kick at once
+MODEL = "manuscript.strong_model"  # meta: the model the windows were made with
+TAG = "manuscript.strong_tag"  # meta: moves with every batch written
+WINDOW = 150  # a window's weight: code points, a CJK one counting two (about a sentence or three)
+BATCH = 4  # passages per batch (~30-50 windows, ~1 s of a core): a close waits at most for one
+LOCK_WAIT = 0.5
+MEMO = "manuscript.strong"
+LONG_LIVED = "indexing.strong"  # the memories' filler in the memo: `enabled` in a long-lived process
+_PENDING = ("SELECT p.id, p.hash, p.text FROM manuscript_passages AS p WHERE NOT EXISTS"
+            " (SELECT 1 FROM manuscript_strong AS s WHERE s.passage = p.id AND s.hash = p.hash)")
+
+
+def windows(text: str) -> list[str]:
+    """The text cut at sentence ends into windows of about WINDOW (a sentence longer than that is one
+    window); the text whole when it has no sentence end."""
+    pieces, at = [], 0
+    for m in SENTENCE_END.finditer(text):
+        pieces.append(text[at:m.end()])
+        at = m.end()
+    pieces.append(text[at:])
+    out, current, weight = [], "", 0
+    for piece in pieces:
+        w = sum(2 if ord(c) >= 0x2E80 else 1 for c in piece)
+        if current.strip() and weight + w > WINDOW:
+            out.append(current.strip())
+            current, weight = "", 0
+        current, weight = current + piece, weight + w
+    if current.strip():
+        out.append(current.strip())
+    return out or [text]
+
+
+def pending(index: Index, limit: int) -> list[tuple[int, str, str]]:
+    """(id, hash, text) of passages without windows of their current text."""
+    return index.db.execute(f"{_PENDING} ORDER BY p.id LIMIT ?", (limit,)).fetchall()
+
+
+def put(index: Index, model: str, rows: list[tuple[int, str, list[Any]]]) -> None:
+    """Store each passage's window vectors (id, hash read, vectors), in the caller's transaction: another
+    model's windows go first; a passage whose text changed since it was read, and windows of passages
+    gone, are not kept."""
+    db = index.db
+    if index.get_meta(MODEL) != model:
+        db.execute("DELETE FROM manuscript_strong")
+        index.set_meta(MODEL, model)
+    db.execute("DELETE FROM manuscript_strong WHERE NOT EXISTS (SELECT 1 FROM manuscript_passages AS p"
+               " WHERE p.id = manuscript_strong.passage AND p.hash = manuscript_strong.hash)")
+    for pid, digest, vectors in rows:
+        still = db.execute("SELECT 1 FROM manuscript_passages WHERE id = ? AND hash = ?", (pid, digest)).fetchall()
+        if still:
+            db.execute("DELETE FROM manuscript_strong WHERE passage = ?", (pid,))
+            db.executemany("INSERT INTO manuscript_strong(passage, part, hash, emb) VALUES (?, ?, ?, ?)",
+                           [(pid, n, digest, v.astype("float16").tobytes()) for n, v in enumerate(vectors)])
+    index.set_meta(TAG, str(int(index.get_meta(TAG) or 0) + 1))
+
+
+def embed(encoder: Any, rows: list[tuple[int, str, str]]) -> list[tuple[int, str, list[Any]]]:
+    """The windows of each passage embedded by the strong encoder (no lock held)."""
+    cut = [windows(text) for _, _, text in rows]
+    vectors = encoder.passages([w for ws in cut for w in ws])
+    out, at = [], 0
+    for (pid, digest, _), ws in zip(rows, cut):
+        out.append((pid, digest, list(vectors[at:at + len(ws)])))
+        at += len(ws)
+    return out
+
+
+def fill(bank: Bank) -> int:
+    """Embed every passage without windows now, on the caller's thread; the number embedded (0 when the
+    tier is off or cannot run here)."""
+    encoder = _encoder(bank)
+    if encoder is None:
+        return 0
+    done = 0
+    while rows := pending(bank.index, BATCH):
+        made = embed(encoder, rows)
+        with bank.write_lock, bank.index.transaction():
+            put(bank.index, encoder.name, made)
+        done += len(rows)
+    return done
+
+
+def _encoder(bank: Bank) -> Any:
+    if not strongload.switched_on(bank.settings_files.embedding()):
+        return None
+    return strongload.handle(bank.memo).get()
+
+
+# -- the search's side ---------------------------------------------------------------------------
+
+def vectors(bank: Bank) -> tuple[Any, Any, Any] | None:
+    """(passage ids, index of each window's passage, windows as rows) when every passage has its windows
+    of the loaded strong model; None otherwise (a filler is kicked when one can run)."""
+    index = bank.index
+    encoder = strongload.handle(bank.memo).loaded()
+    if encoder is None or index.get_meta(MODEL) != encoder.name:
+        kick(bank)
+        return None
+    key = (index.get_meta(TAG), index.get_meta(GENERATION))
+    kept = index.caches.get(MEMO)
+    if kept is None or kept[0] != key:
+        kept = index.caches[MEMO] = (key, _read(index))
+    if kept[1] is None:
+        kick(bank)
+    return kept[1]  # type: ignore[no-any-return]
+
+
+def _read(index: Index) -> tuple[Any, Any, Any] | None:
+    if index.db.execute(f"{_PENDING} LIMIT 1").fetchall():
+        return None
+    import numpy as np
+
+    rows = index.db.execute("SELECT passage, emb FROM manuscript_strong ORDER BY passage, part").fetchall()
+    got = None
+    if rows:
+        owners = np.asarray([r[0] for r in rows], np.int64)
+        ids, first = np.unique(owners, return_index=True)
+        matrix = np.vstack([np.frombuffer(r[1], np.float16) for r in rows]).astype(np.float32)
+        got = (ids, first, matrix)
+    return got
+
+
+def nearest(bank: Bank, query: str, allowed: list[int], k: int) -> list[tuple[int, float]] | None:
+    """(id, 1 - score) of the k best allowed passages by their best window, the scores put on one scale
+    (best 1, worst 0); None when the strong windows cannot rank (the static vectors do)."""
+    got = vectors(bank)
+    if got is None or not strongload.switched_on(bank.settings_files.embedding()):  # (the writer's switch)
+        return None
+    import numpy as np
+
+    encoder = strongload.handle(bank.memo).loaded()
+    vector = _query(bank, encoder, query)
+    if vector is None:
+        return None
+    ids, first, matrix = got
+    best = np.maximum.reduceat(matrix @ vector, first)
+    from .words import positions
+
+    rows = positions(ids, allowed)
+    if not len(rows):
+        return []
+    scores = best[rows]
+    lo, hi = float(scores.min()), float(scores.max())
+    scaled = (scores - lo) / (hi - lo) if hi > lo else np.ones_like(scores)
+    top = np.argsort(-scaled, kind="stable")[:k]
+    return [(int(ids[rows[i]]), float(1.0 - scaled[i])) for i in top]
+
+
+def _query(bank: Bank, encoder: Any, query: str) -> Any:
+    """The query's strong vector, the last few kept (a prompt asks its query more than once)."""
+    kept = bank.memo.setdefault(MEMO + ".queries", {})
+    found = kept.get((encoder.name, query))
+    if found is None:
+        try:
+            found = encoder.queries([query])[0]
+        except Exception:  # a model that fails on a text: the static vectors rank
+            return None
+        import numpy as np
+
+        if not found.any() or not np.isfinite(found).all():
+            return None
+        if len(kept) >= 8:
+            kept.clear()
+        kept[(encoder.name, query)] = found
+    return found
+
+
+# -- the background -----------------------------------------------------------------------------
+
+def _long_lived(bank: Bank) -> bool:
+    found = bank.memo.get(LONG_LIVED)  # (stopped by a benchmark that keeps the background out of its rows)
+    return bool(getattr(found, "enabled", False)) and not getattr(found, "stopped", False)
+
+
+class Filler:
+    """One project's passage filler: a worker thread, one batch at a time; stopped when the project closes."""
+
+    def __init__(self, bank: Bank) -> None:
+        self.bank = bank
+        self.worker = Worker(f"membank-passages-{bank.info.id}")
+        self._lock = threading.Lock()
+        self._busy = threading.Lock()
+        self._queued = False
+        self.stopped = False
+        self.failure: str | None = None  # a batch the model failed on: no more batches in this process
+        bank.closers.append(self.stop)
+
+    def kick(self) -> None:
+        with self._lock:
+            if self.stopped or self._queued or self.failure is not None:
+                return
+            self._queued = self.worker.submit(self._batch)
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopped = True
+        with self._busy:
+            pass
+        self.worker.close(10.0)
+
+    def _batch(self) -> None:
+        with self._lock:
+            self._queued = False
+        encoder = None if self.stopped else _encoder(self.bank)
+        if encoder is None:
+            return
+        with self._busy:
+            if self.stopped or not self._lock_taken():
+                return
+            self.bank.write_lock.release()  # taken and let go: a sync that kicked has committed
+            with reading():
+                rows = pending(self.bank.index, BATCH)
+        if not rows:
+            return
+        try:
+            made = embed(encoder, rows)
+        except Exception as e:  # a model that fails on text: the static vectors keep ranking, said once
+            self.failure = f"{e.__class__.__name__}: {e}"
+            log.exception("the strong model failed on the manuscript's passages; the static vectors rank them")
+            return
+        with self._busy:
+            if self.stopped or not self._lock_taken():
+                return
+            try:
+                with self.bank.index.transaction():
+                    put(self.bank.index, encoder.name, made)
+            finally:
+                self.bank.write_lock.release()
+        self.kick()
+
+    def _lock_taken(self) -> bool:
+        try:
+            self.bank.write_lock.acquire(wait=LOCK_WAIT)
+            return True
+        except MembankError as e:
+            if "lockWait" in e.details:  # a writer holds it: tried again after it
+                self.kick()
+            return False  # (the folder gone: tried again at the next kick, never spun on)
+
+
+def kick(bank: Bank) -> None:
+    """Fill what lacks windows in the background, in a long-lived process where the strong tier runs."""
+    if not _long_lived(bank) or strongload.handle(bank.memo).why() is not None:
+        return
+    with _MAKING:
+        found = bank.memo.get(MEMO)
+        if found is None:
+            found = bank.memo[MEMO] = Filler(bank)
+    found.kick()
+
+
+def settle(bank: Bank, timeout: float = 60.0) -> bool:
+    """Wait until the background filler has nothing queued or running (a test, a benchmark); False when
+    `timeout` passed first. True at once when no filler runs."""
+    found = bank.memo.get(MEMO)
+    return True if found is None else bool(found.worker.drain(timeout))

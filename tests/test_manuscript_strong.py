@@ -1,0 +1,94 @@
+"""The passages' strong windows (manuscript.md, "Meaning"): cut at sentence ends, filled in the background
+of a long-lived process, used by `manuscript:search` only once every passage has them, and never a way
+around `before`. A fake encoder (tests/strongfake.py) stands in for the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import membank
+from membank import Bank
+from membank.domains.manuscript import strong
+
+from . import strongfake
+
+CH1 = "The keeper climbed the lighthouse stairs.\n\nA ship went down in the storm that night.\n"
+CH2 = "雨夜里，老周在码头等船。\n\nThe keeper found the wreck of the ship on the rocks at dawn.\n"
+
+
+@pytest.fixture
+def bank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bank]:
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load")
+    strongfake.GATE.set()
+    strongfake.HOLD_AFTER[0] = 10**9
+    root = tmp_path / "novel"
+    membank.init(root)
+    (root / "chapters").mkdir()
+    (root / "chapters" / "ch01.md").write_text(CH1, "utf-8")
+    (root / "chapters" / "ch02.md").write_text(CH2, "utf-8")
+    opened = membank.open(root)
+    yield opened
+    opened.close()
+    strongfake.HOLD_AFTER[0] = 0
+
+
+def _tiers(bank: Bank, **kw: str) -> set[str]:
+    items = bank.search_manuscript(query_text="ship storm keeper", **kw)["items"]
+    return {i["reason"].split(": ", 1)[1].split(" #")[0] for i in items if "#" in i["reason"].split(",")[0]}
+
+
+def test_windows_cut_at_sentence_ends_cjk_counting_double() -> None:
+    english = "One short sentence. " * 20
+    got = strong.windows(english)
+    assert len(got) > 1 and all(len(w) <= strong.WINDOW for w in got)
+    assert "".join(got).replace(" ", "") == english.replace(" ", "")
+    chinese = "林默在灯塔下等了一夜。" * 20  # 11 characters, weight 22 each
+    assert all(len(w) <= strong.WINDOW // 2 for w in strong.windows(chinese))
+    assert strong.windows("no sentence end here") == ["no sentence end here"]
+
+
+def test_search_ranks_with_the_windows_once_the_background_filled_them(bank: Bank) -> None:
+    assert _tiers(bank) <= {"vector"}  # nothing filled yet: the static vectors (this search kicks the filler)
+    assert strong.settle(bank)
+    assert _tiers(bank) == {"strong vector"}
+    (bank.root / "chapters" / "ch02.md").write_text(CH2 + "\nThe storm came back.\n", "utf-8")
+    bank.sync()
+    assert strong.settle(bank)  # the changed passage's windows, in the background after the sync
+    assert _tiers(bank) == {"strong vector"}
+    bank.update_embedding_settings(patch={"strong": "off"})  # the writer's switch
+    assert _tiers(bank) <= {"vector"}
+
+
+def test_a_passage_without_its_windows_leaves_the_ranking_to_the_static_vectors(bank: Bank) -> None:
+    assert strong.fill(bank) > 0
+    strongfake.HOLD_AFTER[0] = 0
+    strongfake.GATE.clear()  # the background cannot embed the changed passage
+    (bank.root / "chapters" / "ch01.md").write_text(CH1 + "\nThe light went out.\n", "utf-8")
+    bank.sync()
+    assert _tiers(bank) <= {"vector"}
+    strongfake.GATE.set()
+    assert strong.settle(bank)
+    assert _tiers(bank) == {"strong vector"}
+
+
+def test_the_windows_never_open_what_lies_after_before(bank: Bank) -> None:
+    strong.fill(bank)
+    items = bank.search_manuscript(query_text="雨夜 码头 wreck rocks dawn", before="chapters/ch02.md", limit=50)["items"]
+    assert items and {i["source"] for i in items} == {"chapters/ch01.md"}
+    assert _tiers(bank, before="chapters/ch02.md") == {"strong vector"}
+
+
+def test_a_model_failing_on_the_passages_leaves_the_static_vectors_ranking(bank: Bank,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    (bank.root / "chapters" / "ch03.md").write_text("The storm passed.\n", "utf-8")
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load_broken")
+    other = membank.open(bank.root)
+    try:
+        assert _tiers(other) <= {"vector"}
+        assert strong.settle(other)
+        assert _tiers(other) <= {"vector"}
+    finally:
+        other.close()
