@@ -296,21 +296,21 @@ def test_doctor_warns_when_an_applied_quote_is_gone_from_the_chapter(bank: Bank)
 
 
 def test_a_write_that_fails_midway_puts_back_what_was_written(bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
-    from membank.domains.capture import review
+    from membank.domains.capture import commit
 
     move, cry = _proposed(bank, [MOVE, CRY])
     granny_path = bank.root / ".writenow" / "characters" / "jia-mu.md"
     card, granny, proposal = _card(bank), granny_path.read_text("utf-8"), _file(bank)
-    real = review.replace_unchanged
+    real = commit.replace_unchanged
     calls: list[Path] = []
 
-    def second_fails(path: Path, data: bytes, expected: bytes) -> str:
+    def second_fails(path: Path, data: bytes, expected: bytes, **how: bool) -> str:
         calls.append(path)
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
-        return real(path, data, expected)
+        return real(path, data, expected, **how)
 
-    monkeypatch.setattr(review, "replace_unchanged", second_fails)
+    monkeypatch.setattr(commit, "replace_unchanged", second_fails)
     error = refused(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"},
                                                                       {"id": cry, "decision": "accept"}])
     assert error["code"] == "DB_ERROR"
