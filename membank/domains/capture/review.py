@@ -20,6 +20,7 @@ from ..story.scenes import FOLDER as SCENES
 from ..story.scenefiles import MAX_SCENE_BYTES
 from ..story.threadfiles import MAX_THREAD_BYTES
 from ...files.write import check_inside
+from ...files.yamlmemo import remembering
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
 from ..contract import Bank
@@ -262,6 +263,11 @@ def _rewritten(original: bytes, source: str, document: str, mine: list[decide.Ch
 
 def review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Apply `decisions` (None: the ones the writer made in the file, status `accepted` / `rejected`)."""
+    with remembering():  # each card written is read back, then indexed: its front matter parsed once for both
+        return _review(bank, document_id, decisions)
+
+
+def _review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None) -> dict[str, Any]:
     with bank.index.lock:  # read before the write lock: never the writer's connection alongside a sync
         document, text = bible.chapter(bank, document_id)
     now_hash = chapter_hash(text)
