@@ -318,6 +318,50 @@ def test_a_write_that_fails_midway_puts_back_what_was_written(bank: Bank, monkey
     assert ok(bank, "kg:state", name="林黛玉", at=D)["state"] == "随父在扬州"  # the index holds the old card
 
 
+def test_each_folder_is_fsynced_once_and_the_proposal_file_is_written_after_the_cards(
+        bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.capture import commit
+
+    ids = _proposed(bank, [MOVE, CRY, GRANNY])
+    events: list[tuple[str, str]] = []
+    real_put, real_sync = commit.replace_unchanged, commit.fsync_dir
+
+    def put(path: Path, data: bytes, expected: bytes, **how: bool) -> str:
+        events.append(("write", path.relative_to(bank.root / ".writenow").as_posix()))
+        return real_put(path, data, expected, **how)
+
+    def sync(folder: Path) -> None:
+        events.append(("fsync", folder.relative_to(bank.root / ".writenow").as_posix()))
+        real_sync(folder)
+
+    monkeypatch.setattr(commit, "replace_unchanged", put)
+    monkeypatch.setattr(commit, "fsync_dir", sync)
+    ok(bank, "capture:review", documentId=D, decisions=[{"id": i, "decision": "accept"} for i in ids])
+    cards = sorted(events[:2])
+    assert cards == [("write", "characters/jia-mu.md"), ("write", CARD)]  # the two cards, side by side
+    assert events[2:] == [("fsync", "characters"), ("write", f"proposals/{D}"), ("fsync", "proposals/chapters")]
+
+
+def test_within_a_review_the_same_front_matter_is_parsed_once_and_each_reader_gets_its_own_copy() -> None:
+    from membank.files import yamlmemo
+    from membank.files.frontmatter import split
+
+    calls: list[str] = []
+
+    def load(text: str) -> Any:
+        calls.append(text)
+        return {"progressions": [{"at": "c1"}]}
+
+    with yamlmemo.remembering():
+        first = yamlmemo.loaded("a: 1", load)
+        first["progressions"].append({"at": "c2"})  # a reader changing what it got
+        assert yamlmemo.loaded("a: 1", load) == {"progressions": [{"at": "c1"}]} and len(calls) == 1
+    assert yamlmemo.loaded("a: 1", load) and len(calls) == 2  # outside the scope nothing is kept
+    text = "---\nname: 林黛玉\nprogressions:\n  - {at: c1}\n---\n"
+    with yamlmemo.remembering():
+        assert split(text).meta == split(text).meta and split(text).meta is not split(text).meta
+
+
 def test_a_fact_and_a_thread_become_files_of_their_own(bank: Bank) -> None:
     left, meeting = _proposed(bank, [LEFT, MEETING])
     ok(bank, "capture:review", documentId=D, decisions=[{"id": left, "decision": "accept"},
