@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from membank import Bank
+from membank.kernel.errors import MembankError
 from membank.domains.capture.evidence import chapter_hash
 
 from .capturekit import CH03, D, fresh, ok, refused
@@ -176,6 +177,44 @@ def test_scene_ops_write_the_chapters_scene_file(bank: Bank) -> None:
     again = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
         {"op": "scene", "scene": "进府", "location": "贾母房中", "pov": "林黛玉", "evidence": "黛玉"}])["ops"][0]
     assert (again["status"], again["reason"]) == ("refused", "ALREADY_KNOWN")
+
+
+def test_a_scene_op_takes_a_value_away_with_null(bank: Bank) -> None:
+    path = f".writenow/scenes/{D}.md"
+    write(bank.root, {path: "---\ndate: 第一年 冬   # 全章\nlocation: 扬州\n---\n## 进府\npov: 林黛玉\n"
+                            "location: 荣国府  # 正房\npresent: [林黛玉, 贾母]\n"})
+    done = _accept(bank, {"op": "scene", "scene": "进府", "location": None, "present": None, "evidence": "黛玉方进入房时"})
+    assert done["ok"], done
+    assert _read(bank, path).endswith(f"## 进府\npov: 林黛玉\n# evidence: {D}:5\n")  # its other lines as they were
+    state = {k: v["value"] for k, v in ok(bank, "story:scene", at=f"{D}#进府")["state"].items()}
+    assert state == {"pov": "林黛玉", "date": "第一年 冬", "location": "扬州"}  # the value before the scene holds again
+    # the front matter's too; and a value the scene does not hold is nothing to take away
+    done = _accept(bank, {"op": "scene", "date": None, "evidence": "原不忍弃父而往"})
+    assert done["ok"], done
+    assert _read(bank, path).startswith(f"---\nlocation: 扬州\n# evidence: {D}:3\n---\n## 进府\n")
+    again = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
+        {"op": "scene", "scene": "进府", "location": None, "evidence": "黛玉"},
+        {"op": "scene", "scene": "宝玉来", "date": None, "evidence": "黛玉"}])["ops"]
+    assert [(r["status"], r["reason"]) for r in again] == [("refused", "ALREADY_KNOWN")] * 2
+    # the last value of a section taken away: a scene with no values, read without a problem
+    done = _accept(bank, {"op": "scene", "scene": "进府", "pov": None, "evidence": "一把搂入怀中"})
+    assert done["ok"], done
+    assert ok(bank, "story:scene", at=f"{D}#进府")["state"]["location"]["value"] == "扬州"
+    assert not ok(bank, "index:diagnostics")["items"]
+
+
+def test_null_takes_away_only_a_scenes_values() -> None:
+    from membank.domains.capture import shapes
+
+    assert shapes.check({"op": "scene", "pov": None, "evidence": "q"}, 0)["pov"] is None
+    for op in ({"op": "scene", "scene": None, "pov": "x", "evidence": "q"},
+               {"op": "progress", "entity": "x", "state": None, "evidence": "q"}):
+        with pytest.raises(MembankError) as e:
+            shapes.check(op, 3)
+        assert e.value.code == "INVALID_ARGUMENT"
+    scene = next(v for v in shapes.proposal_schema()["properties"]["ops"]["items"]["oneOf"]
+                 if v["properties"]["op"] == {"const": "scene"})
+    assert {"type": "null"} in scene["properties"]["location"]["anyOf"] and "anyOf" not in scene["properties"]["scene"]
 
 
 def test_a_scene_naming_no_card_writes_no_scene_file(bank: Bank) -> None:

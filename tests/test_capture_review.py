@@ -296,26 +296,70 @@ def test_doctor_warns_when_an_applied_quote_is_gone_from_the_chapter(bank: Bank)
 
 
 def test_a_write_that_fails_midway_puts_back_what_was_written(bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
-    from membank.domains.capture import review
+    from membank.domains.capture import commit
 
     move, cry = _proposed(bank, [MOVE, CRY])
     granny_path = bank.root / ".writenow" / "characters" / "jia-mu.md"
     card, granny, proposal = _card(bank), granny_path.read_text("utf-8"), _file(bank)
-    real = review.replace_unchanged
+    real = commit.replace_unchanged
     calls: list[Path] = []
 
-    def second_fails(path: Path, data: bytes, expected: bytes) -> str:
+    def second_fails(path: Path, data: bytes, expected: bytes, **how: bool) -> str:
         calls.append(path)
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
-        return real(path, data, expected)
+        return real(path, data, expected, **how)
 
-    monkeypatch.setattr(review, "replace_unchanged", second_fails)
+    monkeypatch.setattr(commit, "replace_unchanged", second_fails)
     error = refused(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"},
                                                                       {"id": cry, "decision": "accept"}])
     assert error["code"] == "DB_ERROR"
     assert (_card(bank), granny_path.read_text("utf-8"), _file(bank)) == (card, granny, proposal)
     assert ok(bank, "kg:state", name="林黛玉", at=D)["state"] == "随父在扬州"  # the index holds the old card
+
+
+def test_each_folder_is_fsynced_once_and_the_proposal_file_is_written_after_the_cards(
+        bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.capture import commit
+
+    ids = _proposed(bank, [MOVE, CRY, GRANNY])
+    events: list[tuple[str, str]] = []
+    real_put, real_sync = commit.replace_unchanged, commit.fsync_dir
+
+    def put(path: Path, data: bytes, expected: bytes, **how: bool) -> str:
+        events.append(("write", path.relative_to(bank.root / ".writenow").as_posix()))
+        return real_put(path, data, expected, **how)
+
+    def sync(folder: Path) -> None:
+        events.append(("fsync", folder.relative_to(bank.root / ".writenow").as_posix()))
+        real_sync(folder)
+
+    monkeypatch.setattr(commit, "replace_unchanged", put)
+    monkeypatch.setattr(commit, "fsync_dir", sync)
+    ok(bank, "capture:review", documentId=D, decisions=[{"id": i, "decision": "accept"} for i in ids])
+    cards = sorted(events[:2])
+    assert cards == [("write", "characters/jia-mu.md"), ("write", CARD)]  # the two cards, side by side
+    assert events[2:] == [("fsync", "characters"), ("write", f"proposals/{D}"), ("fsync", "proposals/chapters")]
+
+
+def test_within_a_review_the_same_front_matter_is_parsed_once_and_each_reader_gets_its_own_copy() -> None:
+    from membank.files import yamlmemo
+    from membank.files.frontmatter import split
+
+    calls: list[str] = []
+
+    def load(text: str) -> Any:
+        calls.append(text)
+        return {"progressions": [{"at": "c1"}]}
+
+    with yamlmemo.remembering():
+        first = yamlmemo.loaded("a: 1", load)
+        first["progressions"].append({"at": "c2"})  # a reader changing what it got
+        assert yamlmemo.loaded("a: 1", load) == {"progressions": [{"at": "c1"}]} and len(calls) == 1
+    assert yamlmemo.loaded("a: 1", load) and len(calls) == 2  # outside the scope nothing is kept
+    text = "---\nname: 林黛玉\nprogressions:\n  - {at: c1}\n---\n"
+    with yamlmemo.remembering():
+        assert split(text).meta == split(text).meta and split(text).meta is not split(text).meta
 
 
 def test_a_fact_and_a_thread_become_files_of_their_own(bank: Bank) -> None:

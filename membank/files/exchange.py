@@ -212,9 +212,12 @@ def _at(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def replace_unchanged(path: Path, data: bytes, expected: bytes) -> str:
+def replace_unchanged(path: Path, data: bytes, expected: bytes, *, sync_dir: bool = True) -> str:
     """Put `data` at `path` if the file there still holds `expected`; else raise Changed, leaving the
-    newest file at `path`. Returns "swap" or "recheck": how the file was guarded."""
+    newest file at `path`. Returns "swap" or "recheck": how the file was guarded.
+
+    Without `sync_dir` the folder is not fsynced after a replacement that went through: a caller writing
+    many files in one folder fsyncs it once when all are in place (the file itself is fsynced always)."""
     tmp, _ = write_temp(path, data)
     opened: list[_Held] = []  # every file placed or held stays open until the end (see _Held)
     try:
@@ -224,13 +227,13 @@ def replace_unchanged(path: Path, data: bytes, expected: bytes) -> str:
             tmp.unlink(missing_ok=True)
             raise
         opened.append(mine)
-        return _replace(path, tmp, expected, mine, opened)
+        return _replace(path, tmp, expected, mine, opened, sync_dir)
     finally:
         for held in opened:
             held.close()
 
 
-def _replace(path: Path, tmp: Path, expected: bytes, mine: _Held, opened: list[_Held]) -> str:
+def _replace(path: Path, tmp: Path, expected: bytes, mine: _Held, opened: list[_Held], sync_dir: bool) -> str:
     try:
         swapped = swap(tmp, path)
     except BaseException as e:
@@ -246,7 +249,8 @@ def _replace(path: Path, tmp: Path, expected: bytes, mine: _Held, opened: list[_
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        fsync_dir(path.parent)
+        if sync_dir:
+            fsync_dir(path.parent)
         return "recheck"
     # `tmp` now holds what was at `path`; nobody else knows its name
     try:
@@ -255,12 +259,14 @@ def _replace(path: Path, tmp: Path, expected: bytes, mine: _Held, opened: list[_
         # another program removed it (membank's own sweep waits for the write lock this writer
         # holds): what it held cannot be looked at any more, and the new file stays
         log.warning("the replaced copy of %s vanished before it was checked", path.name)
-        fsync_dir(path.parent)
+        if sync_dir:
+            fsync_dir(path.parent)
         return "swap"
     opened.append(displaced)
     if displaced.holds(expected):
         tmp.unlink()
-        fsync_dir(path.parent)
+        if sync_dir:
+            fsync_dir(path.parent)
         if _at(path) != mine.identity:
             # a save landed after the swap: it replaced membank's version, and it stays
             raise Changed()

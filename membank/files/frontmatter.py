@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from . import yamlmemo
 from .yamlbounds import TooComplex, check_shape, may_be_costly
 
 from ..kernel.limits import MAX_FILE_BYTES  # noqa: F401  (re-exported: the file layer names it)
@@ -350,7 +351,7 @@ def decode(data: bytes) -> str:
 
 def _load_yaml(fm_text: str) -> Any:
     try:
-        return load_yaml(fm_text)
+        return yamlmemo.loaded(fm_text, load_yaml)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as e:
         line, problem = yaml_problem(e, fm_text, 2)
         raise FrontMatterError(line, f"{yaml_lead(e, 'the front matter')}: {problem}") from None

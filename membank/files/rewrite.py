@@ -245,6 +245,13 @@ def rewrite(original: str, updates: dict[str, Any], body: str | None = None) -> 
     the body is kept unless `body` is given. A BOM stays; a file with CRLF line endings is written
     with CRLF throughout (and one with lone CRs, with LF). Raises RewriteError rather than return a
     file whose other keys would read differently."""
+    return _rewrite(original, updates, body)[0]
+
+
+def _rewrite(original: str, updates: dict[str, Any], body: str | None = None,
+             meta: dict[Any, Any] | None = None) -> tuple[str, dict[Any, Any]]:
+    """`rewrite`, and the front matter it read back from the result. `meta`: what the caller knows
+    `original` to mean (it is not read again)."""
     bom = original.startswith(BOM)
     text = original[1:] if bom else original
     crlf = "\r\n" in text
@@ -257,7 +264,7 @@ def rewrite(original: str, updates: dict[str, Any], body: str | None = None) -> 
         head, fm, close, old_body = text[:found[0]], text[found[0]:found[1]], text[found[1]:found[2]], text[found[2]:]
     else:
         head, fm, close, old_body = "---\n", "", "---", "\n" + text
-    before = _read_meta(text)
+    before = _read_meta(text) if meta is None else meta
     entries = _entries(_outline(fm, "the front matter", 1), "the front matter")
     indent = entries[0].indent if entries else 0
     new_fm = _set_keys(fm, entries, before, updates, indent, len(fm))
@@ -270,7 +277,7 @@ def rewrite(original: str, updates: dict[str, Any], body: str | None = None) -> 
     _same(after, _applied(before, updates), "the file", updates)
     if crlf:
         result = result.replace("\n", "\r\n")
-    return (BOM if bom else "") + result
+    return (BOM if bom else "") + result, after
 
 
 def flow(value: dict[str, Any]) -> str:
@@ -295,16 +302,23 @@ def _one_line(item: Any) -> str:
     return line[4:-1]
 
 
-def append_item(original: str, key: str, item: Any, updates: dict[str, Any]) -> str:
+def append_item(original: str, key: str, item: Any, updates: dict[str, Any],
+                meta: dict[Any, Any] | None = None) -> str:
     """`original` with `item` added at the end of the top-level list `key`, then `updates` made as
     `rewrite` makes them. A block list gains one line, `- {…}` in its items' column, just after its
     last item (a comment below it stays below); a flow list, or none, is written whole as a block.
-    Every other byte stays; RewriteError rather than anything else."""
+    Every other byte stays; RewriteError rather than anything else. `meta`: the front matter the caller
+    already read from `original` (not read again).
+
+    The text with the line added is not read on its own: the result is held to the original's
+    meaning with the item and `updates` added, which covers it (any other key read differently
+    fails that check too). When the check fails, the steps are made again one by one, reading each,
+    so the refusal is the one they give."""
     bom = original.startswith(BOM)
     text = original[1:] if bom else original
     crlf = "\r\n" in text
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    before = _read_meta(text)
+    before = _read_meta(text) if meta is None else meta
     current = before.get(key)
     if current is not None and not isinstance(current, list):
         raise _by_hand("the front matter", f"`{key}` is not a list")
@@ -325,9 +339,11 @@ def append_item(original: str, key: str, item: Any, updates: dict[str, Any]) -> 
                 + text[fm_start + entry.end:])
     else:
         updates = {key: [*(current or []), item], **updates}
-    result = rewrite(text, updates)
-    after = _read_meta(result[1:] if result.startswith(BOM) else result)
-    _same(after.get(key), [*(current or []), item], f"`{key}`")
+    try:  # the text is LF and without a BOM here: `_rewrite` adds neither
+        result = _rewrite(text, updates, meta={**before, key: [*(current or []), item]})[0]
+    except RewriteError:
+        result, after = _rewrite(text, updates)
+        _same(after.get(key), [*(current or []), item], f"`{key}`")
     if crlf:
         result = result.replace("\n", "\r\n")
     return (BOM if bom else "") + result

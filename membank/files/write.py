@@ -111,11 +111,12 @@ def make_folder(bank: Path, folder: Path, cite: Cite) -> None:
     folder.mkdir(parents=True, exist_ok=True)
 
 
-def atomic_write(path: Path, data: bytes, *, exclusive: bool = False) -> None:
+def atomic_write(path: Path, data: bytes, *, exclusive: bool = False, sync_dir: bool = True) -> None:
     """Temporary file, fsync, rename: readers see the old file or the new one, never a torn one.
 
-    With `exclusive`, refuses to replace a file that exists (FileExistsError). The caller checks
-    the target with `check_inside` first; a rewrite of a file someone may be editing goes through
+    With `exclusive`, refuses to replace a file that exists (FileExistsError). Without `sync_dir`, the
+    caller fsyncs the folder once its files are all in place. The caller checks the target with
+    `check_inside` first; a rewrite of a file someone may be editing goes through
     `exchange.replace_unchanged` instead."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp, _ = write_temp(path, data)
@@ -128,7 +129,8 @@ def atomic_write(path: Path, data: bytes, *, exclusive: bool = False) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if sync_dir:
+        fsync_dir(path.parent)
 
 
 def rewrite_file(bank: Path, path: Path, cite: Cite, change: Callable[[bytes | None], bytes]) -> None:

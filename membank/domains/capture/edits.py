@@ -13,7 +13,7 @@ import yaml
 
 from ...files import spans
 from ...files.frontmatter import BOM, FrontMatterError, bounds, load_yaml, split
-from ...files.rewrite import RewriteError, append_item, rewrite, set_item, set_keys, yaml_lines
+from ...files.rewrite import REMOVE, RewriteError, append_item, rewrite, set_item, set_keys, yaml_lines
 
 
 def cited(old: Any, cite: str, listed: bool = False) -> Any:
@@ -121,9 +121,10 @@ def _later_section(lines: list[str], start: int, cite: str) -> int | None:
 def scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> str:
     """A scene file (story.md, Scenes) with `values` set: in the front matter for the whole document
     (`title` None), else in the section `## title` (a new one goes before the first section captured from
-    later in the chapter, else at the end). A comment line `# evidence: <document>:<line>` follows the
-    values: a key would be read as a scene value. A file saved with a BOM keeps it, CRLF (or CR) line ends
-    stay as they were: the reader reads past both, so the edit does too."""
+    later in the chapter, else at the end); a value None takes the key away (its lines go, so the value
+    before the scene holds again). A comment line `# evidence: <document>:<line>` follows the values: a
+    key would be read as a scene value. A file saved with a BOM keeps it, CRLF (or CR) line ends stay as
+    they were: the reader reads past both, so the edit does too."""
     bom = text.startswith(BOM)
     newline = "\r\n" if "\r\n" in text else "\r" if "\r" in text else "\n"
     done = _scene(text[1 if bom else 0:].replace("\r\n", "\n").replace("\r", "\n"), title, values, cite)
@@ -132,11 +133,13 @@ def scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> st
 
 def _scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> str:
     note = f"# evidence: {cite}\n"
+    given = {k: v for k, v in values.items() if v is not None}  # what a new front matter or section holds
+    values = {k: REMOVE if v is None else v for k, v in values.items()}  # null: the key's lines go
     if title is None:
         found = bounds(text) if text else None
         if found is None:
-            return "---\n" + yaml_lines(values) + note + "---\n" + (text if not text or text.startswith("\n")
-                                                                      else "\n" + text)
+            return "---\n" + yaml_lines(given) + note + "---\n" + (text if not text or text.startswith("\n")
+                                                                     else "\n" + text)
         head = _set(text[found[0]:found[1]], values, "the scene file's front matter")
         return text[:found[0]] + head + note + text[found[1]:]
     lines = text.split("\n")
@@ -144,7 +147,7 @@ def _scene(text: str, title: str | None, values: dict[str, Any], cite: str) -> s
     first_body = text.count("\n", 0, start) if start else 0
     where = _section(lines, first_body, title)
     if where is None:
-        new_section = f"## {title}\n" + yaml_lines(values) + note
+        new_section = f"## {title}\n" + yaml_lines(given) + note
         later = _later_section(lines, first_body, cite)
         if later is not None:  # in the chapter's order: before the first section captured from further on
             return "\n".join(lines[:later]) + ("\n" if later else "") + new_section + "\n" + "\n".join(lines[later:])

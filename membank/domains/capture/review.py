@@ -8,11 +8,10 @@ proposal file records each decision."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ...files.exchange import Changed, replace_unchanged
 from ...files.frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, split
 from ...files.parse import parse_card
 from ...files.reader import Unreadable, content_hash, read_regular
@@ -20,28 +19,19 @@ from ...files.rewrite import IsoTime, RewriteError, append_item, render, rewrite
 from ..story.scenes import FOLDER as SCENES
 from ..story.scenefiles import MAX_SCENE_BYTES
 from ..story.threadfiles import MAX_THREAD_BYTES
-from ...files.write import atomic_write, check_inside
-from ...index.failures import storage_error
+from ...files.write import check_inside
+from ...files.yamlmemo import remembering
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
 from ..contract import Bank
 from ..story.state import progressions
 from . import bible, decide, edits, proposals, validate
+from .commit import Write, commit
 from .evidence import Chapter, chapter_hash
 from .flows import _read_proposal, _rel, proposal_file
 
 BLOCKING = (validate.UNKNOWN_ENTITY, validate.AMBIGUOUS, validate.EVIDENCE_NOT_FOUND, validate.UNKNOWN_FACT,
             validate.UNKNOWN_THREAD)
-
-
-@dataclass(frozen=True)
-class Write:
-    path: Path
-    source: str
-    root: Any  # the bank root to sync, None for the proposal file
-    rel: str
-    original: bytes | None  # None: a new file
-    new: bytes
 
 
 def _conflict(op_id: str, message: str) -> MembankError:
@@ -225,9 +215,10 @@ def _card_reads_back(new: bytes, source: str, op_id: str) -> None:
         raise _conflict(op_id, f"{source} would not read back after the change")
 
 
-def _edit(text: str, c: decide.Change, cite: str, updates: dict[str, Any]) -> str:
+def _edit(text: str, c: decide.Change, cite: str, updates: dict[str, Any], meta: dict[Any, Any] | None) -> str:
+    """`text` with the change made; `meta`: what `text` means when the caller read it already, else None."""
     if c.edit == "append":
-        return append_item(text, c.key, c.item, updates)
+        return append_item(text, c.key, c.item, updates, meta)
     if c.edit == "until":
         return edits.until(text, c.at_line, c.item["until"], cite, updates)
     if c.edit == "keys":
@@ -242,6 +233,7 @@ def _rewritten(original: bytes, source: str, document: str, mine: list[decide.Ch
     up (an edit above moves the lines below it), then the rest in the order decided."""
     text = original.decode("utf-8")
     updates: dict[str, Any] = {}
+    meta: dict[Any, Any] | None = None  # what `text` means, while it is the original
     if versioned:
         try:
             meta = split(decode(original).replace("\r\n", "\n")).meta
@@ -257,7 +249,8 @@ def _rewritten(original: bytes, source: str, document: str, mine: list[decide.Ch
             updates.update(state=c.item["state"], state_at=c.item["at"])
             step = dict(updates)
         try:
-            text = _edit(text, c, f"{document}:{c.line}", step)
+            text = _edit(text, c, f"{document}:{c.line}", step, meta)
+            meta = None
         except RewriteError as e:
             raise _conflict(c.op_id, f"{source} cannot be rewritten: {e.message}; change it by hand") from None
     if not versioned:  # a thread or scene file: read back whole (a card is parsed as a card by the caller)
@@ -268,44 +261,13 @@ def _rewritten(original: bytes, source: str, document: str, mine: list[decide.Ch
     return text.encode("utf-8")
 
 
-def _commit(bank: Bank, writes: list[Write]) -> None:
-    """Every file written, or none: a failure puts back the files already written."""
-    done: list[Write] = []
-    failure: MembankError | None = None
-    for w in writes:
-        try:
-            if w.original is None:
-                w.path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(w.path, w.new, exclusive=True)
-            else:
-                replace_unchanged(w.path, w.new, w.original)
-            done.append(w)
-        except (Changed, FileExistsError):
-            failure = MembankError(errors.CONFLICT, f"{w.source} was changed on disk during the review; the "
-                                   "writer's version stays; nothing was written")
-        except OSError as e:
-            failure = storage_error(e, w.source)
-        if failure is not None:
-            break
-    if failure is not None:
-        for w in reversed(done):
-            try:
-                if w.original is None:
-                    w.path.unlink()
-                else:
-                    replace_unchanged(w.path, w.original, w.new)
-            except (Changed, OSError):
-                pass  # an editor saved meanwhile: the writer's version stays
-    roots = {id(w.root): w.root for w in done if w.root is not None}
-    with bank.index.transaction():  # one sync per bank, not one per card
-        for key, root in roots.items():
-            bank.sync_many(root, [w.rel for w in done if id(w.root) == key])
-    if failure is not None:
-        raise failure
-
-
 def review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Apply `decisions` (None: the ones the writer made in the file, status `accepted` / `rejected`)."""
+    with remembering():  # each card written is read back, then indexed: its front matter parsed once for both
+        return _review(bank, document_id, decisions)
+
+
+def _review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None) -> dict[str, Any]:
     with bank.index.lock:  # read before the write lock: never the writer's connection alongside a sync
         document, text = bible.chapter(bank, document_id)
     now_hash = chapter_hash(text)
@@ -351,7 +313,7 @@ def review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None 
             new_text = new_text.replace("\n", "\r\n")
         if new_text != old_text:
             writes.append(Write(path, source, None, "", old_text.encode("utf-8"), new_text.encode("utf-8")))
-        _commit(bank, writes)
+        commit(bank, writes)
     return {"documentId": document, "proposal": source,
             "ops": [{"id": p.id, "op": p.op["op"], "status": p.status} for p in after if p.id in statuses],
             "written": [w.source for w in writes],

@@ -30,6 +30,8 @@ OPS: dict[str, dict[str, tuple[str, bool]]] = {
     "scene": {"scene": (TEXT, False), "pov": (TEXT, False), "present": (TEXTS, False), "location": (TEXT, False),
               "date": (TEXT, False)},
 }
+# op -> the fields that may be null: the op takes that value away (a scene's key removed from its file)
+CLEARABLE: dict[str, frozenset[str]] = {"scene": frozenset({"pov", "present", "location", "date"})}
 
 
 def _bad(index: int, field: str, message: str) -> MembankError:
@@ -82,6 +84,8 @@ def check(op: Any, index: int) -> dict[str, Any]:
                 raise _bad(index, key, f"a `{kind}` op needs `{key}`")
             continue
         value = op[key]
+        if value is None and key in CLEARABLE.get(kind, ()):
+            continue
         if kind_of == TEXT:
             _text(value, index, key)
         elif kind_of == TEXTS:
@@ -134,6 +138,8 @@ def proposal_schema() -> dict[str, Any]:
                                  "evidence": {"type": "string", "minLength": 1, "maxLength": MAX_QUOTE_CHARS,
                                               "description": "a quote copied from the chapter"}}
         props.update({k: _field_schema(t) for k, (t, _) in fields.items()})
+        for k in sorted(CLEARABLE.get(kind, ())):
+            props[k] = {"anyOf": [props[k], {"type": "null"}], "description": "null takes the value away"}
         if kind == "thread":
             props["action"] = {"enum": list(THREAD_ACTIONS)}
         variants.append({"type": "object", "properties": props, "additionalProperties": False,

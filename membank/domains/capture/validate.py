@@ -194,10 +194,12 @@ def check(bible: Bible, op: dict[str, Any]) -> Verdict:
             _resolve(bible, name, "entities", flags, notes)
     elif kind == "scene":
         for where, name in [*(("present", n) for n in op.get("present") or ()),
-                            *((("pov", op["pov"]),) if "pov" in op else ())]:
+                            *((("pov", op["pov"]),) if op.get("pov") is not None else ())]:
             _resolve(bible, name, where, flags, notes)
         if _scene_holds(bible, op):
-            refused = f"{ALREADY_KNOWN}: the scene holds these values at {bible.document} already"
+            refused = f"{ALREADY_KNOWN}: the scene holds these values at {bible.document} already" \
+                if any(op.get(k) is not None for k in ("pov", "present", "location", "date")) else \
+                f"{ALREADY_KNOWN}: the scene holds none of the values the op takes away at {bible.document}"
     if refused is not None:
         code, _, message = refused.partition(": ")
         return Verdict((), (), line, code, message)
@@ -235,18 +237,34 @@ def target(bible: Bible, op: dict[str, Any]) -> Target | None:
 
 
 def _scene_holds(bible: Bible, op: dict[str, Any]) -> bool:
-    """Whether the scene the op names is written already and holds every value the op gives (without
-    `scene`: a scene file of front matter only)."""
+    """Whether the scene the op names is written already, holds every value the op gives and none of the
+    ones it takes away (null) (without `scene`: a scene file of front matter only); an op that only takes
+    values away holds already when the scene has none of them (nothing to take)."""
     title = op["scene"].strip() if op.get("scene") else None
     mine = bible.scenes.get(bible.document) or []
+    values = {k: op[k] for k in ("pov", "present", "location", "date") if k in op}
+    gone = {k for k, v in values.items() if v is None}
+    if gone & _own_keys(mine, title):
+        return False
+    if all(v is None for v in values.values()):
+        return True
     if title is None and (len(mine) != 1 or mine[0].title):  # front matter values only in a file of sections
         return False
     if title is not None and not any(s.title == title for s in mine):
         return False
     at = f"{bible.document}#{title}" if title is not None else bible.document
     held, _ = scene_state(lambda d: bible.scenes.get(d, []), bible.order, at)
-    values = {k: op[k] for k in ("pov", "present", "location", "date") if k in op}
-    return all(k in held and _same(held[k]["value"], v) for k, v in values.items())
+    return all(k in held and _same(held[k]["value"], v) for k, v in values.items() if v is not None)
+
+
+def _own_keys(mine: list[Any], title: str | None) -> set[str]:
+    """The keys written in the scene's own lines: its section's (not the front matter's it starts from),
+    or the front matter's (`title` None)."""
+    if title is not None:
+        return {k for s in mine if s.title == title for k, (_, line) in s.values.items() if line > s.line}
+    if len(mine) == 1 and not mine[0].title:
+        return set(mine[0].values)
+    return {k for k, (_, line) in mine[0].values.items() if line < mine[0].line} if mine else set()
 
 
 def folded(name: str) -> str:

@@ -37,6 +37,8 @@ def _mapping(text: str) -> dict[str, Any] | None:
         loaded = load_yaml(text) if text.strip() else {}
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
         return None
+    if loaded is None:  # only comments (its values taken away, or commented out): a scene with no values
+        return {}
     return loaded if isinstance(loaded, dict) else None
 
 

@@ -1,0 +1,98 @@
+"""Writing the files of one `capture:review`: every file or none, each durable before the proposal
+file records the decisions.
+
+Each file goes in atomically (a temporary file, fsynced, swapped in only if the file still holds
+what review read: files/exchange.py), the files of one folder side by side, several at a time (a
+disk commits fsyncs that arrive together at once). Each folder is fsynced once, when all its files
+are in; the proposal file is written last, after that, so it never records a decision whose files
+are not on disk. A crash midway leaves each file whole, old or new, and the proposal file as it
+was (its ops still pending or accepted): the next review checks every op again against the cards
+as they are, so an op a card already holds is refused (ALREADY_KNOWN, nothing written) and the
+writer rejects it, as when the change was made by hand."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...files.exchange import Changed, fsync_dir, replace_unchanged
+from ...files.write import atomic_write
+from ...index.failures import storage_error
+from ...kernel import errors
+from ...kernel.errors import MembankError
+from ..contract import Bank
+
+TOGETHER = 8  # files written at a time: enough for the disk to take their fsyncs as one
+
+
+@dataclass(frozen=True)
+class Write:
+    path: Path
+    source: str
+    root: Any  # the bank root to sync, None for the proposal file
+    rel: str
+    original: bytes | None  # None: a new file
+    new: bytes
+
+
+def _put(w: Write) -> MembankError | None:
+    """`w` written, its folder not fsynced yet; the failure, if any."""
+    try:
+        if w.original is None:
+            w.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(w.path, w.new, exclusive=True, sync_dir=False)
+        else:
+            replace_unchanged(w.path, w.new, w.original, sync_dir=False)
+    except (Changed, FileExistsError):
+        return MembankError(errors.CONFLICT, f"{w.source} was changed on disk during the review; the "
+                            "writer's version stays; nothing was written")
+    except OSError as e:
+        return storage_error(e, w.source)
+    return None
+
+
+def _put_all(writes: list[Write]) -> list[MembankError | None]:
+    if len(writes) < 2:
+        return [_put(w) for w in writes]
+    with ThreadPoolExecutor(min(TOGETHER, len(writes))) as pool:
+        return list(pool.map(_put, writes))
+
+
+def _undo(done: list[Write]) -> None:
+    for w in reversed(done):
+        try:
+            if w.original is None:
+                w.path.unlink()
+            else:
+                replace_unchanged(w.path, w.original, w.new)
+        except (Changed, OSError):
+            pass  # an editor saved meanwhile: the writer's version stays
+
+
+def commit(bank: Bank, writes: list[Write]) -> None:
+    """Every file written, or none: a failure puts back the files already written. The files of the
+    banks first, their folders fsynced, then the proposal file; then one index sync per bank."""
+    banked = [w for w in writes if w.root is not None]
+    last = [w for w in writes if w.root is None]
+    outcomes = _put_all(banked)
+    done = [w for w, failed in zip(banked, outcomes) if failed is None]
+    failure = next((f for f in outcomes if f is not None), None)
+    if failure is None:
+        for folder in dict.fromkeys(w.path.parent for w in done):
+            fsync_dir(folder)
+        for w in last:
+            failure = _put(w)
+            if failure is not None:
+                break
+            fsync_dir(w.path.parent)
+            done.append(w)
+    if failure is not None:
+        _undo(done)
+    roots = {id(w.root): w.root for w in done if w.root is not None}
+    with bank.index.transaction():  # one sync per bank, not one per card
+        for key, root in roots.items():
+            bank.sync_many(root, [w.rel for w in done if id(w.root) == key])
+    if failure is not None:
+        raise failure

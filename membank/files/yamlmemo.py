@@ -1,0 +1,31 @@
+"""Front matter read again with the very same text within one write (a card written, read back, then
+indexed), parsed once: `remembering()` opens the scope; inside it each reader gets its own copy of
+what the first read built, so no reader can change what another gets."""
+
+from __future__ import annotations
+
+import copy
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator
+
+_read: ContextVar[dict[str, Any] | None] = ContextVar("membank_front_matter_read", default=None)
+
+
+@contextmanager
+def remembering() -> Iterator[None]:
+    token = _read.set({})
+    try:
+        yield
+    finally:
+        _read.reset(token)
+
+
+def loaded(text: str, load: Callable[[str], Any]) -> Any:
+    """`load(text)`, or a copy of what it gave for this text earlier in the scope (errors are not kept)."""
+    memo = _read.get()
+    if memo is None:
+        return load(text)
+    if text not in memo:
+        memo[text] = load(text)
+    return copy.deepcopy(memo[text])
