@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import subprocess
+import sys
 from pathlib import Path
 
 import typer
 
 import membank
+from membank.runtime import catalog, directory
 from membank.runtime.catalog import CATALOG, READS, field_name
 from membank.shells import reference
 from membank.shells.cli import app
@@ -88,3 +91,18 @@ def test_a_channel_refuses_the_same_way_from_python_and_the_sidecar(tmp_path: Pa
             raise AssertionError("the Python method accepted what the channel refused")
     finally:
         bank.close()
+
+
+def test_the_directory_is_up_to_date() -> None:
+    assert directory.CHANNELS == catalog.directory_entries(), \
+        "runtime/directory.py is stale: run `python -m membank.runtime.catalog`"
+    assert (Path(catalog.__file__).with_name("directory.py")).read_text("utf-8") == catalog.directory_text()
+
+
+def test_a_command_imports_the_table_of_its_channel_only() -> None:
+    """Registering every CLI command imports no domain's table; running one imports its domain's alone."""
+    probe = ("import sys\nimport membank.shells.cli\nbefore = sorted(m for m in sys.modules if m.endswith('.channels'))\n"
+             "from membank.runtime.catalog import channel\nchannel('memory:get')\n"
+             "print(before, sorted(m for m in sys.modules if m.endswith('.channels')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]", "['membank.domains.memories.channels']"]
