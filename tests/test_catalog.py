@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import subprocess
-import sys
 from pathlib import Path
 
 import typer
@@ -98,11 +96,3 @@ def test_the_directory_is_up_to_date() -> None:
         "runtime/directory.py is stale: run `python -m membank.runtime.catalog`"
     assert (Path(catalog.__file__).with_name("directory.py")).read_text("utf-8") == catalog.directory_text()
 
-
-def test_a_command_imports_the_table_of_its_channel_only() -> None:
-    """Registering every CLI command imports no domain's table; running one imports its domain's alone."""
-    probe = ("import sys\nimport membank.shells.cli\nbefore = sorted(m for m in sys.modules if m.endswith('.channels'))\n"
-             "from membank.runtime.catalog import channel\nchannel('memory:get')\n"
-             "print(before, sorted(m for m in sys.modules if m.endswith('.channels')))")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["[]", "['membank.domains.memories.channels']"]

@@ -26,7 +26,7 @@ def test_the_background_fill_runs_at_the_lowest_priority(sample: Path, monkeypat
     bank = membank.open(sample)
     try:
         assert strongfake.ENTERED.wait(30)
-        filler = next(t for t in threading.enumerate() if t.name.startswith("membank-strong-"))
+        filler = next(t for t in threading.enumerate() if t.name == f"membank-strong-{bank.info.id}")
         assert filler.native_id is not None
         assert os.getpriority(os.PRIO_PROCESS, filler.native_id) == strongfill.LOWEST
         assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine  # the caller's thread as it was
