@@ -65,15 +65,21 @@ def __getattr__(name: str) -> Any:
     return made[name]
 
 
-@functools.lru_cache(maxsize=None)
+_FOUND: dict[str, Channel] = {}  # the channels asked for so far (a name that is none is not kept)
+
+
 def channel(name: str) -> Channel | None:
     """The channel `name`, its domain's table imported now if not yet; None when there is no such channel."""
-    known = directory.CHANNELS.get(name)
-    if known is not None:
-        for c in _SOURCE[known[0]].resolve():  # type: ignore[attr-defined]
-            if c.name == name:
-                return c  # type: ignore[no-any-return]
-    return __getattr__("CATALOG").get(name)  # a directory not rewritten after a change: slower, still right
+    found = _FOUND.get(name)
+    if found is None:
+        known = directory.CHANNELS.get(name)
+        table = _SOURCE[known[0]].resolve() if known is not None else ()
+        found = next((c for c in table if c.name == name), None)  # type: ignore[attr-defined]
+        if found is None:  # no such channel, or a directory not rewritten after a change: slower, still right
+            found = __getattr__("CATALOG").get(name)
+        if found is not None:
+            _FOUND[name] = found
+    return found
 
 
 def describe(name: str) -> tuple[str, str]:
