@@ -90,7 +90,7 @@ class Filler:
     # -- the worker's side -----------------------------------------------------------------------
 
     def _batch(self) -> None:
-        _yield_processor()  # (a system call per batch of seconds)
+        _yield_processor()  # one system call a batch, which embeds for seconds
         with self._lock:
             self._queued = False
         if self.stopped or not strongload.switched_on(self.bank.settings_files.embedding()):
