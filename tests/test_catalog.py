@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 import membank
+from membank.runtime import catalog, directory
 from membank.runtime.catalog import CATALOG, READS, field_name
 from membank.shells import reference
 from membank.shells.cli import app
@@ -88,3 +89,10 @@ def test_a_channel_refuses_the_same_way_from_python_and_the_sidecar(tmp_path: Pa
             raise AssertionError("the Python method accepted what the channel refused")
     finally:
         bank.close()
+
+
+def test_the_directory_is_up_to_date() -> None:
+    assert directory.CHANNELS == catalog.directory_entries(), \
+        "runtime/directory.py is stale: run `python -m membank.runtime.catalog`"
+    assert (Path(catalog.__file__).with_name("directory.py")).read_text("utf-8") == catalog.directory_text()
+

@@ -73,6 +73,15 @@ def test_the_cli_and_its_catalog_import_no_flow_and_no_numpy(tmp_path: Path, hom
     assert loaded & {*FLOWS, *REPORT, "membank.domains.indexing.sync", "membank.index.embed"} == set()
 
 
+def test_the_cli_imports_no_domains_table_and_a_channel_its_own_only(tmp_path: Path, home: Path) -> None:
+    """Its commands' names and help come from the catalog's directory: no domain's payloads and data types
+    (a third of `membank status`'s start-up); running a channel imports the table of its domain alone."""
+    code = _LISTED.replace("from membank.runtime.catalog import CATALOG\n",
+                           "from membank.runtime.catalog import channel\nchannel('memory:get')\n")
+    _, loaded = _run(code, tmp=tmp_path, cwd=tmp_path, home=home)
+    assert {m for m in loaded if m.endswith(".channels")} == {"membank.domains.memories.channels"}
+
+
 def test_every_lazy_handler_names_a_function_that_exists() -> None:
     named = [c for c in CATALOG.values() if isinstance(c.handler, Lazy)]
     assert len(named) > len(CATALOG) // 2  # the tables name most handlers

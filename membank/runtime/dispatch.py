@@ -18,7 +18,7 @@ from ..index.failures import storage_error
 from ..kernel import cancel, errors
 from ..kernel.errors import MembankError
 from ..kernel.payload import build
-from .catalog import CATALOG, cancellable, field_name, fields
+from .catalog import cancellable, channel as find, field_name, fields
 from .project import Project
 from .registry import Registry
 
@@ -59,7 +59,7 @@ def run(channel: Channel, bank: Project, checked: Any, extras: dict[str, Any] | 
 def dispatch(registry: Registry, name: str, payload: Any, **extras: Any) -> dict[str, Any]:
     """Run one channel; always an envelope, never an exception. `extras` are handler arguments that
     are no payload field (the CLI's progress callback for `index:sync`)."""
-    channel = CATALOG.get(name)
+    channel = find(name)  # its domain's table imported now, not every domain's
     if channel is None:
         return MembankError(errors.NOT_FOUND, f"no channel named `{name}`", {"channel": name}).envelope()
     try:

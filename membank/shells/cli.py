@@ -9,11 +9,9 @@ from __future__ import annotations
 import gc
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, NoReturn, Optional
 
@@ -223,6 +221,8 @@ def _edit_in_editor(memory_id: str, project: Optional[Path], as_json: bool) -> N
         if not envelope["ok"]:
             finish(envelope, as_json)
         path = registry.get(None).file_of(envelope["data"]["source"])
+        import shlex  # here: only this command splits a command line
+
         try:  # shlex: an editor path with spaces may be quoted, as a shell would take it
             subprocess.call([*shlex.split(editor, posix=os.name != "nt"), str(path)])
         except (OSError, ValueError) as e:
@@ -390,6 +390,8 @@ def bench(quick: bool = typer.Option(False, "--quick", help="Reduced sizes (2,00
 @app.command()
 def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder and print where it is.")) -> None:
     """Build a sample project in a temporary folder and walk through the main job."""
+    import tempfile  # here: only the demo makes a temporary folder
+
     folder = Path(tempfile.mkdtemp(prefix="membank-demo-"))
     try:
         run_demo(folder, out)

@@ -13,7 +13,7 @@ import typer
 from typer.main import get_command_name
 
 from ..kernel.errors import MembankError
-from ..runtime.catalog import CATALOG
+from ..runtime.catalog import describe
 from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
 from .render import err
@@ -42,10 +42,10 @@ def finish(envelope: dict[str, Any], as_json: bool, show: Any = None) -> NoRetur
 
 
 def command(channel: str, *, group: Any = None) -> Any:
-    """Register a command for `channel` under the name and help the catalog gives it."""
-    entry = CATALOG[channel]
-    name = entry.cli.split(" ")[-1]
-    return (group or app).command(name, help=entry.summary)
+    """Register a command for `channel` under the name and help the catalog gives it (from its directory:
+    registering every command imports no domain's table)."""
+    cli, summary = describe(channel)
+    return (group or app).command(cli.split(" ")[-1], help=summary)
 
 
 @contextmanager

@@ -38,7 +38,8 @@ def diagnostics(bank: Bank) -> dict[str, Any]:
 
 
 def status(bank: Bank) -> dict[str, Any]:
-    items = _found(bank)  # counted, not listed
+    severities = [d.severity for d in _found(bank)]  # counted, not listed: at 2,000 cards ~1,800 of them
+    errors = severities.count(ERROR)
     info = bank.model_info()  # from the model's files: a status never waits for the model to load
     model = info if not isinstance(info, str) else None
     problem = semantic_problem(bank, info)
@@ -63,8 +64,8 @@ def status(bank: Bank) -> dict[str, Any]:
             "problem": problem.to_api() if problem else None,
         },
         "diagnostics": {
-            "errors": sum(d.severity == ERROR for d in items),
-            "warnings": sum(d.severity != ERROR for d in items),
+            "errors": errors,
+            "warnings": len(severities) - errors,
         },
         "episodes": {**stored, "pending": bank.background.pending,
                      "failed": int(bank.memo.get(episode_store.FAILED, 0))},

@@ -8,6 +8,9 @@ transaction under the write lock, where a row is stored only if its entry still 
 read with. A crash loses at most the batch in flight; nothing half-written survives. `stop` (run by
 `Project.close`) makes the next checkpoint the last: the batch being embedded is dropped.
 
+The filler's thread runs at the lowest scheduling priority (`_yield_processor`): embedding takes a whole
+core for minutes, and a request that wakes up (a sidecar read, a write) gets the processor at once.
+
 A one-shot CLI command does not start it: the next long-lived process on the project fills the tier.
 After each batch the project is told `index:strong` with the progress (the sidecar sends it as a
 notification)."""
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import threading
 from typing import Any, Iterator
 
@@ -36,6 +40,17 @@ LOCK_WAIT = 0.5  # seconds the filler waits for the write lock before it lets th
 # (index/contextual.py MAX_CHARS), never a 20 MB memory whole (~3 s)
 SCRIPT_CHARS = 16_384
 NOTIFY = "index:strong"  # the notification after each batch: {done, total, model, problem}
+LOWEST = 19  # the nice value of the filler's thread
+
+
+def _yield_processor() -> None:
+    """The calling thread (the filler's own, which onnxruntime also runs on: one intra-op thread) at the
+    lowest priority, where the OS lets a thread have one (Linux: a thread's nice value): the fill then
+    uses what the app's requests and the machine leave, instead of a fair half of a core it shares."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOWEST)
+    except (AttributeError, OSError):  # no per-thread priority here (Windows, macOS): the fill runs as is
+        pass
 
 
 class Filler:
@@ -75,6 +90,7 @@ class Filler:
     # -- the worker's side -----------------------------------------------------------------------
 
     def _batch(self) -> None:
+        _yield_processor()  # one system call a batch, which embeds for seconds
         with self._lock:
             self._queued = False
         if self.stopped or not strongload.switched_on(self.bank.settings_files.embedding()):

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .cli import BYTECODE, installed_env
 from .corpus import Corpus, generate
 from .rows import Row
 
@@ -131,6 +132,8 @@ def measure(project: Path | str, samples: int = 1000, *, method: str = "index:st
             if not envelope.get("ok"):
                 raise RuntimeError(f"{method} failed: {envelope.get('error')}")
         memory = _memory_mb(client.proc.pid)
+        data = envelope.get("data") if took else None
+        strong = data.get("strong") if isinstance(data, dict) else None  # the last answer's: what ran meanwhile
     finally:
         code = client.close()
         timer.cancel()
@@ -150,6 +153,7 @@ def measure(project: Path | str, samples: int = 1000, *, method: str = "index:st
         "fileRssMb": memory["RssFile"],
         "targetRssMb": TARGET_RSS_MB,
         "memories": counts.get("memories"),
+        "strong": strong,
         "exitCode": code,
     }
 
@@ -157,6 +161,16 @@ def measure(project: Path | str, samples: int = 1000, *, method: str = "index:st
 def _generate(folder: Path, memories: int) -> Path:
     """The seeded corpus `membank bench` uses (memory files with a few cards, a tenth in Chinese)."""
     return generate(folder, memories).root
+
+
+def conditions(strong: dict[str, Any] | None) -> str:
+    """What else the server was doing during the round trips: the strong tier's background fill or not."""
+    if not strong or strong.get("state") in ("off", "unavailable"):
+        return f"strong tier {(strong or {}).get('state', 'not reported')}: no background fill"
+    if strong.get("state") == "filling":
+        return (f"the strong tier's background fill running ({strong['done']:,} of {strong['total']:,} vectors "
+                "at the end; its thread at the lowest priority)")
+    return "strong tier complete: no background fill"
 
 
 def _verdict(value: float | None, target: float) -> str:
@@ -168,7 +182,8 @@ def _verdict(value: float | None, target: float) -> str:
 def report(result: dict[str, Any]) -> str:
     rows = [
         f"sidecar round trip: {result['samples']} × {result['method']} over JSON-RPC on stdio "
-        f"({result['memories']} memories), the server ready after {result['readyMs']:.0f} ms",
+        f"({result['memories']} memories), the server ready after {result['readyMs']:.0f} ms; "
+        f"{conditions(result['strong'])}",
         f"  median    {result['medianMs']:8.3f} ms",
         f"  p95       {result['p95Ms']:8.3f} ms    target p95 ≤ {TARGET_P95_MS:g} ms: "
         f"{_verdict(result['p95Ms'], TARGET_P95_MS)}",
@@ -187,12 +202,12 @@ def rows(corpus: Corpus, samples: int, warmup_s: float = 2.0) -> list[Row]:
     rss = Row("sidecar_rss", "sidecar resident memory (model loaded, serving)", "MB", corpus.files,
               target=TARGET_RSS_MB, target_text=f"≤ {TARGET_RSS_MB:g} MB")
     try:
-        got = measure(corpus.root, samples=samples, warmup_s=warmup_s)
+        got = measure(corpus.root, samples=samples, warmup_s=warmup_s, env=installed_env())
     except Exception as e:
         rtt.note = rss.note = f"the sidecar measurement failed: {e.__class__.__name__}: {e}"
         return [rtt, rss]
     rtt.samples = [float(x) for x in got["samplesMs"]]
-    rtt.note = f"first answer after start {got['readyMs']:.0f} ms"
+    rtt.note = f"{conditions(got['strong'])}; first answer after start {got['readyMs']:.0f} ms ({BYTECODE})"
     if got["rssMb"] is not None:
         rss.samples = [float(got["rssMb"])]
         rss.note = "VmRSS after the round trips (watcher running, model loaded by a semantic preview first)"
@@ -214,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="membank-sidecar-bench-"))
-    env = {**os.environ, "WRITENOW_HOME": str(work / "global-bank")}
+    env = {**installed_env(), "WRITENOW_HOME": str(work / "global-bank")}  # bytecode as installed
     try:
         project = args.project or _generate(work / "project", args.memories)
         result = measure(project, args.samples, method=args.method, env=env)
