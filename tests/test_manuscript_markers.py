@@ -8,14 +8,13 @@ import json
 import shutil
 from contextlib import closing
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import membank
 from membank import Bank
 from .helpers import git, git_commit
-from .storykit import story
+from .storykit import ok, story
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -24,23 +23,17 @@ LAST = "and Thorne's men calling to one another in the dark."
 RECALL = "---\nid: recall-test\nname: Recall test\ncontext_rules:\n  recall: 5\n---\nContinue.\n"
 
 
-def _ok(bank: Bank, channel: str, **payload: Any) -> Any:
-    envelope = bank.call(channel, payload)
-    assert envelope["ok"], envelope
-    return envelope["data"]
-
-
 def _edit(root: Path, line: str) -> None:
     chapter = root / CH05
     chapter.write_text(chapter.read_text("utf-8").replace(LAST, line), "utf-8")
 
 
 def _found(bank: Bank, word: str) -> set[str]:
-    return {i["source"] for i in _ok(bank, "manuscript:search", queryText=word, limit=50)["items"]}
+    return {i["source"] for i in ok(bank, "manuscript:search", queryText=word, limit=50)["items"]}
 
 
 def _recalled(bank: Bank) -> str:
-    prompt = _ok(bank, "context:assemble", skillId="recall-test", documentId=CH06, documentText="Lin Mo woke.",
+    prompt = ok(bank, "context:assemble", skillId="recall-test", documentId=CH06, documentText="Lin Mo woke.",
                  selection={"start": 0, "end": 4}, queryText="Lin Mo gaff hook lantern Blackpine")
     return json.dumps([prompt["userContent"], [i for i in prompt["items"] if i["kind"] == "passage"]])
 
@@ -60,31 +53,31 @@ def test_a_chapter_with_markers_is_an_error_and_out_of_search_recall_checks_and_
         git_commit(sample, branch)
     with closing(membank.open(sample)) as bank:  # the desktop's chapter, read before the merge
         assert CH05 in _found(bank, "DESKTOP") and "Blackpine" in _recalled(bank)
-        assert [i["source"] for i in _ok(bank, "kg:appearances", name="Lin Mo")["items"]].count(CH05) >= 1
+        assert [i["source"] for i in ok(bank, "kg:appearances", name="Lin Mo")["items"]].count(CH05) >= 1
     assert git(sample, "merge", "--no-edit", "laptop", check=False).returncode != 0
     marker = (sample / CH05).read_text("utf-8").splitlines().index("<<<<<<< HEAD") + 1
     with closing(membank.open(sample)) as bank:
-        errors = [d for d in _ok(bank, "index:diagnostics")["items"] if d.get("code") == "MERGE_CONFLICT"]
+        errors = [d for d in ok(bank, "index:diagnostics")["items"] if d.get("code") == "MERGE_CONFLICT"]
         assert [(d["source"], d["line"], d["severity"]) for d in errors] == [(CH05, marker, "error")]
         assert "conflict markers" in errors[0]["message"]
         assert all(CH05 not in _found(bank, word) for word in ("DESKTOP", "LAPTOP", "Blackpine"))
         recalled = _recalled(bank)
         assert "Blackpine" not in recalled and "<<<<<<<" not in recalled
-        assert CH05 not in [i["source"] for i in _ok(bank, "kg:appearances", name="Lin Mo")["items"]]
+        assert CH05 not in [i["source"] for i in ok(bank, "kg:appearances", name="Lin Mo")["items"]]
         for channel in ("kg:consistency:check", "capture:prepare"):
             refused = bank.call(channel, {"documentId": CH05})
             assert not refused["ok"] and refused["error"]["code"] == "CONFLICT", (channel, refused)
             assert refused["error"]["details"]["line"] == marker and f"{CH05}:{marker}" in refused["error"]["message"]
-        after = _ok(bank, "capture:prepare", documentId=CH06)["prompt"]  # ch05 is the chapter before it
+        after = ok(bank, "capture:prepare", documentId=CH06)["prompt"]  # ch05 is the chapter before it
         assert "LAPTOP" not in after and "<<<<<<<" not in after
         (sample / CH05).write_text((sample / CH05).read_text("utf-8").split("<<<<<<< HEAD")[0]
                                    + "and Thorne's men calling in the MERGED dark.\n", "utf-8")  # resolved
         bank.sync()
-        assert [d for d in _ok(bank, "index:diagnostics")["items"] if d.get("code") == "MERGE_CONFLICT"] == []
+        assert [d for d in ok(bank, "index:diagnostics")["items"] if d.get("code") == "MERGE_CONFLICT"] == []
         assert CH05 in _found(bank, "MERGED") and "Blackpine" in _recalled(bank)
-        assert _ok(bank, "kg:consistency:check", documentId=CH05)["documentId"] == CH05
-        assert _ok(bank, "capture:prepare", documentId=CH05)["documentId"] == CH05
-        assert "MERGED" in _ok(bank, "capture:prepare", documentId=CH06)["prompt"]
+        assert ok(bank, "kg:consistency:check", documentId=CH05)["documentId"] == CH05
+        assert ok(bank, "capture:prepare", documentId=CH05)["documentId"] == CH05
+        assert "MERGED" in ok(bank, "capture:prepare", documentId=CH06)["prompt"]
 
 
 LOCK = "---\ntitle: 金玉良缘\nopened: chapters/ch03.md\nkeys: [金锁]\n---\nThe golden lock.\n"
@@ -96,10 +89,10 @@ def test_a_thread_named_only_in_a_chapter_with_markers_is_not_named_there(tmp_pa
     try:
         chapter = bank.root / "chapters" / "ch04.md"
         chapter.write_text("第四回。\n<<<<<<< HEAD\n宝钗的金锁。\n=======\n宝钗。\n>>>>>>> laptop\n", "utf-8")
-        flags = _ok(bank, "kg:consistency:check", documentId="chapters/ch05.md")["flags"]
+        flags = ok(bank, "kg:consistency:check", documentId="chapters/ch05.md")["flags"]
         assert [f["entity"] for f in flags if f["code"] == "THREAD_ABANDONED"] == ["threads/marriage"]
         chapter.write_text("第四回。\n宝钗的金锁。\n", "utf-8")  # resolved: ch04 names it
-        flags = _ok(bank, "kg:consistency:check", documentId="chapters/ch05.md")["flags"]
+        flags = ok(bank, "kg:consistency:check", documentId="chapters/ch05.md")["flags"]
         assert not [f for f in flags if f["code"] == "THREAD_ABANDONED"]
     finally:
         bank.close()
