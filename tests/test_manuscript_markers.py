@@ -34,7 +34,7 @@ def _found(bank: Bank, word: str) -> set[str]:
 
 def _recalled(bank: Bank) -> str:
     prompt = ok(bank, "context:assemble", skillId="recall-test", documentId=CH06, documentText="Lin Mo woke.",
-                 selection={"start": 0, "end": 4}, queryText="Lin Mo gaff hook lantern Blackpine")
+                selection={"start": 0, "end": 4}, queryText="Lin Mo gaff hook lantern Blackpine")
     return json.dumps([prompt["userContent"], [i for i in prompt["items"] if i["kind"] == "passage"]])
 
 
