@@ -12,7 +12,7 @@ from ...kernel.paths import document_path
 from ..contract import Bank
 from ..story import positions
 from ..story.cards import Catalog, catalog
-from ..story.manuscript import read_document
+from ..story.manuscript import read_document, unconflicted
 from ..story.matching import call_allowance
 from ..story.order import StoryOrder
 from ..story.scenefiles import load as load_scenes
@@ -34,6 +34,7 @@ def chapter(bank: Bank, document_id: str, text: str | None = None) -> tuple[str,
         text = read_document(bank.root, document)
         if text is None:
             raise errors.invalid("documentId", f"there is no file {document}; send its text as `documentText`")
+        text = unconflicted(document, text)
     if len(text) > MAX_CHAPTER_CHARS:
         raise errors.invalid("documentId", f"the document {document} is {len(text):,} characters long, more than "
                              f"the {MAX_CHAPTER_CHARS:,} a capture reads; split it into chapter files")

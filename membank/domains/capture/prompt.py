@@ -10,6 +10,7 @@ import json
 from importlib import resources
 from typing import Any
 
+from ...files.conflicts import conflict_line
 from ...files.frontmatter import decode, split
 from ...kernel.errors import MembankError
 from ..contract import Bank
@@ -75,6 +76,8 @@ def build(bank: Bank, order: StoryOrder, document: str, text: str, built_in: str
     previous = order.positions[rank - 1] if rank > 0 else None
     if previous is not None:  # the chapter after the document before it: the position is that one's end
         before = read_document(bank.root, previous) or ""
+        if conflict_line(before) is not None:  # both versions of a merge: never in a prompt (files.md, Git)
+            before = ""
         buffer = before + "\n\n" + text
         data = context_assemble(bank, SKILL, previous, buffer, {"start": len(before) + 2, "end": len(buffer)})
     else:

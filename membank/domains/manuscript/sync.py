@@ -14,7 +14,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ...files.records import WARNING
+from ...files.conflicts import LEFT_OUT, MERGE_CONFLICT, conflict_line
+from ...files.records import ERROR, WARNING
 from ...index import Index
 from ...kernel import cancel
 from ...kernel.errors import MembankError
@@ -105,6 +106,9 @@ def _document(bank: Bank, doc: str, known: tuple[int, int, str, str | None] | No
         if known is not None:
             _forget(index, doc, report)
         return
+    if (marker := conflict_line(text)) is not None:  # a merge left both versions in it (files.md, Git)
+        _problem(index, doc, stamp, f"git conflict markers at line {marker}", known, report, marker)
+        return
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     size, mtime = stamp if stamp is not None else (len(data), 0)
     index.db.execute("INSERT OR REPLACE INTO manuscript_documents(document, size, mtime_ns, hash, problem)"
@@ -149,8 +153,9 @@ def _decode(data: bytes) -> str:
 
 
 def _problem(index: Index, doc: str, stamp: tuple[int, int] | None, why: str,
-             known: tuple[int, int, str, str | None] | None, report: Report) -> None:
-    """A document that cannot be indexed: its passages leave the index, and it gets a diagnostic."""
+             known: tuple[int, int, str, str | None] | None, report: Report, marker: int | None = None) -> None:
+    """A document that cannot be indexed: its passages leave the index, and it gets a diagnostic (with a
+    `marker` line: an error `MERGE_CONFLICT` there, as every other file a merge left markers in)."""
     report.problems[doc] = why
     size, mtime = stamp if stamp is not None else (-1, -1)
     if known is not None and known[3] == why and (known[0], known[1]) == (size, mtime):
@@ -160,8 +165,13 @@ def _problem(index: Index, doc: str, stamp: tuple[int, int] | None, why: str,
     index.db.execute("INSERT OR REPLACE INTO manuscript_documents(document, size, mtime_ns, hash, problem)"
                      " VALUES (?, ?, ?, '', ?)", (doc, size, mtime, why))
     index.db.execute("DELETE FROM diagnostics WHERE origin = ? AND source = ?", (ORIGIN, doc))
-    index.db.execute("INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, ?, 1, ?, ?)",
-                     (doc, ORIGIN, WARNING, f"{why}; the chapter is not in the manuscript's index"))
+    if marker is None:
+        index.db.execute("INSERT INTO diagnostics(source, origin, line, severity, message) VALUES (?, ?, 1, ?, ?)",
+                         (doc, ORIGIN, WARNING, f"{why}; the chapter is not in the manuscript's index"))
+    else:
+        index.db.execute("INSERT INTO diagnostics(source, origin, line, severity, message, code) VALUES "
+                         "(?, ?, ?, ?, ?, ?)", (doc, ORIGIN, marker, ERROR, f"{LEFT_OUT}: its passages are not "
+                                                "searched, recalled or counted as appearances", MERGE_CONFLICT))
     report.changed.append(doc)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ...files.conflicts import RESOLVE, conflict_line
 from ...files.reader import Unreadable, read_regular
 from ...kernel import errors
 from ...kernel.errors import MembankError
@@ -38,3 +39,14 @@ def read_document_bytes(root: Path, document: str, cap: int = MAX_MANUSCRIPT_BYT
         raise errors.invalid("documentId", f"the document {document} is larger than {cap // (1024 * 1024)} MiB; "
                              "send the text around the selection as `documentText`")
     return data
+
+
+def unconflicted(document: str, text: str) -> str:
+    """`text`, read from the document's file, or CONFLICT on the line of the first git conflict marker in it
+    (files.md, Git): a chapter a merge left both versions in is checked or captured once it is resolved."""
+    marker = conflict_line(text)
+    if marker is not None:
+        raise MembankError(errors.CONFLICT, f"{document}:{marker}: the chapter holds git conflict markers left by "
+                           f"a merge, so both versions are in it: {RESOLVE}, then try again",
+                           {"field": "documentId", "line": marker})
+    return text

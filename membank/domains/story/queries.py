@@ -13,7 +13,7 @@ from ..contract import Bank
 from . import check as checking
 from . import graph, positions, seen
 from .cards import Catalog, catalog
-from .manuscript import read_document
+from .manuscript import read_document, unconflicted
 from .matching import allowance_spent, call_allowance
 from .order import StoryOrder
 from .positions import known_position
@@ -87,6 +87,7 @@ def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> 
         text = read_document(bank.root, document)
         if text is None:
             raise errors.invalid("documentId", f"there is no file {document}; send its text as `text`")
+        text = unconflicted(document, text)
     if len(text) > MAX_PASSAGE_CHARS:  # a check is of a passage at one story position, not of a whole book
         what = "the passage to check" if from_app else f"the document {document}"
         raise errors.invalid("text" if from_app else "documentId",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ...files.conflicts import conflict_line
 from ...files.reader import Unreadable, read_regular
 from ...kernel import errors
 from ...kernel.errors import MembankError
@@ -119,6 +120,8 @@ def _mentioned(bank: Bank, cat: Catalog, found: tuple[Thread, ...], document: st
         try:
             body = read_document(bank.root, document) or ""
         except MembankError:  # a chapter too large to read, or a link out of the project: it names nothing
+            body = ""
+        if conflict_line(body) is not None:  # both versions of a merge (files.md, Git): it names nothing either
             body = ""
         hit = cached[key] = frozenset(m.id for m in matcher.mentions(body)[0])
     return hit
