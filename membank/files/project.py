@@ -56,7 +56,7 @@ def find_root(start: Path) -> Path:
     not exist is refused: `membank preview continue` (a skill's name where a folder goes) must not answer
     for the project around the current folder as if it had been asked."""
     if not os.path.lexists(start):
-        raise ProjectError(f"{start}: no such file or folder")
+        raise ProjectError(f"{start.name or start}: no such file or folder")  # no absolute path in an answer
     start = start.resolve()
     for folder in (start, *start.parents):
         if (folder / BANK_DIR / "project.yaml").is_file():
