@@ -57,7 +57,7 @@ def _parts(piece: str) -> list[str]:
         if c.isspace():
             space = i
         if weight > WINDOW and i > start:
-            cut = space + 1 if space >= start and space + 1 < i + 1 else i
+            cut = space + 1 if start <= space < i else i  # after the last space, else before this character
             out.append(piece[start:cut])
             start, weight = cut, _weight(piece[cut:i + 1])
     out.append(piece[start:])
