@@ -91,3 +91,15 @@ class _Poisoned:
 
 def load_poisoned() -> StrongEncoder:
     return StrongEncoder("fake-poisoned:1:32", DIM, _Poisoned())
+
+
+LOADED_AT: list[int] = []  # the nice value of each thread that loaded `load_noting_priority`
+
+
+def load_noting_priority() -> StrongEncoder:
+    """`load`, noting the loading thread's priority: the threads a real model starts at its load (the
+    query session's) inherit it."""
+    import os
+
+    LOADED_AT.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+    return load()

@@ -179,6 +179,24 @@ def test_scene_ops_write_the_chapters_scene_file(bank: Bank) -> None:
     assert (again["status"], again["reason"]) == ("refused", "ALREADY_KNOWN")
 
 
+def test_a_folder_the_review_makes_is_on_disk_before_the_proposal_records_it(
+        bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first scene op makes .writenow/scenes/: the folder holding it is fsynced too (else a crash can
+    lose the folder, its file with it, while the proposal file says applied and it is never applied again)."""
+    from membank.domains.capture import commit
+
+    synced: list[Path] = []
+    real = commit.fsync_dir
+    monkeypatch.setattr(commit, "fsync_dir", lambda folder: (synced.append(Path(folder)), real(folder))[1])
+    assert not (bank.root / ".writenow/scenes").exists()
+    done = _accept(bank, {"op": "scene", "pov": "林黛玉", "evidence": "黛玉方进入房时"})
+    assert done["ok"], done
+    assert (bank.root / f".writenow/scenes/{D}.md").is_file()
+    proposal = (bank.root / done["data"]["proposal"]).parent
+    before = synced[:synced.index(proposal)]
+    assert {bank.root / ".writenow", bank.root / ".writenow/scenes"} <= set(before)
+
+
 def test_a_scene_op_takes_a_value_away_with_null(bank: Bank) -> None:
     path = f".writenow/scenes/{D}.md"
     write(bank.root, {path: "---\ndate: 第一年 冬   # 全章\nlocation: 扬州\n---\n## 进府\npov: 林黛玉\n"

@@ -362,6 +362,31 @@ def test_within_a_review_the_same_front_matter_is_parsed_once_and_each_reader_ge
         assert split(text).meta == split(text).meta and split(text).meta is not split(text).meta
 
 
+def test_a_thread_started_in_a_review_keeps_nothing_in_its_memo() -> None:
+    """A thread that runs in a copy of the review's context (`asyncio.to_thread`, or any thread on a Python
+    where threads inherit it: 3.14 free-threaded) parses on its own: it neither shares the review's memo
+    nor keeps one of its own for its whole life."""
+    import contextvars
+    import threading
+
+    from membank.files import yamlmemo
+
+    calls: list[str] = []
+
+    def load(text: str) -> Any:
+        calls.append(text)
+        return {"a": 1}
+
+    with yamlmemo.remembering():
+        copied = contextvars.copy_context()
+        worker = threading.Thread(target=lambda: [copied.run(yamlmemo.loaded, "a: 1", load) for _ in range(2)])
+        worker.start()
+        worker.join()
+        assert len(calls) == 2  # the thread parsed each time
+        yamlmemo.loaded("a: 1", load)
+        assert len(calls) == 3  # and left nothing in the review's memo
+
+
 def test_a_fact_and_a_thread_become_files_of_their_own(bank: Bank) -> None:
     left, meeting = _proposed(bank, [LEFT, MEETING])
     ok(bank, "capture:review", documentId=D, decisions=[{"id": left, "decision": "accept"},

@@ -7,6 +7,7 @@ import dataclasses
 import inspect
 from pathlib import Path
 
+import pytest
 import typer
 
 import membank
@@ -96,3 +97,12 @@ def test_the_directory_is_up_to_date() -> None:
         "runtime/directory.py is stale: run `python -m membank.runtime.catalog`"
     assert (Path(catalog.__file__).with_name("directory.py")).read_text("utf-8") == catalog.directory_text()
 
+
+
+def test_a_stale_directory_slows_a_command_down_and_breaks_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table moved or renamed, the directory not made again (a developer's install): the channel is
+    found in the whole catalog, and a name that is no channel is none, never a KeyError out of `dispatch`."""
+    monkeypatch.setitem(directory.CHANNELS, "memory:gone", ("membank.domains.gone.channels", "gone", "Gone."))
+    assert catalog.channel("memory:gone") is None
+    monkeypatch.setitem(directory.CHANNELS, "kg:mentions", ("membank.domains.moved.channels", "mentions", "?"))
+    assert catalog.channel("kg:mentions") is CATALOG["kg:mentions"]

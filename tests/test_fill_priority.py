@@ -33,3 +33,22 @@ def test_the_background_fill_runs_at_the_lowest_priority(sample: Path, monkeypat
     finally:
         strongfake.GATE.set()
         bank.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own priority (nice value) is Linux's")
+def test_the_model_is_loaded_at_normal_priority(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fill's first batch loads the model, and the query session's threads onnxruntime starts then
+    inherit the loading thread's nice value: loaded at the lowest, a query's second thread would be too."""
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load_noting_priority")
+    strongfake.CALLS["passages"], strongfake.HOLD_AFTER[0] = 0, 0
+    strongfake.ENTERED.clear()
+    strongfake.GATE.clear()
+    strongfake.LOADED_AT.clear()
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    bank = membank.open(sample)
+    try:
+        assert strongfake.ENTERED.wait(30)
+        assert strongfake.LOADED_AT == [mine]
+    finally:
+        strongfake.GATE.set()
+        bank.close()

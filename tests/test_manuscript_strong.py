@@ -50,6 +50,20 @@ def test_windows_cut_at_sentence_ends_cjk_counting_double() -> None:
     assert strong.windows("no sentence end here") == ["no sentence end here"]
 
 
+def test_a_passage_without_sentence_ends_is_cut_into_windows_the_model_reads_whole() -> None:
+    """One window for 750 unpunctuated CJK characters is ~640 tokens, of which the model reads 256: the
+    rest of the passage could never be found by meaning. A sentence past twice a window's weight is cut
+    (at a space when it has one); one a little over a window stays whole."""
+    chinese = "林黛玉方进入房时只见两个人搀着一位鬓发如银的老母迎上来" * 28
+    got = strong.windows(chinese)
+    assert "".join(got) == chinese and all(len(w) <= strong.WINDOW // 2 + 1 for w in got)
+    words = " ".join(["lighthouse"] * 100)  # 1,099 code points, no sentence end
+    got = strong.windows(words)
+    assert len(got) > 1 and all(len(w) <= strong.WINDOW + 1 for w in got) and " ".join(got) == words
+    sentence = "word " * 50 + "end."  # 254: over a window, under two: one window as before
+    assert strong.windows(sentence) == [sentence]
+
+
 def test_search_ranks_with_the_windows_once_the_background_filled_them(bank: Bank) -> None:
     assert _tiers(bank) <= {"vector"}  # nothing filled yet: the static vectors (this search kicks the filler)
     assert strong.settle(bank)

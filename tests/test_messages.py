@@ -116,6 +116,14 @@ def test_an_imported_w_plus_plus_card_gets_a_summary_made_of_words() -> None:
     assert meta["summary"] == "Seraphina: caring, protective, compassionate, healing, nurturing, magical…"
 
 
+def test_a_name_with_a_backslash_is_put_for_char_as_written() -> None:
+    """The name is text, not a replacement template: `Dr\\Who` once raised `bad escape` (INTERNAL)."""
+    assert card_summary("{{char}} keeps the light.", "Dr\\Who") == "Dr\\Who keeps the light."
+    card = {"spec": "chara_card_v2", "spec_version": "2.0",
+            "data": {"name": "Zero\\1", "description": "{{char}} sails at dawn.", "personality": "", "scenario": ""}}
+    assert card_files(card, "v2", "zero.json")[0].meta["summary"] == "Zero\\1 sails at dawn."
+
+
 # -- show and story ----------------------------------------------------------------------------------
 
 

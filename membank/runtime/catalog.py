@@ -73,7 +73,8 @@ def channel(name: str) -> Channel | None:
     found = _FOUND.get(name)
     if found is None:
         known = directory.CHANNELS.get(name)
-        table = _SOURCE[known[0]].resolve() if known is not None else ()
+        source = _SOURCE.get(known[0]) if known is not None else None  # a table moved: not among the sources
+        table = source.resolve() if source is not None else ()
         found = next((c for c in table if c.name == name), None)  # type: ignore[attr-defined]
         if found is None:  # no such channel, or a directory not rewritten after a change: slower, still right
             found = __getattr__("CATALOG").get(name)

@@ -71,6 +71,20 @@ def _undo(done: list[Write]) -> None:
             pass  # an editor saved meanwhile: the writer's version stays
 
 
+def _folders(done: list[Write]) -> dict[Path, None]:
+    """The folders to fsync: each written file's; for a new file also each one above it up to its bank's
+    root (its `mkdir` may have made them, and a folder made is on disk once the one holding it is fsynced)."""
+    out: dict[Path, None] = {}
+    for w in done:
+        out[w.path.parent] = None
+        if w.original is None:
+            for folder in w.path.parent.parents:
+                if w.root.path not in (folder, *folder.parents):
+                    break
+                out[folder] = None
+    return out
+
+
 def commit(bank: Bank, writes: list[Write]) -> None:
     """Every file written, or none: a failure puts back the files already written. The files of the
     banks first, their folders fsynced, then the proposal file; then one index sync per bank."""
@@ -80,7 +94,7 @@ def commit(bank: Bank, writes: list[Write]) -> None:
     done = [w for w, failed in zip(banked, outcomes) if failed is None]
     failure = next((f for f in outcomes if f is not None), None)
     if failure is None:
-        for folder in dict.fromkeys(w.path.parent for w in done):
+        for folder in _folders(done):
             fsync_dir(folder)
         for w in last:
             failure = _put(w)

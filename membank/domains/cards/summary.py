@@ -73,7 +73,7 @@ def card_summary(description: Any, name: str | None = None) -> str:
     owner = name or (classic.group(1).strip() if classic else possessive.group(1).strip() if possessive else None)
     raw = _USER.sub("the user", raw)
     if owner:
-        raw = _CHAR.sub(owner, raw)
+        raw = _CHAR.sub(lambda _: owner, raw)  # the name as written: `\\1` in it is no group
     text, blocks = _strip_blocks(_DIALOGUE.sub("", raw))
     sentence = _prose(text)
     if sentence:

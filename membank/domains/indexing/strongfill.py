@@ -90,7 +90,6 @@ class Filler:
     # -- the worker's side -----------------------------------------------------------------------
 
     def _batch(self) -> None:
-        _yield_processor()  # one system call a batch, which embeds for seconds
         with self._lock:
             self._queued = False
         if self.stopped or not strongload.switched_on(self.bank.settings_files.embedding()):
@@ -98,6 +97,8 @@ class Filler:
         encoder = self.handle.get()
         if encoder is None:
             return
+        # after the load, not before: the query session's threads the model starts inherit the priority
+        _yield_processor()  # one system call a batch, which embeds for seconds
         with self._lock:
             after, restarts = self._after, self._restarts
         try:

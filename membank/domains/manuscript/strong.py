@@ -42,17 +42,39 @@ _PENDING = ("SELECT p.id, p.hash, p.text FROM manuscript_passages AS p WHERE NOT
             " (SELECT 1 FROM manuscript_strong AS s WHERE s.passage = p.id AND s.hash = p.hash)")
 
 
+def _weight(text: str) -> int:
+    return sum(2 if ord(c) >= 0x2E80 else 1 for c in text)
+
+
+def _parts(piece: str) -> list[str]:
+    """A sentence heavier than two windows (no sentence end in 1,000 code points: the model would read only
+    its first 256 tokens) cut into parts of about WINDOW, each after a space when there is one; else whole."""
+    if _weight(piece) <= 2 * WINDOW:
+        return [piece]
+    out, start, weight, space = [], 0, 0, -1
+    for i, c in enumerate(piece):
+        weight += 2 if ord(c) >= 0x2E80 else 1
+        if c.isspace():
+            space = i
+        if weight > WINDOW and i > start:
+            cut = space + 1 if start <= space < i else i  # after the last space, else before this character
+            out.append(piece[start:cut])
+            start, weight = cut, _weight(piece[cut:i + 1])
+    out.append(piece[start:])
+    return out
+
+
 def windows(text: str) -> list[str]:
     """The text cut at sentence ends into windows of about WINDOW (a sentence longer than that is one
-    window); the text whole when it has no sentence end."""
+    window, one longer than two is cut: `_parts`)."""
     pieces, at = [], 0
     for m in SENTENCE_END.finditer(text):
-        pieces.append(text[at:m.end()])
+        pieces += _parts(text[at:m.end()])
         at = m.end()
-    pieces.append(text[at:])
+    pieces += _parts(text[at:])
     out, current, weight = [], "", 0
     for piece in pieces:
-        w = sum(2 if ord(c) >= 0x2E80 else 1 for c in piece)
+        w = _weight(piece)
         if current.strip() and weight + w > WINDOW:
             out.append(current.strip())
             current, weight = "", 0
