@@ -124,6 +124,8 @@ def test_a_proposal_decided_differently_on_two_machines_is_never_applied(tmp_pat
         assert not refused["ok"] and refused["error"]["code"] == "CONFLICT"
         assert refused["error"]["details"]["line"] == marker and "conflict markers" in refused["error"]["message"]
         assert card.read_bytes() == before and proposal.read_text("utf-8") == text  # nothing applied or rewritten
+        listed = bank.call("capture:pending", {"documentId": D})  # not an empty list: the file says more
+        assert not listed["ok"] and listed["error"]["code"] == "CONFLICT" and listed["error"]["details"]["line"] == marker
         status = next(i for i in _ok(bank, "capture:status")["items"] if i["documentId"] == D)
         assert status["problems"][0]["line"] == marker
     finally:

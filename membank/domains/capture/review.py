@@ -326,7 +326,11 @@ def pending(bank: Bank, document_id: str) -> dict[str, Any]:
     path = proposal_file(bank, document)
     source = bank.project.source(_rel(bank, path))
     found = _read_proposal(path)
-    ops = proposals.stale(proposals.parse(found)[1], chapter_hash(text)) if found is not None else []
+    _, ops, problems = proposals.parse(found) if found is not None else ({}, [], [])
+    if problems:  # git conflict markers, a section edited into nonsense: never a silently shorter list
+        line, message = problems[0]
+        raise MembankError(errors.CONFLICT, f"{source}:{line}: {message}; fix the file to see its ops", {"line": line})
+    ops = proposals.stale(ops, chapter_hash(text))
     return {"documentId": document, "proposal": source,
             "items": [{"id": p.id, "op": p.op["op"], "status": p.status, "fields": p.op, "evidence": p.op["evidence"],
                        "where": f"{document}:{p.line}" if p.line is not None else None, "flags": list(p.flags),
