@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import membank
 from membank import Bank
 from membank.kernel import clock
+from membank.kernel.limits import MAX_LISTED
 
 CH05 = "chapters/ch05.md"
 SELECTION = "He drew. Steel rang."
@@ -273,3 +274,26 @@ def test_budget_drops_are_reported_with_reasons(bank: Bank, sample: Path) -> Non
                                                                 _assemble(bank, skillId="continue", documentId=CH05,
                                                                           selection={"text": SELECTION},
                                                                           queryText="Lin Mo")["items"]} | {None}
+
+
+def test_dropped_lists_the_first_pieces_left_out_and_counts_them_all(bank: Bank, sample: Path) -> None:
+    folder = sample / ".writenow" / "memories" / "preferences" / "many"
+    folder.mkdir(parents=True)
+    for i in range(230):  # more than an answer lists (MAX_LISTED), all over Layer 3's cap below
+        (folder / f"p{i:03d}.md").write_text(f"---\nid: m-many-{i:03d}\ntype: preference\nscope: project\n"
+                                             f"created: 2030-01-01T00:00:{i % 60:02d}Z\n---\nPrefer plain word {i}.\n",
+                                             "utf-8")
+    bank.sync()
+    assert bank.call("context:settings:update", {"patch": {"layerTokens": {"preferences": 60}}})["ok"]
+    payload = {"documentId": CH05, "selection": {"text": SELECTION}, "runId": "r-same"}
+    d = _assemble(bank, **payload)
+    dropped, diagnostics = d["diagnostics"]["dropped"], d["diagnostics"]
+    assert len(dropped) == MAX_LISTED < diagnostics["truncated"]
+    assert [x["layer"] for x in dropped] == sorted(x["layer"] for x in dropped)  # by layer, as left out
+    assert sum(x["layer"] == 3 for x in dropped) >= 200 - sum(x["layer"] == 2 for x in dropped)
+    kept = json.loads(json.dumps(d))
+    for x in dropped:
+        x["reason"] = x["id"] = "x"  # the caller's own: the next answer is the same
+    again = _assemble(bank, **payload)
+    again["diagnostics"]["tookMs"] = kept["diagnostics"]["tookMs"]
+    assert again == kept

@@ -31,3 +31,15 @@ def test_token_estimate() -> None:
 def test_token_estimate_is_a_token_per_cjk_character_and_per_four_others(text: str) -> None:
     cjk = sum(1 for ch in text if ch in "林默が한𠀀")
     assert estimate_tokens(text) == (0 if not text else max(1, cjk + -(-(len(text) - cjk) // 4)))
+
+
+@given(st.lists(st.sampled_from([0x41, 0xE9, 0x2014, 0x303F, 0x3040, 0x30FF, 0x3100, 0x3400, 0x4DBF, 0x4DC0, 0x4E00,
+                                 0x9FFF, 0xA000, 0xAC00, 0xD7AF, 0xD7B0, 0xD800, 0xF900, 0xFAFF, 0xFB00, 0x1F600,
+                                 0x20000, 0x2FFFF, 0x30000]), min_size=1, max_size=40))
+def test_a_long_texts_estimate_counts_the_same_cjk(points: list[int]) -> None:
+    import numpy  # noqa: F401  (loaded, as in a process that assembles prompts: the long text's vectorised count)
+
+    text = "".join(map(chr, points)) * (3000 // len(points) + 1)  # over 2,048 code points, a lone surrogate too
+    cjk = sum(1 for ch in text if any(a <= ord(ch) <= b for a, b in ((0x3040, 0x30FF), (0x3400, 0x4DBF),
+              (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0x20000, 0x2FFFF))))
+    assert estimate_tokens(text) == max(1, cjk + -(-(len(text) - cjk) // 4))

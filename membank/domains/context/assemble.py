@@ -91,7 +91,7 @@ def _preferences(bank: Bank, timed: set[int], cap: int | None) -> tuple[list[Pie
             if len(memo) >= 8:
                 memo.clear()  # a session moves through a few story positions and caps, not many
             memo[key] = made
-    return list(made[0]), list(map(dict.copy, made[1]))  # the caller's own: hundreds a call, copied in C
+    return list(made[0]), made[1]  # the entries shared: `_dropped` copies the few it lists
 
 
 def passage_pieces(p: Passage, source: str | None) -> list[Piece]:
@@ -281,7 +281,7 @@ def assemble(bank: Bank, req: Request) -> dict[str, Any]:
         used = 0
         for i, f in enumerate(found):
             if used > room:  # the budget drops Layer 4 from its end: what follows could never be kept
-                late = list(map(dict.copy, map(_late_entries(cards).__getitem__, [g.id for g in found[i:]])))
+                late = list(map(_late_entries(cards).__getitem__, [g.id for g in found[i:]]))  # shared: see _dropped
                 break
             card = cards.cards[f.id]
             body, hid_p, hid_r, tokens = _card_at(cards, f.id, order, position)
@@ -359,7 +359,7 @@ def finish(bank: Bank, req: Request, skill: dict[str, Any], rules: dict[str, Any
         "diagnostics": {
             "degraded": any(r.code in recall_codes for r in reasons),
             "reasons": [r.to_api() for r in reasons],
-            "dropped": _dropped(fitted.dropped, capped, late, f.unfit)[:MAX_LISTED],  # `truncated` counts them all
+            "dropped": _dropped(fitted.dropped, capped, late, f.unfit),  # `truncated` counts them all
             "hidden": sum(hidden.values()),
             "hiddenDetail": hidden,
             "truncated": len(fitted.dropped) + len(capped) + len(late) + len(f.unfit),
@@ -378,16 +378,20 @@ def finish(bank: Bank, req: Request, skill: dict[str, Any], rules: dict[str, Any
 
 def _dropped(fitted: list[Dropped], capped: list[dict[str, Any]], late: list[dict[str, Any]],
              unfit: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every piece left out, by layer, in the order each was left out."""
-    by_layer: dict[int, list[dict[str, Any]]] = {}
+    """The first MAX_LISTED pieces left out, by layer, in the order each was left out. `capped` and `late`
+    are entries shared by the prompts (kept per view and per generation of the cards): a prompt leaves out
+    thousands (Layer 3's preferences over its cap, the cards found after Layer 4 was full), so only the
+    listed ones are copied for the caller, as only the listed fitted ones are made."""
+    by_layer: dict[int, list[Dropped]] = {}
     for d in fitted:
-        by_layer.setdefault(d.layer, []).append(d.to_api())
-    by_layer.setdefault(3, []).extend(capped)  # Layer 3 is capped before the rest is fitted
-    by_layer.setdefault(4, []).extend(late)
-    by_layer.setdefault(5, []).extend(unfit)
+        by_layer.setdefault(d.layer, []).append(d)
+    then = {3: (capped, True), 4: (late, True), 5: (unfit, False)}  # after the fitted ones of their layer
     out: list[dict[str, Any]] = []
-    for layer in sorted(by_layer):
-        out.extend(by_layer[layer])  # thousands a call: copied in C
+    for layer in sorted(by_layer.keys() | then.keys()):
+        out.extend(d.to_api() for d in by_layer.get(layer, ())[:MAX_LISTED - len(out)])
+        more, shared = then.get(layer, ([], False))
+        more = more[:MAX_LISTED - len(out)]
+        out.extend(map(dict.copy, more) if shared else more)
     return out
 
 

@@ -173,12 +173,12 @@ def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
     tier = "static" if centred is None else "strong"
     hits = [(h, tokens) for h, tokens in found if relevant_enough(h.fused, centred, h.rowid)]
     records = _records(bank, [h.rowid for h, _ in hits])
-    return [Found(h.rowid, records[h.rowid], tokens, round(h.fused, 6),
-                  {"mode": "semantic", "score": round(h.fused, 6),
+    return [Found(h.rowid, records[h.rowid], tokens, score,
+                  {"mode": "semantic", "score": score,
                    "vector": None if h.similarity is None else round(h.similarity, 6),
                    "lexicalRank": h.lexical_rank, "tier": tier,
                    **({} if centred is None else {"centred": round(centred.get(h.rowid, -1.0), 6)})})
-            for h, tokens in hits]
+            for h, tokens, score in [(h, tokens, round(h.fused, 6)) for h, tokens in hits]]  # rounded once (~2 µs)
 
 
 def _records(bank: Bank, rowids: list[int]) -> dict[int, dict[str, Any]]:

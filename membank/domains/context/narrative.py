@@ -16,15 +16,25 @@ from .layers import Piece
 
 
 def thread_pieces(bank: Bank, order: StoryOrder, position: str | None) -> list[Piece]:
+    """Layer 4's threads open at `position`, made once per answer of `threadfiles.open_at` (kept while
+    the thread files and the story order hold: the same tuple again): a prompt with `threads` asks at the
+    same few positions, and a story may hold dozens open. Pieces are frozen: shared by the prompts."""
     if position is None:
         return []
-    out = []
-    for item in threadfiles.open_at(bank, order, position):
-        note = f": {item['note']}" if item["note"] else ""
-        text = f"{item['title']} (open since {item['opened']}){note}"
-        out.append(Piece(4, "threads", "thread", text, item["id"], item["source"], item["line"],
-                         reason="a thread open here"))
-    return out
+    items = threadfiles.open_at(bank, order, position)
+    kept: dict[int, tuple[Any, list[Piece]]] = bank.memo.setdefault("context.threads", {})
+    made = kept.get(id(items))
+    if made is None or made[0] is not items:  # the tuple itself held: its id is never another's meanwhile
+        pieces = []
+        for item in items:
+            note = f": {item['note']}" if item["note"] else ""
+            text = f"{item['title']} (open since {item['opened']}){note}"
+            pieces.append(Piece(4, "threads", "thread", text, item["id"], item["source"], item["line"],
+                                reason="a thread open here"))
+        if len(kept) >= 64:
+            kept.clear()
+        made = kept[id(items)] = (items, pieces)
+    return list(made[1])
 
 
 def scene(bank: Bank, cards: Catalog, order: StoryOrder, position: str | None, allowed: set[str],
