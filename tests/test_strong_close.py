@@ -149,3 +149,30 @@ def test_a_project_gone_stops_the_fill_quietly_and_it_fills_again_once_back(samp
         log.removeHandler(said)
         log.setLevel(level)
         bank.close()
+
+
+def test_the_retrieval_benchmark_reads_beside_a_writer_on_another_thread(bank: Bank) -> None:
+    from benchmarks.retrieval import static_rankers
+
+    entered, gate = threading.Event(), threading.Event()
+
+    def hold() -> int:  # runs inside the writer connection's statement: the connection is in use meanwhile
+        entered.set()
+        gate.wait(30)
+        return 0
+
+    def writer() -> None:  # a fill's write: the writer connection, under the index lock
+        with bank.index.lock:
+            bank.index.db.execute("SELECT hold()").fetchall()
+
+    rankers = static_rankers(bank)
+    bank.index.db.create_scalar_function("hold", hold, 0)
+    busy = threading.Thread(target=writer)
+    busy.start()
+    try:
+        assert entered.wait(30)
+        assert isinstance(rankers["lexical"]("harbour keeper"), list)  # before: apsw.ThreadingViolationError
+        assert isinstance(rankers["vector"]("harbour keeper"), list)
+    finally:
+        gate.set()
+        busy.join(30)
