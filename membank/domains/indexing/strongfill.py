@@ -202,8 +202,13 @@ class Filler:
         with self._busy:
             if self.stopped:
                 return
-            with reading():
-                done, total = self.bank.index.strong_counts()
+            try:
+                with reading():
+                    done, total = self.bank.index.strong_counts()
+            except Exception:
+                if self._gone():  # the folder went after the batch: a reader cannot open the index
+                    return
+                raise
         self.bank.notify(NOTIFY, {"done": done, "total": total, "model": model, "problem": self.failure})
 
 

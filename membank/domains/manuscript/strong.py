@@ -270,8 +270,13 @@ class Filler:
             if self.stopped or not self._lock_taken():
                 return
             self.bank.write_lock.release()  # taken and let go: a sync that kicked has committed
-            with reading():
-                rows = pending(self.bank.index, BATCH)
+            try:
+                with reading():
+                    rows = pending(self.bank.index, BATCH)
+            except Exception:
+                if not self.bank.present():  # gone meanwhile: a reader cannot open the index (said once
+                    return  # by the memories' filler); a kick after the folder is back fills
+                raise
         if not rows:
             return
         try:
