@@ -166,7 +166,8 @@ def test_the_retrieval_benchmark_reads_beside_a_writer_on_another_thread(bank: B
             bank.index.db.execute("SELECT hold()").fetchall()
 
     rankers = static_rankers(bank)
-    bank.index.db.create_scalar_function("hold", hold, 0)
+    with bank.index.lock:  # (the writer connection: the bank's own fill may be writing on it)
+        bank.index.db.create_scalar_function("hold", hold, 0)
     busy = threading.Thread(target=writer)
     busy.start()
     try:
