@@ -125,20 +125,29 @@ def summarise(rank: Ranker, labelled: list[dict], langs: dict[str, str]) -> dict
 
 
 def static_rankers(bank: Bank) -> dict[str, Ranker]:
+    """The rankings of the static tier. Their reads of the index go through a snapshot of their own
+    (`reading()`): the bank's writer connection belongs to its writers (the background fill writes while
+    this thread reads; apsw raises ThreadingViolationError on a connection two threads use at once)."""
+    from membank.index.store import reading
+
     model = bank.embedder()
     assert model is not None, "the bundled model must load"
-    deterministic = [m["id"] for m, _ in queries.ordered(bank.index, None)]
+    with reading():
+        deterministic = [m["id"] for m, _ in queries.ordered(bank.index, None)]
 
     def eligible(rows: list[tuple[int, float]]) -> list[str]:
         memories = queries.eligible_by_rowid(bank.index, [r for r, _ in rows], None)
         return [memories[r][0]["id"] for r, _ in rows if r in memories]
 
     def lexical(query: str) -> list[str]:
-        match = terms.match(bank.index, query)
-        return eligible(bank.index.lexical(match, CANDIDATES)) if match else []
+        with reading():
+            match = terms.match(bank.index, query)
+            return eligible(bank.index.lexical(match, CANDIDATES)) if match else []
 
     def vector(query: str) -> list[str]:
-        return eligible(bank.index.nearest(model.encode([query])[0], CANDIDATES))
+        encoded = model.encode([query])[0]
+        with reading():
+            return eligible(bank.index.nearest(encoded, CANDIDATES))
 
     def fused(query: str) -> list[str]:
         return [i["id"] for i in bank.preview(query_text=query)["items"]]

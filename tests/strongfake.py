@@ -1,6 +1,7 @@
 """A strong encoder for tests (`MEMBANK_STRONG_ENCODER=tests.strongfake:load`): words hashed into 32
 dimensions, instant, no model files. `GATE` holds each batch of passages after the first `HOLD_AFTER`
-while it is clear (a test sets it again to let them through); `ENTERED` is set when one is held."""
+while it is clear (a test sets it again to let them through); `ENTERED` is set when one is held;
+`CALLERS` names the thread of each batch of passages."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ GATE = threading.Event()
 GATE.set()
 ENTERED = threading.Event()
 CALLS = {"passages": 0}
+CALLERS: list[str] = []  # the thread of each call for passages, in order
 HOLD_AFTER = [0]  # batches of passages let through before the gate applies
 
 
@@ -23,6 +25,7 @@ class _Model:
     def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
         if not query:
             CALLS["passages"] += 1
+            CALLERS.append(threading.current_thread().name)
             if CALLS["passages"] > HOLD_AFTER[0]:
                 ENTERED.set()
                 GATE.wait(60)

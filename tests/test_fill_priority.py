@@ -52,3 +52,25 @@ def test_the_model_is_loaded_at_normal_priority(sample: Path, monkeypatch: pytes
     finally:
         strongfake.GATE.set()
         bank.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own priority (nice value) is Linux's")
+def test_the_passages_fill_runs_at_the_lowest_priority(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load")
+    strongfake.CALLS["passages"], strongfake.HOLD_AFTER[0] = 0, 10**9
+    strongfake.GATE.set()
+    bank = membank.open(sample)
+    try:
+        assert strongfill.filler(bank).worker.drain(30)  # the memories' fill is done
+        strongfake.HOLD_AFTER[0] = strongfake.CALLS["passages"]  # the passages' first batch is held
+        strongfake.ENTERED.clear()
+        strongfake.GATE.clear()
+        bank.search_manuscript(query_text="harbour")  # starts the passages' fill
+        assert strongfake.ENTERED.wait(30)
+        filler = next(t for t in threading.enumerate() if t.name == f"membank-passages-{bank.info.id}")
+        assert filler.native_id is not None
+        assert os.getpriority(os.PRIO_PROCESS, filler.native_id) == strongfill.LOWEST
+    finally:
+        strongfake.GATE.set()
+        strongfake.HOLD_AFTER[0] = 0
+        bank.close()

@@ -54,6 +54,8 @@ class Bank(Protocol):
 
     def notify(self, method: str, params: dict[str, Any]) -> None: ...
 
+    def present(self) -> bool: ...  # whether the project's .writenow/project.yaml is still on disk
+
 
 @dataclass(frozen=True)
 class ProjectOnly:

@@ -2,18 +2,66 @@
 
 A job is a function of no arguments; a failure inside one is the job's own business (it logs and
 reports it), so the worker never dies of one. `drain` waits until every job given so far has run;
-`close` drains and stops the thread, so nothing is left pending when a project closes."""
+`close` drains and stops the thread, so nothing is left pending when a project closes.
+
+An owner whose jobs run native code that must not be running while the interpreter tears its modules
+down (the strong tier's fills inside onnxruntime: a C++ abort) registers with `stop_at_exit`: at exit,
+before the modules go, each such owner's `stop()` runs (it stops at its next checkpoint and waits for
+its worker). `lowest_priority` puts the calling thread at the lowest scheduling priority (the fills)."""
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
 import queue
 import threading
-from typing import Callable
+import weakref
+from typing import Callable, Protocol
 
 log = logging.getLogger("membank")
 Job = Callable[[], None]
 _STOP = object()
+LOWEST = 19  # the nice value of a background fill's thread
+
+
+class Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+_AT_EXIT: "weakref.WeakSet[Stoppable]" = weakref.WeakSet()
+_AT_EXIT_LOCK = threading.Lock()
+
+
+def stop_at_exit(owner: Stoppable) -> None:
+    """`owner.stop()` runs at interpreter exit (if the owner is still alive then): a daemon thread is
+    otherwise left running native code while the modules are torn down."""
+    with _AT_EXIT_LOCK:
+        _AT_EXIT.add(owner)
+
+
+def stop_all() -> None:
+    """Stop every owner registered with `stop_at_exit` and wait for each (run at exit; a test calls it)."""
+    with _AT_EXIT_LOCK:
+        owners = list(_AT_EXIT)
+    for owner in owners:
+        try:
+            owner.stop()
+        except Exception:  # one owner's failure is not the next one's
+            log.exception("a background owner failed to stop at exit")
+
+
+atexit.register(stop_all)
+
+
+def lowest_priority() -> None:
+    """The calling thread at the lowest priority, where the OS lets a thread have one (Linux: a thread's
+    nice value): a background fill then uses what the app's requests and the machine leave, instead of a
+    fair half of a core it shares."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOWEST)
+    except (AttributeError, OSError):  # no per-thread priority here (Windows, macOS): the fill runs as is
+        pass
 
 
 class Worker:

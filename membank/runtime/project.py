@@ -72,7 +72,9 @@ class Project:
     def close(self) -> None:
         from ..domains.indexing import strongfill
 
-        strongfill.stop(self)  # the strong tier's background embedding first: it drops the batch in flight
+        # the strong model's fills first (memories', then passages' windows: stopped even for a project gone,
+        # whose closers are dropped): each drops its batch after the chunk inside the model, waited for
+        strongfill.stop(self)
         closers, self.closers = self.closers, []
         if closers and not self.present():  # gone from disk: archiving would make part of the folder again
             log.warning("the project %s is gone from disk; its working memory is dropped, not archived", self.info.id)

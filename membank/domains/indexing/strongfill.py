@@ -6,10 +6,16 @@ The filler runs on a worker thread of its own (kernel/background.py) one batch a
 what lacks a strong vector in a snapshot, embeds it with no lock held, and writes the batch in one
 transaction under the write lock, where a row is stored only if its entry still holds the hash it was
 read with. A crash loses at most the batch in flight; nothing half-written survives. `stop` (run by
-`Project.close`) makes the next checkpoint the last: the batch being embedded is dropped.
+`Project.close`) makes the next checkpoint the last: the batch being embedded is dropped after the
+chunk of CHUNK texts inside the model, and `stop` waits for it: the encoder is never left running on a
+closed project, nor inside onnxruntime while the interpreter exits (`stop` also runs at exit:
+kernel/background.py `stop_at_exit`; a C++ abort otherwise).
 
-The filler's thread runs at the lowest scheduling priority (`_yield_processor`): embedding takes a whole
-core for minutes, and a request that wakes up (a sidecar read, a write) gets the processor at once.
+The project gone from disk (`.writenow/` deleted under `serve` or `watch`): a batch stops quietly (one
+info line) and the next kick after the folder is back (the watcher's sync) fills again.
+
+The filler's thread runs at the lowest scheduling priority (`background.lowest_priority`): embedding takes
+a whole core for minutes, and a request that wakes up (a sidecar read, a write) gets the processor at once.
 
 A one-shot CLI command does not start it: the next long-lived process on the project fills the tier.
 After each batch the project is told `index:strong` with the progress (the sidecar sends it as a
@@ -20,13 +26,13 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import threading
 from typing import Any, Iterator
 
 from ...files.intake import embed_text
 from ...index.store import reading
 from ...index import strongload
+from ...kernel import background
 from ...kernel.background import Worker
 from ...kernel.errors import MembankError
 from ...kernel.text import script_language
@@ -34,23 +40,14 @@ from ..contract import Bank
 
 log = logging.getLogger("membank")
 MEMO = "indexing.strong"
-BATCH = 32  # entries embedded per batch: one memory's vector lands in one, and a close waits at most for one
+BATCH = 32  # entries embedded per batch: one memory's vector lands in one
+CHUNK = 8  # texts per call of the model: a close waits at most for one chunk (~1 s of a core), not a batch
 LOCK_WAIT = 0.5  # seconds the filler waits for the write lock before it lets the writer be and tries again
 # the code points of an entry's text its script is read from: more than the model reads of it
 # (index/contextual.py MAX_CHARS), never a 20 MB memory whole (~3 s)
 SCRIPT_CHARS = 16_384
 NOTIFY = "index:strong"  # the notification after each batch: {done, total, model, problem}
-LOWEST = 19  # the nice value of the filler's thread
-
-
-def _yield_processor() -> None:
-    """The calling thread (the filler's own, which onnxruntime also runs on: one intra-op thread) at the
-    lowest priority, where the OS lets a thread have one (Linux: a thread's nice value): the fill then
-    uses what the app's requests and the machine leave, instead of a fair half of a core it shares."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOWEST)
-    except (AttributeError, OSError):  # no per-thread priority here (Windows, macOS): the fill runs as is
-        pass
+LOWEST = background.LOWEST  # the nice value of the filler's thread
 
 
 class Filler:
@@ -60,6 +57,9 @@ class Filler:
         self.bank = bank
         self.handle = strongload.handle(bank.memo)
         self.worker = Worker(f"membank-strong-{bank.info.id}")
+        self.stopping = threading.Event()  # set by `stop`: the batch in flight drops at its next chunk
+        self.gone = False  # the project was gone from disk at the last batch (said once)
+        self.companions: list[Any] = []  # other fills of the project's strong model (passages): stopped with this
         self._lock = threading.Lock()
         self._busy = threading.RLock()  # held while the worker uses the index: `stop` waits for it
         self._queued = False
@@ -79,26 +79,32 @@ class Filler:
                 return  # (a model that cannot run here is not tried again: index:status says why)
             self._queued = self.worker.submit(self._batch)
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """No more batches; the one being embedded is dropped before it writes. Waits for the worker."""
+    def stop(self) -> None:
+        """No more batches; the one being embedded is dropped after the chunk inside the model, before it
+        writes. Waits for the worker, however long that chunk takes: a worker left inside onnxruntime
+        while the process goes on closing (or exits) aborts it."""
         with self._lock:
             self.stopped = True
+            self.stopping.set()
+            companions = list(self.companions)
+        for other in companions:  # each stops and waits for its own worker (idempotent)
+            other.stop()
         with self._busy:  # the worker is not inside the index now, and will not enter it again
             pass
-        self.worker.close(timeout)
+        self.worker.close()
 
     # -- the worker's side -----------------------------------------------------------------------
 
     def _batch(self) -> None:
         with self._lock:
             self._queued = False
-        if self.stopped or not strongload.switched_on(self.bank.settings_files.embedding()):
+        if self.stopped or self._gone() or not strongload.switched_on(self.bank.settings_files.embedding()):
             return
         encoder = self.handle.get()
         if encoder is None:
             return
         # after the load, not before: the query session's threads the model starts inherit the priority
-        _yield_processor()  # one system call a batch, which embeds for seconds
+        background.lowest_priority()  # one system call a batch, which embeds for seconds
         with self._lock:
             after, restarts = self._after, self._restarts
         try:
@@ -107,7 +113,9 @@ class Filler:
                 return
             if rows:
                 texts = [embed_text(kind, json.loads(record)) for _, kind, record, _ in rows]
-                vectors = _embedded(encoder, texts)
+                vectors = _embedded(encoder, texts, self.stopping)
+                if vectors is None:  # stopped meanwhile: the batch is dropped
+                    return
                 zh = [script_language(t[:SCRIPT_CHARS]) == "zh" for t in texts]  # before the lock, bounded
                 if not self._write(lambda index: index.put_strong([(r[0], r[3]) for r in rows], vectors, zh),
                                    encoder.name, encoder.dim):
@@ -117,6 +125,8 @@ class Filler:
                         self._after = (int(rows[-1][1] != "memory"), rows[-1][0])
             self.failure = None
         except Exception as e:  # a bug or a broken model: said in `index:status`, tried again at the next kick
+            if self._gone():  # the folder went during the batch (the lock, a read): not a failure
+                return
             if self.failure is None:  # logged once, not at every save while it keeps failing
                 log.exception("the strong tier's background embedding failed")
             self.failure = f"embedding stopped ({e.__class__.__name__}: {e})"
@@ -125,6 +135,20 @@ class Filler:
         if rows:
             self._announce(encoder.name)
             self.kick(going_on=True)
+
+    def _gone(self) -> bool:
+        """Whether the project is gone from disk: said once (info), nothing read, written or announced
+        until a kick finds it back."""
+        if self.bank.present():
+            if self.gone:
+                log.info("the project %s is back; its strong tier fills again", self.bank.info.id)
+            self.gone = False
+            return False
+        if not self.gone:
+            log.info("the project %s is gone from disk; its strong tier stops filling until it is back",
+                     self.bank.info.id)
+        self.gone = True
+        return True
 
     def _read(self, model: str, dim: int, after: tuple[int, int]) -> list[tuple[int, str, str, str]] | None:
         """The next batch without a strong vector, as committed: the write lock is taken and let go first,
@@ -179,15 +203,32 @@ class Filler:
         with self._busy:
             if self.stopped:
                 return
-            with reading():
-                done, total = self.bank.index.strong_counts()
+            try:
+                with reading():
+                    done, total = self.bank.index.strong_counts()
+            except Exception:
+                if self._gone():  # the folder went after the batch: a reader cannot open the index
+                    return
+                raise
         self.bank.notify(NOTIFY, {"done": done, "total": total, "model": model, "problem": self.failure})
 
 
-def _embedded(encoder: Any, texts: list[str]) -> Any:
-    """The batch's vectors. A batch the model fails on is embedded one text at a time: a text it cannot
-    take gets a zero row (stored: it never competes, and the fill goes past it instead of failing on its
-    batch at every kick); when every text fails, the batch's failure stands (a model gone wrong)."""
+def _embedded(encoder: Any, texts: list[str], stopping: threading.Event) -> Any:
+    """The batch's vectors, CHUNK texts a call (None: `stopping` was set between two). A chunk the model
+    fails on is embedded one text at a time: a text it cannot take gets a zero row (stored: it never
+    competes, and the fill goes past it instead of failing on its batch at every kick); when every text
+    of a chunk fails, the batch's failure stands (a model gone wrong)."""
+    import numpy as np
+
+    parts = []
+    for at in range(0, len(texts), CHUNK):
+        if stopping.is_set():
+            return None
+        parts.append(_chunk(encoder, texts[at:at + CHUNK]))
+    return np.vstack(parts) if parts else np.zeros((0, encoder.dim), np.float32)
+
+
+def _chunk(encoder: Any, texts: list[str]) -> Any:
     try:
         return encoder.passages(texts)
     except Exception:
@@ -213,6 +254,7 @@ def filler(bank: Bank) -> Filler:
     found = bank.memo.get(MEMO)
     if found is None:
         found = bank.memo[MEMO] = Filler(bank)
+        background.stop_at_exit(found)
     return found  # type: ignore[no-any-return]
 
 

@@ -13,7 +13,13 @@ Filling: a long-lived process (the memories' strong filler is started: `indexing
 project's memo) fills the passages on a worker thread of its own, kicked by a manuscript sync and by a
 search that finds them incomplete. A batch reads in a snapshot, embeds with no lock held and writes
 under the write lock only the windows of passages that still hold the text they were read with.
-`fill` embeds everything now (the benchmark)."""
+`fill` embeds everything now (the benchmark).
+
+The filler's thread runs at the lowest priority (as the memories' filler does), and only once the
+memories' filler has nothing left to do: memories matter to every prompt, passages to a search, and two
+fills at once would share the cores the writer's requests need. A close (and the interpreter's exit:
+kernel/background.py `stop_at_exit`) stops it after the chunk of windows inside the model and waits for
+it, even when the project is gone from disk; a project gone stops a batch quietly."""
 
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from typing import Any
 
 from ...index import Index, strongload
 from ...index.store import reading
+from ...kernel import background
 from ...kernel.background import Worker
 from ...kernel.errors import MembankError
 from ..contract import Bank
@@ -34,8 +41,9 @@ _MAKING = threading.Lock()  # one filler per project, whichever threads kick at 
 MODEL = "manuscript.strong_model"  # meta: the model the windows were made with
 TAG = "manuscript.strong_tag"  # meta: moves with every batch written
 WINDOW = 150  # a window's weight: code points, a CJK one counting two (about a sentence or three)
-BATCH = 4  # passages per batch (~30-50 windows, ~1 s of a core): a close waits at most for one
-LOCK_WAIT = 0.5
+BATCH = 4  # passages per batch (~30-50 windows, ~1 s of a core)
+CHUNK = 16  # windows per call of the model: a close waits at most for one chunk
+LOCK_WAIT = 0.5  # seconds a lock (the write lock, the memories' fill) is waited for before a stop is looked at
 MEMO = "manuscript.strong"
 LONG_LIVED = "indexing.strong"  # the memories' filler in the memo: `enabled` in a long-lived process
 _PENDING = ("SELECT p.id, p.hash, p.text FROM manuscript_passages AS p WHERE NOT EXISTS"
@@ -108,10 +116,20 @@ def put(index: Index, model: str, rows: list[tuple[int, str, list[Any]]]) -> Non
     index.set_meta(TAG, str(int(index.get_meta(TAG) or 0) + 1))
 
 
-def embed(encoder: Any, rows: list[tuple[int, str, str]]) -> list[tuple[int, str, list[Any]]]:
-    """The windows of each passage embedded by the strong encoder (no lock held)."""
+def embed(encoder: Any, rows: list[tuple[int, str, str]], stopping: threading.Event | None = None
+          ) -> list[tuple[int, str, list[Any]]] | None:
+    """The windows of each passage embedded by the strong encoder (no lock held), CHUNK windows a call;
+    None when `stopping` was set between two calls."""
+    import numpy as np
+
     cut = [windows(text) for _, _, text in rows]
-    vectors = encoder.passages([w for ws in cut for w in ws])
+    flat = [w for ws in cut for w in ws]
+    parts = []
+    for at in range(0, len(flat), CHUNK):
+        if stopping is not None and stopping.is_set():
+            return None
+        parts.append(encoder.passages(flat[at:at + CHUNK]))
+    vectors = np.vstack(parts) if parts else np.zeros((0, encoder.dim), np.float32)
     out, at = [], 0
     for (pid, digest, _), ws in zip(rows, cut):
         out.append((pid, digest, list(vectors[at:at + len(ws)])))
@@ -128,6 +146,7 @@ def fill(bank: Bank) -> int:
     done = 0
     while rows := pending(bank.index, BATCH):
         made = embed(encoder, rows)
+        assert made is not None  # (nothing stops it)
         with bank.write_lock, bank.index.transaction():
             put(bank.index, encoder.name, made)
         done += len(rows)
@@ -232,12 +251,17 @@ class Filler:
     def __init__(self, bank: Bank) -> None:
         self.bank = bank
         self.worker = Worker(f"membank-passages-{bank.info.id}")
+        self.stopping = threading.Event()  # set by `stop`: the batch in flight drops at its next chunk
         self._lock = threading.Lock()
         self._busy = threading.Lock()
         self._queued = False
         self.stopped = False
         self.failure: str | None = None  # a batch the model failed on: no more batches in this process
+        memories = bank.memo.get(LONG_LIVED)  # stopped with it (Project.close, first): even for a project gone,
+        if memories is not None:  # whose closers are dropped
+            memories.companions.append(self)
         bank.closers.append(self.stop)
+        background.stop_at_exit(self)
 
     def kick(self) -> None:
         with self._lock:
@@ -246,31 +270,44 @@ class Filler:
             self._queued = self.worker.submit(self._batch)
 
     def stop(self) -> None:
+        """No more batches; the one in flight is dropped after its chunk. Waits for the worker, however
+        long that chunk takes (never left inside the model while the project closes or the process exits)."""
         with self._lock:
             self.stopped = True
+            self.stopping.set()
         with self._busy:
             pass
-        self.worker.close(10.0)
+        self.worker.close()
 
     def _batch(self) -> None:
         with self._lock:
             self._queued = False
-        encoder = None if self.stopped else _encoder(self.bank)
-        if encoder is None:
+        if not self._memories_done():
             return
+        encoder = None if self.stopped or not self.bank.present() else _encoder(self.bank)
+        if encoder is None:  # (a project gone: the memories' filler says so; a kick after it is back fills)
+            return
+        background.lowest_priority()  # after the model's load: the threads it starts inherit the priority
         with self._busy:
             if self.stopped or not self._lock_taken():
                 return
             self.bank.write_lock.release()  # taken and let go: a sync that kicked has committed
-            with reading():
-                rows = pending(self.bank.index, BATCH)
+            try:
+                with reading():
+                    rows = pending(self.bank.index, BATCH)
+            except Exception:
+                if not self.bank.present():  # gone meanwhile: a reader cannot open the index (said once
+                    return  # by the memories' filler); a kick after the folder is back fills
+                raise
         if not rows:
             return
         try:
-            made = embed(encoder, rows)
+            made = embed(encoder, rows, self.stopping)
         except Exception as e:  # a model that fails on text: the static vectors keep ranking, said once
             self.failure = f"{e.__class__.__name__}: {e}"
             log.exception("the strong model failed on the manuscript's passages; the static vectors rank them")
+            return
+        if made is None:  # stopped meanwhile
             return
         with self._busy:
             if self.stopped or not self._lock_taken():
@@ -281,6 +318,15 @@ class Filler:
             finally:
                 self.bank.write_lock.release()
         self.kick()
+
+    def _memories_done(self) -> bool:
+        """Wait until the memories' filler has nothing queued or running (its batches queue the next while
+        entries lack vectors); False when this filler was stopped meanwhile."""
+        memories = self.bank.memo.get(LONG_LIVED)
+        while memories is not None and not memories.worker.drain(LOCK_WAIT):
+            if self.stopping.is_set():
+                return False
+        return not self.stopping.is_set()
 
     def _lock_taken(self) -> bool:
         try:
