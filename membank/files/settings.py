@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import yaml
 
+from ..kernel import callmemo
 from .conflicts import MERGE_CONFLICT, RESOLVE, conflict_line
 from .frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, load_yaml, yaml_lead, yaml_problem
 from .reader import Unreadable, read_regular
@@ -234,6 +235,10 @@ class SettingsCache:
         self._cached = None
 
     def read(self) -> tuple[dict[str, dict[str, Any]], list[Diagnostic]]:
+        """Looked at once per call in a `callmemo` scope (an assembly asks eight times)."""
+        return callmemo.kept(("settings", id(self)), self._read)
+
+    def _read(self) -> tuple[dict[str, dict[str, Any]], list[Diagnostic]]:
         stamp: list[Any] = []
         for path, _ in self.files:
             try:

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator
 import apsw
 
 from ..files.records import Diagnostic
+from ..kernel import callmemo
 from .schema import SCHEMAS, DomainSchema, register
 from .entries import EntryStore
 from . import lexical
@@ -256,11 +257,14 @@ class Index(EntryStore, VectorStore, StrongStore):
     def view_key(self) -> tuple[int, int, int] | None:
         """A key that moves whenever what this thread's connection sees may have changed: another
         connection committed (`PRAGMA data_version`) or this one wrote (`total_changes`, even a write
-        rolled back). None in the middle of a write, where nothing read may be cached."""
+        rolled back). None in the middle of a write, where nothing read may be cached. Another
+        connection's commit is looked for once per call in a `callmemo` scope (an assembly asks ~19 times);
+        this connection's own writes are seen at once."""
         db = self.db
         if not (db.getautocommit() or self.in_snapshot()):
             return None
-        return id(db), db.execute("PRAGMA data_version").fetchall()[0][0], db.total_changes()
+        version = callmemo.kept(("data_version", id(db)), lambda: db.execute("PRAGMA data_version").fetchall()[0][0])
+        return id(db), version, db.total_changes()
 
     def view_memo(self, name: str) -> dict[Any, Any] | None:
         """A dict for the memo `name`, kept while this thread's view of the index holds (`view_key`);

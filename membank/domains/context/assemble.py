@@ -12,7 +12,7 @@ from ...files import journal
 from ...files.frontmatter import MAX_FILE_BYTES
 from ...files.reader import Unreadable, read_regular
 from ...files.write import new_id
-from ...kernel import cancel
+from ...kernel import callmemo, cancel
 from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_LISTED
 from ...kernel.payload import MAX_QUERY_CHARS
@@ -216,7 +216,12 @@ def _usable(bank: Bank, skill_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def assemble(bank: Bank, req: Request) -> dict[str, Any]:
-    started = time.perf_counter()
+    """The prompt; the settings and the story order looked at once for it (kernel/callmemo.py)."""
+    with callmemo.remembering():
+        return _assemble(bank, req, time.perf_counter())
+
+
+def _assemble(bank: Bank, req: Request, started: float) -> dict[str, Any]:
     skill, rules = _usable(bank, req.skill_id)
     ctx = bank.settings_files.context()
     injection = bank.settings_files.memory()["injectionEnabled"]

@@ -13,7 +13,7 @@ from ...files.records import Card, Memory
 from ...files.scan import GLOBAL_PREFIX, PROJECT_PREFIX
 from ...index import Index
 from ...index.schema import DomainSchema, register
-from ...kernel import errors
+from ...kernel import callmemo, errors
 from ...kernel.paths import document_path
 from ..contract import Bank
 from .order import StoryOrder
@@ -158,7 +158,12 @@ def chapters(bank: Bank) -> tuple[str, ...] | None:
 def story_order(bank: Bank) -> StoryOrder:
     """The project's story order: `project.yaml` `chapters:`, else natural order of the manuscript and
     of every position a card or memory names, with each document's scenes (a position may name one).
-    Re-made only when project.yaml, a manuscript folder or the index moved."""
+    Re-made only when project.yaml, a manuscript folder or the index moved; looked at once per call in a
+    `callmemo` scope (an assembly asks six times)."""
+    return callmemo.kept(("story.order", id(bank)), lambda: _story_order(bank))
+
+
+def _story_order(bank: Bank) -> StoryOrder:
     order = _documents_order(bank)
     found = scenes(bank.index)
     if order.scenes == found:
