@@ -1,35 +1,22 @@
 """Front matter read again with the very same text within one write (a card written, read back, then
 indexed), parsed once: `remembering()` opens the scope; inside it each reader gets its own copy of
 what the first read built, so no reader can change what another gets. The memo is the opening thread's
-only: a thread that runs in a copy of the scope's context (`asyncio.to_thread`, or every thread where
-threads inherit it) parses as if outside it."""
+only (`kernel.callmemo.Memo`): a thread that runs in a copy of the scope's context (`asyncio.to_thread`,
+or every thread where threads inherit it) parses as if outside it."""
 
 from __future__ import annotations
 
 import copy
-import threading
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-_read: ContextVar[tuple[int, dict[str, Any]] | None] = ContextVar("membank_front_matter_read", default=None)
+from ..kernel.callmemo import Memo
 
-
-@contextmanager
-def remembering() -> Iterator[None]:
-    token = _read.set((threading.get_ident(), {}))
-    try:
-        yield
-    finally:
-        _read.reset(token)
+_READ = Memo("membank_front_matter_read")
+remembering = _READ.remembering
 
 
 def loaded(text: str, load: Callable[[str], Any]) -> Any:
     """`load(text)`, or a copy of what it gave for this text earlier in the scope (errors are not kept)."""
-    scope = _read.get()
-    if scope is None or scope[0] != threading.get_ident():
+    if not _READ.active():
         return load(text)
-    memo = scope[1]
-    if text not in memo:
-        memo[text] = load(text)
-    return copy.deepcopy(memo[text])
+    return copy.deepcopy(_READ.kept(text, lambda: load(text)))
