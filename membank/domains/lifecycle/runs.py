@@ -78,8 +78,8 @@ def report(index: Index) -> dict[str, Any]:
     ran = {}
     for trigger in TRIGGERS:
         runs = view["runs"].get(trigger, ())
-        before = runs[:bisect.bisect_right(runs, now)]  # `last`: runs dated after now left out
-        seen = [t for t in (before[-1] if before else None, view["ran"][trigger]) if t and t <= now]
+        upto = bisect.bisect_right(runs, now)  # `last`: runs dated after now left out
+        seen = [t for t in (runs[upto - 1] if upto else None, view["ran"][trigger]) if t and t <= now]
         ran[trigger] = max(seen) if seen else None
     later = {t: runs[-1] for t, runs in view["runs"].items() if runs[-1] > now}  # `ahead`
     return {"lastRun": ran, "levels": dict(view["levels"]),
