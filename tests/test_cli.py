@@ -153,6 +153,15 @@ def test_brackets_in_sources_and_text_print_as_written(sample: Path, home: Path)
     assert "[/i]" in listed.stdout and "note/[red]y" in listed.stdout
 
 
+def test_emoji_codes_in_text_print_as_written(sample: Path, home: Path) -> None:
+    """`:smile:` in a memory is the writer's text, never turned into an emoji."""
+    added = json.loads(membank("add", "Maren says :smile: and :red_heart: aloud.", "--type", "note", "--json",
+                               cwd=sample, home=home).stdout)["data"]
+    shown = membank("show", added["id"], cwd=sample, home=home)
+    assert shown.returncode == 0 and ":smile: and :red_heart:" in shown.stdout
+    assert "\U0001f604" not in shown.stdout and "\u2764" not in shown.stdout
+
+
 def test_a_long_or_piped_list_is_plain_columns(sample: Path) -> None:
     from typer.testing import CliRunner
 

@@ -92,6 +92,21 @@ def test_a_year_ahead_then_fixed(bank: Bank, sample: Path, now: list[datetime]) 
     assert set(_stored(bank).values()) == {"active"}
 
 
+def test_status_follows_the_clock_when_the_index_does_not_move(bank: Bank, now: list[datetime]) -> None:
+    """What `index:status` reads is kept until the index moves; what is "after now" is still worked out
+    from the clock at each call."""
+    _record(bank, now, 0)
+    now[0] = T0 + timedelta(days=10)
+    ran = _ok(bank, "memory:lifecycle:run", trigger="daily")["at"]
+    # (the run changed nothing: no journal line, only the index's own record of it)
+    for moment, last, warned in [(T0 - timedelta(days=1), None, 1), (T0 + timedelta(days=11), ran, 0),
+                                 (T0 + timedelta(days=5), None, 0), (T0 - timedelta(days=1), None, 1)]:
+        now[0] = moment
+        status = _ok(bank, "index:status")["lifecycle"]
+        assert status["lastRun"]["daily"] == last and len(status["warnings"]) == warned, (moment, status)
+    assert _ok(bank, "index:status")["lifecycle"]["warnings"][0].startswith("1 episode(s) are dated after now")
+
+
 def test_a_rebuild_after_the_clock_was_ahead_ignores_the_future_run(sample: Path, now: list[datetime]) -> None:
     bank = membank.open(sample)
     try:

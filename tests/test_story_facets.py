@@ -57,6 +57,25 @@ def test_doctor_reports_the_values_that_break_their_schema(tmp_path: Path) -> No
         bank.close()
 
 
+def test_doctor_checks_again_after_the_schema_or_a_card_changed(tmp_path: Path) -> None:
+    bank = story(tmp_path, {".writenow/settings.yaml": SETTINGS, ".writenow/characters/zijuan.md": CARD})
+    try:
+        def broken() -> set[str]:
+            return {d["message"].split("`")[1] for d in bank.diagnostics()["items"]
+                    if "story.facets" in d["message"] and d["source"].endswith("zijuan.md")}
+        assert broken() == {"age", "rank", "alive", "knows"}
+        settings = bank.root / ".writenow" / "settings.yaml"
+        settings.write_text(SETTINGS.replace("max: 200", "max: 10"), "utf-8")  # 14 is now too old
+        assert broken() == {"age", "rank", "alive", "knows"} and any(
+            "age" in d["message"] and "from 0 to 10" in d["message"] for d in bank.diagnostics()["items"])
+        card = bank.root / ".writenow" / "characters" / "zijuan.md"
+        card.write_text(CARD.replace("age: -1, rank: 太太, alive: maybe, knows: a", "age: 5"), "utf-8")
+        bank.sync()
+        assert broken() == {"age"}  # line 5's 14 only
+    finally:
+        bank.close()
+
+
 def test_a_functional_facet_is_checked_against_the_scene(tmp_path: Path) -> None:
     bank = story(tmp_path, {".writenow/settings.yaml": SETTINGS, ".writenow/characters/zijuan.md": CARD,
                             ".writenow/scenes/chapters/ch04.md.md": "---\npresent: [紫鹃]\ncourt: 宁国府\n---\n",

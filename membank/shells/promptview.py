@@ -10,7 +10,7 @@ from rich.text import Text
 from . import render
 from .render import err, out
 
-_boxes = render.Shown(highlight=False, markup=False)  # wraps long lines inside the boxes (`out` does not wrap)
+_boxes = render.Shown(highlight=False, markup=False, emoji=False)  # wraps long lines inside the boxes (`out` does not wrap)
 render.piped_width(_boxes)  # piped, as wide as the tables: a skill's 80-column lines are not broken in two
 _RULE_ORDER = ("surrounding", "characters", "project-settings", "preferences", "memories", "episodes", "history",
                "max_tokens")

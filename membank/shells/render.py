@@ -28,8 +28,9 @@ class Shown(Console):
 
 
 # markup off: sources, ids and memory text are the writer's own and may hold [brackets]; styles are given as Text
-out = Shown(highlight=False, soft_wrap=True, markup=False)
-err = Shown(stderr=True, highlight=False, markup=False)
+# emoji off: `:smile:` in a memory is its text, not 😄
+out = Shown(highlight=False, soft_wrap=True, markup=False, emoji=False)
+err = Shown(stderr=True, highlight=False, markup=False, emoji=False)
 
 PIPED_WIDTH = 120  # without a terminal (piped, redirected, CI) rich would lay tables out in 80 columns
 

@@ -5,20 +5,50 @@ writer decides."""
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import unicodedata
+from typing import Any, Iterable
 
 from ...files.records import WARNING, Diagnostic
 from ...kernel.errors import MembankError
 from ..contract import Bank
 from ..story import positions
-from ..story.cards import catalog
-from ..story.scenes import FOLDER as SCENES
-from . import bible, proposals
-from .decide import file_name
-from .evidence import Chapter
-from .flows import _read_proposal, _rel, proposal_file
+from . import proposals
 
 GONE = "CAPTURE_EVIDENCE_GONE"
+
+
+def _folded(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _names(folder: str) -> set[str] | None:
+    """The names in `folder`, folded (a case-insensitive disk opens `CH01.md` as `ch01.md`); empty when
+    there is no such folder; None when it cannot be listed (each file is then tried as before)."""
+    try:
+        return {_folded(n) for n in os.listdir(folder)}
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+    except OSError:
+        return None
+
+
+def with_proposal(bank: Bank, documents: Iterable[str]) -> list[str]:
+    """The documents that may have a proposal file, each folder listed once rather than ~40 absent files
+    opened per `index:status` (the path is `proposal_file`'s: the system resolves both alike). A name
+    listed is only a candidate: reading it still decides."""
+    root = os.fspath(bank.project.path)
+    listed: dict[str, set[str] | None] = {}
+    out = []
+    for document in documents:
+        name = document if document.lower().endswith(".md") else document + ".md"
+        folder, leaf = os.path.split(os.path.join(root, proposals.FOLDER, name))
+        if folder not in listed:
+            listed[folder] = _names(folder)
+        names = listed[folder]
+        if names is None or _folded(leaf) in names:
+            out.append(document)
+    return out
 
 
 def _citing_line(bank: Bank, source: str, cite: str) -> int | None:
@@ -32,6 +62,10 @@ def _citing_line(bank: Bank, source: str, cite: str) -> int | None:
 
 def _written(bank: Bank, cards: Any, document: str, op: dict[str, Any]) -> list[str]:
     """The files an applied op may have written its citation into, most likely first."""
+    from ..story.scenes import FOLDER as SCENES
+    from . import bible
+    from .decide import file_name
+
     out = []
     for name in (op.get("entity"), op.get("name")):
         ids = cards.resolve(name) if isinstance(name, str) else ()
@@ -53,9 +87,16 @@ def _written(bank: Bank, cards: Any, document: str, op: dict[str, Any]) -> list[
 
 
 def problems(bank: Bank) -> list[Diagnostic]:
+    if not os.path.isdir(os.path.join(bank.project.path, proposals.FOLDER)):
+        return []  # no proposal anywhere: the story order is not even worked out
+    from ..story.cards import catalog
+    from . import bible
+    from .evidence import Chapter
+    from .flows import _read_proposal, _rel, proposal_file
+
     found: list[Diagnostic] = []
     cards = None
-    for document in positions.story_order(bank).positions:
+    for document in with_proposal(bank, positions.story_order(bank).positions):
         path = proposal_file(bank, document)
         text = _read_proposal(path)
         if text is None or "- status: applied" not in text:

@@ -305,6 +305,13 @@ def counts(index: Index) -> dict[str, int]:
     return {"total": int(total), "live": int(total - evicted)}
 
 
+def latest_since(index: Index) -> float:
+    """The latest `since` of a live episode (-inf: none): `dated_after` is 0 for any time not before it."""
+    found = [r[0] for compressed in (0, 1) for r in index.db.execute(
+        "SELECT max(since) FROM episodes WHERE evicted = 0 AND compressed = ?", (compressed,)) if r[0] is not None]
+    return max(found, default=float("-inf"))
+
+
 def dated_after(index: Index, at: str) -> int:
     """Live episodes created or last recalled after `at` (the clock was ahead when they were written):
     `since` is the later of the two, counted over the stores' own indexes."""

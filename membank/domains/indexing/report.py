@@ -44,10 +44,7 @@ def status(bank: Bank) -> dict[str, Any]:
     model = info if not isinstance(info, str) else None
     problem = semantic_problem(bank, info)
     with bank.index.lock:
-        recorded = bank.index.vector_model()
-        counts = bank.index.counts()
-        last_sync = bank.index.get_meta("last_sync")
-        stored = episode_store.counts(bank.index)
+        recorded, counts, last_sync, stored = _read(bank)
         life = lifecycle_runs.report(bank.index)
     return {
         "projectId": bank.info.id,
@@ -73,6 +70,20 @@ def status(bank: Bank) -> dict[str, Any]:
         "watch": bank.watcher.status() if bank.watcher is not None else None,
         "strong": strong_status(bank),
     }
+
+
+def _read(bank: Bank) -> tuple[Any, dict[str, int], str | None, dict[str, int]]:
+    """What the index says (its vector model, counts, last sync, episode counts): read again only when
+    this connection's view of the index moved (a status after no change reads nothing)."""
+    memo = bank.index.view_memo("index.status")
+    found = memo.get("read") if memo is not None else None
+    if found is None:
+        index = bank.index
+        found = (index.vector_model(), index.counts(), index.get_meta("last_sync"), episode_store.counts(index))
+        if memo is not None:
+            memo["read"] = found
+    recorded, counts, last_sync, stored = found
+    return recorded, dict(counts), last_sync, dict(stored)
 
 
 def strong_status(bank: Bank) -> dict[str, Any]:

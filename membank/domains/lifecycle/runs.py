@@ -7,6 +7,7 @@ time the stored decay is computed at. `ahead` says so, for a warning."""
 
 from __future__ import annotations
 
+import bisect
 import json
 from typing import Any
 
@@ -16,6 +17,7 @@ from ...index import Index
 from ...index.schema import DomainSchema, register
 from ...kernel import clock
 from ..episodes import store as episodes
+from ..episodes.decay import seconds
 
 EVENT = "lifecycle"
 TRIGGERS = ("realtime", "daily", "weekly", "monthly")
@@ -70,23 +72,44 @@ def ahead(index: Index) -> dict[str, str]:
 
 def report(index: Index) -> dict[str, Any]:
     """For `index:status`: the last time each trigger ran (from the journal, or this index's own record
-    of a run that changed nothing: `ran_key`; null: never), and the live episodes per decay level."""
-    from_journal, now = last(index), _now()
+    of a run that changed nothing: `ran_key`; null: never), and the live episodes per decay level.
+    What it reads is kept while the index's view holds (`_view`): only the clock is read each time."""
+    view, now = _view(index), _now()
     ran = {}
     for trigger in TRIGGERS:
-        seen = [t for t in (from_journal.get(trigger), index.get_meta(ran_key(trigger))) if t and t <= now]
+        runs = view["runs"].get(trigger, ())
+        upto = bisect.bisect_right(runs, now)  # `last`: runs dated after now left out
+        seen = [t for t in (runs[upto - 1] if upto else None, view["ran"][trigger]) if t and t <= now]
         ran[trigger] = max(seen) if seen else None
-    return {"lastRun": ran, "levels": episodes.levels(index), "warnings": warnings(index)}
+    later = {t: runs[-1] for t, runs in view["runs"].items() if runs[-1] > now}  # `ahead`
+    return {"lastRun": ran, "levels": dict(view["levels"]),
+            "warnings": _warnings(later, episodes.dated_after(index, now) if view["latest"] > seconds(now) else 0)}
+
+
+def _view(index: Index) -> dict[str, Any]:
+    """Every run's time by trigger (sorted), the `ran_key` metas, the decay levels and the latest
+    `since` of a live episode: for as long as this connection's view of the index holds."""
+    memo = index.view_memo("lifecycle.report")
+    memo = {} if memo is None else memo  # (in the middle of a write: read, keep nothing)
+    if "runs" not in memo:
+        runs: dict[str, list[str]] = {}
+        for trigger, at in index.db.execute("SELECT DISTINCT trigger, at FROM lifecycle_runs ORDER BY trigger, at"):
+            runs.setdefault(trigger, []).append(at)
+        memo.update(ran={t: index.get_meta(ran_key(t)) for t in TRIGGERS}, levels=episodes.levels(index),
+                    latest=episodes.latest_since(index), runs=runs)
+    return memo
 
 
 def warnings(index: Index) -> list[str]:
     """What the clock being ahead left behind: runs and episodes dated after now, ignored (files.md, Time)."""
+    return _warnings(ahead(index), episodes.dated_after(index, _now()))
+
+
+def _warnings(later: dict[str, str], episodes_ahead: int) -> list[str]:
     out = []
-    later = ahead(index)
     if later:
         out.append(f"lifecycle runs dated after now are ignored ({', '.join(f'{t} {at}' for t, at in sorted(later.items()))}"
                    "): the clock was ahead when they ran; triggers and decay go by the runs before now")
-    episodes_ahead = episodes.dated_after(index, _now())
     if episodes_ahead:
         out.append(f"{episodes_ahead} episode(s) are dated after now (the clock was ahead when they were "
                    "recorded or last recalled): they count as fresh until then")

@@ -4,6 +4,8 @@ be read. Light to import: the card catalog, threads and scenes are loaded only w
 
 from __future__ import annotations
 
+import copy
+import os
 import re
 from typing import Any
 
@@ -30,13 +32,19 @@ def problems(bank: Bank) -> list[Diagnostic]:
         from .cards import catalog
 
         out += facets.settings_problems(schemas, *_facets_line(bank))
-        with bank.index.lock:
-            cards = list(catalog(bank.index).cards.values())
-        out += facets.card_problems(cards, schemas)
-    if bank.project.file("threads").is_dir():
+        with bank.index.lock:  # every card checked again only when the index or the schemas moved
+            memo = bank.index.view_memo("story.facet_problems")
+            kept = memo.get("checked") if memo is not None else None
+            if kept is None or kept[0] != schemas:
+                kept = (copy.deepcopy(schemas), facets.card_problems(list(catalog(bank.index).cards.values()), schemas))
+                if memo is not None:
+                    memo["checked"] = kept
+        out += kept[1]
+    root = os.fspath(bank.project.path)
+    if os.path.isdir(os.path.join(root, "threads")):
         from .threadfiles import load
         out += [_diagnostic(p) for p in load(bank)[1]]
-    if bank.project.file("scenes").is_dir():
+    if os.path.isdir(os.path.join(root, "scenes")):
         from .scenefiles import load as load_scenes
         out += [_diagnostic(p) for p in load_scenes(bank)[1]]
     return out
