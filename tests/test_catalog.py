@@ -106,3 +106,12 @@ def test_a_stale_directory_slows_a_command_down_and_breaks_none(monkeypatch: pyt
     assert catalog.channel("memory:gone") is None
     monkeypatch.setitem(directory.CHANNELS, "kg:mentions", ("membank.domains.moved.channels", "mentions", "?"))
     assert catalog.channel("kg:mentions") is CATALOG["kg:mentions"]
+
+
+def test_the_catalog_is_made_once_whoever_asks_first() -> None:
+    """A command's slow path (a name the directory does not hold) must not make a second catalog: a caller
+    holding the first (the schema generator's importer, a test that patched it) would see another one."""
+    from membank.runtime import catalog as module
+    held = module.CATALOG
+    assert module.channel("memory:no-such-channel") is None and module.describe("memory:create")
+    assert module.CATALOG is held

@@ -60,9 +60,15 @@ def __getattr__(name: str) -> Any:
     only read), made once at the first use of any of them."""
     if name not in ("CATALOG", "TABLES", "READS"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    made = _everything()
-    globals().update(made)  # later lookups find them without coming here
-    return made[name]
+    return _made(name)
+
+
+def _made(name: str) -> Any:
+    """One of the three, made at most once: a second set of them would leave whoever holds the first (a
+    caller that imported `CATALOG`, a test that patched it) with another catalog than the commands'."""
+    if name not in globals():
+        globals().update(_everything())  # later lookups find them without coming here
+    return globals()[name]
 
 
 _FOUND: dict[str, Channel] = {}  # the channels asked for so far (a name that is none is not kept)
@@ -77,7 +83,7 @@ def channel(name: str) -> Channel | None:
         table = source.resolve() if source is not None else ()
         found = next((c for c in table if c.name == name), None)  # type: ignore[attr-defined]
         if found is None:  # no such channel, or a directory not rewritten after a change: slower, still right
-            found = __getattr__("CATALOG").get(name)
+            found = _made("CATALOG").get(name)
         if found is not None:
             _FOUND[name] = found
     return found
@@ -88,7 +94,7 @@ def describe(name: str) -> tuple[str, str]:
     known = directory.CHANNELS.get(name)
     if known is not None:
         return known[1], known[2]
-    found = __getattr__("CATALOG")[name]
+    found = _made("CATALOG")[name]
     return found.cli, found.summary
 
 
