@@ -8,8 +8,8 @@ catalog; tests/test_catalog.py fails when a channel lacks any of them, or the di
 A command runs one channel: `channel(name)` imports the table of that channel's domain only (the
 directory, made from the tables, says which), and `describe` gives a command its name and help from
 the directory, so `membank status` does not import sixteen tables' payloads and data types (~290 M
-of the ~1,020 M instructions that importing the CLI took). `CATALOG`, `TABLES` and `READS` are every table, imported at their first use (the
-sidecar, the Python API, the schemas, the docs)."""
+of the ~1,020 M instructions that importing the CLI took). `CATALOG`, `TABLES` and `READS` are every
+table, imported at their first use (the sidecar, the Python API, the schemas, the docs)."""
 
 from __future__ import annotations
 

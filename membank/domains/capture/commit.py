@@ -41,8 +41,7 @@ def _put(w: Write) -> MembankError | None:
     """`w` written, its folder not fsynced yet; the failure, if any."""
     try:
         if w.original is None:
-            w.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(w.path, w.new, exclusive=True, sync_dir=False)
+            atomic_write(w.path, w.new, exclusive=True, sync_dir=False)  # (it makes the folders)
         else:
             replace_unchanged(w.path, w.new, w.original, sync_dir=False)
     except (Changed, FileExistsError):

@@ -33,6 +33,7 @@ from ...kernel import background
 from ...kernel.background import Worker
 from ...kernel.errors import MembankError
 from ..contract import Bank
+from ..recall.tiers import strong_query
 from .passages import SENTENCE_END
 from .store import GENERATION
 
@@ -201,10 +202,10 @@ def nearest(bank: Bank, query: str, allowed: list[int], k: int) -> list[tuple[in
         return None
     import numpy as np
 
-    encoder = strongload.handle(bank.memo).loaded()
-    vector = _query(bank, encoder, query)
-    if vector is None:
+    asked = strong_query(bank, query)  # the encoder keeps the last queries: a prompt's is embedded once
+    if asked is None:
         return None
+    vector = asked.vector
     ids, first, matrix = got
     best = np.maximum.reduceat(matrix @ vector, first)
     from .words import positions
@@ -217,25 +218,6 @@ def nearest(bank: Bank, query: str, allowed: list[int], k: int) -> list[tuple[in
     scaled = (scores - lo) / (hi - lo) if hi > lo else np.ones_like(scores)
     top = np.argsort(-scaled, kind="stable")[:k]
     return [(int(ids[rows[i]]), float(1.0 - scaled[i])) for i in top]
-
-
-def _query(bank: Bank, encoder: Any, query: str) -> Any:
-    """The query's strong vector, the last few kept (a prompt asks its query more than once)."""
-    kept = bank.memo.setdefault(MEMO + ".queries", {})
-    found = kept.get((encoder.name, query))
-    if found is None:
-        try:
-            found = encoder.queries([query])[0]
-        except Exception:  # a model that fails on a text: the static vectors rank
-            return None
-        import numpy as np
-
-        if not found.any() or not np.isfinite(found).all():
-            return None
-        if len(kept) >= 8:
-            kept.clear()
-        kept[(encoder.name, query)] = found
-    return found
 
 
 # -- the background -----------------------------------------------------------------------------
