@@ -16,6 +16,7 @@ from ..contract import Bank
 from ..story import graph, positions
 from ..story.threads import at_position
 from . import bible, parts, prompt, proposals, shapes, validate
+from .proposals import proposal_file
 from .evidence import Chapter, chapter_hash
 
 MAX_PROPOSAL_BYTES = 4 * 1024 * 1024
@@ -49,11 +50,6 @@ def prepare(bank: Bank, document_id: str, document_text: str | None = None) -> d
     return {"documentId": document, "chapterHash": chapter_hash(text), "at": f"before {document}",
             "prompt": made[0]["prompt"] if len(made) == 1 else None, "parts": made if len(made) > 1 else [],
             "schema": schema, "skill": source, "entities": entities, "threads": open_threads, "facts": in_force}
-
-
-def proposal_file(bank: Bank, document: str) -> Path:
-    name = document if document.lower().endswith(".md") else document + ".md"
-    return bank.project.path / proposals.FOLDER / name
 
 
 def _read_proposal(path: Path) -> str | None:

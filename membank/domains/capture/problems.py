@@ -37,12 +37,10 @@ def with_proposal(bank: Bank, documents: Iterable[str]) -> list[str]:
     """The documents that may have a proposal file, each folder listed once rather than ~40 absent files
     opened per `index:status` (the path is `proposal_file`'s: the system resolves both alike). A name
     listed is only a candidate: reading it still decides."""
-    root = os.fspath(bank.project.path)
     listed: dict[str, set[str] | None] = {}
     out = []
     for document in documents:
-        name = document if document.lower().endswith(".md") else document + ".md"
-        folder, leaf = os.path.split(os.path.join(root, proposals.FOLDER, name))
+        folder, leaf = os.path.split(os.fspath(proposals.proposal_file(bank, document)))
         if folder not in listed:
             listed[folder] = _names(folder)
         names = listed[folder]
@@ -92,7 +90,8 @@ def problems(bank: Bank) -> list[Diagnostic]:
     from ..story.cards import catalog
     from . import bible
     from .evidence import Chapter
-    from .flows import _read_proposal, _rel, proposal_file
+    from .flows import _read_proposal, _rel
+    from .proposals import proposal_file
 
     found: list[Diagnostic] = []
     cards = None

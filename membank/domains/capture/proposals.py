@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -16,9 +17,18 @@ import yaml
 from ...files.conflicts import LEFT_OUT, conflict_line
 from ...files.frontmatter import load_yaml
 from ...kernel.errors import MembankError
+from ..contract import Bank
 from . import shapes
 
 FOLDER = "proposals"
+
+
+def proposal_file(bank: Bank, document: str) -> Path:
+    """Where the proposal file of `document` lives (`proposals/<document>.md`)."""
+    name = document if document.lower().endswith(".md") else document + ".md"
+    return bank.project.path / FOLDER / name
+
+
 STATUSES = ("pending", "accepted", "applied", "rejected", "stale")  # accepted: decided in the file, not applied yet
 _SECTION = re.compile(r"^## (p-[0-9a-f]{12})\b.*$", re.MULTILINE)
 _FENCE = re.compile(r"```yaml\n(.*?)\n```", re.DOTALL)

@@ -28,7 +28,8 @@ from ..story.state import progressions
 from . import bible, decide, edits, proposals, validate
 from .commit import Write, commit
 from .evidence import Chapter, chapter_hash
-from .flows import _read_proposal, _rel, proposal_file
+from .flows import _read_proposal, _rel
+from .proposals import proposal_file
 
 BLOCKING = (validate.UNKNOWN_ENTITY, validate.AMBIGUOUS, validate.EVIDENCE_NOT_FOUND, validate.UNKNOWN_FACT,
             validate.UNKNOWN_THREAD)
