@@ -31,8 +31,9 @@ register(DomainSchema(
     " zh INTEGER NOT NULL DEFAULT 0)",
     "DROP TABLE IF EXISTS strong_vec"))
 
-# what the tier embeds: every live memory, card and world entry with text (skills are not searched)
-_LIVE = "kind != 'skill' AND removed_at IS NULL AND tokens > 0"
+# what the tier embeds: every live memory with text, card and world entry (skills are not searched); a card
+# with a summary and no body counts no tokens and is still found by its name and summary
+_LIVE = "kind != 'skill' AND removed_at IS NULL AND (tokens > 0 OR kind != 'memory')"
 
 
 class StrongStore:

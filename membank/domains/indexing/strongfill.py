@@ -165,7 +165,7 @@ class Filler:
                 # another model's vectors: the batch is everything (`_write` drops the old rows first)
                 return index.db.execute(
                     "SELECT rowid, kind, record, hash FROM entries WHERE kind != 'skill' AND removed_at IS NULL"
-                    " AND tokens > 0 ORDER BY kind != 'memory', rowid LIMIT ?", (BATCH,)).fetchall()
+                    " AND (tokens > 0 OR kind != 'memory') ORDER BY kind != 'memory', rowid LIMIT ?", (BATCH,)).fetchall()
 
     def _write(self, put: Any, model: str, dim: int) -> bool:
         """One transaction under the write lock; False when stopped or the lock was busy (nothing written)."""
