@@ -4,7 +4,12 @@ characters and world entries as well as the memories.
 Cards are embedded with the memories (the same `vec` store, keyed by their `entries` rowid: name,
 aliases, summary, state and body, `files/intake.py embed_text`), so a card search is the memories'
 fused ranking (`rank.fuse`: half cosine, half BM25 relative to the best word match) over the card rows
-alone: one KNN over the vector copy masked to the cards, one FTS5 query joined to the card rows."""
+alone: one KNN over the vector copy masked to the cards, one FTS5 query joined to the card rows.
+
+When the strong tier ranks the query (recall/tiers.py `strong_query`) and every card has a strong vector of
+its model, the vector side is the strong tier's, scored as the memories are (rank.py `strong_scores`:
+calibrated across languages, here among the cards), and a card is listed when its centred strong cosine
+reaches STRONG_CARD_FLOOR; else the static tier's, with CARD_FLOOR on the fused score."""
 
 from __future__ import annotations
 
@@ -12,10 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from ...index import Index
 from ...index.vecstore import VEC0_MAX_K
-from .rank import Hit, fuse
+from .rank import STRONG_VECTOR_WEIGHT, Hit, fuse, strong_scores
+from .tiers import StrongQuery, static_cosines
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from ...index.strongcopy import StrongVectors
 
 # A live character or world entry; a book's own `book.md` is the book, not an entry.
 CARD_ROWS = ("kind IN ('character', 'world') AND removed_at IS NULL AND deleted = 0 AND shadowed = 0"
@@ -26,6 +34,11 @@ WIDE = 384  # word matches of every kind looked at first: the preview's first ro
 # The least fused score a card needs to be listed: the relevance floor of Layer 4's memories
 # (context/memories.py), so that a card listed here is as relevant as a memory a prompt would take.
 CARD_FLOOR = 0.35
+# The strong tier's floor, on a card's centred strong cosine (its language's mean removed, as the query's):
+# the calibrated score only says how far a card stands out of the others, and raw e5 cosines bunch at
+# 0.7-0.9 for anything. Measured on real cards (the two MIT cards, 红楼梦 characters, the sample's and the
+# retrieval set's) with related and unrelated questions in both languages (docs/recall.md).
+STRONG_CARD_FLOOR = 0.17
 
 
 def card_rowids(index: Index) -> frozenset[int]:
@@ -61,6 +74,37 @@ def nearest_cards(index: Index, vector: np.ndarray, k: int) -> list[tuple[int, f
     return [hit for hit in index.nearest(vector, VEC0_MAX_K) if hit[0] in rowids][:k]
 
 
+def strong_cards(index: Index, query: StrongQuery, static: np.ndarray | None,
+                 k: int) -> tuple[list[tuple[int, float]], dict[int, float]] | None:
+    """(rowid, 1 - score) of the k best cards by the strong tier, best first, with each one's centred strong
+    cosine; None when the strong vectors are of another model or a card has none yet (the static tier then)."""
+    rowids = card_rowids(index)
+    copy = index.strong_copy()
+    if copy is None or index.strong_model() != (query.encoder.name, query.encoder.dim):
+        return None
+    import numpy as np
+
+    memo = index.view_memo("recall.card_strong_mask")
+    mask = memo.get(copy.tag) if memo is not None else None
+    if mask is None:
+        mask = copy.mask(np.fromiter(rowids, np.int64, len(rowids))) & (copy.scale > 0)
+        if memo is not None:
+            memo.clear()
+            memo[copy.tag] = mask
+    if int(mask.sum()) < len(rowids):
+        return None
+    seen: dict[str, np.ndarray] = {}
+
+    def scorer(rows: StrongVectors, allowed: np.ndarray) -> np.ndarray:
+        seen["centred"] = rows.centred_cosines(query.vector, query.zh)
+        return strong_scores(seen["centred"], static_cosines(index, rows, static), rows.zh, query.zh, allowed)
+
+    nearest = copy.nearest(query.vector, k, mask, scorer)
+    at = np.flatnonzero(mask)
+    centred = {int(copy.rowids[i]): float(seen["centred"][i]) for i in at} if "centred" in seen else {}
+    return nearest, centred
+
+
 def lexical_cards(index: Index, match: str, k: int) -> list[tuple[int, float]]:
     """(rowid, bm25) of the k best FTS5 matches among the cards (names weigh double, as for memories).
 
@@ -89,14 +133,16 @@ def ranked_cards(hits: list[Hit], names: dict[int, tuple[str, str, str]], floor:
     return kept[:k]
 
 
-def card_item(record: dict[str, Any], hit: Hit, rank: int) -> dict[str, Any]:
+def card_item(record: dict[str, Any], hit: Hit, rank: int, tier: str = "static") -> dict[str, Any]:
     """A preview's card or world entry: what it is, where it is written (`source`, `line` of its name),
-    and why it was found."""
+    and why it was found (`tier`: which vectors the vector side used)."""
     lines = record.get("lines") if isinstance(record.get("lines"), dict) else {}
     score = {"fused": round(hit.fused, 6), "vector": _round(hit.similarity), "vectorRank": hit.vector_rank,
-             "lexical": _round(-hit.bm25 if hit.bm25 is not None else None), "lexicalRank": hit.lexical_rank}
-    parts = [f"vector #{hit.vector_rank} ({hit.similarity:.3f})" if hit.vector_rank and hit.similarity is not None
-             else "no vector match", f"lexical #{hit.lexical_rank}" if hit.lexical_rank else "no word match"]
+             "lexical": _round(-hit.bm25 if hit.bm25 is not None else None), "lexicalRank": hit.lexical_rank,
+             "tier": tier}
+    side = "strong vector" if tier == "strong" else "vector"
+    parts = [f"{side} #{hit.vector_rank} ({hit.similarity:.3f})" if hit.vector_rank and hit.similarity is not None
+             else f"no {side} match", f"lexical #{hit.lexical_rank}" if hit.lexical_rank else "no word match"]
     return {"kind": "character" if record.get("section") == "characters" else "world",
             "id": record["id"], "name": record["name"], "type": record.get("kind") or "",
             "summary": record.get("summary") or "", "source": record["source"], "line": lines.get("name"),
@@ -105,19 +151,29 @@ def card_item(record: dict[str, Any], hit: Hit, rank: int) -> dict[str, Any]:
 
 
 def search(index: Index, vector: np.ndarray | None, match: str | None, k: int = CARDS_SHOWN,
-           floor: float = CARD_FLOOR) -> list[dict[str, Any]]:
-    """The cards and world entries most relevant to a query (its vector, its FTS5 MATCH), best first."""
+           floor: float = CARD_FLOOR, strong: StrongQuery | None = None,
+           strong_floor: float = STRONG_CARD_FLOOR) -> list[dict[str, Any]]:
+    """The cards and world entries most relevant to a query (its static vector, its FTS5 MATCH, its strong
+    query when the strong tier ranks), best first."""
     if k <= 0 or not card_rowids(index):
         return []
-    nearest = nearest_cards(index, vector, CANDIDATES) if vector is not None else []
     lexical = lexical_cards(index, match, CANDIDATES) if match else []
-    hits = [h for h in fuse(nearest, lexical) if round(h.fused, 9) >= floor]
+    ranked = strong_cards(index, strong, vector, CANDIDATES) if strong is not None else None
+    if ranked is not None:
+        nearest, centred = ranked
+        hits = [h._replace(fused=h.fused if round(centred.get(h.rowid, -1.0), 9) >= strong_floor else -1.0)
+                for h in fuse(nearest, lexical, STRONG_VECTOR_WEIGHT)]
+        floor, tier = 0.0, "strong"  # a card below the centred floor (or found by words alone) is not listed
+    else:
+        nearest = nearest_cards(index, vector, CANDIDATES) if vector is not None else []
+        hits, tier = fuse(nearest, lexical), "static"
+    hits = [h for h in hits if round(h.fused, 9) >= floor]
     if not hits:
         return []
     records = index.records([h.rowid for h in hits])  # only those above the floor are decoded
     names = {r: (rec.get("section") or "", rec.get("name") or "", rec["id"]) for r, rec in records.items()}
     chosen = ranked_cards(hits, names, floor, k)
-    return [card_item(records[h.rowid], h, rank) for rank, h in enumerate(chosen, start=1)]
+    return [card_item(records[h.rowid], h, rank, tier) for rank, h in enumerate(chosen, start=1)]
 
 
 def _round(value: float | None) -> float | None:

@@ -105,7 +105,7 @@ def _semantic(bank: Bank, vector: Any, query_text: str, document: str | None, me
         chosen = rank_semantic(fuse(nearest, lexical, weight), keys, memory["injectionMaxItems"],
                                memory["injectionTokenBudget"])
         records = index.records([h.rowid for h, _ in chosen])  # only the kept ones are decoded
-        found = bank_cards.search(index, vector, match or None)
+        found = bank_cards.search(index, vector, match or None, strong=strong)
     items = semantic_items_for(chosen, records, "strong" if side.nearest is not None else "static")
     reasons = [side.reason] if side.reason is not None else []
     return _preview(items, "semantic", reasons, eligible - len(items), started, degraded=False, cards=found)

@@ -1,0 +1,128 @@
+"""Cards and world entries searched by the strong tier (issue 35): when the strong tier ranks a query, the
+preview's card search scores the cards' strong vectors (calibrated across languages, as the memories), so a
+question in either language finds the card it is about and an unrelated one lists none; a card without its
+strong vector yet leaves the card search on the static tier. A bilingual fake encoder stands in for the model
+(`load` below: a few Chinese words map to English ones, then words hashed, as tests/strongfake.py)."""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+
+import membank
+from membank import Bank
+from membank.index.strong import StrongEncoder
+
+from .sidecar import REPO, Sidecar
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "cards"  # real cards nobody here wrote (README there)
+FAKE = "tests.test_card_strong:load"
+SENSEI = "characters/coding-sensei"
+WORDS = {"编程": "coding", "老师": "sensei", "代码": "code", "猫": "cat"}  # the fake's whole bilingual knowledge
+DIM = 512
+HOLD = threading.Event()  # clear: the background's batches wait (a card without its strong vector yet)
+HOLD.set()
+HELD = threading.Event()  # set when a batch waits
+
+
+class _Bilingual:
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        if not query and not HOLD.is_set():
+            HELD.set()
+            HOLD.wait(60)
+        rows = np.zeros((len(texts), DIM), np.float32)
+        for i, text in enumerate(texts):
+            for zh, en in WORDS.items():
+                text = text.replace(zh, f" {en} ")
+            for word in text.lower().replace("-", " ").split():
+                rows[i, zlib.crc32(word.strip(".,!?:;'\"()？，。").encode()) % DIM] += 1.0
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+
+
+def load() -> StrongEncoder:
+    return StrongEncoder("fake-bilingual:1:512", DIM, _Bilingual())
+
+
+@pytest.fixture(autouse=True)
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", FAKE)
+    HOLD.set()
+    HELD.clear()
+    yield
+    HOLD.set()
+
+
+def _filled(bank: Bank) -> None:
+    """Until every entry has its strong vector (the `index:strong` announcements, no sleeps)."""
+    done = threading.Event()
+
+    def heard(method: str, params: dict[str, Any]) -> None:
+        if method == "index:strong" and params["done"] == params["total"]:
+            done.set()
+
+    bank.listeners.append(heard)
+    status = bank.status()["strong"]
+    if not (status["state"] == "ready" and status["done"] == status["total"]):
+        assert done.wait(30), bank.status()["strong"]
+    bank.listeners.remove(heard)
+
+
+def _with_sensei(sample: Path) -> Bank:
+    bank = membank.open(sample)
+    envelope = bank.call("card:import", {"paths": [str(REAL / "default_CodingSensei.png"),
+                                                   str(REAL / "default_FluxTheCat.png")]})
+    assert envelope["ok"], envelope
+    _filled(bank)
+    return bank
+
+
+def test_a_question_in_either_language_finds_the_card_by_its_strong_vector(sample: Path) -> None:
+    bank = _with_sensei(sample)
+    try:
+        for question in ("Who is the Coding Sensei?", "谁是编程老师？"):
+            found = bank.preview(query_text=question)["cards"]
+            assert found and found[0]["id"] == SENSEI, (question, found)
+            assert found[0]["reason"]["score"]["tier"] == "strong"
+            assert found[0]["reason"]["detail"].startswith("strong vector #1")
+        assert bank.preview(query_text="The tax office closes early on Fridays.")["cards"] == []  # nothing about any card
+    finally:
+        bank.close()
+
+
+def test_a_card_waiting_for_its_strong_vector_leaves_the_card_search_static(sample: Path) -> None:
+    bank = _with_sensei(sample)
+    try:
+        HOLD.clear()
+        (sample / ".writenow" / "world" / "quiet-harbour.md").write_text(
+            "---\nname: Quiet Harbour\nkind: place\nsummary: where the coding sensei keeps a boat\n---\n", encoding="utf-8")
+        bank.sync()
+        assert HELD.wait(30)
+        found = bank.preview(query_text="Who is the Coding Sensei?")["cards"]
+        assert found[0]["id"] == SENSEI and {c["reason"]["score"]["tier"] for c in found} == {"static"}
+        HOLD.set()
+        _filled(bank)  # a card with a summary and no body gets its strong vector too
+        found = bank.preview(query_text="sensei boat harbour")["cards"]
+        assert "world/quiet-harbour" in [c["id"] for c in found]
+        assert {c["reason"]["score"]["tier"] for c in found} == {"strong"}
+    finally:
+        HOLD.set()
+        bank.close()
+
+
+def test_the_sidecar_lists_the_card_for_a_chinese_question(sample: Path, tmp_path: Path) -> None:
+    bank = _with_sensei(sample)  # imported and filled here; the sidecar opens the same index
+    bank.close()
+    server = Sidecar("--project", str(sample), home=tmp_path / "home",
+                     env={"MEMBANK_STRONG_ENCODER": FAKE, "PYTHONPATH": str(REPO)})
+    try:
+        server.wait_for(lambda: server.ok("index:status", {})["strong"]["state"] == "ready", "the strong tier ready")
+        found = server.ok("memory:injection:preview", {"queryText": "谁是编程老师？"})["cards"]
+        assert found[0]["id"] == SENSEI and found[0]["reason"]["score"]["tier"] == "strong"
+    finally:
+        server.close()
