@@ -126,3 +126,17 @@ def test_the_sidecar_lists_the_card_for_a_chinese_question(sample: Path, tmp_pat
         assert found[0]["id"] == SENSEI and found[0]["reason"]["score"]["tier"] == "strong"
     finally:
         server.close()
+
+
+def test_the_cards_centred_cosines_are_the_banks_on_their_rows_alone() -> None:
+    from membank.domains.recall.cards import centred_rows
+    from membank.index.strongcopy import StrongVectors, quantize
+
+    rng = np.random.default_rng(3)
+    rows, scale = quantize(rng.standard_normal((40, 16)).astype(np.float32))
+    zh = np.arange(40) % 3 == 0
+    copy = StrongVectors("t", "m", np.arange(1, 41, dtype=np.int64), rows, scale, zh=zh)
+    query = rng.standard_normal(16).astype(np.float32)
+    at = np.array([2, 3, 17, 30])
+    for query_zh in (False, True):
+        assert np.allclose(centred_rows(copy, at, query, query_zh), copy.centred_cosines(query, query_zh)[at], atol=1e-5)

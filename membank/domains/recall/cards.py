@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ...index import Index
 from ...index.vecstore import VEC0_MAX_K
 from .rank import STRONG_VECTOR_WEIGHT, Hit, fuse, strong_scores
-from .tiers import StrongQuery, static_cosines
+from .tiers import StrongQuery
 
 if TYPE_CHECKING:
     import numpy as np
@@ -76,33 +76,76 @@ def nearest_cards(index: Index, vector: np.ndarray, k: int) -> list[tuple[int, f
 
 def strong_cards(index: Index, query: StrongQuery, static: np.ndarray | None,
                  k: int) -> tuple[list[tuple[int, float]], dict[int, float]] | None:
-    """(rowid, 1 - score) of the k best cards by the strong tier, best first, with each one's centred strong
-    cosine; None when the strong vectors are of another model or a card has none yet (the static tier then)."""
-    rowids = card_rowids(index)
+    """(rowid, 1 - score) of the k best cards by the strong tier, best first (ties by rowid), with each one's
+    centred strong cosine; None when the strong vectors are of another model or a card has none yet (the
+    static tier then). Only the cards' rows are scored: no second pass over every memory."""
     copy = index.strong_copy()
     if copy is None or index.strong_model() != (query.encoder.name, query.encoder.dim):
         return None
+    at = _strong_rows(index, copy)
+    if at is None:
+        return None
     import numpy as np
 
-    memo = index.view_memo("recall.card_strong_mask")
-    mask = memo.get(copy.tag) if memo is not None else None
-    if mask is None:
-        mask = copy.mask(np.fromiter(rowids, np.int64, len(rowids))) & (copy.scale > 0)
+    centred = centred_rows(copy, at, query.vector, query.zh)
+    scores = strong_scores(centred, _static_rows(index, copy.rowids[at], static), copy.zh[at], query.zh,
+                           np.ones(len(at), bool))
+    rowids = copy.rowids[at]
+    best = np.lexsort((rowids, -scores))[:k]
+    return ([(int(rowids[i]), float(1.0 - scores[i])) for i in best],
+            {int(r): float(c) for r, c in zip(rowids, centred)})
+
+
+def centred_rows(copy: StrongVectors, at: np.ndarray, query: np.ndarray, query_zh: bool) -> np.ndarray:
+    """`copy.centred_cosines` of the rows `at` alone (its languages' means, `StrongVectors.means`, are the
+    whole bank's): each unit row less its language's mean against the unit query less its own's."""
+    import numpy as np
+
+    from ...index.strongcopy import dequantize
+
+    means = copy.means()
+    q = np.asarray(query, np.float32)
+    q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0)) - means[bool(query_zh)]
+    q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
+    rows = dequantize(copy.rows[at], copy.scale[at])
+    lengths = np.linalg.norm(rows, axis=1, keepdims=True)
+    rows = np.divide(rows, lengths, out=np.zeros_like(rows), where=lengths > 0)
+    rows -= np.where(copy.zh[at][:, None], means[True], means[False])
+    lengths = np.linalg.norm(rows, axis=1)
+    return np.divide(rows @ q, lengths, out=np.zeros(len(at), np.float32), where=lengths > 1e-6)
+
+
+def _strong_rows(index: Index, copy: StrongVectors) -> np.ndarray | None:
+    """Where the cards with a direction lie in `copy`, kept for this view of the index; None when a card has
+    no strong vector yet (a zero row, text the model has nothing for, never competes)."""
+    import numpy as np
+
+    memo = index.view_memo("recall.card_strong_rows")
+    kept = memo.get(copy.tag) if memo is not None else None
+    if kept is None:
+        rowids = card_rowids(index)
+        present = copy.mask(np.fromiter(rowids, np.int64, len(rowids)))
+        kept = (np.flatnonzero(present & (copy.scale > 0)), int(present.sum()) == len(rowids))
         if memo is not None:
             memo.clear()
-            memo[copy.tag] = mask
-    if int(mask.sum()) < len(rowids):
-        return None
-    seen: dict[str, np.ndarray] = {}
+            memo[copy.tag] = kept
+    return kept[0] if kept[1] else None
 
-    def scorer(rows: StrongVectors, allowed: np.ndarray) -> np.ndarray:
-        seen["centred"] = rows.centred_cosines(query.vector, query.zh)
-        return strong_scores(seen["centred"], static_cosines(index, rows, static), rows.zh, query.zh, allowed)
 
-    nearest = copy.nearest(query.vector, k, mask, scorer)
-    at = np.flatnonzero(mask)
-    centred = {int(copy.rowids[i]): float(seen["centred"][i]) for i in at} if "centred" in seen else {}
-    return nearest, centred
+def _static_rows(index: Index, rowids: np.ndarray, vector: np.ndarray | None) -> np.ndarray:
+    """The static cosine of each of these cards with the query's static `vector` (0 without one)."""
+    import numpy as np
+
+    static = index.vector_copy() if vector is not None else None
+    out = np.zeros(len(rowids), np.float32)
+    if static is None or vector is None or not len(static):
+        return out
+    at = np.flatnonzero(static.mask(rowids))
+    q = np.asarray(vector, np.float32)
+    q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
+    cosines = static.matrix[at] @ q / np.where(static.norms[at] > 0, static.norms[at], 1.0)
+    where = {int(r): float(c) for r, c in zip(static.rowids[at], cosines)}
+    return np.array([where.get(int(r), 0.0) for r in rowids], np.float32)
 
 
 def lexical_cards(index: Index, match: str, k: int) -> list[tuple[int, float]]:
