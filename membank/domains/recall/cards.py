@@ -116,8 +116,8 @@ def centred_rows(copy: StrongVectors, at: np.ndarray, query: np.ndarray, query_z
 
 
 def _strong_rows(index: Index, copy: StrongVectors) -> np.ndarray | None:
-    """Where the cards with a direction lie in `copy`, kept for this view of the index; None when a card has
-    no strong vector yet (a zero row, text the model has nothing for, never competes)."""
+    """Where the cards lie in `copy`, kept for this view of the index; None when a card has no strong vector
+    yet. A card whose vector is a zero row (text the model has nothing for) is left out: it never competes."""
     import numpy as np
 
     memo = index.view_memo("recall.card_strong_rows")
