@@ -128,6 +128,8 @@ def test_only_the_best_cap_other_language_candidates_compete() -> None:
     assert [c.key for c in ranked[-8:]] == [f"zh{i}" for i in range(7, -1, -1)]
     assert [c.language for c in ranked[:12]].count("zh") == 2
     assert not any(c.competes for c in calibrate(english + chinese, "en", gate=math.inf, cap=0) if c.language == "zh")
+    # a bank with nothing in the query's language: every candidate competes, the cap keeps no place
+    assert all(c.competes for c in calibrate(chinese, "en", cap=2))
 
 
 def test_the_array_form_caps_as_calibrate_does() -> None:
@@ -141,6 +143,7 @@ def test_the_array_form_caps_as_calibrate_does() -> None:
     strong[[5, 7, 9]] = static[[5, 7, 9]] = 0.9  # the best three Chinese ones, tied: input order decides
     langs = ["zh" if i % 2 else "en" for i in range(n)]
     zh = np.array([x == "zh" for x in langs])
+    assert calibrated_arrays(strong[zh], static[zh], zh[zh], False, cap=1)[1].all()  # nothing in English: no cap
     for cap in (0, 1, 3, 100):
         ranked = calibrate([Candidate(i, strong[i], static[i], langs[i]) for i in range(n)], "en", gate=math.inf, cap=cap)
         _, competes = calibrated_arrays(strong, static, zh, False, gate=math.inf, cap=cap)

@@ -13,7 +13,8 @@ fixture by benchmarks/calibration.py:
    in which nothing stands out, does not take a place from a same-language answer;
 3. of the other-language candidates within the gate, only the best `cap` compete: a question is seldom
    answered by more than a few memories of the other language, and a query whose gate lets a whole
-   pool in (nothing in its own language stands out) cannot fill its top 5 with the other language.
+   pool in (nothing in its own language stands out) cannot fill its top 5 with the other language
+   (a query with no candidate in its own language has nothing to keep places for: every one competes).
 
 A pool too small to standardise (fewer than MIN_POOL candidates) is measured against all candidates
 together instead.
@@ -93,7 +94,7 @@ def calibrate(candidates: Sequence[Candidate], query_language: str, *, weight: f
     bar = max(same) - gate if same else -math.inf
     within = sorted((i for i, (s, lang) in enumerate(zip(scores, languages)) if lang != query_language and s >= bar),
                     key=lambda i: -scores[i])
-    admitted = set(within[:max(cap, 0)])
+    admitted = set(within[:max(cap, 0)] if same else within)  # no candidate in the query's language: no cap
     out = [Calibrated(c.key, s, c.language, c.language == query_language or i in admitted)
            for i, (c, s) in enumerate(zip(candidates, scores))]
     order = sorted(range(len(out)), key=lambda i: (not out[i].competes, -out[i].score))
@@ -128,7 +129,7 @@ def calibrated_arrays(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, qu
     same = zh if query_zh else ~zh
     bar = float(scores[same].max()) - gate if same.any() else -math.inf
     within = np.flatnonzero(~same & (scores >= bar))
-    if len(within) > max(cap, 0):  # the best `cap` of them; ties keep the input order, as `calibrate`'s sort does
+    if same.any() and len(within) > max(cap, 0):  # the best `cap` (ties: input order, as `calibrate`'s sort)
         within = within[np.lexsort((within, -scores[within]))[:max(cap, 0)]]
     competes = same.copy()
     competes[within] = True
