@@ -20,7 +20,8 @@ static model, and ranks every memory for every query under several rules, vector
   found one at a time by shrunk LDA and projected out), `cov-diff k` (the k directions where the two
   languages' covariances differ most removed), `CORAL s` (each language's rows whitened by its own
   covariance, shrunk by s, and coloured by the shared one), `diag` (each dimension divided by its
-  language's deviation);
+  language's deviation), `CSLS` (each memory's mean cosine with its 10 nearest memories, of the other
+  language or of all, half taken off its score: hubs that are near everything lose);
 - `gumbel gate`: the gate on scores normalised by the expected maximum of a pool of that size.
 
 Per rule: recall@5 and MRR for English and Chinese queries about memories in their own language and
@@ -160,6 +161,19 @@ def transforms(passages: np.ndarray, zh: np.ndarray) -> dict[str, dict[str, np.n
     return out
 
 
+def hubness(passages: np.ndarray, plang: list[str], among: str, k: int = 10) -> np.ndarray:
+    """Each memory's mean centred cosine with its k nearest other memories (of the other language, or of
+    all): how much of a hub it is (CSLS, cross-domain similarity local scaling)."""
+    unit = centred(passages, passages, plang, plang)
+    np.fill_diagonal(unit, -np.inf)
+    langs = np.array(plang)
+    out = np.empty(len(passages))
+    for i, row in enumerate(unit):
+        pool = row[langs != langs[i]] if among == "other" else row
+        out[i] = np.sort(pool[np.isfinite(pool)])[-k:].mean()
+    return out
+
+
 def pools_z(scores: np.ndarray, plang: list[str]) -> np.ndarray:
     out = np.empty_like(scores)
     for lang in set(plang):
@@ -266,6 +280,10 @@ def study(cache: Path | None = None, fixture: Path = FIXTURE, split: str | None 
 
     for gate in (1.0, 2.0, 3.0):
         measure(f"gumbel gate {gate}, cap -", gumbel(gate), pools)
+    for among in ("other", "all"):  # CSLS: each memory's mean cosine with its 10 nearest memories taken off
+        strong = cen - 0.5 * hubness(v["ep"], plang, among)[None, :]
+        measure(f"CSLS ({among} language{'s' if among == 'all' else ''}, k=10) + calibrated", arrays(strong),
+                STRONG_WEIGHT * pools_z(strong, plang) + (1 - STRONG_WEIGHT) * pools_z(static, plang))
     for name, transform in transforms(v["ep"], zh).items():
         strong = centred(v["eq"], v["ep"], qlang, plang, transform)
         measure(f"{name} + calibrated", arrays(strong), STRONG_WEIGHT * pools_z(strong, plang)
