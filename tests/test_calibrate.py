@@ -115,3 +115,39 @@ def test_strong_scores_are_on_the_cosines_scale_and_rank_calibrated() -> None:
     scores = strong_scores(flat, flat.copy(), zh, False, allowed)
     assert int(np.argmax(scores)) == 9
     assert scores[10:20].max() < min(s for s in scores[:10] if s > 0)
+
+
+def test_only_the_best_cap_other_language_candidates_compete() -> None:
+    # nothing stands out of the English pool, so every Chinese memory passes the gate: only the best `cap`
+    # of them compete (ranked by score among the English ones); the rest follow every competing candidate
+    english = _pool("en", 10, 0.30, step=0.001)
+    chinese = _pool("zh", 10, 0.10, step=0.02)
+    ranked = calibrate(english + chinese, "en", gate=math.inf, cap=2)
+    competing = [c.key for c in ranked if c.competes and c.language == "zh"]
+    assert competing == ["zh9", "zh8"]
+    assert [c.key for c in ranked[-8:]] == [f"zh{i}" for i in range(7, -1, -1)]
+    assert [c.language for c in ranked[:12]].count("zh") == 2
+    assert not any(c.competes for c in calibrate(english + chinese, "en", gate=math.inf, cap=0) if c.language == "zh")
+    # a bank with nothing in the query's language: every candidate competes, the cap keeps no place
+    assert all(c.competes for c in calibrate(chinese, "en", cap=2))
+
+
+def test_the_array_form_caps_as_calibrate_does() -> None:
+    import numpy as np
+
+    from membank.domains.recall.calibrate import calibrated_arrays
+
+    rng = np.random.default_rng(11)
+    n = 60
+    strong, static = rng.normal(0.3, 0.1, n), rng.normal(0.4, 0.1, n)
+    strong[[5, 7, 9]] = static[[5, 7, 9]] = 0.9  # the best three Chinese ones, tied: input order decides
+    langs = ["zh" if i % 2 else "en" for i in range(n)]
+    zh = np.array([x == "zh" for x in langs])
+    assert calibrated_arrays(strong[zh], static[zh], zh[zh], False, cap=1)[1].all()  # nothing in English: no cap
+    for cap in (0, 1, 3, 100):
+        ranked = calibrate([Candidate(i, strong[i], static[i], langs[i]) for i in range(n)], "en", gate=math.inf, cap=cap)
+        _, competes = calibrated_arrays(strong, static, zh, False, gate=math.inf, cap=cap)
+        assert [c.competes for c in sorted(ranked, key=lambda c: c.key)] == list(competes)
+        assert int((competes & zh).sum()) == min(cap, int(zh.sum()))
+        if cap == 1:
+            assert list(np.flatnonzero(competes & zh)) == [5]

@@ -10,7 +10,11 @@ fixture by benchmarks/calibration.py:
 2. a candidate in the other language competes at that score only when it stands out of its pool nearly
    as far as the best same-language candidate does (within `gate` deviations); the rest follow every
    competing candidate, in their own order. So an unrelated other-language memory, the best of a pool
-   in which nothing stands out, does not take a place from a same-language answer.
+   in which nothing stands out, does not take a place from a same-language answer;
+3. of the other-language candidates within the gate, only the best `cap` compete: a question is seldom
+   answered by more than a few memories of the other language, and a query whose gate lets a whole
+   pool in (nothing in its own language stands out) cannot fill its top 5 with the other language
+   (a query with no candidate in its own language has nothing to keep places for: every one competes).
 
 A pool too small to standardise (fewer than MIN_POOL candidates) is measured against all candidates
 together instead.
@@ -30,7 +34,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 STRONG_WEIGHT = 0.7
-GATE = 0.6  # deviations below the best same-language candidate an other-language one may stand
+GATE = 0.8  # deviations below the best same-language candidate an other-language one may stand
+CAP = 3  # the most other-language candidates that compete for one query
+# (GATE and CAP chosen together on half the fixture's queries, measured on the other half:
+# benchmarks/calibration.py --split; docs/recall.md)
 MIN_POOL = 8
 # the vector side of the fused score from a calibrated one: SCALE deviations above its pool's mean count
 # as a cosine of 1 (the fused score, and the relevance floor on it, stay in [0, 1]); an other-language
@@ -75,7 +82,7 @@ def _standardised(values: list[float], languages: list[str]) -> list[float]:
 
 
 def calibrate(candidates: Sequence[Candidate], query_language: str, *, weight: float = STRONG_WEIGHT,
-              gate: float = GATE) -> list[Calibrated]:
+              gate: float = GATE, cap: int = CAP) -> list[Calibrated]:
     """The candidates best first, each with its calibrated score; ties keep the input order."""
     if not candidates:
         return []
@@ -85,8 +92,11 @@ def calibrate(candidates: Sequence[Candidate], query_language: str, *, weight: f
     scores = [weight * a + (1.0 - weight) * b for a, b in zip(strong, static)]
     same = [s for s, lang in zip(scores, languages) if lang == query_language]
     bar = max(same) - gate if same else -math.inf
-    out = [Calibrated(c.key, s, c.language, c.language == query_language or s >= bar)
-           for c, s in zip(candidates, scores)]
+    within = sorted((i for i, (s, lang) in enumerate(zip(scores, languages)) if lang != query_language and s >= bar),
+                    key=lambda i: -scores[i])
+    admitted = set(within[:max(cap, 0)] if same else within)  # no candidate in the query's language: no cap
+    out = [Calibrated(c.key, s, c.language, c.language == query_language or i in admitted)
+           for i, (c, s) in enumerate(zip(candidates, scores))]
     order = sorted(range(len(out)), key=lambda i: (not out[i].competes, -out[i].score))
     return [out[i] for i in order]
 
@@ -106,7 +116,8 @@ def _standardised_array(values: np.ndarray, zh: np.ndarray) -> np.ndarray:
 
 
 def calibrated_arrays(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, query_zh: bool, *,
-                      weight: float = STRONG_WEIGHT, gate: float = GATE) -> tuple[np.ndarray, np.ndarray]:
+                      weight: float = STRONG_WEIGHT, gate: float = GATE, cap: int = CAP
+                      ) -> tuple[np.ndarray, np.ndarray]:
     """`calibrate` over arrays, for a whole bank's candidates at once: (score, competes) of each
     candidate, in the input's order. `strong`: centred strong cosines; `static`: static cosines; `zh`:
     which candidates are Chinese (the others English)."""
@@ -117,7 +128,12 @@ def calibrated_arrays(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, qu
         + (1.0 - weight) * _standardised_array(np.asarray(static, np.float64), zh)
     same = zh if query_zh else ~zh
     bar = float(scores[same].max()) - gate if same.any() else -math.inf
-    return scores, same | (scores >= bar)
+    within = np.flatnonzero(~same & (scores >= bar))
+    if same.any() and len(within) > max(cap, 0):  # the best `cap` (ties: input order, as `calibrate`'s sort)
+        within = within[np.lexsort((within, -scores[within]))[:max(cap, 0)]]
+    competes = same.copy()
+    competes[within] = True
+    return scores, competes
 
 
 def vector_scores(scores: np.ndarray, competes: np.ndarray) -> np.ndarray:
