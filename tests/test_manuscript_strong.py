@@ -106,3 +106,27 @@ def test_a_model_failing_on_the_passages_leaves_the_static_vectors_ranking(bank:
         assert _tiers(other) <= {"vector"}
     finally:
         other.close()
+
+
+def _recall_sides(bank: Bank, query: str) -> set[str]:
+    from membank.domains.manuscript.recall import recall
+
+    got = recall(bank, "chapters/ch02.md", query, 3, None, "")
+    assert got  # ch01's passages lie before ch02
+    return {r.reason.split(": ", 1)[1].split(" #")[0] for r in got if "#" in r.reason.split(",")[0]}
+
+
+def test_context_recall_ranks_with_the_windows_only_with_a_query_vector_already_made(bank: Bank) -> None:
+    """`context_rules.recall` never pays for an embedding of its own in a prompt: the windows rank when the
+    memories' side of the same assemble has made the query's strong vector (the encoder keeps it), the
+    static vectors otherwise."""
+    from membank.domains.recall.tiers import strong_query
+
+    assert strong.fill(bank) > 0
+    query = "the ship in the storm"
+    assert _recall_sides(bank, query) == {"vector"}  # not embedded yet: the static vectors, no embedding
+    assert strong.made_query(bank, query) is None
+    assert strong_query(bank, query) is not None  # what the memories' side does first
+    assert _recall_sides(bank, query) == {"strong vector"}
+    bank.update_embedding_settings(patch={"strong": "off"})  # the writer's switch
+    assert _recall_sides(bank, query) == {"vector"}

@@ -194,18 +194,32 @@ def _read(index: Index) -> tuple[Any, Any, Any] | None:
     return got
 
 
-def nearest(bank: Bank, query: str, allowed: list[int], k: int) -> list[tuple[int, float]] | None:
+def made_query(bank: Bank, query: str) -> Any:
+    """The query's strong vector when the loaded encoder already made it (it keeps the last 64 queries: in
+    a `context:assemble` the memories' side embeds the same query first); None otherwise. Never embeds."""
+    import numpy as np
+
+    encoder = strongload.handle(bank.memo).loaded()
+    found = None if encoder is None else encoder.cache.get(query)
+    return found if found is not None and found.any() and np.isfinite(found).all() else None
+
+
+def nearest(bank: Bank, query: str, allowed: list[int], k: int, embed: bool = True) -> list[tuple[int, float]] | None:
     """(id, 1 - score) of the k best allowed passages by their best window, the scores put on one scale
-    (best 1, worst 0); None when the strong windows cannot rank (the static vectors do)."""
+    (best 1, worst 0); None when the strong windows cannot rank (the static vectors do). `embed` False:
+    only with a query vector already made (`made_query`), so the caller never pays for an embedding."""
     got = vectors(bank)
     if got is None or not strongload.switched_on(bank.settings_files.embedding()):  # (the writer's switch)
         return None
     import numpy as np
 
-    asked = strong_query(bank, query)  # the encoder keeps the last queries: a prompt's is embedded once
-    if asked is None:
+    if embed:
+        asked = strong_query(bank, query)  # the encoder keeps the last queries: a prompt's is embedded once
+        vector = None if asked is None else asked.vector
+    else:
+        vector = made_query(bank, query)
+    if vector is None:
         return None
-    vector = asked.vector
     ids, first, matrix = got
     best = np.maximum.reduceat(matrix @ vector, first)
     from .words import positions
