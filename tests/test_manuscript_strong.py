@@ -130,3 +130,24 @@ def test_context_recall_ranks_with_the_windows_only_with_a_query_vector_already_
     assert _recall_sides(bank, query) == {"strong vector"}
     bank.update_embedding_settings(patch={"strong": "off"})  # the writer's switch
     assert _recall_sides(bank, query) == {"vector"}
+
+
+def _assembled_sides(bank: Bank, memories: int) -> set[str]:
+    skills = bank.root / ".writenow" / "skills"
+    skills.mkdir(exist_ok=True)
+    (skills / "recall-strong.md").write_text(
+        "---\nid: recall-strong\nname: Recall strong\ncontext_rules:\n  surrounding: 0\n"
+        f"  memories: {memories}\n  recall: 3\n---\nContinue.\n", "utf-8")
+    bank.sync()
+    d = bank.assemble_context(skill_id="recall-strong", document_id="chapters/ch02.md",
+                              selection={"start": 0, "end": 2}, query_text=f"the storm and the ship {memories}")
+    found = [i for i in d["items"] if i["kind"] == "passage"]
+    assert found  # ch01 lies before ch02
+    whys = [i["reason"]["why"] for i in found]  # "rank n: <side> #m (…), lexical #k"
+    return {w.split(": ", 1)[1].split(" #")[0] for w in whys if "#" in w.split(",")[0]}
+
+
+def test_an_assemble_whose_memories_embed_the_query_recalls_passages_by_their_windows(bank: Bank) -> None:
+    assert strong.fill(bank) > 0
+    assert _assembled_sides(bank, memories=5) == {"strong vector"}
+    assert _assembled_sides(bank, memories=0) == {"vector"}  # nothing embedded it: no embedding paid here
