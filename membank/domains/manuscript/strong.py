@@ -189,7 +189,7 @@ def _read(index: Index) -> tuple[Any, Any, Any] | None:
     if rows:
         owners = np.asarray([r[0] for r in rows], np.int64)
         ids, first = np.unique(owners, return_index=True)
-        matrix = np.vstack([np.frombuffer(r[1], np.float16) for r in rows]).astype(np.float32)
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), np.float16).reshape(len(rows), -1).astype(np.float32)
         got = (ids, first, matrix)
     return got
 
@@ -208,18 +208,23 @@ def nearest(bank: Bank, query: str, allowed: list[int], k: int, embed: bool = Tr
     """(id, 1 - score) of the k best allowed passages by their best window, the scores put on one scale
     (best 1, worst 0); None when the strong windows cannot rank (the static vectors do). `embed` False:
     only with a query vector already made (`made_query`), so the caller never pays for an embedding."""
+    if not strongload.switched_on(bank.settings_files.embedding()):  # (the writer's switch)
+        return None
+    vector = None
+    if not embed:  # first: without a vector made, the windows are not even read
+        vector = made_query(bank, query)
+        if vector is None:
+            return None
     got = vectors(bank)
-    if got is None or not strongload.switched_on(bank.settings_files.embedding()):  # (the writer's switch)
+    if got is None:
         return None
     import numpy as np
 
-    if embed:
-        asked = strong_query(bank, query)  # the encoder keeps the last queries: a prompt's is embedded once
-        vector = None if asked is None else asked.vector
-    else:
-        vector = made_query(bank, query)
     if vector is None:
-        return None
+        asked = strong_query(bank, query)  # the encoder keeps the last queries: a prompt's is embedded once
+        if asked is None:
+            return None
+        vector = asked.vector
     ids, first, matrix = got
     best = np.maximum.reduceat(matrix @ vector, first)
     from .words import positions
