@@ -1,7 +1,7 @@
 """The passages' strong vectors (docs/manuscript.md, "Passages and scenes"): the strong tier's model (index/strong.py)
 embeds each passage in windows of a few sentences, in the background, and `manuscript:search` ranks
-with them once every passage has its windows; until then, and wherever the tier is off, the static
-vectors rank.
+with them once every passage has its windows (`context_rules.recall` too, when the prompt's query vector
+is already made: `made_query`); until then, and wherever the tier is off, the static vectors rank.
 
 A reader's question names a sentence or two of a passage, in other words than the novel's; one vector
 for a whole passage of 400–1,000 code points blurs that sentence into the rest, so a passage scores as
