@@ -125,9 +125,10 @@ def run(lang: str = "zh", which: str = "frozen") -> dict[str, float]:
                 os.environ["WRITENOW_HOME"] = saved_home
 
 
-def run_all(sets: tuple[str, ...] = ("frozen",)) -> dict[str, dict[str, float]]:
+def run_all(sets: tuple[str, ...] = ("frozen",), langs: list[str] | None = None) -> dict[str, dict[str, float]]:
     """The figures per language (the key `en`, or `en heldout` for a set other than the frozen one)."""
-    return {lang if which == "frozen" else f"{lang} {which}": run(lang, which) for which in sets for lang in NOVELS}
+    return {lang if which == "frozen" else f"{lang} {which}": run(lang, which)
+            for which in sets for lang in (langs or NOVELS)}
 
 
 def table(results: dict[str, dict[str, float]]) -> list[str]:
@@ -146,9 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--set", choices=[*SETS, "all"], default="frozen",
                         help="which questions: the frozen ones (default), the held-out ones, or both")
     args = parser.parse_args(argv)
-    sets = SETS if args.set == "all" else (args.set,)
-    results = {lang if which == "frozen" else f"{lang} {which}": run(lang, which)
-               for which in sets for lang in (args.lang or NOVELS)}
+    results = run_all(SETS if args.set == "all" else (args.set,), args.lang)
     print(json.dumps(results, indent=2) if args.json else "\n".join(table(results)))
 
 

@@ -201,7 +201,9 @@ def made_query(bank: Bank, query: str) -> Any:
 
     encoder = strongload.handle(bank.memo).loaded()
     found = None if encoder is None else encoder.cache.get(query)
-    return found if found is not None and found.any() and np.isfinite(found).all() else None
+    if found is None or not found.any() or not np.isfinite(found).all():
+        return None
+    return found.copy()  # (as the encoder hands out: the kept row stays as made)
 
 
 def nearest(bank: Bank, query: str, allowed: list[int], k: int, embed: bool = True) -> list[tuple[int, float]] | None:
