@@ -9,6 +9,7 @@ indexes them, and for every question of that language:
   (`MEMBANK_STRONG_ENCODER=off`: the static vectors, as in a project whose windows are not filled yet);
 - leaks: asked again with `before` = the answer's chapter, a returned passage holds the answer or lies at
   or after that chapter (must be 0).
+`--set heldout` asks the held-out questions instead (fixtures/manuscript/README.md), `--set all` both.
 `python benchmarks/retrieval.py` prints the same rows beside the memory groups (`table`)."""
 
 from __future__ import annotations
@@ -41,11 +42,14 @@ class Novel:
     excerpt: str
     questions: str
     heading: re.Pattern[str]
+    heldout: str  # the held-out questions (fixtures/manuscript/README.md: written before any ranking change)
 
 
 NOVELS = {
-    "zh": Novel("hongloumeng_ch01-04_excerpt.txt", "questions.yaml", re.compile(r"^第[一二三四五六七八九十百]+回", re.M)),
-    "en": Novel("pride_and_prejudice_ch01-06_excerpt.txt", "questions_en.yaml", re.compile(r"^Chapter \d+$", re.M)),
+    "zh": Novel("hongloumeng_ch01-04_excerpt.txt", "questions.yaml", re.compile(r"^第[一二三四五六七八九十百]+回", re.M),
+                "heldout.yaml"),
+    "en": Novel("pride_and_prejudice_ch01-06_excerpt.txt", "questions_en.yaml", re.compile(r"^Chapter \d+$", re.M),
+                "heldout_en.yaml"),
 }
 _HEADING = NOVELS["zh"].heading
 
@@ -60,16 +64,20 @@ def chapter_file(n: int) -> str:
     return f"chapters/ch{n:02d}.txt"
 
 
-def load(lang: str) -> tuple[list[str], list[dict]]:
-    """(chapters, questions) of one language."""
+SETS = ("frozen", "heldout")
+
+
+def load(lang: str, which: str = "frozen") -> tuple[list[str], list[dict]]:
+    """(chapters, questions of set `which`: `frozen`, the first questions, or `heldout`) of one language."""
     novel = NOVELS[lang]
     text = (FIXTURE / novel.excerpt).read_text("utf-8")
-    return chapters(text, novel.heading), yaml.safe_load((FIXTURE / novel.questions).read_text("utf-8"))
+    asked = novel.questions if which == "frozen" else novel.heldout
+    return chapters(text, novel.heading), yaml.safe_load((FIXTURE / asked).read_text("utf-8"))
 
 
-def write_project(root: Path, lang: str) -> list[dict]:
-    """A fresh project at `root` holding the language's chapters; its questions."""
-    parts, questions = load(lang)
+def write_project(root: Path, lang: str, which: str = "frozen") -> list[dict]:
+    """A fresh project at `root` holding the language's chapters; the questions of set `which`."""
+    parts, questions = load(lang, which)
     membank.init(root)
     (root / "chapters").mkdir()
     for n, chapter in enumerate(parts, 1):
@@ -84,13 +92,13 @@ def leaked(items: list[dict], question: dict) -> int:
     return sum(question["answer"] in i["text"] or i["source"] >= before for i in items)
 
 
-def run(lang: str = "zh") -> dict[str, float]:
-    """{questions, recall@5, mrr, leaks} of one language; a missed question is printed on stderr."""
+def run(lang: str = "zh", which: str = "frozen") -> dict[str, float]:
+    """{questions, recall@5, mrr, leaks} of one language's set `which`; a missed question is printed on stderr."""
     with tempfile.TemporaryDirectory() as tmp:
         saved_home = os.environ.get("WRITENOW_HOME")
         os.environ["WRITENOW_HOME"] = str(Path(tmp) / "home")  # the writer's own global bank stays out of it
         root = Path(tmp) / lang
-        questions = write_project(root, lang)
+        questions = write_project(root, lang, which)
         bank = membank.open(root)
         try:
             tier = "strong" if fill(bank) else "static"
@@ -103,7 +111,7 @@ def run(lang: str = "zh") -> dict[str, float]:
                     found += 1
                 else:  # why, in the search's own words: the passage's vector and word ranks
                     why = items[rank - 1]["reason"] if rank else "not in the first 50"
-                    print(f"missed ({lang}): {q['q']} [{why}]", file=sys.stderr)
+                    print(f"missed ({lang}, {which}): {q['q']} [{why}]", file=sys.stderr)
                 rr += 1.0 / rank if rank else 0.0
                 early = bank.search_manuscript(query_text=q["q"], before=chapter_file(q["chapter"]), limit=50)["items"]
                 leaks += leaked(early, q)
@@ -117,8 +125,10 @@ def run(lang: str = "zh") -> dict[str, float]:
                 os.environ["WRITENOW_HOME"] = saved_home
 
 
-def run_all() -> dict[str, dict[str, float]]:
-    return {lang: run(lang) for lang in NOVELS}
+def run_all(sets: tuple[str, ...] = ("frozen",), langs: list[str] | None = None) -> dict[str, dict[str, float]]:
+    """The figures per language (the key `en`, or `en heldout` for a set other than the frozen one)."""
+    return {lang if which == "frozen" else f"{lang} {which}": run(lang, which)
+            for which in sets for lang in (langs or NOVELS)}
 
 
 def table(results: dict[str, dict[str, float]]) -> list[str]:
@@ -134,8 +144,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--lang", choices=sorted(NOVELS), action="append", help="one language (repeatable)")
+    parser.add_argument("--set", choices=[*SETS, "all"], default="frozen",
+                        help="which questions: the frozen ones (default), the held-out ones, or both")
     args = parser.parse_args(argv)
-    results = {lang: run(lang) for lang in (args.lang or NOVELS)}
+    results = run_all(SETS if args.set == "all" else (args.set,), args.lang)
     print(json.dumps(results, indent=2) if args.json else "\n".join(table(results)))
 
 

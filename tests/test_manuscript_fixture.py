@@ -36,3 +36,17 @@ def test_a_spoiler_question_finds_nothing_before_its_position(tmp_path: Path) ->
         assert any(darcy["answer"] in i["text"] for i in later)  # the position, not the question, hid it
     finally:
         bank.close()
+
+
+def test_the_held_out_questions_load_with_one_place_per_answer_in_both_languages() -> None:
+    """The held-out set (fixtures/manuscript/README.md) is read as the frozen one: at least 10 questions per
+    language over the same chapters, each answer once in the excerpt, in the chapter given."""
+    for lang in manuscript.NOVELS:
+        parts, frozen = manuscript.load(lang)
+        same, questions = manuscript.load(lang, "heldout")
+        assert same == parts and len(questions) >= 10
+        asked = {q["q"] for q in frozen}
+        text = "".join(parts)
+        for q in questions:
+            assert q["q"] not in asked and text.count(q["answer"]) == 1, q["answer"]
+            assert q["answer"] in parts[q["chapter"] - 1] and "\n" not in q["answer"], q["answer"]

@@ -106,3 +106,48 @@ def test_a_model_failing_on_the_passages_leaves_the_static_vectors_ranking(bank:
         assert _tiers(other) <= {"vector"}
     finally:
         other.close()
+
+
+def _recall_sides(bank: Bank, query: str) -> set[str]:
+    from membank.domains.manuscript.recall import recall
+
+    got = recall(bank, "chapters/ch02.md", query, 3, None, "")
+    assert got  # ch01's passages lie before ch02
+    return {r.reason.split(": ", 1)[1].split(" #")[0] for r in got if "#" in r.reason.split(",")[0]}
+
+
+def test_context_recall_ranks_with_the_windows_only_with_a_query_vector_already_made(bank: Bank) -> None:
+    """`context_rules.recall` never pays for an embedding of its own in a prompt: the windows rank when the
+    memories' side of the same assemble has made the query's strong vector (the encoder keeps it), the
+    static vectors otherwise."""
+    from membank.domains.recall.tiers import strong_query
+
+    assert strong.fill(bank) > 0
+    query = "the ship in the storm"
+    assert _recall_sides(bank, query) == {"vector"}  # not embedded yet: the static vectors, no embedding
+    assert strong.made_query(bank, query) is None
+    assert strong_query(bank, query) is not None  # what the memories' side does first
+    assert _recall_sides(bank, query) == {"strong vector"}
+    bank.update_embedding_settings(patch={"strong": "off"})  # the writer's switch
+    assert _recall_sides(bank, query) == {"vector"}
+
+
+def _assembled_sides(bank: Bank, memories: int) -> set[str]:
+    skills = bank.root / ".writenow" / "skills"
+    skills.mkdir(exist_ok=True)
+    (skills / "recall-strong.md").write_text(
+        "---\nid: recall-strong\nname: Recall strong\ncontext_rules:\n  surrounding: 0\n"
+        f"  memories: {memories}\n  recall: 3\n---\nContinue.\n", "utf-8")
+    bank.sync()
+    d = bank.assemble_context(skill_id="recall-strong", document_id="chapters/ch02.md",
+                              selection={"start": 0, "end": 2}, query_text=f"the storm and the ship {memories}")
+    found = [i for i in d["items"] if i["kind"] == "passage"]
+    assert found  # ch01 lies before ch02
+    whys = [i["reason"]["why"] for i in found]  # "rank n: <side> #m (…), lexical #k"
+    return {w.split(": ", 1)[1].split(" #")[0] for w in whys if "#" in w.split(",")[0]}
+
+
+def test_an_assemble_whose_memories_embed_the_query_recalls_passages_by_their_windows(bank: Bank) -> None:
+    assert strong.fill(bank) > 0
+    assert _assembled_sides(bank, memories=5) == {"strong vector"}
+    assert _assembled_sides(bank, memories=0) == {"vector"}  # nothing embedded it: no embedding paid here

@@ -59,9 +59,9 @@ def recall(bank: Bank, before: str, query: str, k: int, window: tuple[int, int] 
         exclude = frozenset(i for (i,) in bank.index.db.execute(
             "SELECT id FROM manuscript_passages WHERE document = ? AND start < ? AND stop > ?",
             (document, window[1], window[0])))
-    # the static vectors: the prompt's query embedded by the strong model a second time (the memories' tier
-    # embeds it too) would cost the prompt ~10-25 ms
-    items, _ = ranked(bank, query, before, None, k + 8, exclude, windows=False)
+    # the strong windows rank when the memories' side of this assemble already embedded the query (the
+    # encoder keeps it); an embedding of its own (~10-25 ms) is never paid for here: else the static vectors
+    items, _ = ranked(bank, query, before, None, k + 8, exclude, embed=False)
     out = []
     for item in items:
         if shown(item["text"], surrounding):

@@ -115,9 +115,10 @@ def search(bank: Bank, query_text: str, before: str | None = None, document_id: 
 
 
 def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | None, limit: int,
-           exclude: frozenset[int] = frozenset(), windows: bool = True) -> tuple[list[dict[str, Any]], Before | None]:
-    """The items, best first, and the limit the position set. `windows`: the passages' strong windows rank
-    when every passage has them (strong.py); else, and without, the static vectors."""
+           exclude: frozenset[int] = frozenset(), embed: bool = True) -> tuple[list[dict[str, Any]], Before | None]:
+    """The items, best first, and the limit the position set. The passages' strong windows rank when every
+    passage has them (strong.py), else the static vectors; `embed` False: the windows rank only when the
+    query's strong vector is already made (no embedding is paid for here)."""
     index = bank.index
     bound = limit_of(bank, before)
     where, args = _allowed_sql(bound, document_id)
@@ -130,7 +131,7 @@ def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | N
     if match is not None:
         lexical = [(i, s) for i, s in words.best(index, match, where, args, within, CANDIDATES + len(exclude))
                    if i not in exclude]
-    nearest = strong.nearest(bank, query_text, allowed, CANDIDATES) if windows else None
+    nearest = strong.nearest(bank, query_text, allowed, CANDIDATES, embed)
     side = "vector" if nearest is None else "strong vector"
     if nearest is None:
         nearest = _nearest(bank, query_text, allowed, CANDIDATES)

@@ -1,7 +1,7 @@
 """The passages' strong vectors (docs/manuscript.md, "Passages and scenes"): the strong tier's model (index/strong.py)
 embeds each passage in windows of a few sentences, in the background, and `manuscript:search` ranks
-with them once every passage has its windows; until then, and wherever the tier is off, the static
-vectors rank.
+with them once every passage has its windows (`context_rules.recall` too, when the prompt's query vector
+is already made: `made_query`); until then, and wherever the tier is off, the static vectors rank.
 
 A reader's question names a sentence or two of a passage, in other words than the novel's; one vector
 for a whole passage of 400–1,000 code points blurs that sentence into the rest, so a passage scores as
@@ -189,23 +189,44 @@ def _read(index: Index) -> tuple[Any, Any, Any] | None:
     if rows:
         owners = np.asarray([r[0] for r in rows], np.int64)
         ids, first = np.unique(owners, return_index=True)
-        matrix = np.vstack([np.frombuffer(r[1], np.float16) for r in rows]).astype(np.float32)
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), np.float16).reshape(len(rows), -1).astype(np.float32)
         got = (ids, first, matrix)
     return got
 
 
-def nearest(bank: Bank, query: str, allowed: list[int], k: int) -> list[tuple[int, float]] | None:
+def made_query(bank: Bank, query: str) -> Any:
+    """The query's strong vector when the loaded encoder already made it (it keeps the last 64 queries: in
+    a `context:assemble` the memories' side embeds the same query first); None otherwise. Never embeds."""
+    import numpy as np
+
+    encoder = strongload.handle(bank.memo).loaded()
+    found = None if encoder is None else encoder.cache.get(query)
+    if found is None or not found.any() or not np.isfinite(found).all():
+        return None
+    return found.copy()  # (as the encoder hands out: the kept row stays as made)
+
+
+def nearest(bank: Bank, query: str, allowed: list[int], k: int, embed: bool = True) -> list[tuple[int, float]] | None:
     """(id, 1 - score) of the k best allowed passages by their best window, the scores put on one scale
-    (best 1, worst 0); None when the strong windows cannot rank (the static vectors do)."""
+    (best 1, worst 0); None when the strong windows cannot rank (the static vectors do). `embed` False:
+    only with a query vector already made (`made_query`), so the caller never pays for an embedding."""
+    if not strongload.switched_on(bank.settings_files.embedding()):  # (the writer's switch)
+        return None
+    vector = None
+    if not embed:  # first: without a vector made, the windows are not even read
+        vector = made_query(bank, query)
+        if vector is None:
+            return None
     got = vectors(bank)
-    if got is None or not strongload.switched_on(bank.settings_files.embedding()):  # (the writer's switch)
+    if got is None:
         return None
     import numpy as np
 
-    asked = strong_query(bank, query)  # the encoder keeps the last queries: a prompt's is embedded once
-    if asked is None:
-        return None
-    vector = asked.vector
+    if vector is None:
+        asked = strong_query(bank, query)  # the encoder keeps the last queries: a prompt's is embedded once
+        if asked is None:
+            return None
+        vector = asked.vector
     ids, first, matrix = got
     best = np.maximum.reduceat(matrix @ vector, first)
     from .words import positions
