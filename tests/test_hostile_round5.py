@@ -1,0 +1,39 @@
+"""Hostile round 5 (issues 32-35): each test is one problem found, kept lean and fast."""
+
+from __future__ import annotations
+
+from contextlib import closing
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import membank
+from membank import Bank
+
+CH1 = "## 灯塔\n\n灯塔 秘密。\n\n## 雨夜\n\n雨夜 秘密。\n"
+CH2 = "## 死\n\n老周死了 秘密。\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "novel"
+    membank.init(root)
+    (root / "chapters").mkdir()
+    (root / "chapters" / "ch01.md").write_text(CH1, "utf-8")
+    (root / "chapters" / "ch02.md").write_text(CH2, "utf-8")
+    return root
+
+
+@pytest.fixture
+def bank(project: Path) -> Iterator[Bank]:
+    with closing(membank.open(project)) as opened:
+        yield opened
+
+
+@pytest.mark.parametrize("scene", ["①", "²", "#³", "٣٣"])
+def test_a_scene_named_by_a_digit_int_cannot_read_is_an_unknown_scene_not_an_internal_error(bank: Bank,
+                                                                                          scene: str) -> None:
+    # `str.isdigit` holds for ① and ², which int() refuses: manuscript:search answered INTERNAL
+    found = bank.search_manuscript(query_text="秘密", before=f"chapters/ch02.md#{scene}", limit=50)["items"]
+    assert {i["source"] for i in found} <= {"chapters/ch01.md", "chapters/ch02.md"}
