@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from contextlib import closing
 from pathlib import Path
 from typing import Iterator
@@ -37,3 +38,18 @@ def test_a_scene_named_by_a_digit_int_cannot_read_is_an_unknown_scene_not_an_int
     # `str.isdigit` holds for ① and ², which int() refuses: manuscript:search answered INTERNAL
     found = bank.search_manuscript(query_text="秘密", before=f"chapters/ch02.md#{scene}", limit=50)["items"]
     assert {i["source"] for i in found} <= {"chapters/ch01.md", "chapters/ch02.md"}
+
+
+def test_a_chapter_that_is_a_link_out_or_a_fifo_is_a_warning_in_the_natural_order_too(project: Path,
+                                                                                      tmp_path: Path) -> None:
+    # the walk skipped every link and non-file silently: the chapter vanished with no word (docs say: a warning)
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("外面 秘密。\n", "utf-8")
+    (project / "chapters" / "ch03.md").symlink_to(outside)
+    os.mkfifo(project / "chapters" / "ch04.md")
+    (project / "chapters" / "ch05.md").symlink_to(project / "chapters" / "ch01.md")  # inside: read as its target
+    with closing(membank.open(project)) as bank:
+        warned = {d["source"] for d in bank.call("index:diagnostics", {})["data"]["items"]}
+        assert {"chapters/ch03.md", "chapters/ch04.md"} <= warned
+        assert "chapters/ch05.md" not in warned
+        assert "外面" not in str(bank.search_manuscript(query_text="外面 秘密", limit=50))
