@@ -53,3 +53,24 @@ def test_a_chapter_that_is_a_link_out_or_a_fifo_is_a_warning_in_the_natural_orde
         assert {"chapters/ch03.md", "chapters/ch04.md"} <= warned
         assert "chapters/ch05.md" not in warned
         assert "外面" not in str(bank.search_manuscript(query_text="外面 秘密", limit=50))
+
+
+@pytest.mark.parametrize("head", ["by: " + "[" * 20000 + "]" * 20000 + "\n",
+                                  "a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nby: [*b, *b, *b, *b]\n"])
+def test_a_proposal_files_front_matter_nested_deep_or_full_of_aliases_is_read_as_bounded_yaml(tmp_path: Path,
+                                                                                             head: str) -> None:
+    # the front matter went to yaml.safe_load: 20,000 brackets answered INTERNAL (RecursionError) in
+    # capture:propose and capture:status; aliases were carried into the file's `by:` on the next propose
+    from .capturekit import CH03, D, fresh
+    from membank.domains.capture.evidence import chapter_hash
+
+    with closing(fresh(tmp_path / "hlm")) as bank:
+        ops = [{"op": "progress", "entity": "林黛玉", "state": "进京", "evidence": "黛玉听了，方洒泪拜别"}]
+        made = bank.call("capture:propose", {"documentId": D, "chapterHash": chapter_hash(CH03), "ops": ops})
+        path = tmp_path / "hlm" / made["data"]["proposal"]
+        path.write_text(path.read_text("utf-8").replace("by: unknown\n", head), "utf-8")
+        assert bank.call("capture:status", {})["ok"]
+        ops = [{"op": "progress", "entity": "林黛玉", "state": "拜见外祖母", "evidence": "黛玉便知是他外祖母"}]
+        again = bank.call("capture:propose", {"documentId": D, "chapterHash": chapter_hash(CH03), "ops": ops})
+        assert again["ok"], again
+        assert "*" not in path.read_text("utf-8").split("\n---", 1)[0]
