@@ -74,3 +74,41 @@ def test_a_proposal_files_front_matter_nested_deep_or_full_of_aliases_is_read_as
         again = bank.call("capture:propose", {"documentId": D, "chapterHash": chapter_hash(CH03), "ops": ops})
         assert again["ok"], again
         assert "*" not in path.read_text("utf-8").split("\n---", 1)[0]
+
+
+def _text_found(bank: Bank, words: str) -> bool:
+    from membank.index.store import reading
+
+    with reading():
+        return any(words in i["text"] for i in bank.search_manuscript(query_text=words, limit=50)["items"])
+
+
+def test_the_watcher_follows_the_chapters_folder_removed_and_made_again(bank: Bank, project: Path) -> None:
+    # a checkout of a commit without chapters/, then back: the folder's watch died with it and nothing
+    # watched it again, so no chapter was indexed until the sidecar restarted
+    import shutil
+
+    from membank.shells.watch import Watcher
+
+    from .watching import wait_until
+
+    watcher = Watcher(bank, debounce=0.05, reconcile_every=None)
+    watcher.start()
+    try:
+        wait_until(watcher.idle, what="the first reconcile")
+        shutil.rmtree(project / "chapters")
+        wait_until(lambda: not _text_found(bank, "灯塔"), what="the chapters gone")
+        (project / "chapters").mkdir()
+        (project / "chapters" / "ch01.md").write_text("## 回\n\n鲸鱼 回来了。\n", "utf-8")
+        wait_until(lambda: _text_found(bank, "鲸鱼"), what="the chapter in the folder made again")
+        (project / "chapters" / "ch01.md").write_text("## 回\n\n海豚 回来了。\n", "utf-8")
+        wait_until(lambda: _text_found(bank, "海豚"), what="a save in it")
+        with watcher.holding_events():  # as a checkout does it: gone and back before the watcher looks
+            shutil.rmtree(project / "chapters")
+            (project / "chapters").mkdir()
+            (project / "chapters" / "ch01.md").write_text("## 回\n\n海马 回来了。\n", "utf-8")
+        wait_until(lambda: _text_found(bank, "海马"), what="the chapter of the folder swapped at once")
+        (project / "chapters" / "ch01.md").write_text("## 回\n\n海星 回来了。\n", "utf-8")
+        wait_until(lambda: _text_found(bank, "海星"), what="a save in the swapped folder")
+    finally:
+        watcher.stop()
