@@ -112,3 +112,14 @@ def test_the_watcher_follows_the_chapters_folder_removed_and_made_again(bank: Ba
         wait_until(lambda: _text_found(bank, "海星"), what="a save in the swapped folder")
     finally:
         watcher.stop()
+
+
+def test_a_chapter_with_old_mac_line_ends_cuts_as_its_lf_twin() -> None:
+    # lone CRs made one line: one passage, one scene named by the whole chapter, every citation line 1,
+    # while capture's evidence counted the same file's lines from the CRs (line 5)
+    from membank.domains.manuscript.passages import cut
+
+    text = "## 灯塔\n\n灯塔一 秘密。\n\n## 雨夜\n\n雨夜 秘密。\n"
+    want = [(p.scene, p.scene_no, p.line, p.end_line, p.start, p.end) for p in cut("c.md", text)]
+    got = [(p.scene, p.scene_no, p.line, p.end_line, p.start, p.end) for p in cut("c.md", text.replace("\n", "\r"))]
+    assert got == want

@@ -22,6 +22,7 @@ _SETEXT = re.compile(r"^ {0,3}=+[ \t]*$")  # under a one-line paragraph: it is a
 # a sentence ends after one of these, with any closing quotes or brackets that follow it
 _END = re.compile(r"(?:[。．｡！？!?…]+|\.(?=[\s\"'”’」』）)]|$))[\"'”’」』）)\]]*")
 SENTENCE_END = _END
+_LONE_CR = re.compile(r"\r(?!\n)")  # an old Mac line end: a line end, and one code point as "\n" is (offsets stay)
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ def cut(document: str, text: str, markdown: bool = True) -> list[Passage]:
 
 
 def _cut(document: str, text: str, markdown: bool) -> tuple[list[Passage], list[Scene]]:
+    text = _LONE_CR.sub("\n", text)
     out: list[Passage] = []
     found: list[Scene] = [Scene(1, None, 1)]
     body = front_matter_end(text) if markdown else 0
