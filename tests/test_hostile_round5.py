@@ -123,3 +123,32 @@ def test_a_chapter_with_old_mac_line_ends_cuts_as_its_lf_twin() -> None:
     want = [(p.scene, p.scene_no, p.line, p.end_line, p.start, p.end) for p in cut("c.md", text)]
     got = [(p.scene, p.scene_no, p.line, p.end_line, p.start, p.end) for p in cut("c.md", text.replace("\n", "\r"))]
     assert got == want
+
+
+@pytest.mark.parametrize("of, level", [("chapters/ch01.md", "chapter"), ("chapters/ch01.md#雨夜", "scene"),
+                                       ("chapters/ch01.md..chapters/ch02.md", "arc")])
+def test_a_summary_stays_fresh_when_a_checkout_gives_its_chapter_other_line_ends(bank: Bank, project: Path,
+                                                                                 of: str, level: str) -> None:
+    # git for Windows checks chapters out with CRLF (core.autocrlf): every summary written on the other
+    # machine was stale there (doctor warned, the recap marked each one) though no word had changed
+    assert bank.call("summary:put", {"of": of, "level": level, "text": "灯塔与雨夜。"})["ok"]
+    for name in ("ch01.md", "ch02.md"):
+        chapter = project / "chapters" / name
+        chapter.write_bytes(chapter.read_bytes().replace(b"\n", b"\r\n"))
+    bank.sync()
+    assert [s["stale"] for s in bank.call("summary:list", {})["data"]["items"]] == [False]
+    (project / "chapters" / "ch01.md").write_text(CH1.replace("雨夜 秘密", "雨夜 真相"), "utf-8")
+    bank.sync()
+    assert [s["stale"] for s in bank.call("summary:list", {})["data"]["items"]] == [True]
+
+
+def test_a_summary_whose_hash_the_app_took_of_the_text_as_it_has_it_is_fresh(bank: Bank, project: Path) -> None:
+    import hashlib
+
+    chapter = project / "chapters" / "ch01.md"
+    chapter.write_bytes(chapter.read_bytes().replace(b"\n", b"\r\n"))
+    bank.sync()
+    digest = "sha256:" + hashlib.sha256(chapter.read_bytes()).hexdigest()  # the spec's: of the text as read
+    assert bank.call("summary:put", {"of": "chapters/ch01.md", "level": "chapter", "text": "x",
+                                     "sourceHash": digest})["ok"]
+    assert [s["stale"] for s in bank.call("summary:list", {})["data"]["items"]] == [False]
