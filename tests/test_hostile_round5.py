@@ -152,3 +152,43 @@ def test_a_summary_whose_hash_the_app_took_of_the_text_as_it_has_it_is_fresh(ban
     assert bank.call("summary:put", {"of": "chapters/ch01.md", "level": "chapter", "text": "x",
                                      "sourceHash": digest})["ok"]
     assert [s["stale"] for s in bank.call("summary:list", {})["data"]["items"]] == [False]
+
+
+SCENE_CH02 = "## 进府\n\n林黛玉进京，来到荣国府。\n\n## 宝玉来\n\n贾宝玉 came in wearing 通灵宝玉.\n"
+SCENE_FILE = ("---\npov: 林黛玉\nlocation: 荣国府\n---\n## 进府\npresent: [林黛玉, 贾母]\n\n"
+              "## 宝玉来\npresent: [林黛玉, 贾宝玉]\nlocation: 贾母房中\n")
+SCENE_SKILL = ("---\nid: scene\nname: 续写\ncontext_rules:\n  surrounding: 40\n  characters: true\n"
+               "  scene: true\n---\n续写。\n")
+
+
+@pytest.mark.parametrize("at", ["chapters/ch02.md#1", "chapters/ch02.md# 1", "chapters/ch02.md#进府"])
+def test_a_scene_named_by_its_number_holds_nothing_of_a_later_scene(tmp_path: Path, at: str) -> None:
+    # the scene files' sections were found by heading text only: `ch02.md#1` (the form context:assemble
+    # uses) matched none and counted as the chapter's last scene, so its location and its present characters
+    # from later in the chapter came back, and went into the prompt as PRESENT
+    from .storykit import ok, story
+
+    bank = story(tmp_path, {"chapters/ch02.md": SCENE_CH02, ".writenow/scenes/chapters/ch02.md.md": SCENE_FILE})
+    try:
+        got = ok(bank, "story:scene", at=at)
+        assert got["state"]["location"]["value"] == "荣国府"
+        assert got["state"]["present"]["value"] == ["林黛玉", "贾母"]
+        assert got["scene"]["title"] == "进府"
+    finally:
+        bank.close()
+
+
+def test_a_prompt_in_the_first_scene_brings_no_one_present_only_later(tmp_path: Path) -> None:
+    from .storykit import ok, story
+
+    bank = story(tmp_path, {"chapters/ch02.md": SCENE_CH02, ".writenow/scenes/chapters/ch02.md.md": SCENE_FILE,
+                            ".writenow/skills/scene.md": SCENE_SKILL})
+    try:
+        start = SCENE_CH02.index("林黛玉进京")
+        d = ok(bank, "context:assemble", skillId="scene", documentId="chapters/ch02.md",
+               selection={"start": start, "end": start + 4})
+        reasons = {i["id"]: i["reason"].get("reason") for i in d["items"] if i["kind"] == "card"}
+        assert reasons.get("characters/jia-mu") == "PRESENT" and reasons.get("characters/jia-baoyu") != "PRESENT"
+        assert "POV 林黛玉 · 荣国府 · present: 林黛玉, 贾母" in d["blocks"][4]["text"]
+    finally:
+        bank.close()
