@@ -192,3 +192,22 @@ def test_a_prompt_in_the_first_scene_brings_no_one_present_only_later(tmp_path: 
         assert "POV 林黛玉 · 荣国府 · present: 林黛玉, 贾母" in d["blocks"][4]["text"]
     finally:
         bank.close()
+
+
+def test_a_heading_line_of_many_blanks_is_cut_in_linear_time() -> None:
+    # `(.+?)[ \t]*#*[ \t]*$` tried every split of a run of blanks at every start: 2,000 blanks inside a
+    # heading took 31 s here, 20,000 would hang a sync for days (no timing assertion: the suite would hang)
+    from membank.domains.manuscript.passages import cut, scenes
+
+    assert [s.name for s in scenes("## a" + " \t" * 10_000 + "b ##\n\ntext.\n")] == ["a" + " \t" * 10_000 + "b"]
+    assert {p.scene for p in cut("c.md", "## " + " " * 20_000 + "x\n\ntext.\n")} == {"x"}
+
+
+@pytest.mark.parametrize("line, name", [("## 雨夜", "雨夜"), ("## 雨夜 ##", "雨夜"), ("## C#", "C"), ("## C# 笔记", "C# 笔记"),
+                                        ("## ###", "#"), ("##   #", "#"), ("## # #", "#"), ("## a#b##", "a#b"),
+                                        ("  ### a \t#\t", "a"), ("####### x", None), ("##x", None), ("## ", None),
+                                        ("##  ", "")])
+def test_heading_names_are_as_before(line: str, name: str | None) -> None:
+    from membank.domains.manuscript.passages import scenes
+
+    assert scenes(line + "\n\ntext.\n")[-1].name == name
