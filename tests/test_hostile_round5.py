@@ -211,3 +211,14 @@ def test_heading_names_are_as_before(line: str, name: str | None) -> None:
     from membank.domains.manuscript.passages import scenes
 
     assert scenes(line + "\n\ntext.\n")[-1].name == name
+
+
+def test_a_front_matter_line_of_many_blanks_is_read_in_linear_time() -> None:
+    # the flat reader's `:(?:[ \t]+(.*?))?[ \t]*` scanned the blanks again at every character: 20,000 blanks
+    # in a thread's, scene's or summary's `title:` took 5.6 s, the 1 MiB a file may hold hours (no timing
+    # assertion: the suite would hang)
+    from membank.files.frontmatter import load_yaml
+
+    blanks = " \t" * 200_000
+    assert load_yaml(f"title: a{blanks}b{blanks}\nopened: chapters/ch01.md\n") == {
+        "title": f"a{blanks}b", "opened": "chapters/ch01.md"}
