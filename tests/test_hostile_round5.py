@@ -204,3 +204,12 @@ def test_a_front_matter_line_of_many_blanks_is_read_in_linear_time() -> None:
     blanks = " \t" * 200_000
     assert load_yaml(f"title: a{blanks}b{blanks}\nopened: chapters/ch01.md\n") == {
         "title": f"a{blanks}b", "opened": "chapters/ch01.md"}
+
+
+def test_a_scene_files_evidence_line_ending_in_a_superscript_is_not_a_line_number() -> None:
+    # `str.isdigit` holds for ², which int() refuses: a scene op reviewed into this file answered INTERNAL
+    from membank.domains.capture import edits
+
+    mine = "## 进府\npresent: [贾母]\n# evidence: chapters/ch03.md:²\n"
+    assert edits.scene(mine, "宝玉来", {"location": "荣国府"}, "chapters/ch03.md:5") == (
+        mine + "\n## 宝玉来\nlocation: 荣国府\n# evidence: chapters/ch03.md:5\n")
