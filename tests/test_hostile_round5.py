@@ -213,3 +213,13 @@ def test_a_scene_files_evidence_line_ending_in_a_superscript_is_not_a_line_numbe
     mine = "## 进府\npresent: [贾母]\n# evidence: chapters/ch03.md:²\n"
     assert edits.scene(mine, "宝玉来", {"location": "荣国府"}, "chapters/ch03.md:5") == (
         mine + "\n## 宝玉来\nlocation: 荣国府\n# evidence: chapters/ch03.md:5\n")
+
+
+def test_a_selection_of_superscript_offsets_is_a_usage_error_not_a_traceback(project: Path) -> None:
+    from typer.testing import CliRunner
+
+    from membank.shells.cli import app
+
+    ran = CliRunner().invoke(app, ["context", "continue", "--project", str(project), "-d", "chapters/ch01.md",
+                                   "--select", "²:3"])
+    assert ran.exit_code == 2 and "START:END" in ran.output, ran.output
