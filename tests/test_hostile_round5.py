@@ -5,13 +5,31 @@ from __future__ import annotations
 import os
 from contextlib import closing
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 import membank
 from membank import Bank
 
-from .test_manuscript_hostile import CH1, bank, project  # noqa: F401 (fixtures: two chapters, three scenes)
+CH1 = "## 灯塔\n\n灯塔一 秘密。\n\n## 雨夜\n\n雨夜一 秘密。\n"
+CHAPTERS = {"ch01.md": CH1, "ch02.md": "## 死\n\n老周死了 秘密。\n"}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "novel"
+    membank.init(root)
+    (root / "chapters").mkdir()
+    for name, text in CHAPTERS.items():
+        (root / "chapters" / name).write_text(text, "utf-8")
+    return root
+
+
+@pytest.fixture
+def bank(project: Path) -> Iterator[Bank]:
+    with closing(membank.open(project)) as opened:
+        yield opened
 
 
 @pytest.mark.parametrize("scene", ["①", "²", "#³", "٣٣"])
