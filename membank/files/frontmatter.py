@@ -103,7 +103,7 @@ class UnbuildableValue(yaml.YAMLError):
 # duplicate keys) returns None and goes to PyYAML. tests/test_frontmatter.py holds both to the same
 # answers.
 
-_FLAT_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*?))?[ \t]*")
+_FLAT_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):([ \t].*)?")  # the value's blanks stripped in Python: linear
 _PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^:#]|:(?=\S)|(?<=\S)#)*")
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+")
@@ -170,7 +170,7 @@ def _load_flat(text: str) -> dict[str, Any] | None:
         m = _FLAT_LINE.fullmatch(line)
         if m is None or m.group(1) in result:
             return None
-        key, raw = m.group(1), m.group(2)
+        key, raw = m.group(1), (m.group(2) or "").strip(" \t")
         block_key, block_indent = (key if not raw else None), None
         if not raw:
             value: Any = None  # stays null unless `- item` lines follow

@@ -43,6 +43,17 @@ def watch_folders(bank: Any, observer: BaseObserver, handler: FileSystemEventHan
     return watched
 
 
+def unwatch(observer: BaseObserver, folders: set[str], events: list[type[FileSystemEvent]]) -> None:
+    """Drop the watches of `folders` (scheduled by `watch_folders`), those a folder's removal stopped too."""
+    from watchdog.observers.api import ObservedWatch
+
+    for folder in folders:
+        try:
+            observer.unschedule(ObservedWatch(folder, recursive=False, event_filter=events))
+        except KeyError:
+            pass  # never watched (a folder not there when the order named it)
+
+
 def is_chapter(path: str, folders: set[str]) -> bool:
     """Whether a file event's path is a manuscript document in a watched folder (not a temporary file)."""
     from ..files.scan import is_temporary

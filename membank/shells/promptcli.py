@@ -31,7 +31,7 @@ def _selection(select: Optional[str], selection: Optional[str]) -> dict[str, Any
     if select is None:
         return None
     start, sep, end = select.partition(":")
-    if not sep or not start.strip().isdigit() or not end.strip().isdigit():
+    if not sep or not start.strip().isdecimal() or not end.strip().isdecimal():
         raise typer.BadParameter("--select takes START:END, two character offsets like 1200:1450")
     return {"start": int(start), "end": int(end)}
 

@@ -121,6 +121,7 @@ class Watcher:
         self._seen = 0.0  # when the observer last handed over any event
         self._real = {root.bank: os.path.realpath(root.path) for root in bank.roots}
         self._manuscript_dirs: set[str] = set()  # folders of manuscript documents, watched one by one
+        self._dead_dirs: set[str] = set()  # of those, deleted or moved away since: their watch died with them
 
     # -- the contract ----------------------------------------------------------------------------
 
@@ -244,7 +245,7 @@ class Watcher:
                 if not path:
                     continue  # one side of a move from or to outside the watched folders
                 if event.is_directory:
-                    noted |= self._note_dir(path)
+                    noted |= self._note_dir(path, left or isinstance(event, DirDeletedEvent))
                 else:
                     noted |= self._note_file(path, event, left, now)
             if noted:
@@ -253,10 +254,14 @@ class Watcher:
                 self._last = now
                 self._cond.notify_all()
 
-    def _note_dir(self, path: str) -> bool:
+    def _note_dir(self, path: str, gone: bool) -> bool:
         found = self._locate(path)
-        if found is None:
-            return False
+        if found is None:  # chapters/ gone or made again (a checkout): synced, and watched again (`_rewatch`)
+            if gone and path in self._manuscript_dirs:
+                self._dead_dirs.add(path)
+            if path in self._manuscript_dirs or os.path.dirname(path) in self._manuscript_dirs:
+                self._pending.manuscript = True
+            return self._pending.manuscript
         _, root, parts = found
         if parts and (parts[0] not in SECTIONS or any(p.startswith(".") for p in parts)):
             return False  # .index/, journal/, history/, hidden folders: nothing the index holds
@@ -408,9 +413,7 @@ class Watcher:
             self._failures = 0
             self.full_scans += applied.full_scans
         if batch.manuscript and self._observer is not None:  # the story order may name a new folder
-            self._manuscript_dirs |= chapterwatch.watch_folders(
-                self.bank, self._observer, _Handler(self), _EVENTS, lambda folder: self._locate(folder) is not None,
-                frozenset(self._manuscript_dirs))
+            self._rewatch(self._observer)
         changed = applied.changed
         if not changed:
             return
@@ -428,6 +431,26 @@ class Watcher:
                 self.on_report(Report(changed, introduced, fixed))
             except Exception:
                 log.exception("the watcher's report listener failed")
+
+    def _rewatch(self, observer: BaseObserver) -> None:
+        """Watch the folders the story order names now. A folder deleted or moved away lost its watch: it is
+        forgotten, so it is watched again once it is back; a folder newly watched is synced once more (a
+        chapter saved in it between the sync and its watch has no event)."""
+        with self._cond:
+            dead, self._dead_dirs = self._dead_dirs, set()
+        dead |= {folder for folder in self._manuscript_dirs if not os.path.isdir(folder)}
+        chapterwatch.unwatch(observer, dead, _EVENTS)
+        self._manuscript_dirs -= dead
+        added = chapterwatch.watch_folders(self.bank, observer, _Handler(self), _EVENTS,
+                                           lambda folder: self._locate(folder) is not None,
+                                           frozenset(self._manuscript_dirs))
+        self._manuscript_dirs |= added
+        if added:
+            with self._cond:
+                self._pending.manuscript = True
+                self._first = self._first or time.monotonic()
+                self._last = time.monotonic()
+                self._cond.notify_all()
 
     def _problems(self) -> list[Problem]:
         try:

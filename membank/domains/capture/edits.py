@@ -113,7 +113,7 @@ def _later_section(lines: list[str], start: int, cite: str) -> int | None:
             heading = i
         elif heading is not None and lines[i].startswith(f"# evidence: {document}:"):
             tail = lines[i].rpartition(":")[2].strip()
-            if tail.isdigit() and int(tail) > int(line):
+            if tail.isdecimal() and int(tail) > int(line):
                 return heading
     return None
 

@@ -108,7 +108,8 @@ def propose(bank: Bank, document_id: str, chapter_hash_: str, ops: list[dict[str
                 r["message"] = "the proposal file holds this op already"
         written = False
         if merged != old or old_text is None:
-            head = {"chapterHash": now_hash, "by": by or meta.get("by") or "unknown",
+            was = meta.get("by")  # a word; anything else a hand edit left there is not carried on
+            head = {"chapterHash": now_hash, "by": by or (was if isinstance(was, str) else None) or "unknown",
                     "proposed": clock.now_iso()}
             try:
                 rendered = proposals.render(document, head, merged)

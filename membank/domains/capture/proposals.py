@@ -111,8 +111,8 @@ def _meta(text: str) -> dict[str, Any]:
         return {}
     end = text.find("\n---", 4)
     try:
-        found = yaml.safe_load(text[4:end]) if end > 0 else None
-    except yaml.YAMLError:
+        found = load_yaml(text[4:end]) if end > 0 else None  # bounded: a hand edit may nest or alias anything
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
         return {}
     return found if isinstance(found, dict) else {}
 

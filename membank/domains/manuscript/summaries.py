@@ -116,7 +116,18 @@ def source_text(bank: Bank, order: StoryOrder, of: str) -> str | None:
 
 
 def text_hash(text: str | None) -> str | None:
-    return None if text is None else "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """`sha256:` of the text with its line ends as LF: a checkout giving a chapter CRLF (git for Windows,
+    `core.autocrlf`) makes no summary stale."""
+    return None if text is None else _sha256(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def _sha256(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _changed(source_hash: str, text: str | None) -> bool:
+    """Whether `text` no longer hashes to `source_hash`: as membank hashes it, or as written (an app's hash)."""
+    return text is None or source_hash not in (text_hash(text), _sha256(text))
 
 
 def _stale(bank: Bank, order: StoryOrder, s: Summary) -> bool:
@@ -127,7 +138,7 @@ def _stale(bank: Bank, order: StoryOrder, s: Summary) -> bool:
     found = memo.get(key)
     if found is None:
         try:
-            found = s.source_hash is not None and text_hash(source_text(bank, order, s.of)) != s.source_hash
+            found = s.source_hash is not None and _changed(s.source_hash, source_text(bank, order, s.of))
         except MembankError:
             found = True
         if len(memo) >= 4096:

@@ -89,9 +89,9 @@ class StoryOrder:
         if scene in labels:
             return labels.index(scene) + 1
         digits = scene[1:] if scene.startswith("#") else scene
-        if digits.isdigit() and 1 <= int(digits) and (not labels or int(digits) <= len(labels)):
+        if digits.isdecimal() and 1 <= int(digits) and (not labels or int(digits) <= len(labels)):
             return int(digits)
-        if digits.isdigit() and int(digits) == 0:
+        if digits.isdecimal() and int(digits) == 0:
             return 0  # `#0`: before the first scene, the document's start (as the document alone)
         return None
 

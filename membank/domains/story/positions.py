@@ -111,11 +111,21 @@ def walk_manuscript(root: Path) -> Walk:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(path)
-                elif name.lower().endswith(MANUSCRIPT_SUFFIXES) and entry.is_file(follow_symlinks=False):
+                elif name.lower().endswith(MANUSCRIPT_SUFFIXES) and (entry.is_file(follow_symlinks=False)
+                                                                     or _unreadable(root, path, entry)):
                     files.append(path)
             except OSError:
                 continue
     return Walk(tuple(files), tuple(stamps))
+
+
+def _unreadable(root: Path, path: str, entry: os.DirEntry[str]) -> bool:
+    """A chapter the sync reads only to say why it cannot (a warning, docs/manuscript.md): a FIFO, device or
+    socket, or a link leading out of the project. A link inside it is skipped: its target is read by its name."""
+    if not entry.is_symlink():
+        return True
+    inside = os.path.realpath(root)
+    return os.path.commonpath([os.path.realpath(root / path), inside]) != inside
 
 
 def _fresh(root: Path, walk: Walk) -> bool:
