@@ -261,3 +261,23 @@ def test_a_new_thread_beside_an_unreadable_file_of_its_name_is_conflict_not_a_se
     done = _accept(bank, {"op": "thread", "title": "通灵宝玉", "action": "open", "evidence": "黛玉"})
     assert not done["ok"] and done["error"]["code"] == "CONFLICT", done
     assert [p.name for p in (bank.root / ".writenow/threads").glob("通灵宝玉*")] == ["通灵宝玉.md"]
+
+
+def test_ops_proposed_on_a_machine_with_lf_stay_current_where_git_checked_the_chapter_out_with_crlf(bank: Bank) -> None:
+    proposed = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
+        {"op": "progress", "entity": "林黛玉", "state": "进京", "evidence": "登舟而去"}])["ops"]
+    (bank.root / D).write_bytes(CH03.replace("\n", "\r\n").encode("utf-8"))  # core.autocrlf on the other machine
+    ok(bank, "index:sync")
+    assert [i["status"] for i in ok(bank, "capture:pending", documentId=D)["items"]] == ["pending"]
+    again = ok(bank, "capture:prepare", documentId=D)["chapterHash"]
+    assert again == chapter_hash(CH03)  # the same chapter names itself the same on both machines
+    done = ok(bank, "capture:review", documentId=D, decisions=[{"id": proposed[0]["id"], "decision": "accept"}])
+    assert done["counts"]["applied"] == 1, done
+
+
+def test_a_changed_chapter_still_makes_its_pending_ops_stale_whatever_its_line_ends(bank: Bank) -> None:
+    ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=[
+        {"op": "progress", "entity": "林黛玉", "state": "进京", "evidence": "登舟而去"}])
+    (bank.root / D).write_bytes((CH03 + "又一段。\n").replace("\n", "\r\n").encode("utf-8"))
+    ok(bank, "index:sync")
+    assert [i["status"] for i in ok(bank, "capture:pending", documentId=D)["items"]] == ["stale"]

@@ -10,7 +10,18 @@ MAX_QUOTE_CHARS = 2_000  # a quote longer than this is not a quote (a model past
 
 
 def chapter_hash(text: str) -> str:
-    """`sha256:` of the chapter text as prepared."""
+    """`sha256:` of the chapter text as prepared, its line ends as LF: a checkout that gives the chapter
+    CRLF (git for Windows, `core.autocrlf`) leaves the ops proposed on another machine current."""
+    return _sha256(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def chapter_hashes(text: str) -> frozenset[str]:
+    """The hashes that name this text of the chapter: `chapter_hash`'s, and that of the text as read (an
+    op proposed before line ends were made LF, or an app that hashed the text as it has it)."""
+    return frozenset((chapter_hash(text), _sha256(text)))
+
+
+def _sha256(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

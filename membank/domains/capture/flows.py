@@ -17,7 +17,7 @@ from ..story import graph, positions
 from ..story.threads import at_position
 from . import bible, parts, prompt, proposals, shapes, validate
 from .proposals import proposal_file
-from .evidence import Chapter, chapter_hash
+from .evidence import Chapter, chapter_hash, chapter_hashes
 
 MAX_PROPOSAL_BYTES = 4 * 1024 * 1024
 
@@ -72,7 +72,7 @@ def propose(bank: Bank, document_id: str, chapter_hash_: str, ops: list[dict[str
     with bank.index.lock:
         document, text = bible.chapter(bank, document_id)
         now_hash = chapter_hash(text)
-        if chapter_hash_ != now_hash:
+        if chapter_hash_ not in chapter_hashes(text):
             raise MembankError(errors.CONFLICT, f"{document} changed since it was prepared (its hash is now "
                                f"{now_hash}); prepare it again", {"field": "chapterHash", "chapterHash": now_hash})
         cat, order = bible.story(bank, document)
@@ -137,7 +137,7 @@ def document_state(bank: Bank, document: str) -> dict[str, Any]:
         _, ops, problems = proposals.parse(text)
         try:
             _, chapter_text = bible.chapter(bank, document)
-            ops = proposals.stale(ops, chapter_hash(chapter_text))
+            ops = proposals.stale(ops, chapter_hashes(chapter_text))
         except MembankError:
             ops = proposals.stale(ops, None)
     counts = {s: sum(1 for p in ops if p.status == s) for s in proposals.STATUSES}

@@ -161,7 +161,8 @@ def parse(text: str) -> tuple[dict[str, Any], list[Proposed], list[tuple[int, st
     return meta, found, problems
 
 
-def stale(ops: list[Proposed], chapter_hash: str | None) -> list[Proposed]:
-    """Pending ops proposed against another text of the chapter than `chapter_hash` are stale."""
-    return [replace(p, status="stale") if p.status == "pending" and p.chapter_hash != chapter_hash else p
+def stale(ops: list[Proposed], hashes: frozenset[str] | None) -> list[Proposed]:
+    """Pending ops proposed against another text of the chapter than the one `hashes` name
+    (`evidence.chapter_hashes`; None: no chapter) are stale."""
+    return [replace(p, status="stale") if p.status == "pending" and p.chapter_hash not in (hashes or ()) else p
             for p in ops]

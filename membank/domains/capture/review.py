@@ -27,7 +27,7 @@ from ..contract import Bank
 from ..story.state import progressions
 from . import bible, decide, edits, proposals, validate
 from .commit import Write, commit
-from .evidence import Chapter, chapter_hash
+from .evidence import Chapter, chapter_hashes
 from .flows import _read_proposal, _rel
 from .proposals import proposal_file
 
@@ -271,7 +271,7 @@ def review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None 
 def _review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None) -> dict[str, Any]:
     with bank.index.lock:  # read before the write lock: never the writer's connection alongside a sync
         document, text = bible.chapter(bank, document_id)
-    now_hash = chapter_hash(text)
+    now_hashes = chapter_hashes(text)
     path = proposal_file(bank, document)
     source = bank.project.source(_rel(bank, path))
     with bank.write_lock:
@@ -285,7 +285,7 @@ def _review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None
             raise MembankError(errors.CONFLICT, f"{source}:{line}: {message}; fix the file, nothing was applied",
                                {"line": line})
         kept = ops
-        ops = proposals.stale(ops, now_hash)
+        ops = proposals.stale(ops, now_hashes)
         if decisions is None:
             chosen_all = {p.id: ("accepted", p.op) for p in ops if p.status == "accepted"}
         else:
@@ -331,7 +331,7 @@ def pending(bank: Bank, document_id: str) -> dict[str, Any]:
     if problems:  # git conflict markers, a section edited into nonsense: never a silently shorter list
         line, message = problems[0]
         raise MembankError(errors.CONFLICT, f"{source}:{line}: {message}; fix the file to see its ops", {"line": line})
-    ops = proposals.stale(ops, chapter_hash(text))
+    ops = proposals.stale(ops, chapter_hashes(text))
     return {"documentId": document, "proposal": source,
             "items": [{"id": p.id, "op": p.op["op"], "status": p.status, "fields": p.op, "evidence": p.op["evidence"],
                        "where": f"{document}:{p.line}" if p.line is not None else None, "flags": list(p.flags),
