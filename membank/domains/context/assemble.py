@@ -23,7 +23,6 @@ from ..episodes import flows as episodes
 from ..episodes.episode import prompt_line
 from ..lifecycle import history
 from ..recall.queries import hiding
-from ..recall import tiers
 from ..recall.rank import INJECTION_DISABLED, Reason
 from ..skills import read as skills
 from ..story import positions
@@ -218,7 +217,7 @@ def _usable(bank: Bank, skill_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def assemble(bank: Bank, req: Request) -> dict[str, Any]:
     """The prompt; the settings and the story order looked at once for it (kernel/callmemo.py)."""
-    with callmemo.remembering(), tiers.asking():
+    with callmemo.remembering():
         return _assemble(bank, req, time.perf_counter())
 
 
@@ -245,8 +244,6 @@ def _assemble(bank: Bank, req: Request, started: float) -> dict[str, Any]:
         reasons.append(Reason(SELECTION_NOT_FOUND, "`selection.text` is not in the document's text: no text "
                               "around it was taken (send `selection.start`/`end`, or the text as the document has it)"))
     pieces += passage_pieces(passage, doc_source)
-    if injection:  # recall's strong query embedded on a worker while the layers before Layer 4 are made
-        tiers.start(bank, _query(req, passage))
     if injection:  # the session's working memory, before the instruction (in this process, not the index)
         held, problems, unfit = session.pieces(bank, req.session_id, rules["working"])
         pieces += held

@@ -43,13 +43,10 @@ def preview(bank: Bank, query_text: str | None = None, document_id: str | None =
     that no longer hold) are left out, as in `context:assemble`; without a document, only timeless ones."""
     started = time.perf_counter()
     document = document_path(document_id) if document_id is not None else None
-    with tiers.asking():
-        if query_text is not None and bank.settings_files.memory()["injectionEnabled"]:
-            tiers.start(bank, query_text)  # the strong vector made on a worker while the static side works
-        with bank.index.lock:
-            hidden = positions.hidden_memories(bank.index, positions.story_order(bank), document)
-        with queries.hiding(hidden):
-            return _preview_at(bank, query_text, document, started)
+    with bank.index.lock:
+        hidden = positions.hidden_memories(bank.index, positions.story_order(bank), document)
+    with queries.hiding(hidden):
+        return _preview_at(bank, query_text, document, started)
 
 
 def _preview_at(bank: Bank, query_text: str | None, document: str | None, started: float) -> dict[str, Any]:
@@ -92,17 +89,18 @@ def _semantic(bank: Bank, vector: Any, query_text: str, document: str | None, me
     vector side is the strong tier's when it can rank (tiers.py), else the static tier's."""
     want = max(CANDIDATES, memory["injectionMaxItems"])
     index = bank.index
+    strong = tiers.strong_query(bank, query_text)
     with index.lock:
         match = terms.match(index, query_text)
-        eligible = queries.eligible_count(index, document)
-        _, lexical, keys = queries.candidates(index, None, match or None, want, document)  # while `start`'s worker embeds
-        side = tiers.strong_side(bank, tiers.strong_query(bank, query_text), want, document, vector)
+        side = tiers.strong_side(bank, strong, want, document, vector)
         if side.nearest is not None:
+            _, lexical, keys = queries.candidates(index, None, match or None, want, document)
             nearest = side.nearest
             keys.update(side.keys)
         else:
             nearest, lexical, keys = queries.candidates(index, vector if index.has_vectors() else None, match or None,
                                                         want, document)
+        eligible = queries.eligible_count(index, document)
         weight = STRONG_VECTOR_WEIGHT if side.nearest is not None else VECTOR_WEIGHT
         chosen = rank_semantic(fuse(nearest, lexical, weight), keys, memory["injectionMaxItems"],
                                memory["injectionTokenBudget"])

@@ -5,13 +5,9 @@ in `index:status`, never per query."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import threading
-from concurrent.futures import Future
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ...index import strongload
 from ...kernel.text import script_language
@@ -29,8 +25,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("membank")
 _FAILED: set[str] = set()  # the models whose query failed, logged once
-# the request's queries whose strong vector is being made on a worker (`started`): text -> its rows
-_STARTED: ContextVar[dict[str, Future[Any]] | None] = ContextVar("membank.strong_started", default=None)
 
 
 @dataclass(frozen=True)
@@ -52,50 +46,10 @@ class StrongSide:
     centred: dict[int, float] = field(default_factory=dict)
 
 
-@contextlib.contextmanager
-def asking() -> Iterator[None]:
-    """One request's scope (a preview, an assembly): a query `start`ed in it is embedded once, on a worker
-    thread, while the caller does the work that needs no strong vector; `strong_query` for that text then
-    waits for it. Nothing is kept past the scope (the encoder's own cache of recent queries aside)."""
-    token = _STARTED.set({})
-    try:
-        yield
-    finally:
-        for future in (_STARTED.get() or {}).values():  # none outlives its request (its caller gave up first)
-            if not future.cancel():
-                future.exception()  # waited for, its failure already said (or not needed)
-        _STARTED.reset(token)
-
-
-def start(bank: Bank, query_text: str | None) -> None:
-    """Begin embedding `query_text` with the strong model on a worker thread, inside `asking`; nothing
-    outside it, or when the tier is off or cannot run here. The worker touches the encoder alone (no
-    connection, no lock). Loads the model at the first query that needs it."""
-    started = _STARTED.get()
-    if started is None or not query_text or not query_text.strip() or query_text in started:
-        return
-    if not strongload.switched_on(bank.settings_files.embedding()):
-        return
-    encoder = strongload.handle(bank.memo).get()
-    if encoder is None:
-        return
-    future: Future[Any] = Future()
-
-    def embed() -> None:
-        if future.set_running_or_notify_cancel():
-            try:
-                future.set_result(encoder.queries([query_text]))
-            except BaseException as e:  # the caller's strong_query says it (logged once per model)
-                future.set_exception(e)
-
-    started[query_text] = future
-    threading.Thread(target=embed, name="membank-strong-query", daemon=True).start()  # ends with the query
-
-
 def strong_query(bank: Bank, query_text: str) -> StrongQuery | None:
-    """The query embedded by the strong model (outside any lock: ~10 ms, unless `start`ed: then the
-    worker's rows), or None when the tier is off, cannot run here, the query embeds to nothing (or to
-    NaN), or the model fails on it (logged once per model). Loads the model at the first query that needs it."""
+    """The query embedded by the strong model (outside any lock: ~13 ms), or None when the tier is off,
+    cannot run here, the query embeds to nothing (or to NaN), or the model fails on it (logged once per
+    model). Loads the model at the first query that needs it."""
     if not strongload.switched_on(bank.settings_files.embedding()):
         return None
     encoder = strongload.handle(bank.memo).get()
@@ -103,9 +57,8 @@ def strong_query(bank: Bank, query_text: str) -> StrongQuery | None:
         return None
     import numpy as np
 
-    started = (_STARTED.get() or {}).get(query_text)
     try:
-        vector = (started.result() if started is not None else encoder.queries([query_text]))[0]
+        vector = encoder.queries([query_text])[0]
     except Exception:  # a model that loaded and fails on text (a swapped model.onnx): never the caller's failure
         if encoder.name not in _FAILED:  # logged once per model, not at every query
             _FAILED.add(encoder.name)
