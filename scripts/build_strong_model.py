@@ -408,7 +408,12 @@ def write_graph(folder: Path, config: dict[str, Any]) -> None:
     """model.onnx: the 12 layers for onnxruntime (int8 products: MatMulInteger over dynamically
     quantised activations, but the feed-forward output's in float32), its weights read from model.safetensors' bytes (ONNX external data), so
     the folder holds them once. Input `x`: the embeddings after their norm [batch, tokens, hidden];
-    `bias`: 0 or -1e9 per key [batch, 1, 1, tokens]; output: the last layer's states."""
+    `mask`: 1 for a token, 0 for padding [batch, tokens] (int32); output: the last layer's states.
+
+    Written so onnxruntime's own kernels take whole steps (a short query pays per node, not per token:
+    ~400 nodes became 108 once onnxruntime fused them): q, k and v one product (their int8 weights side by side, joined once when the
+    session starts: the same integer sums, so the same numbers), the attention one MultiHeadAttention
+    (com.microsoft, padded keys masked), the GELU in the form its fusion recognises (x/√2, not x·(1/√2))."""
     import onnx
     from onnx import TensorProto, helper
 
@@ -449,36 +454,35 @@ def write_graph(folder: Path, config: dict[str, Any]) -> None:
         return op("Add", [op("MatMul", [x, weight], out + ".m"), stored(p + ".bias")], out)
 
     def linear(a: tuple[str, str, str], p: str, out: str) -> str:
-        q, s, z = a
-        product = op("Cast", [op("MatMulInteger", [q, stored(p + ".weight"), z], out + ".i")], out + ".f",
-                     to=TensorProto.FLOAT)
-        scale = op("Mul", [s, stored(p + ".scale")], out + ".scale")
-        return op("Add", [op("Mul", [product, scale], out + ".m"), stored(p + ".bias")], out)
+        return product(a, stored(p + ".weight"), stored(p + ".scale"), stored(p + ".bias"), out)
 
-    const("heads", [0, 0, heads, hidden // heads], np.int64)
-    const("back", [0, 0, hidden], np.int64)
+    def product(a: tuple[str, str, str], weight: str, scale: str, bias: str, out: str) -> str:
+        q, s, z = a
+        made = op("Cast", [op("MatMulInteger", [q, weight, z], out + ".i")], out + ".f", to=TensorProto.FLOAT)
+        return op("Add", [op("Mul", [made, op("Mul", [s, scale], out + ".scale")], out + ".m"), bias], out)
+
+    def joined(p: str, part: str, axis: int) -> str:  # q's, k's and v's side by side (folded at session start)
+        return op("Concat", [stored(f"{p}{m}.{part}") for m in "qkv"], f"{p}qkv.{part}", axis=axis)
+
     const("half", 0.5)
     const("one", 1.0)
-    const("root_half", 0.7071067811865476)
-    const("attention_scale", 1.0 / np.sqrt(hidden // heads))
+    const("root_two", 1.4142135623730951)
+    const("thirds", [hidden] * 3, np.int64)
     x = "x"
     for layer in range(config["layers"]):
         p = f"layers.{layer}."
-        a = quantised(x, p + "in")
-        q, k, v = (op("Reshape", [linear(a, p + m, p + m + ".out"), "heads"], p + m + ".heads") for m in "qkv")
-        q = op("Transpose", [q], p + "q.t", perm=[0, 2, 1, 3])
-        k = op("Transpose", [k], p + "k.t", perm=[0, 2, 3, 1])
-        v = op("Transpose", [v], p + "v.t", perm=[0, 2, 1, 3])
-        scores = op("Add", [op("Mul", [op("MatMul", [q, k], p + "qk"), "attention_scale"], p + "qk.s"), "bias"],
-                    p + "scores")
-        context = op("MatMul", [op("Softmax", [scores], p + "p", axis=-1), v], p + "ctx")
-        context = op("Reshape", [op("Transpose", [context], p + "ctx.t", perm=[0, 2, 1, 3]), "back"], p + "ctx.r")
-        attended = linear(quantised(context, p + "ctx.q"), p + "ao", p + "ao.out")
+        qkv = product(quantised(x, p + "in"), joined(p, "weight", 1), joined(p, "scale", 0), joined(p, "bias", 0),
+                      p + "qkv.out")
+        q, k, v = (p + m + ".out" for m in "qkv")
+        nodes.append(helper.make_node("Split", [qkv, "thirds"], [q, k, v], name=p + "qkv.split", axis=-1))
+        nodes.append(helper.make_node("MultiHeadAttention", [q, k, v, "", "mask"], [p + "ctx.r"], name=p + "ctx",
+                                      domain="com.microsoft", num_heads=heads))
+        attended = linear(quantised(p + "ctx.r", p + "ctx.q"), p + "ao", p + "ao.out")
         x = op("LayerNormalization", [op("Add", [x, attended], p + "r1"), stored(p + "aln.weight"),
                                       stored(p + "aln.bias")], p + "x1", axis=-1, epsilon=config["eps"])
         mid = linear(quantised(x, p + "x1.q"), p + "fi", p + "mid")
-        erf = op("Erf", [op("Mul", [mid, "root_half"], p + "mid.s")], p + "erf")
-        gelu = op("Mul", [op("Mul", [mid, "half"], p + "mid.h"), op("Add", [erf, "one"], p + "erf.1")], p + "gelu")
+        erf = op("Erf", [op("Div", [mid, "root_two"], p + "mid.s")], p + "erf")
+        gelu = op("Mul", [op("Mul", [mid, op("Add", [erf, "one"], p + "erf.1")], p + "mid.e"), "half"], p + "gelu")
         # the GELU's output has outliers that one activation scale per call crushes: this product stays
         # float (cosine with e5 0.996 -> 0.998 on the fixture's memories, +28 MB resident)
         out = exact(gelu, p + "fo", p + "fo.out")
@@ -486,9 +490,10 @@ def write_graph(folder: Path, config: dict[str, Any]) -> None:
                                       stored(p + "oln.bias")], p + "x2", axis=-1, epsilon=config["eps"])
     graph = helper.make_graph(
         nodes, NAME, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "tokens", hidden]),
-                      helper.make_tensor_value_info("bias", TensorProto.FLOAT, ["batch", 1, 1, "tokens"])],
+                      helper.make_tensor_value_info("mask", TensorProto.INT32, ["batch", "tokens"])],
         [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "tokens", hidden])], initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="membank")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+                              producer_name="membank")
     model.ir_version = 8  # onnxruntime 1.14 and later read it
     (folder / "model.onnx").write_bytes(model.SerializeToString())
 
@@ -548,7 +553,7 @@ def write_provenance(folder: Path, stats: dict[str, Any]) -> None:
 | source package | {SOURCE_PACKAGE} {SOURCE_VERSION} (PyPI, MIT; `{SOURCE_FILE}`, sha256 `{stats["source_sha"]}`) |
 | vocabulary | {stats["kept"]:,} of {stats["pieces"]:,} pieces: those the {ENGLISH_WORDS:,} most frequent English words (and their capitalised forms) and the {CHINESE_WORDS:,} most frequent Chinese words use (`wordfreq` lists, build time only), every piece holding a CJK character, every single Latin, digit, punctuation or symbol character (alone or after `▁`), the prefixes' pieces, `<s>` `<pad>` `</s>` `<unk>` at their own ids |
 | weights | the layers' matrices: the source's 4-bit blocks dequantised, then int8 with one float32 scale per output (`*.scale`; stored [inputs, outputs]); the word embeddings: the source's own 4-bit blocks of the kept rows, bit for bit (`embeddings.word.q4` nibbles, `embeddings.word.d` fp16 scale per block of 32); biases, norms, the first 256 positions and the type embedding float32 |
-| graph | `model.onnx`: the 12 layers for onnxruntime (opset 17; MatMulInteger over dynamically quantised activations; the feed-forward output product in float32, its int8 weights dequantised when the session starts), its weights ONNX external data inside `model.safetensors` |
+| graph | `model.onnx`: the 12 layers for onnxruntime (opset 17 and com.microsoft's MultiHeadAttention; MatMulInteger over dynamically quantised activations, q, k and v in one product; the feed-forward output product's int8 weights dequantised, which onnxruntime runs as MatMulNBits over activations quantised per block of 32), its weights ONNX external data inside `model.safetensors` |
 | tokenizer | Unigram over the kept pieces with e5's scores, the nmt_nfkc precompiled map (checked against e5's own map on {stats["normalised"]:,} code points), extra spaces removed, Metaspace; the full-vocabulary version matched e5.c's ids on {stats["checked"]} texts |
 | checked | membank's run time (membank/index/contextual.py with onnxruntime) on this folder against e5.c (the package's `e5.c`, compiled by the build), cosine over {stats["compared"]} texts of the check set (under 300 characters) × query/passage: min {stats["exact_min"]:.2f} on the {stats["exact"]} inputs the kept pieces tokenise as the full vocabulary does (the arithmetic); min {stats["all_min"]:.2f}, mean {stats["all_mean"]:.2f} on all (with what trimming costs: rarer words split into smaller pieces) |
 | versions | {versions}, Python {sys.version.split()[0]} |

@@ -162,6 +162,8 @@ def test_quick_runner_end_to_end(monkeypatch: pytest.MonkeyPatch) -> None:
                 "sidecar_rss_strong", "strong_install_mb"):
         assert rows[key].samples, (key, rows[key].note)
     assert "ranked by the strong tier" in rows["preview_semantic_strong"].note
+    assert rows["manuscript_search_strong"].samples, rows["manuscript_search_strong"].note
+    assert "ranked by the strong windows" in rows["manuscript_search_strong"].note  # not the static row again
     assert rows["strong_embed_rate"].unit == "entries/s" and rows["strong_embed_rate"].met is None
     text = bench.table(result)
     assert "| cold index" in text and "p95" in text

@@ -80,6 +80,16 @@ def test_a_query_is_cut_shorter_than_a_passage(strong: StrongEncoder) -> None:
     assert not np.allclose(strong.queries([question])[0], strong.queries([question + " at dawn"])[0])
 
 
+def test_a_batch_gives_each_text_the_vector_it_gets_alone(strong: StrongEncoder) -> None:
+    # texts of different lengths are padded to one length in a batch: the padding is never attended (the
+    # activations' one quantisation scale per call is the batch's: 0.998, as before the graph was rewritten)
+    texts = ["雨", "The keeper climbed the stairs of the lighthouse and looked out over the grey sea.",
+             "Who keeps the lighthouse?"]
+    together = strong.passages(texts)
+    alone = np.vstack([strong.passages([t]) for t in texts])
+    assert ((together * alone).sum(axis=1)).min() >= 0.995
+
+
 def test_threads_share_one_encoder(strong: StrongEncoder) -> None:
     texts = ["who taught Lin Mo the sword", "苏瑶站在码头上", "the tide comes every nine years"]
     expected = strong.queries(texts)

@@ -155,10 +155,10 @@ class ContextualEncoder:
         x = self._words(ids) + self.position[:n]
         x = _layer_norm(x, *self.norm, self.eps)
         heads, size = self.heads, h // self.heads
-        bias = np.asarray(((1.0 - mask) * -1e9)[:, None, None, :], dtype=np.float32)  # padded keys: no attention
         session = self._session_for(query)
         if session is not None:
-            x = session.run(None, {"x": x, "bias": bias})[0]
+            x = session.run(None, {"x": x, "mask": mask.astype(np.int32)})[0]  # 0: a padded key, not attended
+        bias = np.asarray(((1.0 - mask) * -1e9)[:, None, None, :], dtype=np.float32)  # the numpy layers' mask
         for blk in self.blocks:
             qkv = (x @ blk["qkv"] + blk["qkv_b"]).reshape(b, n, 3, heads, size).transpose(2, 0, 3, 1, 4)
             scores = (qkv[0] @ qkv[1].transpose(0, 1, 3, 2)) * (1.0 / np.sqrt(size)) + bias

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ...runtime.api import init, open_project
 from .rows import Row, say
+from .strongsearch import manuscript_strong_row
 
 EN = ("The keeper climbed the stairs of the lighthouse and looked out over the grey sea where the ships "
       "had gone down in the storm").split()
@@ -38,7 +39,9 @@ def write_manuscript(root: Path, code_points: int, seed: int) -> int:
     return total
 
 
-def manuscript_rows(tmp: Path, quick: bool, seed: int, quiet: bool) -> list[Row]:
+def manuscript_rows(tmp: Path, quick: bool, seed: int, quiet: bool, strong: str | None = "off") -> list[Row]:
+    """The static rows, then `manuscript:search` with the strong tier (`strong`: the encoder the run was
+    started with, strongtier.py `static_only`; "off" skips it)."""
     from ...domains.manuscript.sync import sync as sync_manuscript
 
     root = tmp / "manuscript"
@@ -75,6 +78,9 @@ def manuscript_rows(tmp: Path, quick: bool, seed: int, quiet: bool) -> list[Row]
             before = f"chapters/ch{rng.randint(1, 100):03d}.md"
             bank.search_manuscript(query_text=QUERIES[i % len(QUERIES)], before=before)
             search.samples.append((time.perf_counter() - t) * 1000)
-        return [cold, saved, search]
+        search.note = "the static tier (the strong tier's row: manuscript_search_strong)"
+        if strong == "off":
+            return [cold, saved, search]
+        return [cold, saved, search, manuscript_strong_row(bank, size, QUERIES, 20 if quick else 200, strong, rng, quiet)]
     finally:
         bank.close()

@@ -134,7 +134,7 @@ def run(opts: Options) -> Result:
             rows.append(prefix_reuse(sample_project_dir(), tmp))
             say(opts.quiet, "a hostile lorebook (400 catastrophic regular-expression keys)")
             rows.extend(hostile_rows(sample_project_dir(), tmp))
-            rows.extend(manuscript_rows(tmp, opts.quick, opts.seed, opts.quiet))
+            rows.extend(manuscript_rows(tmp, opts.quick, opts.seed, opts.quiet, strong))
             rows.extend(capture_rows(tmp, opts.quick, opts.quiet))
             if opts.large:
                 rows.extend(_large_corpus(opts, tmp, corpus_info))
