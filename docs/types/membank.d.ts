@@ -1172,6 +1172,7 @@ export interface Preview {
   cards: PreviewCard[];
   mode: "deterministic" | "semantic";
   diagnostics: PreviewDiagnostics;
+  passages: PassageItem[];
 }
 
 /** A character or world entry the query finds: listed beside the memories, never injected by the preview (a card reaches a prompt by activation). */

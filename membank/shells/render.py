@@ -164,7 +164,17 @@ def preview_view(d: dict[str, Any]) -> None:
                      clip(content, 80)))
     if rows:
         _columns_or_table(columns, rows, f"injection preview ({d['mode']})")
+    _preview_passages(d.get("passages") or [])
     out.print(f"{len(d['items'])} items, {diag['tokens']} tokens, {diag['truncated']} left out, {diag['tookMs']} ms")
+
+
+def _preview_passages(passages: list[dict[str, Any]]) -> None:
+    """The manuscript passages before the document that a query finds (listed, not injected)."""
+    if passages:
+        _columns_or_table(("#", "source", "scene", "score", "text"),
+                          [(str(n), f"{p['source']}:{p['line']}", clip(p["scene"], 30), f"{p['score']:.4f}",
+                            clip(p["text"].replace("\n", " "), 70)) for n, p in enumerate(passages, start=1)],
+                          "manuscript passages found, before the document")
 
 
 def _preview_cards(cards: list[dict[str, Any]]) -> None:

@@ -7,9 +7,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ...index.fusion import fuse
 from ...kernel.text import fts_query
 from ..contract import Bank
-from ..recall.rank import fuse
 from ..story.positions import story_order
 from . import store, strong, words
 from .sync import documents

@@ -33,7 +33,7 @@ from ...kernel import background
 from ...kernel.background import Worker
 from ...kernel.errors import MembankError
 from ..contract import Bank
-from ..recall.tiers import strong_query
+from ...index.strongquery import embed_query
 from .passages import SENTENCE_END
 from .store import GENERATION
 
@@ -223,7 +223,7 @@ def nearest(bank: Bank, query: str, allowed: list[int], k: int, embed: bool = Tr
     import numpy as np
 
     if vector is None:
-        asked = strong_query(bank, query)  # the encoder keeps the last queries: a prompt's is embedded once
+        asked = embed_query(bank.settings_files.embedding(), bank.memo, query)  # the encoder keeps the last queries: a prompt's is embedded once
         if asked is None:
             return None
         vector = asked.vector

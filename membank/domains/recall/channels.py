@@ -7,6 +7,7 @@ from typing import Literal, NotRequired, TypedDict
 
 from ...kernel.payload import DocPath, Id, QueryText
 from ..contract import Channel, Lazy
+from ..manuscript.channels import PassageItem
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class Preview(TypedDict):
     cards: list[PreviewCard]  # with a query: the cards and world entries it finds, best first
     mode: Literal["deterministic", "semantic"]
     diagnostics: PreviewDiagnostics
+    passages: list[PassageItem]  # with a query and a document: the passages before it the query finds, best first
 
 
 CHANNELS = (

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ...kernel.paths import document_path
 from ..contract import Bank
 from ..story import positions
-from . import cards as bank_cards, queries, terms, tiers
+from . import cards as bank_cards, passages as bank_passages, queries, terms, tiers
 from .rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
                    STRONG_VECTOR_WEIGHT, VEC_UNAVAILABLE, VECTOR_WEIGHT, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
 
@@ -40,13 +40,20 @@ def semantic_problem(bank: Bank, described: ModelInfo | str | None = None) -> Re
 
 def preview(bank: Bank, query_text: str | None = None, document_id: str | None = None) -> dict[str, Any]:
     """The preview at the document's story position: memories the story has not reached there (or
-    that no longer hold) are left out, as in `context:assemble`; without a document, only timeless ones."""
+    that no longer hold) are left out, as in `context:assemble`; without a document, only timeless ones.
+    With a query, the cards and world entries it finds (`cards`) and the passages before the document
+    (`passages`) are listed too."""
     started = time.perf_counter()
     document = document_path(document_id) if document_id is not None else None
     with bank.index.lock:
         hidden = positions.hidden_memories(bank.index, positions.story_order(bank), document)
     with queries.hiding(hidden):
-        return _preview_at(bank, query_text, document, started)
+        answer = _preview_at(bank, query_text, document, started)
+    # the manuscript's passages before the document (recall/passages.py), found when the cards are
+    answer["passages"] = bank_passages.search(bank, query_text, document) \
+        if query_text and bank.settings_files.memory()["injectionEnabled"] else []
+    answer["diagnostics"]["tookMs"] = round((time.perf_counter() - started) * 1000, 3)
+    return answer
 
 
 def _preview_at(bank: Bank, query_text: str | None, document: str | None, started: float) -> dict[str, Any]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ...kernel.budget import fit
+from ...index.fusion import VECTOR_WEIGHT as VECTOR_WEIGHT, Hit as Hit, fuse as fuse
 from .calibrate import calibrated_arrays, vector_scores
 from .order import deterministic_detail
 
@@ -53,45 +53,11 @@ def deterministic_items(candidates: Iterable[tuple[dict[str, Any], int]], max_it
     ]
 
 
-# Weight of the vector side in the fused score; the word side gets the rest. Measured on the
-# labelled set in fixtures/retrieval (benchmarks/retrieval.py): equal weights score best there,
-# and better than reciprocal-rank fusion, which throws the size of the score gaps away.
-VECTOR_WEIGHT = 0.5
-# The same for the strong tier's calibrated scores (`strong_scores`): the words then mostly add noise (a
+# Weight of the vector side in the fused score for the strong tier's calibrated scores (`strong_scores`;
+# the static tier's is index/fusion.py VECTOR_WEIGHT): the words then mostly add noise (a
 # look-alike shares the answer's names; an other-language answer shares no word), and on the same set
 # 0.8 scores best (benchmarks/retrieval.py, docs/recall.md): 0.5 there drops en→zh recall@5 to 0.07.
 STRONG_VECTOR_WEIGHT = 0.8
-
-
-class Hit(NamedTuple):  # a tuple: a prompt fuses a hundred and keeps a few
-    rowid: int
-    vector_rank: int | None
-    similarity: float | None  # cosine similarity, 1 - distance
-    lexical_rank: int | None
-    bm25: float | None  # FTS5 bm25: lower (more negative) is better
-    fused: float
-
-
-_hit = functools.partial(tuple.__new__, Hit)  # without NamedTuple's __new__, a Python function: half the cost
-
-
-def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]], weight: float | None = None) -> list[Hit]:
-    """Score fusion of vector neighbours (rowid, cosine distance) and FTS5 hits (rowid, bm25).
-
-    fused = w * cosine + (1 - w) * bm25 / best bm25: the best word match scores 1 on its side, and
-    a hit missing from one list scores 0 on that side. Both lists hold eligible rows, best first. `weight`:
-    w (VECTOR_WEIGHT unless given; the strong tier's is STRONG_VECTOR_WEIGHT)."""
-    w = VECTOR_WEIGHT if weight is None else weight
-    vector = {rowid: (rank, 1.0 - float(distance)) for rank, (rowid, distance) in enumerate(nearest, start=1)}
-    words = {rowid: (rank, float(score)) for rank, (rowid, score) in enumerate(lexical, start=1)}
-    best = min((float(score) for _, score in lexical), default=-1.0) or -1.0
-    hits = []
-    for rowid in [*vector, *(r for r in words if r not in vector)]:  # the vector side's rows first
-        v, lx = vector.get(rowid), words.get(rowid)
-        hits.append(_hit((rowid, v[0] if v else None, v[1] if v else None, lx[0] if lx else None,
-                          lx[1] if lx else None,
-                          w * (v[1] if v else 0.0) + (1 - w) * (lx[1] / best if lx else 0.0))))
-    return hits
 
 
 def strong_scores(centred: np.ndarray, static: np.ndarray, zh: np.ndarray, query_zh: bool,

@@ -5,12 +5,10 @@ in `index:status`, never per query."""
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...index import strongload
-from ...kernel.text import script_language
+from ...index.strongquery import StrongQuery, embed_query
 from ..contract import Bank
 from . import queries
 from .rank import STRONG_VECTORS_PENDING, Reason, strong_scores
@@ -19,19 +17,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ...index import Index
-    from ...index.strong import StrongEncoder
     from ...index.strongcopy import StrongVectors
-
-
-log = logging.getLogger("membank")
-_FAILED: set[str] = set()  # the models whose query failed, logged once
-
-
-@dataclass(frozen=True)
-class StrongQuery:
-    encoder: StrongEncoder
-    vector: np.ndarray  # the query, embedded by the strong model
-    zh: bool = False  # whether the query is Chinese (its script): which language's pool it belongs to
 
 
 @dataclass(frozen=True)
@@ -47,26 +33,8 @@ class StrongSide:
 
 
 def strong_query(bank: Bank, query_text: str) -> StrongQuery | None:
-    """The query embedded by the strong model (outside any lock: ~13 ms), or None when the tier is off,
-    cannot run here, the query embeds to nothing (or to NaN), or the model fails on it (logged once per
-    model). Loads the model at the first query that needs it."""
-    if not strongload.switched_on(bank.settings_files.embedding()):
-        return None
-    encoder = strongload.handle(bank.memo).get()
-    if encoder is None:
-        return None
-    import numpy as np
-
-    try:
-        vector = encoder.queries([query_text])[0]
-    except Exception:  # a model that loaded and fails on text (a swapped model.onnx): never the caller's failure
-        if encoder.name not in _FAILED:  # logged once per model, not at every query
-            _FAILED.add(encoder.name)
-            log.exception("the strong model failed on a query; the static tier ranks")
-        return None
-    if not vector.any() or not np.isfinite(vector).all():  # nothing known, or a model gone wrong: the static tier
-        return None
-    return StrongQuery(encoder, vector, script_language(query_text) == "zh")
+    """The query embedded by the strong model for this bank (`index.strongquery.embed_query`)."""
+    return embed_query(bank.settings_files.embedding(), bank.memo, query_text)
 
 
 def strong_side(bank: Bank, query: StrongQuery | None, k: int, document: str | None,
