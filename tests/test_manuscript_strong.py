@@ -151,3 +151,13 @@ def test_an_assemble_whose_memories_embed_the_query_recalls_passages_by_their_wi
     assert strong.fill(bank) > 0
     assert _assembled_sides(bank, memories=5) == {"strong vector"}
     assert _assembled_sides(bank, memories=0) == {"vector"}  # nothing embedded it: no embedding paid here
+
+
+def test_an_assemble_without_memories_recalls_by_the_static_vectors_whatever_embedded_its_query_before(
+        bank: Bank) -> None:
+    """Which vectors rank Layer 4's passages is the assemble's own: a preview (or another project of the same
+    process: the encoder and its query cache are shared) that embedded the same query earlier changes nothing."""
+    assert strong.fill(bank) > 0
+    assert _assembled_sides(bank, memories=0) == {"vector"}
+    bank.preview(query_text="the storm and the ship 0")  # the memories' preview embeds it with the strong model
+    assert _assembled_sides(bank, memories=0) == {"vector"}
