@@ -55,6 +55,24 @@ def test_a_chapter_that_is_a_link_out_or_a_fifo_is_a_warning_in_the_natural_orde
         assert "外面" not in str(bank.search_manuscript(query_text="外面 秘密", limit=50))
 
 
+def test_a_chapter_linked_to_another_drive_is_a_warning_not_a_failed_walk(project: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Windows: a link from C:\\novel to D:\\notes made os.path.commonpath raise ValueError (paths on two drives),
+    # so the walk, and every call needing the story order, failed
+    from membank.domains.story.positions import walk_manuscript
+
+    (project / "chapters" / "ch03.md").symlink_to(tmp_path / "elsewhere.md")
+    inside, real = os.path.realpath(project), os.path.commonpath
+
+    def two_drives(paths: list[str]) -> str:  # as ntpath answers for C:\\… and D:\\…
+        if not all(str(p).startswith(inside) for p in paths):
+            raise ValueError("Paths don't have the same drive")
+        return real(paths)
+
+    monkeypatch.setattr(os.path, "commonpath", two_drives)
+    assert "chapters/ch03.md" in walk_manuscript(project).files
+
+
 @pytest.mark.parametrize("head", ["by: " + "[" * 20000 + "]" * 20000 + "\n",
                                   "a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nby: [*b, *b, *b, *b]\n"])
 def test_a_proposal_files_front_matter_nested_deep_or_full_of_aliases_is_read_as_bounded_yaml(tmp_path: Path,
