@@ -57,14 +57,14 @@ def test_a_chapter_that_is_a_link_out_or_a_fifo_is_a_warning_in_the_natural_orde
 
 def test_a_chapter_linked_to_another_drive_is_a_warning_not_a_failed_walk(project: Path, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    # Windows: a link from C:\\novel to D:\\notes made os.path.commonpath raise ValueError (paths on two drives),
+    # Windows: a link from C:\novel to D:\notes made os.path.commonpath raise ValueError (paths on two drives),
     # so the walk, and every call needing the story order, failed
     from membank.domains.story.positions import walk_manuscript
 
     (project / "chapters" / "ch03.md").symlink_to(tmp_path / "elsewhere.md")
     inside, real = os.path.realpath(project), os.path.commonpath
 
-    def two_drives(paths: list[str]) -> str:  # as ntpath answers for C:\\… and D:\\…
+    def two_drives(paths: list[str]) -> str:  # as ntpath answers for C:\… and D:\…
         if not all(str(p).startswith(inside) for p in paths):
             raise ValueError("Paths don't have the same drive")
         return real(paths)
