@@ -196,6 +196,22 @@ def test_a_scene_named_by_its_number_holds_nothing_of_a_later_scene(tmp_path: Pa
         bank.close()
 
 
+def test_a_scene_files_sections_named_by_no_heading_are_the_chapters_scenes_in_file_order(tmp_path: Path) -> None:
+    # a chapter cut by `***` alone has scenes #1, #2: a scene file's sections can name none of them, and every
+    # section was read for `#1`, the last one's location and present characters with them
+    from .storykit import ok, story
+
+    chapter = "林黛玉进京，来到荣国府。\n\n***\n\n贾宝玉 came in wearing 通灵宝玉.\n"
+    bank = story(tmp_path, {"chapters/ch02.md": chapter, ".writenow/scenes/chapters/ch02.md.md": SCENE_FILE})
+    try:
+        got = ok(bank, "story:scene", at="chapters/ch02.md#1")
+        assert got["state"]["location"]["value"] == "荣国府"
+        assert got["state"]["present"]["value"] == ["林黛玉", "贾母"]
+        assert ok(bank, "story:scene", at="chapters/ch02.md#2")["state"]["location"]["value"] == "贾母房中"
+    finally:
+        bank.close()
+
+
 def test_a_prompt_in_the_first_scene_brings_no_one_present_only_later(tmp_path: Path) -> None:
     from .storykit import ok, story
 
