@@ -116,12 +116,13 @@ def state(scenes_of: Callable[[str], list[Scene]], order: StoryOrder, at: str
         return carried, None
     here = order.document_rank(document)
     # `#2` (context:assemble's form) names the second scene as `#雨夜` does: a section of a later scene of the
-    # chapter never answers an earlier one; a section whose title is no scene of it is taken in file order
+    # chapter never answers an earlier one; a section whose title is no scene of it counts in file order
     target = order.scene_number(document, title) if title is not None else None
     for rank in range(here + 1):
         position = order.positions[rank]
-        for scene in scenes_of(position):
+        for n, scene in enumerate(scenes_of(position), start=1):
             number = order.scene_number(document, scene.title) if rank == here and scene.title else None
+            number = n if number is None and rank == here and scene.title else number
             if target is not None and number is not None and number > target:
                 break
             for key, (value, line) in scene.values.items():
