@@ -190,6 +190,8 @@ def _read(index: Index) -> tuple[Any, Any, Any] | None:
         owners = np.asarray([r[0] for r in rows], np.int64)
         ids, first = np.unique(owners, return_index=True)
         matrix = np.frombuffer(b"".join(r[1] for r in rows), np.float16).reshape(len(rows), -1).astype(np.float32)
+        # a window the model made NaN (or too large for float16) scores as a zero row: never every passage's score
+        matrix[~np.isfinite(matrix).all(axis=1)] = 0.0
         got = (ids, first, matrix)
     return got
 
