@@ -145,13 +145,18 @@ def fill(bank: Bank) -> int:
     if encoder is None:
         return 0
     done = 0
-    while rows := pending(bank.index, BATCH):
+    while rows := _pending_locked(bank):
         made = embed(encoder, rows)
         assert made is not None  # (nothing stops it)
         with bank.write_lock, bank.index.transaction():
             put(bank.index, encoder.name, made)
         done += len(rows)
     return done
+
+
+def _pending_locked(bank: Bank) -> list[tuple[int, str, str]]:
+    with bank.index.lock:  # the writer's connection, which the memories' filler writes with meanwhile
+        return pending(bank.index, BATCH)
 
 
 def _encoder(bank: Bank) -> Any:
