@@ -212,6 +212,18 @@ def test_a_scene_files_sections_named_by_no_heading_are_the_chapters_scenes_in_f
         bank.close()
 
 
+def test_a_section_named_by_no_scene_before_the_named_ones_leaves_them_found_by_name(tmp_path: Path) -> None:
+    from .storykit import ok, story
+
+    file = SCENE_FILE.replace("## 进府\n", "## 序\nlocation: 扬州\n\n## 进府\n")
+    bank = story(tmp_path, {"chapters/ch02.md": SCENE_CH02, ".writenow/scenes/chapters/ch02.md.md": file})
+    try:
+        got = ok(bank, "story:scene", at="chapters/ch02.md#1")
+        assert got["scene"]["title"] == "进府" and got["state"]["present"]["value"] == ["林黛玉", "贾母"]
+    finally:
+        bank.close()
+
+
 def test_a_prompt_in_the_first_scene_brings_no_one_present_only_later(tmp_path: Path) -> None:
     from .storykit import ok, story
 

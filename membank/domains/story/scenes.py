@@ -121,8 +121,8 @@ def state(scenes_of: Callable[[str], list[Scene]], order: StoryOrder, at: str
     for rank in range(here + 1):
         position = order.positions[rank]
         for n, scene in enumerate(scenes_of(position), start=1):
-            number = order.scene_number(document, scene.title) if rank == here and scene.title else None
-            number = n if number is None and rank == here and scene.title else number
+            named = order.scene_number(document, scene.title) if rank == here and scene.title else None
+            number = n if named is None and rank == here and scene.title else named
             if target is not None and number is not None and number > target:
                 break
             for key, (value, line) in scene.values.items():
@@ -130,7 +130,7 @@ def state(scenes_of: Callable[[str], list[Scene]], order: StoryOrder, at: str
                     carried[key] = {"value": value, "at": position, "source": scene.source, "line": line}
             if rank == here:
                 current = scene
-                if title is not None and (scene.title == title or (number is not None and number == target)):
+                if title is not None and (scene.title == title or (named is not None and named == target)):
                     break
     out = dict(carried)
     if current is not None and "present" in current.values:
