@@ -73,6 +73,26 @@ def test_a_chapter_linked_to_another_drive_is_a_warning_not_a_failed_walk(projec
     assert "chapters/ch03.md" in walk_manuscript(project).files
 
 
+def test_the_watcher_never_watches_the_folder_a_chapter_links_out_to(project: Path, tmp_path: Path) -> None:
+    # a link out of the project is a warning, never read: its target's folder (a Downloads, a home) was
+    # watched all the same now that the natural order lists the link, and each save there was a sync
+    from membank.shells.chapterwatch import watch_folders
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "notes.md").write_text("外面。\n", "utf-8")
+    (project / "chapters" / "ch03.md").symlink_to(elsewhere / "notes.md")
+
+    class Scheduled:
+        def schedule(self, handler: object, folder: str, **_: object) -> None:
+            pass
+
+    with closing(membank.open(project)) as bank:
+        watched = watch_folders(bank, Scheduled(), None, [], lambda folder: False)  # type: ignore[arg-type]
+    assert os.path.realpath(project / "chapters") in watched
+    assert os.path.realpath(elsewhere) not in watched
+
+
 @pytest.mark.parametrize("head", ["by: " + "[" * 20000 + "]" * 20000 + "\n",
                                   "a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nby: [*b, *b, *b, *b]\n"])
 def test_a_proposal_files_front_matter_nested_deep_or_full_of_aliases_is_read_as_bounded_yaml(tmp_path: Path,
