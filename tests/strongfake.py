@@ -106,3 +106,16 @@ def load_noting_priority() -> StrongEncoder:
 
     LOADED_AT.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
     return load()
+
+
+class _NotFiniteOn:
+    """`_Model`, but NaN for every passage text holding `poison` (a model gone wrong on one window)."""
+
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        rows = _Model().encode(texts, query=query)
+        rows[[i for i, t in enumerate(texts) if "poison" in t and not query]] = np.nan
+        return rows
+
+
+def load_nan_on_poison() -> StrongEncoder:
+    return StrongEncoder("fake-strong:1:32", DIM, _NotFiniteOn())

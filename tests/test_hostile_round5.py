@@ -55,6 +55,44 @@ def test_a_chapter_that_is_a_link_out_or_a_fifo_is_a_warning_in_the_natural_orde
         assert "外面" not in str(bank.search_manuscript(query_text="外面 秘密", limit=50))
 
 
+def test_a_chapter_linked_to_another_drive_is_a_warning_not_a_failed_walk(project: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Windows: a link from C:\novel to D:\notes made os.path.commonpath raise ValueError (paths on two drives),
+    # so the walk, and every call needing the story order, failed
+    from membank.domains.story.positions import walk_manuscript
+
+    (project / "chapters" / "ch03.md").symlink_to(tmp_path / "elsewhere.md")
+    inside, real = os.path.realpath(project), os.path.commonpath
+
+    def two_drives(paths: list[str]) -> str:  # as ntpath answers for C:\… and D:\…
+        if not all(str(p).startswith(inside) for p in paths):
+            raise ValueError("Paths don't have the same drive")
+        return real(paths)
+
+    monkeypatch.setattr(os.path, "commonpath", two_drives)
+    assert "chapters/ch03.md" in walk_manuscript(project).files
+
+
+def test_the_watcher_never_watches_the_folder_a_chapter_links_out_to(project: Path, tmp_path: Path) -> None:
+    # a link out of the project is a warning, never read: its target's folder (a Downloads, a home) was
+    # watched all the same now that the natural order lists the link, and each save there was a sync
+    from membank.shells.chapterwatch import watch_folders
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "notes.md").write_text("外面。\n", "utf-8")
+    (project / "chapters" / "ch03.md").symlink_to(elsewhere / "notes.md")
+
+    class Scheduled:
+        def schedule(self, handler: object, folder: str, **_: object) -> None:
+            pass
+
+    with closing(membank.open(project)) as bank:
+        watched = watch_folders(bank, Scheduled(), None, [], lambda folder: False)  # type: ignore[arg-type]
+    assert os.path.realpath(project / "chapters") in watched
+    assert os.path.realpath(elsewhere) not in watched
+
+
 @pytest.mark.parametrize("head", ["by: " + "[" * 20000 + "]" * 20000 + "\n",
                                   "a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nby: [*b, *b, *b, *b]\n"])
 def test_a_proposal_files_front_matter_nested_deep_or_full_of_aliases_is_read_as_bounded_yaml(tmp_path: Path,
@@ -174,6 +212,34 @@ def test_a_scene_named_by_its_number_holds_nothing_of_a_later_scene(tmp_path: Pa
         assert got["state"]["location"]["value"] == "荣国府"
         assert got["state"]["present"]["value"] == ["林黛玉", "贾母"]
         assert got["scene"]["title"] == "进府"
+    finally:
+        bank.close()
+
+
+def test_a_scene_files_sections_named_by_no_heading_are_the_chapters_scenes_in_file_order(tmp_path: Path) -> None:
+    # a chapter cut by `***` alone has scenes #1, #2: a scene file's sections can name none of them, and every
+    # section was read for `#1`, the last one's location and present characters with them
+    from .storykit import ok, story
+
+    chapter = "林黛玉进京，来到荣国府。\n\n***\n\n贾宝玉 came in wearing 通灵宝玉.\n"
+    bank = story(tmp_path, {"chapters/ch02.md": chapter, ".writenow/scenes/chapters/ch02.md.md": SCENE_FILE})
+    try:
+        got = ok(bank, "story:scene", at="chapters/ch02.md#1")
+        assert got["state"]["location"]["value"] == "荣国府"
+        assert got["state"]["present"]["value"] == ["林黛玉", "贾母"]
+        assert ok(bank, "story:scene", at="chapters/ch02.md#2")["state"]["location"]["value"] == "贾母房中"
+    finally:
+        bank.close()
+
+
+def test_a_section_named_by_no_scene_before_the_named_ones_leaves_them_found_by_name(tmp_path: Path) -> None:
+    from .storykit import ok, story
+
+    file = SCENE_FILE.replace("## 进府\n", "## 序\nlocation: 扬州\n\n## 进府\n")
+    bank = story(tmp_path, {"chapters/ch02.md": SCENE_CH02, ".writenow/scenes/chapters/ch02.md.md": file})
+    try:
+        got = ok(bank, "story:scene", at="chapters/ch02.md#1")
+        assert got["scene"]["title"] == "进府" and got["state"]["present"]["value"] == ["林黛玉", "贾母"]
     finally:
         bank.close()
 

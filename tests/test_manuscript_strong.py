@@ -4,6 +4,7 @@ around `before`. A fake encoder (tests/strongfake.py) stands in for the model.""
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Iterator
 
@@ -151,3 +152,28 @@ def test_an_assemble_whose_memories_embed_the_query_recalls_passages_by_their_wi
     assert strong.fill(bank) > 0
     assert _assembled_sides(bank, memories=5) == {"strong vector"}
     assert _assembled_sides(bank, memories=0) == {"vector"}  # nothing embedded it: no embedding paid here
+
+
+def test_an_assemble_without_memories_recalls_by_the_static_vectors_whatever_embedded_its_query_before(
+        bank: Bank) -> None:
+    """Which vectors rank Layer 4's passages is the assemble's own: a preview (or another project of the same
+    process: the encoder and its query cache are shared) that embedded the same query earlier changes nothing."""
+    assert strong.fill(bank) > 0
+    assert _assembled_sides(bank, memories=0) == {"vector"}
+    bank.preview(query_text="the storm and the ship 0")  # the memories' preview embeds it with the strong model
+    assert _assembled_sides(bank, memories=0) == {"vector"}
+
+
+def test_a_window_the_model_made_nan_ranks_nothing_else(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One window NaN (a model gone wrong on one text) put every passage on the same score: the search was
+    in passage order, the answer anywhere."""
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.strongfake:load_nan_on_poison")
+    root = tmp_path / "novel"
+    membank.init(root)
+    (root / "chapters").mkdir()
+    (root / "chapters" / "ch01.md").write_text("## a\n\nA poison cup on the table.\n\n## b\n\nThe cat slept by the"
+                                               " fire.\n\n## c\n\nThe keeper climbed the lighthouse stairs.\n", "utf-8")
+    with closing(membank.open(root)) as opened:
+        assert strong.fill(opened) > 0
+        items = opened.search_manuscript(query_text="lighthouse stairs", limit=3)["items"]
+        assert "The keeper" in items[0]["text"] and "strong vector #1" in items[0]["reason"]

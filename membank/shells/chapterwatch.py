@@ -26,9 +26,12 @@ def watch_folders(bank: Any, observer: BaseObserver, handler: FileSystemEventHan
     from ..index.store import reading
 
     try:
-        folders = {os.path.realpath(bank.root)}
+        root = os.path.realpath(bank.root)
+        folders = {root}
         with reading():  # the watcher's thread reads on a connection of its own, never the writer's
             folders |= {os.path.dirname(os.path.realpath(bank.root / doc)) for doc in documents(bank)}
+        # a link leading out of the project is never read (a warning): its target's folder is not watched
+        folders = {f for f in folders if f == root or f.startswith(root.rstrip(os.sep) + os.sep)}
     except Exception:
         log.warning("membank watch: the manuscript's folders could not be listed; the periodic scan covers them",
                     exc_info=True)

@@ -319,8 +319,9 @@ def _assemble(bank: Bank, req: Request, started: float) -> dict[str, Any]:
                                   "no preferences, memories, episodes, history or working memory"))
         if position is not None and (rules["recap"] or rules["recall"]):
             pieces += from_manuscript.recap(bank, position, rules["recap"])
+            # the strong windows only where this assemble's memories' side embeds the query (docs/manuscript.md)
             pieces += from_manuscript.recall(bank, req.start, passage, text, _query(req, passage), rules["recall"],
-                                             position)
+                                             position, windows=injection and rules["memories"] > 0)
 
     return finish(bank, req, skill, rules, pieces, reasons, Finish(hidden, capped, late, passage, document, started,
                                                                       unfit=unfit))

@@ -51,9 +51,9 @@ def recap(bank: Bank, position: str, tokens: int) -> list[Piece]:
 
 
 def recall(bank: Bank, start: int | None, passage: Passage, text: str | None, query: str, k: int,
-           position: str) -> list[Piece]:
+           position: str, windows: bool = True) -> list[Piece]:
     """The k earlier passages most relevant to `query`: from before the selection's scene, none already in
-    Layer 5's text, each citing its line."""
+    Layer 5's text, each citing its line (`windows`: manuscript/recall.py)."""
     if k <= 0:
         return []
     from ..manuscript.recall import recall as recalled
@@ -63,4 +63,4 @@ def recall(bank: Bank, start: int | None, passage: Passage, text: str | None, qu
                                       at + len(passage.selection) + len(passage.after.text))
     around = passage.before.text + passage.selection + passage.after.text
     return [Piece(4, "manuscript", "passage", r.text, None, r.source, r.line, {"scene": r.scene, "why": r.reason},
-                  r.score) for r in recalled(bank, position, query, k, window, around)]
+                  r.score) for r in recalled(bank, position, query, k, window, around, windows)]

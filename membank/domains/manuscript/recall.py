@@ -47,10 +47,11 @@ def shown(text: str, surrounding: str) -> bool:
 
 
 def recall(bank: Bank, before: str, query: str, k: int, window: tuple[int, int] | None,
-           surrounding: str) -> list[Recalled]:
+           surrounding: str, windows: bool = True) -> list[Recalled]:
     """The k best passages strictly before the story position `before` (its document's scene where the
     selection is), none overlapping `window` (code-point offsets of Layer 5's text in that document) nor
-    shown in `surrounding`."""
+    shown in `surrounding`. `windows` False: the static vectors rank, whatever the encoder keeps (an assemble
+    whose memories' side does not embed the query: which vectors rank is never left to what ran before)."""
     if k <= 0 or not query.strip() or not story_order(bank).knows(before):
         return []  # a document outside the story order is after every chapter: recall nothing, hide nothing less
     document = story_order(bank).locate(before)[0]
@@ -61,7 +62,7 @@ def recall(bank: Bank, before: str, query: str, k: int, window: tuple[int, int] 
             (document, window[1], window[0])))
     # the strong windows rank when the memories' side of this assemble already embedded the query (the
     # encoder keeps it); an embedding of its own (~10-25 ms) is never paid for here: else the static vectors
-    items, _ = ranked(bank, query, before, None, k + 8, exclude, embed=False)
+    items, _ = ranked(bank, query, before, None, k + 8, exclude, embed=False, windows=windows)
     out = []
     for item in items:
         if shown(item["text"], surrounding):

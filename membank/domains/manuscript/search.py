@@ -115,10 +115,11 @@ def search(bank: Bank, query_text: str, before: str | None = None, document_id: 
 
 
 def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | None, limit: int,
-           exclude: frozenset[int] = frozenset(), embed: bool = True) -> tuple[list[dict[str, Any]], Before | None]:
+           exclude: frozenset[int] = frozenset(), embed: bool = True, windows: bool = True
+           ) -> tuple[list[dict[str, Any]], Before | None]:
     """The items, best first, and the limit the position set. The passages' strong windows rank when every
     passage has them (strong.py), else the static vectors; `embed` False: the windows rank only when the
-    query's strong vector is already made (no embedding is paid for here)."""
+    query's strong vector is already made (no embedding is paid for here); `windows` False: never."""
     index = bank.index
     bound = limit_of(bank, before)
     where, args = _allowed_sql(bound, document_id)
@@ -131,7 +132,7 @@ def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | N
     if match is not None:
         lexical = [(i, s) for i, s in words.best(index, match, where, args, within, CANDIDATES + len(exclude))
                    if i not in exclude]
-    nearest = strong.nearest(bank, query_text, allowed, CANDIDATES, embed)
+    nearest = strong.nearest(bank, query_text, allowed, CANDIDATES, embed) if windows else None
     side = "vector" if nearest is None else "strong vector"
     if nearest is None:
         nearest = _nearest(bank, query_text, allowed, CANDIDATES)

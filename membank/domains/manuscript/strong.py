@@ -145,13 +145,18 @@ def fill(bank: Bank) -> int:
     if encoder is None:
         return 0
     done = 0
-    while rows := pending(bank.index, BATCH):
+    while rows := _pending_locked(bank):
         made = embed(encoder, rows)
         assert made is not None  # (nothing stops it)
         with bank.write_lock, bank.index.transaction():
             put(bank.index, encoder.name, made)
         done += len(rows)
     return done
+
+
+def _pending_locked(bank: Bank) -> list[tuple[int, str, str]]:
+    with bank.index.lock:  # the writer's connection, which the memories' filler writes with meanwhile
+        return pending(bank.index, BATCH)
 
 
 def _encoder(bank: Bank) -> Any:
@@ -190,6 +195,8 @@ def _read(index: Index) -> tuple[Any, Any, Any] | None:
         owners = np.asarray([r[0] for r in rows], np.int64)
         ids, first = np.unique(owners, return_index=True)
         matrix = np.frombuffer(b"".join(r[1] for r in rows), np.float16).reshape(len(rows), -1).astype(np.float32)
+        # a window the model made NaN (or too large for float16) scores as a zero row: never every passage's score
+        matrix[~np.isfinite(matrix).all(axis=1)] = 0.0
         got = (ids, first, matrix)
     return got
 

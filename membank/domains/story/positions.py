@@ -124,8 +124,8 @@ def _unreadable(root: Path, path: str, entry: os.DirEntry[str]) -> bool:
     socket, or a link leading out of the project. A link inside it is skipped: its target is read by its name."""
     if not entry.is_symlink():
         return True
-    inside = os.path.realpath(root)
-    return os.path.commonpath([os.path.realpath(root / path), inside]) != inside
+    # (not os.path.commonpath: it raises for paths on two drives, a link from C:\ to D:\ on Windows)
+    return not Path(os.path.realpath(root / path)).is_relative_to(os.path.realpath(root))
 
 
 def _fresh(root: Path, walk: Walk) -> bool:

@@ -116,12 +116,13 @@ def state(scenes_of: Callable[[str], list[Scene]], order: StoryOrder, at: str
         return carried, None
     here = order.document_rank(document)
     # `#2` (context:assemble's form) names the second scene as `#雨夜` does: a section of a later scene of the
-    # chapter never answers an earlier one; a section whose title is no scene of it is taken in file order
+    # chapter never answers an earlier one; a section whose title is no scene of it counts in file order
     target = order.scene_number(document, title) if title is not None else None
     for rank in range(here + 1):
         position = order.positions[rank]
-        for scene in scenes_of(position):
-            number = order.scene_number(document, scene.title) if rank == here and scene.title else None
+        for n, scene in enumerate(scenes_of(position), start=1):
+            named = order.scene_number(document, scene.title) if rank == here and scene.title else None
+            number = n if named is None and rank == here and scene.title else named
             if target is not None and number is not None and number > target:
                 break
             for key, (value, line) in scene.values.items():
@@ -129,7 +130,7 @@ def state(scenes_of: Callable[[str], list[Scene]], order: StoryOrder, at: str
                     carried[key] = {"value": value, "at": position, "source": scene.source, "line": line}
             if rank == here:
                 current = scene
-                if title is not None and (scene.title == title or (number is not None and number == target)):
+                if title is not None and (scene.title == title or (named is not None and named == target)):
                     break
     out = dict(carried)
     if current is not None and "present" in current.values:
