@@ -177,3 +177,19 @@ def test_a_window_the_model_made_nan_ranks_nothing_else(tmp_path: Path, monkeypa
         assert strong.fill(opened) > 0
         items = opened.search_manuscript(query_text="lighthouse stairs", limit=3)["items"]
         assert "The keeper" in items[0]["text"] and "strong vector #1" in items[0]["reason"]
+
+
+def test_a_previews_passages_rank_by_the_windows_in_a_semantic_preview_only(bank: Bank) -> None:
+    """The bank's search lists the passages before the document (recall/passages.py), ranked by the windows
+    where the preview's memories' side embedded the query; with injection off, none."""
+    assert strong.fill(bank) > 0
+    query = "the ship in the storm"
+
+    def sides() -> set[str]:
+        found = bank.preview(query_text=query, document_id="chapters/ch02.md")["passages"]
+        assert found and all(p["source"] == "chapters/ch01.md" for p in found)  # before ch02 only
+        return {p["reason"].split(": ", 1)[1].split(" #")[0] for p in found if "#" in p["reason"].split(",")[0]}
+
+    assert sides() == {"strong vector"}
+    bank.update_settings({"injectionEnabled": False})
+    assert bank.preview(query_text=query, document_id="chapters/ch02.md")["passages"] == []

@@ -19,9 +19,11 @@ def before_of(document: str | None, known: bool) -> str | None:
     return document if document is not None and known else None
 
 
-def search(bank: Bank, query_text: str, document: str | None, k: int = PASSAGES_SHOWN) -> list[dict[str, Any]]:
+def search(bank: Bank, query_text: str, document: str | None, windows: bool,
+           k: int = PASSAGES_SHOWN) -> list[dict[str, Any]]:
     """The k passages most relevant to the query from before `document`, best first, each cited
-    `source:line` (`manuscript:search`'s items)."""
+    `source:line` (`manuscript:search`'s items). `windows`: whether the preview's memories' side embedded
+    the query with the strong model (a semantic preview), the one case the strong windows may rank."""
     from ..manuscript import search as manuscript  # at the call: a preview without a query never needs it
     from ..story.positions import story_order
 
@@ -29,6 +31,7 @@ def search(bank: Bank, query_text: str, document: str | None, k: int = PASSAGES_
     if before is None or k <= 0 or not query_text.strip():
         return []
     # the strong windows rank when the preview's memories' side already embedded the query (the encoder
-    # keeps it); a second embedding is never paid for here: else the static vectors, as for Layer 4's recall
-    items, _ = manuscript.ranked(bank, query_text, before, None, k, embed=False)
+    # keeps it); a second embedding is never paid for here: else the static vectors, as for Layer 4's
+    # recall, whatever the process's query cache holds (the same preview always ranks the same way)
+    items, _ = manuscript.ranked(bank, query_text, before, None, k, embed=False, windows=windows)
     return [{key: v for key, v in item.items() if key != "id"} for item in items]

@@ -50,7 +50,7 @@ def preview(bank: Bank, query_text: str | None = None, document_id: str | None =
     with queries.hiding(hidden):
         answer = _preview_at(bank, query_text, document, started)
     # the manuscript's passages before the document (recall/passages.py), found when the cards are
-    answer["passages"] = bank_passages.search(bank, query_text, document) \
+    answer["passages"] = bank_passages.search(bank, query_text, document, answer["mode"] == "semantic") \
         if query_text and bank.settings_files.memory()["injectionEnabled"] else []
     answer["diagnostics"]["tookMs"] = round((time.perf_counter() - started) * 1000, 3)
     return answer
