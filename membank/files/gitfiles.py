@@ -94,10 +94,35 @@ def with_lines(text: str, wanted: list[Wanted]) -> str:
 def missing(bank: Path) -> dict[str, list[Wanted]]:
     """The wanted lines each git file lacks (a file that cannot be read lacks them all)."""
     out: dict[str, list[Wanted]] = {}
-    for w in WANTED:
-        if not has(_text(bank / w.file), w):
-            out.setdefault(w.file, []).append(w)
+    for file in (ATTRIBUTES, IGNORE):
+        lacks = _lacking(os.path.join(bank, file))
+        if lacks:
+            out[file] = list(lacks)
     return out
+
+
+# what each git file lacked, by path, with the stat it was read at: `index:status` asks on every call
+# (the sidecar's round trip), and a file read again only when its stat moved
+_LACKED: dict[str, tuple[tuple[int, ...] | None, tuple[Wanted, ...]]] = {}
+
+
+def _lacking(path: str) -> tuple[Wanted, ...]:
+    try:
+        st = os.stat(path)
+        seen: tuple[int, ...] | None = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) \
+            if stat.S_ISREG(st.st_mode) else None
+    except OSError:
+        seen = None
+    kept = _LACKED.get(path)
+    if kept is not None and seen is not None and kept[0] == seen:
+        return kept[1]
+    name = os.path.basename(path)
+    text = _text(Path(path)) if seen is not None else ""
+    lacks = tuple(w for w in WANTED if w.file == name and not has(text, w))
+    if len(_LACKED) > 64:  # many projects over a process's life: the memo stays small
+        _LACKED.clear()
+    _LACKED[path] = (seen, lacks)
+    return lacks
 
 
 def _text(path: Path) -> str:
@@ -121,11 +146,14 @@ def not_a_file(path: Path) -> str:
 
 def in_git(bank: Path) -> bool:
     """Whether the bank is inside a git work tree (a `.git` folder or file at or above it)."""
-    folder = bank.resolve()
-    for candidate in (folder, *folder.parents):
-        if os.path.exists(candidate / ".git"):
+    folder = os.path.realpath(bank)  # what Path.resolve() does, without a Path per folder
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
             return True
-    return False
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
 
 
 def check(bank: Path, cite: Cite) -> list[Diagnostic]:

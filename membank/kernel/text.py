@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import unicodedata
 from typing import Callable
 
 # CJK ideographs, kana, hangul: each is roughly one token for the model and one word for search
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff]")
+_CJK_CLASS = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff]"
+
+
+@functools.cache
+def _cjk(run: bool = False) -> re.Pattern[str]:
+    """`_CJK_CLASS` compiled at its first use (`run`: one or more of them): its ranges cost ~8 ms of a
+    process's start to compile, which a command that measures no text (`membank status`) never pays."""
+    return re.compile(_CJK_CLASS + ("+" if run else ""))
 
 
 def estimate_tokens(text: str) -> int:
@@ -20,18 +28,15 @@ def estimate_tokens(text: str) -> int:
 
 
 def _cjk_count(text: str) -> int:
-    """The code points of `text` that `_CJK` matches: by the regex (without a list of them), or for a long
+    """The code points of `text` that `_CJK_CLASS` matches: by the regex (without a list of them), or for a long
     text in a process that has numpy loaded (an assembled prompt's blocks), in one vectorised pass over
     `_CJK_RANGES` (~4x faster at 10,000 code points); numpy is never imported for it."""
     np = sys.modules.get("numpy")
     if np is None or len(text) < 2048:
-        return len(text) - len(_CJK.sub("", text))
+        return len(text) - len(_cjk().sub("", text))
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     points = points[points >= _CJK_RANGES[0][0]]  # most of a text is below every range
     return sum(int(np.count_nonzero((points >= low) & (points <= high))) for low, high in _CJK_RANGES)
-
-
-_CJK_RUN = re.compile(_CJK.pattern + "+")
 
 
 def script_language(text: str) -> str:
@@ -47,7 +52,7 @@ def script_language(text: str) -> str:
     return "zh" if letters and cjk / letters >= 0.3 else "en"
 
 
-# the code point ranges of _CJK, for counting them over a whole text at once
+# the code point ranges of _CJK_CLASS, for counting them over a whole text at once
 _CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF),
                (0x20000, 0x2FFFF))
 
@@ -82,9 +87,9 @@ def fts_text(text: str) -> str:
     if text.isascii():  # NFKC leaves ASCII as it is, and it holds no CJK (most memories): no NFKC pass
         return text
     text = unicodedata.normalize("NFKC", text)
-    if not _CJK.search(text):
+    if not _cjk().search(text):
         return text
-    return _CJK_RUN.sub(lambda m: " " + " ".join(m.group(0)) + " ", text)  # one call per run, not per character
+    return _cjk(True).sub(lambda m: " " + " ".join(m.group(0)) + " ", text)  # one call per run, not per character
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -107,13 +112,14 @@ def fts_terms(text: str) -> list[str]:
     text has nothing else."""
     words: list[str] = []
     phrases: list[str] = []
+    cjk = _cjk()
     for word in _WORD.findall(unicodedata.normalize("NFKC", text)):
-        if not _CJK.search(word):
+        if not cjk.search(word):
             if len(word) > 1 or word.isdigit():
                 words.append(word)
             continue
-        words.extend(w for w in _CJK.sub(" ", word).split() if len(w) > 1)
-        chars = [c for c in word if _CJK.fullmatch(c)]
+        words.extend(w for w in cjk.sub(" ", word).split() if len(w) > 1)
+        chars = [c for c in word if cjk.fullmatch(c)]
         if len(chars) == 1:
             phrases.append(f'"{chars[0]}"')
         phrases.extend(f'"{a} {b}"' for a, b in zip(chars, chars[1:]))

@@ -9,21 +9,18 @@ from __future__ import annotations
 import gc
 import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, NoReturn, Optional
 
 import typer
-from rich.text import Text
 
 from ..kernel import clock
 from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
 from .clikit import JsonOpt, PathArg, ProjectOpt, app, command, finish, only, open_registry, call
 from .demo import run_demo
-from .render import diagnostic_lines, err, memory_table, memory_view, out, preview_view
+from .render import diagnostic_lines, err, memory_table, memory_view, out, preview_view, styled
 from .cells import visible
 
 
@@ -43,7 +40,7 @@ def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None
 
     def show(d: dict[str, Any]) -> None:
         made = len(d["created"])
-        out.print(Text.assemble("project ", (d["name"], "bold"), f" ({d['projectId']}): "
+        out.print(styled("project ", (d["name"], "bold"), f" ({d['projectId']}): "
                                 + (f"{made} file{'' if made == 1 else 's'} created" if made else "already set up, nothing changed")))
         if any(c.startswith((".writenow/memories/", ".writenow/characters/", ".writenow/world/")) for c in d["created"]):
             out.print("the example memories, character and place are switched off (they reach no prompt); each "
@@ -58,7 +55,7 @@ def open_(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
         envelope = dispatch(registry, "project:open", {"path": str(path) if path is not None else str(Path.cwd())})
     finally:
         registry.close()
-    finish(envelope, as_json, lambda d: out.print(Text.assemble((d["name"], "bold"), f" ({d['projectId']}) in {d['root']}")))
+    finish(envelope, as_json, lambda d: out.print(styled((d["name"], "bold"), f" ({d['projectId']}) in {d['root']}")))
 
 
 @command("index:sync")
@@ -90,7 +87,7 @@ def index(path: Optional[Path] = PathArg, rebuild: bool = typer.Option(False, "-
 @command("index:status")
 def status(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
     def show(d: dict[str, Any]) -> None:
-        out.print(Text.assemble((d["name"], "bold"), f" ({d['projectId']})"))
+        out.print(styled((d["name"], "bold"), f" ({d['projectId']})"))
         for key, value in d["counts"].items():
             out.print(f"  {key}: {value}")
         out.print(f"  last sync: {d['lastSync']}")
@@ -222,6 +219,7 @@ def _edit_in_editor(memory_id: str, project: Optional[Path], as_json: bool) -> N
             finish(envelope, as_json)
         path = registry.get(None).file_of(envelope["data"]["source"])
         import shlex  # here: only this command splits a command line
+        import subprocess
 
         try:  # shlex: an editor path with spaces may be quoted, as a shell would take it
             subprocess.call([*shlex.split(editor, posix=os.name != "nt"), str(path)])
@@ -390,6 +388,7 @@ def bench(quick: bool = typer.Option(False, "--quick", help="Reduced sizes (2,00
 @app.command()
 def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder and print where it is.")) -> None:
     """Build a sample project in a temporary folder and walk through the main job."""
+    import shutil
     import tempfile  # here: only the demo makes a temporary folder
 
     folder = Path(tempfile.mkdtemp(prefix="membank-demo-"))

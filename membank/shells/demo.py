@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
 from .render import memory_table, preview_view
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def sample_project_dir() -> Path:

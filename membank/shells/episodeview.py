@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 
 from . import render
-from .render import out
+from .render import out, styled
 
 
 def _cell(value: Any) -> str:
@@ -17,7 +16,7 @@ def _cell(value: Any) -> str:
 
 
 def trace_view(d: dict[str, Any]) -> None:
-    out.print(Text.assemble(("run ", "bold"), d["runId"], f" · skill {_cell(d['skillId'])} · {_cell(d['at'])}"))
+    out.print(styled(("run ", "bold"), d["runId"], f" · skill {_cell(d['skillId'])} · {_cell(d['at'])}"))
     out.print(f"document: {d['documentId'] or '(none)'} · prefix {d['stablePrefixHash'] or ''} · {d['source']}")
     table = render.table("what the prompt held", ("layer", "kind", "id", "source", "tokens", "score"))
     for p in d["pieces"]:
@@ -47,7 +46,7 @@ def episode_line(e: dict[str, Any]) -> str:
 
 def feedback_view(d: dict[str, Any]) -> None:
     e, s, p = d["episode"], d["signal"], d["preference"]
-    out.print(Text.assemble(("episode ", "bold"), e["id"], f": {episode_line(e)} · {e['source']}"))
+    out.print(styled(("episode ", "bold"), e["id"], f": {episode_line(e)} · {e['source']}"))
     replaced = " (replaced the accept's signal)" if s["replaced"] else ""
     out.print(f"signal: {s['name']} {s['weight']:+.2f}{replaced}" + (f", {s['repeats']} repeat(s)" if s["repeats"] else ""))
     if p is None:

@@ -6,41 +6,40 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 
-from .render import out
+from .render import out, styled
 
 _STYLE = {"open": "yellow bold", "resolved": "green", "dropped": "dim"}
 
 
 def threads_view(d: dict[str, Any]) -> None:
     where = f" at {d['at']}" if d.get("at") else " (the whole story)"
-    out.print(Text.assemble(("threads", "bold"), where, f": {d['total']:,}"))
+    out.print(styled(("threads", "bold"), where, f": {d['total']:,}"))
     for t in d["items"]:
         closed = t.get("resolved") or t.get("dropped")
         span = f"{t['opened']} → {closed}" if closed else f"since {t['opened']}"
-        out.print(Text.assemble((f"  {t['status']:<9}", _STYLE.get(t["status"], "")), (t["title"], "bold"),
+        out.print(styled((f"  {t['status']:<9}", _STYLE.get(t["status"], "")), (t["title"], "bold"),
                                 f"  {span}  {t['source']}:{t['line']}"))
         if t["note"]:
             out.print(f"             {t['note'].splitlines()[0]}")
     for p in d.get("problems") or []:
-        out.print(Text.assemble(("  not a thread ", "red"), f"{p['source']}:{p['line']}  {p['message']}"))
+        out.print(styled(("  not a thread ", "red"), f"{p['source']}:{p['line']}  {p['message']}"))
 
 
 def scene_view(d: dict[str, Any]) -> None:
-    out.print(Text.assemble(("scene ", "bold"), d["at"], f"  {d['line'] or '(nothing recorded)'}"))
+    out.print(styled(("scene ", "bold"), d["at"], f"  {d['line'] or '(nothing recorded)'}"))
     for key, v in d["state"].items():
         value = ", ".join(map(str, v["value"])) if isinstance(v["value"], list) else v["value"]
         out.print(f"  {key:<9} {value}  ({v['at']}, {v['source']}:{v['line']})")
     for p in d.get("problems") or []:
-        out.print(Text.assemble(("  not read ", "red"), f"{p['source']}:{p['line']}  {p['message']}"))
+        out.print(styled(("  not read ", "red"), f"{p['source']}:{p['line']}  {p['message']}"))
 
 
 def reader_view(d: dict[str, Any]) -> None:
-    out.print(Text.assemble(("the reader knows", "bold"), f" at {d['at']}: {d['total']:,} fact(s)"))
+    out.print(styled(("the reader knows", "bold"), f" at {d['at']}: {d['total']:,} fact(s)"))
     for f in d["items"]:
         since = f"revealed {f['revealed']}" if f["revealed"] else "from the start"
-        out.print(Text.assemble(f"  {f['content'].splitlines()[0] if f['content'] else f['id']}",
+        out.print(styled(f"  {f['content'].splitlines()[0] if f['content'] else f['id']}",
                                 (f"  ({since}, {f['source']})", "dim")))
 
 
@@ -49,7 +48,7 @@ def duplicates_view(d: dict[str, Any]) -> None:
         out.print("no near-duplicates")
         return
     for item in d["items"]:
-        out.print(Text.assemble(("  merge? ", "yellow bold"), item["message"]))
+        out.print(styled(("  merge? ", "yellow bold"), item["message"]))
         for s in item["sources"]:
             out.print(f"    {s['source']}:{s['line']}")
     out.print(f"{d['total']} near-duplicate(s)")

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from rich.panel import Panel
-from rich.text import Text
-
 from . import render
-from .render import err, out
+from .console import shown_console
+from .render import err, out, styled
 
-_boxes = render.Shown(highlight=False, markup=False, emoji=False)  # wraps long lines inside the boxes (`out` does not wrap)
-render.piped_width(_boxes)  # piped, as wide as the tables: a skill's 80-column lines are not broken in two
+
+@functools.cache
+def _boxes() -> Any:
+    """Wraps long lines inside the boxes (`out` does not wrap); piped, as wide as the tables: a skill's
+    80-column lines are not broken in two."""
+    return shown_console(highlight=False, markup=False, emoji=False)
+
 _RULE_ORDER = ("surrounding", "characters", "project-settings", "preferences", "memories", "episodes", "history",
                "max_tokens")
 
@@ -30,6 +34,8 @@ def skills_view(d: dict[str, Any]) -> None:
     if not d["items"]:
         out.print("no skills (membank init adds the built-in ones)")
         return
+    from rich.text import Text
+
     table = render.table("skills", ("id", "name", "rules in effect", "source"))
     for s in d["items"]:
         rules = _rules(s["rules"]) if s["valid"] else Text(f"{len(s['problems'])} problem(s): membank doctor", "red")
@@ -38,10 +44,10 @@ def skills_view(d: dict[str, Any]) -> None:
 
 
 def skill_view(s: dict[str, Any]) -> None:
-    out.print(Text.assemble((s["name"], "bold"), f"  ({s['id']}, {s['source']})"))
+    out.print(styled((s["name"], "bold"), f"  ({s['id']}, {s['source']})"))
     if s["description"]:
         out.print(s["description"])
-    out.print(Text.assemble(("rules: ", "bold"), _rules(s["rules"])))
+    out.print(styled(("rules: ", "bold"), _rules(s["rules"])))
     for p in s["problems"]:
         err.print(f"problem [{p['field']}] line {p['line']}: {p['message']}")
     out.print()
@@ -50,11 +56,14 @@ def skill_view(s: dict[str, Any]) -> None:
 
 def prompt_view(d: dict[str, Any]) -> None:
     """The prompt as boxed layers with their tokens, then what was dropped or hidden and why."""
+    from rich.panel import Panel
+    from rich.text import Text
+
     diag = d["diagnostics"]
     for block in d["blocks"]:
         part = "systemPrompt" if block["layer"] <= 3 else "userContent"
         title = f"Layer {block['layer']} · {block['name']} · {block['tokens']} tokens · {part}"
-        _boxes.print(Panel(Text(block["text"].rstrip("\n")), title=title, title_align="left", expand=True))
+        _boxes().print(Panel(Text(block["text"].rstrip("\n")), title=title, title_align="left", expand=True))
     for reason in diag["reasons"]:
         err.print(f"note [{reason['code']}]: {reason['message']}")
     for drop in diag["dropped"]:

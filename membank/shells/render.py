@@ -3,50 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-from typing import Any, Iterable
-
-from rich.console import Console
-from rich.segment import Segment
-from rich.table import Table
-from rich.text import Text
+from typing import Any
 
 from .cells import cells, clip, pad, visible
+from .console import err, out, styled  # noqa: F401  # the consoles (console.py), imported from here by the commands
 
 
-class Shown(Console):
-    """A console that shows the writer's text and never runs it: control characters (an escape sequence
-    in a card's name, a memory's body) are printed as their control pictures (`cells.visible`)."""
+def table(title: str, columns: tuple[str, ...]) -> Any:
+    """A rich Table with these columns, long values folded rather than cut."""
+    from rich.table import Table
 
-    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Text:
-        return super().render_str(visible(text), *args, **kwargs)
-
-    def render(self, renderable: Any, options: Any = None) -> Iterable[Segment]:
-        for segment in super().render(renderable, options):  # a Text made elsewhere: its text too
-            yield segment if segment.control or segment.text.isprintable() else \
-                Segment(visible(segment.text), segment.style, segment.control)
-
-
-# markup off: sources, ids and memory text are the writer's own and may hold [brackets]; styles are given as Text
-# emoji off: `:smile:` in a memory is its text, not 😄
-out = Shown(highlight=False, soft_wrap=True, markup=False, emoji=False)
-err = Shown(stderr=True, highlight=False, markup=False, emoji=False)
-
-PIPED_WIDTH = 120  # without a terminal (piped, redirected, CI) rich would lay tables out in 80 columns
-
-
-def piped_width(console: Console) -> None:
-    """A console writing to no terminal gets PIPED_WIDTH columns, unless $COLUMNS says otherwise."""
-    if not console.is_terminal and not os.environ.get("COLUMNS"):
-        console.width = PIPED_WIDTH
-
-
-for _console in (out, err):
-    piped_width(_console)
-
-
-def table(title: str, columns: tuple[str, ...]) -> Table:
-    """A table with these columns, long values folded rather than cut."""
     made = Table(title=title)
     for col in columns:
         made.add_column(col, overflow="fold")
@@ -71,6 +37,8 @@ def memory_table(items: list[dict[str, Any]], title: str | None = None) -> None:
     if len(rows) > TABLE_ROWS or not out.is_terminal:
         plain_columns(columns, rows, title)
         return
+    from rich.table import Table
+
     table = Table(title=title, show_lines=False)
     for col in columns:
         table.add_column(col, overflow="fold")
@@ -107,7 +75,7 @@ def diagnostic_lines(items: list[dict[str, Any]]) -> None:
         return
     for d in items:
         style = "red" if d["severity"] == "error" else "yellow"
-        out.print(Text.assemble((d["severity"], style), f" {d['source']}:{d['line']}: {d['message']}"))
+        out.print(styled((d["severity"], style), f" {d['source']}:{d['line']}: {d['message']}"))
 
 
 def shown(value: Any) -> str:
@@ -134,9 +102,9 @@ def memory_view(m: dict[str, Any]) -> None:
     for key in ("id", "type", "scope", "documentId", "origin", "confidence", "tags", "pinned", "revision",
                 "createdAt", "updatedAt", "deletedAt", "source"):
         if m.get(key) not in (None, [], ""):
-            out.print(Text.assemble((key, "bold"), f": {shown(m[key])}"))
+            out.print(styled((key, "bold"), f": {shown(m[key])}"))
     if m.get("metadata"):
-        out.print(Text.assemble(("metadata", "bold"), f": {shown(m['metadata'])}"))
+        out.print(styled(("metadata", "bold"), f": {shown(m['metadata'])}"))
     out.print()
     out.print(m["content"])
 

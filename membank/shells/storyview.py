@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 
 from . import render
-from .render import out
+from .render import out, styled
 
 
 def _cite(v: dict[str, Any] | None) -> str:
@@ -41,7 +40,7 @@ def entities_view(d: dict[str, Any]) -> None:
 def entity_view(e: dict[str, Any]) -> None:
     """One entity: a timeline of every position where something about it happens (or its state at
     one position, with --at)."""
-    out.print(Text.assemble((e["name"], "bold"), f"  ({e['kind']}, {e['id']}, {e['source']})"))
+    out.print(styled((e["name"], "bold"), f"  ({e['kind']}, {e['id']}, {e['source']})"))
     if e["summary"]:
         out.print(e["summary"])
     if e["introduced"]:
@@ -79,7 +78,7 @@ def entity_view(e: dict[str, Any]) -> None:
 
 def _now(e: dict[str, Any]) -> None:
     if e["state"] or e["facets"]:
-        out.print(Text.assemble(("now: ", "bold"), e["state"]["value"] if e["state"] else "",
+        out.print(styled(("now: ", "bold"), e["state"]["value"] if e["state"] else "",
                                 f"  {_facets(e['facets'])}" if e["facets"] else ""))
     if e["hidden"]:
         out.print(f"{e['hidden']} later progression(s) or relation(s) not shown")
@@ -96,7 +95,7 @@ def edges_view(d: dict[str, Any]) -> None:
 
 
 def state_view(d: dict[str, Any]) -> None:
-    out.print(Text.assemble(("state: ", "bold"), d["state"] or "(none)",
+    out.print(styled(("state: ", "bold"), d["state"] or "(none)",
                             f"  (since {d['since']}, {d['source']}:{d['line']})" if d["state"] else ""))
     for key, v in d["facets"].items():
         out.print(f"{key}: {render.shown(v['value'])}  ({v['source']}:{v['line']}, since {v['at']})")
@@ -117,22 +116,22 @@ def _skipped(d: dict[str, Any]) -> None:
     """The regex keys a scan could not run (story.md): the first few, and how many in all."""
     skipped = d.get("skipped") or []
     for s in skipped[:5]:
-        out.print(Text.assemble(("skipped ", "yellow"), s["message"]))
+        out.print(styled(("skipped ", "yellow"), s["message"]))
     if d.get("skippedTotal", 0) > min(len(skipped), 5):
         out.print(f"… {d['skippedTotal']:,} regular-expression keys skipped in all (`--json` lists the first 200)")
 
 
 def check_view(d: dict[str, Any]) -> None:
     where = d["documentId"] + ("" if d["positionKnown"] else " (not a story position: timeless values only)")
-    out.print(Text.assemble(("check ", "bold"), where, f": {d.get('entitiesTotal', len(d['entities'])):,} entities, "
+    out.print(styled(("check ", "bold"), where, f": {d.get('entitiesTotal', len(d['entities'])):,} entities, "
                             f"{d.get('factsTotal', len(d['facts'])):,} facts, {d.get('flagsTotal', len(d['flags'])):,} "
                             "flag(s)"))
     for f in d["flags"]:
-        out.print(Text.assemble((f["code"], "red bold"), f"  {f['message']}"))
+        out.print(styled((f["code"], "red bold"), f"  {f['message']}"))
         for ev in f["evidence"]:
             out.print(f"    {ev['source']}:{ev['line']}")
     for e in d["entities"]:
-        out.print(Text.assemble(("  " + e["name"], "bold"), f"  ×{e.get('mentionsTotal', len(e['mentions']))}  ",
+        out.print(styled(("  " + e["name"], "bold"), f"  ×{e.get('mentionsTotal', len(e['mentions']))}  ",
                                 e["state"]["value"] if e["state"] else "", f"  {_facets(e['facets'])}"))
     if d.get("entitiesTotal", 0) > len(d["entities"]):
         out.print(f"  … and {d['entitiesTotal'] - len(d['entities']):,} more entities (the first 200 by first mention "

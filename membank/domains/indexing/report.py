@@ -6,6 +6,7 @@ from typing import Any
 
 from ...files import gitfiles
 from ...files.records import ERROR, Diagnostic
+from ...kernel import callmemo
 from ..contract import Bank
 from . import journals
 from ..capture.problems import problems as capture_problems
@@ -32,12 +33,20 @@ def _found(bank: Bank) -> list[Diagnostic]:
 
 
 def diagnostics(bank: Bank) -> dict[str, Any]:
-    found = _found(bank)
+    with callmemo.remembering():  # the settings files and the index's data version looked at once
+        found = _found(bank)
     found.sort(key=lambda d: (d.source, d.line, d.message))
     return {"items": [d.to_dict() for d in found]}
 
 
 def status(bank: Bank) -> dict[str, Any]:
+    """What the index holds and how it stands. One call scope (kernel/callmemo.py): the settings files
+    are looked at once, and whether another connection committed once, not by every part that asks."""
+    with callmemo.remembering():
+        return _status(bank)
+
+
+def _status(bank: Bank) -> dict[str, Any]:
     severities = [d.severity for d in _found(bank)]  # counted, not listed: at 2,000 cards ~1,800 of them
     errors = severities.count(ERROR)
     info = bank.model_info()  # from the model's files: a status never waits for the model to load
