@@ -64,13 +64,7 @@ def passages(index: Index, ids: Iterable[int]) -> list[Stored]:
 
 
 def generation(index: Index) -> int:
-    """The passages' generation, read once per view of the index (an assembly asks four times)."""
-    memo = index.view_memo("manuscript.generation")
-    if memo is None:
-        return int(index.get_meta(GENERATION) or 0)
-    if "generation" not in memo:
-        memo["generation"] = int(index.get_meta(GENERATION) or 0)
-    return memo["generation"]  # type: ignore[no-any-return]
+    return int(index.get_meta(GENERATION) or 0)
 
 
 def moved(index: Index) -> None:
