@@ -152,7 +152,8 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
     with call_allowance():
         rows, skipped = catalog.matcher.mention_rows(text)  # `mentions`, without a Match for each
     by_card: dict[str, list[tuple[int, int, str]]] = {}  # each card's mentions, made into dicts if listed
-    counted: dict[str, frozenset[str] | None] = {}  # card -> the words that are its mentions (None: every key)
+    # card -> the words that are its mentions (None: every key), once per generation of the cards
+    counted: dict[str, frozenset[str] | None] = catalog.memo("check.words")
     named: set[str] = set()  # the cards named by a name or alias (or a key, with `mention_keys: true`)
     for offset, length, card_id, key, word in rows:
         if card_id not in counted:
