@@ -84,6 +84,10 @@ class StoryOrder:
         object.__setattr__(self, "_rank", {p: i for i, p in enumerate(self.positions)})
         object.__setattr__(self, "_scenes", dict(self.scenes))
         object.__setattr__(self, "_ranks", {})  # each position's `rank`, as asked: a check asks ~1,000 times
+        object.__setattr__(self, "_hash", hash((self.positions, self.explicit, self.scenes)))
+
+    def __hash__(self) -> int:  # the dataclass's own, made once: an order keys a dozen memos a prompt
+        return self._hash  # type: ignore[attr-defined,no-any-return]
 
     def scene_number(self, document: str, scene: str) -> int | None:
         """The scene's number in its document (by heading text, else `N` / `#N`); None if it has none such."""
