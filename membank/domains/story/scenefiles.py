@@ -151,7 +151,7 @@ def mismatch_flags(bank: Bank, cat: Catalog, order: StoryOrder, document: str) -
         return []
     rank = order.document_rank(document)
     before = order.positions[rank - 1] if rank > 0 else None
-    carried = scenes.state(lambda d: found.get(d, []), order, before)[0] if before else {}
+    carried = state_at(bank, order, before) if before else {}  # read only
     views: dict[str, dict[str, Any]] = {}
 
     def facets_of(name: str) -> dict[str, Any]:
