@@ -38,7 +38,7 @@ class Flag:
 Named = tuple[dict[str, Any], tuple[str, ...]]  # a fact memory and the ids of the cards its text names
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays inside: compared by identity
 class Facts:
     """The facts valid at a position (`items`, in id order) and who names what, made once per list: each
     fact's set of names (`group_of`, a number per distinct set), the sets (`groups`), how many facts hold
