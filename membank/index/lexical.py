@@ -31,11 +31,12 @@ ANSWERS_KEPT = 64  # FTS5 answers a view of the index keeps (each at most 4 KB)
 PHRASE = re.compile(r'"[^"]*\w[^"]*"')  # one quoted phrase with a word character in it
 PHRASE_ROWS = 4096  # a phrase held by more rows is left to FTS5: listing them would cost more than it saves
 ROWS_KEPT = 65_536  # the phrase rows a view of the index keeps (16 bytes each)
+SORTED_IN_PYTHON = 256  # rows sorted as tuples; more go to numpy's lexsort
 _TOTAL = ""  # the memo's key for the rows it holds (no phrase is empty)
 
 Rows = list[tuple[int, float]]
-Fetch = Callable[[str, int], Rows]  # a phrase and a limit -> (rowid, bm25) of its rows, in FTS5's order (rowid)
 _BY_SCORE = itemgetter(1, 0)
+Fetch = Callable[[str, int], Rows]  # a phrase and a limit -> (rowid, bm25) of its rows, in FTS5's order (rowid)
 
 
 def best(index: Index, match: str, k: int) -> Rows:
@@ -76,10 +77,19 @@ def composed(match: str, k: int, kept: dict[Any, Any], fetch: Fetch) -> Rows | N
         parts.append(rows)
     if len(parts) == 1:
         return list(zip(parts[0][0][:k], parts[0][1][:k]))  # kept in that order
-    if len(set().union(*(ids for ids, _ in parts))) < sum(len(ids) for ids, _ in parts):
+    if sum(len(ids) for ids, _ in parts) <= SORTED_IN_PYTHON:
+        if len(set().union(*(ids for ids, _ in parts))) < sum(len(ids) for ids, _ in parts):
+            return None
+        return sorted(chain.from_iterable(zip(ids, scores) for ids, scores in parts), key=_BY_SCORE)[:k]
+    import numpy as np
+
+    ids = np.concatenate([np.frombuffer(ids, np.int64) for ids, _ in parts])
+    held = np.sort(ids)
+    if (held[1:] == held[:-1]).any():
         return None
-    # each part is sorted already: a merge of runs
-    return sorted(chain.from_iterable(zip(ids, scores) for ids, scores in parts), key=_BY_SCORE)[:k]
+    scores = np.concatenate([np.frombuffer(scores, np.float64) for _, scores in parts])
+    best = np.lexsort((ids, scores))[:k]  # by (bm25, rowid), as FTS5 ranks them
+    return list(zip(ids[best].tolist(), scores[best].tolist()))
 
 
 def _phrase_rows(phrase: str, kept: dict[Any, Any], fetch: Fetch) -> tuple[array[int], array[float]] | None:
@@ -90,11 +100,23 @@ def _phrase_rows(phrase: str, kept: dict[Any, Any], fetch: Fetch) -> tuple[array
         if len(rows) > PHRASE_ROWS:
             found = ()
         else:
-            rows.sort(key=_BY_SCORE)  # stable: FTS5 gives rowids in order
-            found = (array("q", [r for r, _ in rows]), array("d", [s for _, s in rows]))
+            found = _by_score(rows)
         total = kept.get(_TOTAL, 0) + len(rows)
         if total > ROWS_KEPT:
             kept.clear()
             total = len(rows)
         kept[phrase], kept[_TOTAL] = found, total
     return found or None
+
+
+def _by_score(rows: Rows) -> tuple[array[int], array[float]]:
+    """The rows as two arrays ordered by (bm25, rowid): a common word's thousands sorted in C (as tuples
+    they cost more than the rest of a prompt's word search), a few as tuples (numpy's calls cost more)."""
+    if len(rows) <= SORTED_IN_PYTHON:
+        rows.sort(key=_BY_SCORE)  # stable: FTS5 gives rowids in order
+        return array("q", [r for r, _ in rows]), array("d", [s for _, s in rows])
+    import numpy as np
+
+    ids, scores = np.array([r for r, _ in rows], np.int64), np.array([s for _, s in rows], np.float64)
+    order = np.lexsort((ids, scores))
+    return array("q", ids[order].tobytes()), array("d", scores[order].tobytes())

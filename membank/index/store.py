@@ -352,8 +352,15 @@ class Index(EntryStore, VectorStore, StrongStore):
     # -- meta -------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
+        """`meta`'s value for `key`, read once per view of the index (an assembly asks ~10 times)."""
+        memo = self.view_memo("index.meta")
+        if memo is not None and key in memo:
+            return memo[key]  # type: ignore[no-any-return]
         rows = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
-        return rows[0][0] if rows else None
+        value = rows[0][0] if rows else None
+        if memo is not None:
+            memo[key] = value
+        return value  # type: ignore[no-any-return]
 
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))

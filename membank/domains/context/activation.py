@@ -5,6 +5,7 @@ activated cards is scanned again to `recursion` depth, never twice the same card
 from __future__ import annotations
 
 import functools
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from ..story.cards import Catalog
@@ -33,6 +34,7 @@ class Found(NamedTuple):  # a tuple: a prompt may activate hundreds
         return {"match": self.word, "where": self.where, "offset": self.offset, "depth": self.depth}
 
 
+_RANK = itemgetter(0)  # a ranked span's rank
 WHERES = ("selection", "instruction", "before", "after")  # scanned in this order: the first wins a tie
 # a Found without NamedTuple's __new__ (a Python function): half the cost, over hundreds of cards a prompt
 _found = functools.partial(tuple.__new__, Found)
@@ -133,7 +135,7 @@ def _activate(catalog: Catalog, texts: dict[str, str], allowed: set[str],
               recursion: int) -> tuple[list[Found], list[Skipped]]:
     skipped: list[Skipped] = []
     spans = _ranked_spans(catalog, texts, skipped)
-    spans.sort(key=lambda s: s[0], reverse=True)  # the worst first: each card ends with its best span
+    spans.sort(key=_RANK, reverse=True)  # the worst first: each card ends with its best span
     chosen: dict[str, tuple[Any, ...]] = {}
     for span in spans:
         chosen.update(dict.fromkeys(span[5], span))  # a word 40 cards share: one call, not 40

@@ -62,11 +62,18 @@ def retrieved(layer4: list[Piece]) -> tuple[list[Piece], list[Piece], list[Piece
     """Layer 4's pieces (in their prompt order) as (the least relevant, the rest, what goes last of all),
     each in the order it gives way. Within a tier the later piece in the prompt goes first: cards are
     ordered nearest the selection first, memories and episodes best first."""
-    ranked = [(_tier(p), -i, p) for i, p in enumerate(layer4) if not protected(p)]
-    ranked.sort(key=lambda r: (*r[0], r[1]))
-    least = [p for tier, _, p in ranked if tier[0] in LEAST]
-    rest = [p for tier, _, p in ranked if tier[0] not in LEAST]
-    return least, rest, [p for p in layer4 if protected(p)][::-1]
+    ranked: list[tuple[int, float, int, Piece]] = []
+    last = []
+    for i, p in enumerate(layer4):
+        if protected(p):
+            last.append(p)
+        else:
+            tier, then = _tier(p)
+            ranked.append((tier, then, -i, p))
+    ranked.sort()  # (tier, then, -i): no two alike, so a piece is never compared
+    least = [p for tier, _, _, p in ranked if tier in LEAST]
+    rest = [p for tier, _, _, p in ranked if tier not in LEAST]
+    return least, rest, last[::-1]
 
 
 def session(layer5: list[Piece]) -> list[Piece]:

@@ -73,8 +73,9 @@ class Piece:
         kept from an earlier prompt): without the frozen dataclass's eleven attribute calls, as a prompt
         makes dozens of memory pieces that the budget mostly drops."""
         piece = object.__new__(cls)
-        piece.__dict__.update(layer=layer, section=section, kind=kind, text=text, id=id, source=source, line=line,
-                              reason=reason, score=score, tokens=tokens)
+        object.__setattr__(piece, "__dict__", {"layer": layer, "section": section, "kind": kind, "text": text, "id": id,
+                                               "source": source, "line": line, "reason": reason, "score": score,
+                                               "tokens": tokens})  # a dict made whole: no keywords to parse
         return piece
 
     def item(self) -> dict[str, Any]:

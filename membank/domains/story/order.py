@@ -41,6 +41,7 @@ def expand(patterns: Iterable[str], files: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+RANKS_KEPT = 4096  # positions whose rank an order keeps
 END_OF_DOCUMENT = 1 << 30  # the scene number of an unknown scene: it counts as the end of its document
 
 
@@ -82,6 +83,11 @@ class StoryOrder:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_rank", {p: i for i, p in enumerate(self.positions)})
         object.__setattr__(self, "_scenes", dict(self.scenes))
+        object.__setattr__(self, "_ranks", {})  # each position's `rank`, as asked: a check asks ~1,000 times
+        object.__setattr__(self, "_hash", hash((self.positions, self.explicit, self.scenes)))
+
+    def __hash__(self) -> int:  # the dataclass's own, made once: an order keys a dozen memos a prompt
+        return self._hash  # type: ignore[attr-defined,no-any-return]
 
     def scene_number(self, document: str, scene: str) -> int | None:
         """The scene's number in its document (by heading text, else `N` / `#N`); None if it has none such."""
@@ -117,7 +123,17 @@ class StoryOrder:
 
     def rank(self, position: str) -> tuple[int, int]:
         """Its place in the order: (the document's, the scene's); (len(positions), 0) for a document the
-        order does not hold."""
+        order does not hold. Worked out once per position and order (the order is frozen)."""
+        ranks: dict[str, tuple[int, int]] = self._ranks  # type: ignore[attr-defined]
+        made = ranks.get(position)
+        if made is None:
+            made = self._rank_of(position)
+            if len(ranks) >= RANKS_KEPT:
+                ranks.clear()  # positions an app sent, not the story's: a bound, never the answer
+            ranks[position] = made
+        return made
+
+    def _rank_of(self, position: str) -> tuple[int, int]:
         doc, scene = self.locate(position)
         at = self._rank.get(doc)  # type: ignore[attr-defined]
         if at is None:
@@ -133,11 +149,12 @@ class StoryOrder:
         return self.rank(position)[0]
 
     def knows(self, position: str) -> bool:
-        return self.locate(position)[0] in self._rank  # type: ignore[attr-defined]
+        return self.rank(position)[0] < len(self.positions)  # `rank` places an unknown document after all
 
     def reached(self, at: str, position: str) -> bool:
         """Whether something that happens `at` has happened by `position` (at ≤ position)."""
-        return self.knows(at) and self.rank(at) <= self.rank(position)
+        made = self.rank(at)
+        return made[0] < len(self.positions) and made <= self.rank(position)
 
     def holds(self, since: str | None, until: str | None, position: str | None) -> bool:
         """Whether a span [since, until) holds at `position`; without a position only a timeless span

@@ -119,8 +119,7 @@ def _named(cat: Catalog, content: str) -> tuple[tuple[str, ...], bool]:
     return tuple(sorted({m.id for m in found})), not any(s.reason == "budget" for s in skipped)
 
 
-def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bool
-           ) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bool) -> checking.Facts:
     """The fact memories valid at the document's position (another document's own are not), each
     with the entities its text names, in id order: read and scanned once per fact and generation of
     the cards, listed once per view of the index. A fact whose regex keys the call's time allowance did
@@ -163,8 +162,8 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
                 memo["views"].clear()
             memo["views"][key] = view
     wanted = (order, document, known)
-    out: list[tuple[dict[str, Any], tuple[str, ...]]] | None = view["lists"].get(wanted)
-    if out is None:
+    made: checking.Facts | None = view["lists"].get(wanted)
+    if made is None:
         timed = positions.timed_memories(index)
         hidden = {r for r, (since, until) in timed.items() if not order.holds(since, until, document if known else None)}
         out = []
@@ -177,5 +176,5 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
             out.append(found)
         if len(view["lists"]) >= 8:
             view["lists"].clear()
-        view["lists"][wanted] = out
-    return out
+        made = view["lists"][wanted] = checking.Facts.of(out)
+    return made

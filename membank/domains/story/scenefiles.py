@@ -22,21 +22,43 @@ from .scenes import Scene
 MAX_SCENE_BYTES = 256 * 1024
 
 
-def _stamp(folder: str) -> tuple[tuple[str, int, int], ...]:
-    out = []
-    for top, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith(".md") and not name.startswith("."):
-                path = os.path.join(top, name)
-                try:
-                    st = os.stat(path, follow_symlinks=False)
-                except OSError:
-                    continue
-                if not stat.S_ISREG(st.st_mode):
-                    continue  # a link or a device is never read
-                out.append((path[len(folder) + 1:].replace(os.sep, "/"), st.st_size, st.st_mtime_ns))  # under folder
+def _stamp(folder: str, rel: str = "") -> tuple[tuple[str, int, int], ...]:
+    """(path under `folder`, size, mtime) of each regular `.md` file, a folder's own files (by name) before
+    its sub-folders' (by name); hidden names and links left out. One `lstat` a file, from the folder's
+    listing (a prompt with `scene` looks every time)."""
+    try:
+        with os.scandir(os.path.join(folder, rel) if rel else folder) as listing:
+            entries = sorted(listing, key=_name)
+    except OSError:
+        return ()
+    out: list[tuple[str, int, int]] = []
+    subs = []
+    for e in entries:
+        name = e.name
+        if name.startswith("."):
+            continue
+        try:
+            is_dir = e.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if not e.is_symlink():  # a linked folder is never walked
+                subs.append(f"{rel}/{name}" if rel else name)
+            continue
+        if name.endswith(".md"):
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):  # a link or a device is never read
+                out.append((f"{rel}/{name}" if rel else name, st.st_size, st.st_mtime_ns))
+    for sub in subs:
+        out += _stamp(folder, sub)
     return tuple(out)
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def load(bank: Bank) -> tuple[dict[str, list[Scene]], tuple[dict[str, Any], ...]]:
@@ -129,7 +151,7 @@ def mismatch_flags(bank: Bank, cat: Catalog, order: StoryOrder, document: str) -
         return []
     rank = order.document_rank(document)
     before = order.positions[rank - 1] if rank > 0 else None
-    carried = scenes.state(lambda d: found.get(d, []), order, before)[0] if before else {}
+    carried = state_at(bank, order, before) if before else {}  # read only
     views: dict[str, dict[str, Any]] = {}
 
     def facets_of(name: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ when one changed, `story:threads`, and the `THREAD_ABANDONED` flag of the consis
 from __future__ import annotations
 
 import os
+from operator import attrgetter
 from typing import Any
 
 from ...files.conflicts import conflict_line
@@ -22,11 +23,13 @@ from .order import StoryOrder
 from .threads import Thread
 
 MAX_THREAD_BYTES = 64 * 1024
+_NAME = attrgetter("name")
 
 
 def _stamp(folder: str) -> tuple[tuple[str, int, int], ...]:
     try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=_NAME)
     except OSError:
         return ()
     out = []
@@ -110,7 +113,7 @@ def _mentioned(bank: Bank, cat: Catalog, found: tuple[Thread, ...], document: st
     if text is not None:
         return frozenset(m.id for m in matcher.mentions(text)[0])
     try:
-        st = (bank.root / document).stat()
+        st = os.stat(os.path.join(bank.root, document))  # no Path made: a check looks at ~20 documents
         key = (document, st.st_size, st.st_mtime_ns)
     except OSError:
         return frozenset()
