@@ -139,6 +139,22 @@ def _flat_scalar(value: str) -> tuple[bool, Any]:
     return False, None
 
 
+def _flat_mapping(raw: str) -> tuple[bool, Any]:
+    """(True, mapping) for a one-line flow mapping of plain text keys and plain scalars without `:`
+    or brackets, like a card's progression `{at: chapters/ch01.md, state: 在家}`; (False, None) otherwise."""
+    if raw[-1:] != "}" or any(ch in raw[1:-1] for ch in "[]{}"):
+        return False, None
+    out: dict[str, Any] = {}
+    for piece in raw[1:-1].split(","):
+        key, colon, value = piece.strip(" ").partition(":")
+        if not colon or value[:1] != " " or ":" in value or key in out or _flat_scalar(key) != (True, key):
+            return False, None  # a `:` in a flow value, an empty value or a key read as no text: PyYAML's
+        ok, out[key] = _flat_scalar(value.strip(" "))
+        if not ok:
+            return False, None
+    return True, out
+
+
 def _load_flat(text: str) -> dict[str, Any] | None:
     result: dict[str, Any] = {}
     block_key: str | None = None  # a `key:` with nothing after it: `- item` lines may follow
@@ -158,7 +174,8 @@ def _load_flat(text: str) -> dict[str, Any] | None:
             indent = len(line) - len(line.lstrip(" "))
             if block_indent is None:
                 block_indent = indent
-            ok, item = _flat_scalar(line.strip(" ")[2:].strip(" "))  # YAML trims spaces, not U+00A0
+            raw_item = line.strip(" ")[2:].strip(" ")  # YAML trims spaces, not U+00A0
+            ok, item = _flat_mapping(raw_item) if raw_item[:1] == "{" else _flat_scalar(raw_item)
             if not ok or indent != block_indent:  # items out of line are PyYAML's to report
                 return None
             if result[block_key] is None:

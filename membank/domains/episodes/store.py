@@ -37,7 +37,7 @@ def forget(index: Index, source: str) -> None:
 
 
 register(DomainSchema(
-    "episodes.store", 6,
+    "episodes.store", 7,
     """CREATE TABLE episode_steps(       -- every journal event about an episode, one row per episode
     source TEXT NOT NULL, line INTEGER NOT NULL, at TEXT NOT NULL, episode_id TEXT NOT NULL,
     kind TEXT NOT NULL, data TEXT NOT NULL,
@@ -57,7 +57,7 @@ CREATE INDEX episodes_level ON episodes(level) WHERE evicted = 0;
 CREATE INDEX episodes_active ON episodes(since) WHERE evicted = 0 AND compressed = 0;
 CREATE INDEX episodes_compressed ON episodes(since) WHERE evicted = 0 AND compressed = 1;
 CREATE INDEX episodes_project_created ON episodes(project_id, created_at);
-CREATE INDEX episodes_scene ON episodes(scene_type);
+CREATE INDEX episodes_scene ON episodes(scene_type, skill_used, evicted);  -- covers `repeats`: no row read
 CREATE INDEX episodes_recalled ON episodes(last_recalled_at);
 CREATE INDEX episodes_run ON episodes(run_id);
 CREATE INDEX episodes_unembedded ON episodes(id) WHERE vec IS NULL AND text != '';
