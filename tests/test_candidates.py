@@ -73,3 +73,30 @@ def test_each_retriever_returns_its_nearest_eligible_in_order(sample: Path) -> N
             assert set(keys) >= {r for r, _ in nearest + lexical}
     finally:
         bank.close()
+
+
+def test_eligible_keys_read_from_the_views_table_equal_sqls(sample: Path, monkeypatch) -> None:
+    crowded(sample)
+    write_memory(sample, "mine.md", "Albatross in my own chapter.", id="m-mine", type="note", scope="document",
+                 document="chapters/mine.md")
+    bank = membank.open(sample)
+    try:
+        index = bank.index
+        every = [r for r, _ in index.db.execute("SELECT rowid, 0 FROM entries").fetchall()]
+        cases = [(None, (), ()), ("chapters/other.md", (), ()), ("chapters/mine.md", every[::3], ()),
+                 ("chapters/other.md", every[1::5], ("note",)), (None, (), ("fact", "note"))]
+
+        def answers() -> list[dict]:
+            out = []
+            for document, hidden, types in cases:
+                with queries.hiding(hidden, types):
+                    out.append(queries.eligible_keys(index, every, document))
+            return out
+
+        monkeypatch.setattr(queries, "KEYS_AFTER", 10**9)  # SQL's answers, one statement each
+        by_sql = answers()
+        monkeypatch.setattr(queries, "KEYS_AFTER", 1)  # the view's table of every key
+        assert answers() == by_sql
+        assert len({len(a) for a in by_sql}) > 2  # the cases differ
+    finally:
+        bank.close()

@@ -114,11 +114,69 @@ def eligible_keys(index: Index, rowids: list[int], document: str | None) -> dict
     table = memo.get((document, _hidden.get())) if memo is not None else None
     if table is not None:
         return {r: table[r] for r in rowids if r in table}
+    every = _every_key(index)
+    if every is not None:
+        return _eligible_among(every, rowids, document, _hidden_sets(index))
     # one JSON list, not one parameter each: a single statement, prepared once and cached, for any count
     sql = (f"SELECT rowid, tokens, {KEY_SQL} FROM entries NOT INDEXED"
            f" WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND {ELIGIBLE}")  # by rowid
     rows = index.db.execute(sql, eligible_args(document, rowids=json.dumps([int(r) for r in rowids])))
     return {row[0]: (row[1], row[2:]) for row in rows}  # the key, made by SQLite as `key_of` makes it
+
+
+# the memories `entries_eligible` holds, whatever the document and hidden set (ELIGIBLE less those two)
+_BASE = "kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0"
+KEYS_AFTER = 4  # look-ups in one view of the index after which it reads every memory's key (`_every_key`)
+
+
+def _every_key(index: Index) -> dict[int, tuple[int, tuple[Any, ...], Any, Any, Any]] | None:
+    """(tokens, key, scope, document, type) of every memory in `entries_eligible`, for this view of the
+    index, once it has asked KEYS_AFTER times (the first preview after a save pays no scan; the next
+    look up a dict instead of seeking each row, whose key columns lie past its record); None before."""
+    memo = index.view_memo("recall.every_key")
+    if memo is None:
+        return None
+    table = memo.get("table")
+    if table is None:
+        memo["asked"] = memo.get("asked", 0) + 1
+        if memo["asked"] < KEYS_AFTER:
+            return None
+        rows = index.db.execute(f"SELECT rowid, tokens, scope, document, type, {KEY_SQL}"
+                                f" FROM entries INDEXED BY entries_eligible WHERE {_BASE}")
+        table = memo["table"] = {row[0]: (row[1], row[5:], row[2], row[3], row[4]) for row in rows}
+    return table  # type: ignore[no-any-return]
+
+
+def _hidden_sets(index: Index) -> tuple[frozenset[Any], frozenset[Any]]:
+    """The hidden rowids and types as sets, the last ones parsed kept for this view."""
+    hidden = _hidden.get()
+    memo = index.view_memo("recall.every_key")
+    last = memo.get("hidden") if memo is not None else None
+    if last is None or last[0] != hidden:
+        last = (hidden, tuple(frozenset(json.loads(h)) for h in hidden))
+        if memo is not None:
+            memo["hidden"] = last
+    return last[1]  # type: ignore[no-any-return]
+
+
+def _eligible_among(every: dict[int, tuple[int, tuple[Any, ...], Any, Any, Any]], rowids: list[int],
+                    document: str | None, hidden: tuple[frozenset[Any], frozenset[Any]]
+                    ) -> dict[int, tuple[int, tuple[Any, ...]]]:
+    """ELIGIBLE applied in Python to `every`'s rows among `rowids` (SQL's NULLs too: a NULL scope or type
+    against a test fails it)."""
+    rows, types = hidden
+    out = {}
+    for r in rowids:
+        found = every.get(r)
+        if found is None or r in rows:
+            continue
+        tokens, key, scope, doc, type_ = found
+        if not ((scope is not None and scope != "document") or (doc is not None and doc == document)):
+            continue
+        if types and (type_ is None or type_ in types):
+            continue
+        out[r] = (tokens, key)
+    return out
 
 
 def eligible_rowids(index: Index, document: str | None) -> list[int]:
@@ -281,6 +339,11 @@ def ordered(index: Index, document: str | None) -> Iterator[tuple[dict[str, Any]
         yield json.loads(record), tokens
 
 
+# strong masks a view keeps, one per document and hidden set (a writer moves between many documents;
+# a mask is one bool per strong vector: 10 KB at 10,000 memories)
+STRONG_MASKS = 64
+
+
 def strong_nearest(index: Index, model: tuple[str, int], vector: np.ndarray, k: int, document: str | None,
                    scorer: Any) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]], int, int]:
     """The strong tier's k best memories a preview for `document` may inject (rowid, 1 - score), best
@@ -305,7 +368,7 @@ def strong_nearest(index: Index, model: tuple[str, int], vector: np.ndarray, k: 
             return [], {}, len(rowids), len(rowids)
         kept = (copy.mask(rowids), len(rowids))
         if masks is not None:  # kept for this view: the next query skips the scan
-            if len(masks) >= 4:
+            if len(masks) >= STRONG_MASKS:
                 masks.clear()
             masks[key] = kept
     assert copy is not None
