@@ -86,17 +86,19 @@ def test_eligible_keys_read_from_the_views_table_equal_sqls(sample: Path, monkey
         cases = [(None, (), ()), ("chapters/other.md", (), ()), ("chapters/mine.md", every[::3], ()),
                  ("chapters/other.md", every[1::5], ("note",)), (None, (), ("fact", "note"))]
 
-        def answers() -> list[dict]:
+        def answers() -> list[tuple[dict, list[int]]]:
             out = []
             for document, hidden, types in cases:
                 with queries.hiding(hidden, types):
-                    out.append(queries.eligible_keys(index, every, document))
+                    out.append((queries.eligible_keys(index, every, document),
+                                sorted(queries.eligible_rowids(index, document))))
             return out
 
         monkeypatch.setattr(queries, "KEYS_AFTER", 10**9)  # SQL's answers, one statement each
         by_sql = answers()
         monkeypatch.setattr(queries, "KEYS_AFTER", 1)  # the view's table of every key
         assert answers() == by_sql
-        assert len({len(a) for a in by_sql}) > 2  # the cases differ
+        assert len({len(a) for a, _ in by_sql}) > 2  # the cases differ
+        assert all(sorted(keys) == rowids for keys, rowids in by_sql)
     finally:
         bank.close()

@@ -147,6 +147,35 @@ def _every_key(index: Index) -> dict[int, tuple[int, tuple[Any, ...], Any, Any, 
     return table  # type: ignore[no-any-return]
 
 
+def _eligible_array(index: Index, document: str | None) -> np.ndarray | None:
+    """`eligible_rowids` (in rowid order, not ORDER_SQL's) from the view's `_every_key`, by numpy over
+    columns coded once per view; None when the view has no such table yet."""
+    every = _every_key(index)
+    memo = index.view_memo("recall.every_key")
+    if every is None or memo is None:
+        return None
+    import numpy as np
+
+    columns = memo.get("columns")
+    if columns is None:
+        rowids = np.fromiter(every, np.int64, len(every))
+        docs: dict[Any, int] = {None: -1}
+        kinds: dict[Any, int] = {None: -1}
+        found = list(every.values())
+        open_ = np.array([f[2] is not None and f[2] != "document" for f in found], bool)
+        doc = np.array([docs.setdefault(f[3], len(docs)) for f in found], np.int64)
+        type_ = np.array([kinds.setdefault(f[4], len(kinds)) for f in found], np.int64)
+        columns = memo["columns"] = (rowids, open_, doc, type_, docs, kinds)
+    rowids, open_, doc, type_, docs, kinds = columns
+    hidden_rows, hidden_types = _hidden_sets(index)
+    ok = open_ | (doc == docs[document]) if document is not None and document in docs else open_.copy()
+    if hidden_types:  # a NULL type fails NOT IN a non-empty list
+        ok &= ~np.isin(type_, [-1, *(kinds[t] for t in hidden_types if t in kinds)])
+    if hidden_rows:
+        ok &= ~np.isin(rowids, np.fromiter(hidden_rows, np.int64, len(hidden_rows)))
+    return rowids[ok]
+
+
 def _hidden_sets(index: Index) -> tuple[frozenset[Any], frozenset[Any]]:
     """The hidden rowids and types as sets, the last ones parsed kept for this view."""
     hidden = _hidden.get()
@@ -180,7 +209,11 @@ def _eligible_among(every: dict[int, tuple[int, tuple[Any, ...], Any, Any, Any]]
 
 
 def eligible_rowids(index: Index, document: str | None) -> list[int]:
-    """Every memory a preview for `document` may inject (one scan of `entries_eligible`)."""
+    """Every memory a preview for `document` may inject, in no promised order (one scan of
+    `entries_eligible`, or the view's table of every key once it has one)."""
+    found = _eligible_array(index, document)
+    if found is not None:
+        return found.tolist()  # type: ignore[no-any-return]
     return [r for (r,) in index.db.execute(
         f"SELECT rowid FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}", eligible_args(document))]
 
@@ -363,7 +396,9 @@ def strong_nearest(index: Index, model: tuple[str, int], vector: np.ndarray, k: 
     if kept is None:
         memo = index.view_memo("recall.eligible_table")
         table = memo.get((document, _hidden.get())) if memo is not None else None  # an assembly's, when made
-        rowids = np.array(list(table) if table is not None else eligible_rowids(index, document), np.int64)
+        rowids = np.array(list(table), np.int64) if table is not None else _eligible_array(index, document)
+        if rowids is None:
+            rowids = np.array(eligible_rowids(index, document), np.int64)
         if copy is None or not fresh:
             return [], {}, len(rowids), len(rowids)
         kept = (copy.mask(rowids), len(rowids))
