@@ -7,7 +7,7 @@ from pathlib import Path
 
 import membank
 from membank.domains.recall.preview import CANDIDATES
-from membank.domains.recall import queries
+from membank.domains.recall import keytable, queries
 
 from .helpers import write_memory
 
@@ -94,9 +94,9 @@ def test_eligible_keys_read_from_the_views_table_equal_sqls(sample: Path, monkey
                                 sorted(queries.eligible_rowids(index, document))))
             return out
 
-        monkeypatch.setattr(queries, "KEYS_AFTER", 10**9)  # SQL's answers, one statement each
+        monkeypatch.setattr(keytable, "KEYS_AFTER", 10**9)  # SQL's answers, one statement each
         by_sql = answers()
-        monkeypatch.setattr(queries, "KEYS_AFTER", 1)  # the view's table of every key
+        monkeypatch.setattr(keytable, "KEYS_AFTER", 1)  # the view's table of every key
         assert answers() == by_sql
         assert len({len(a) for a, _ in by_sql}) > 2  # the cases differ
         assert all(sorted(keys) == rowids for keys, rowids in by_sql)

@@ -16,6 +16,7 @@ from ...index import Index
 from ...index.schema import DomainSchema, register
 from ...index.vecstore import VEC0_MAX_K
 from ...kernel.budget import fit
+from . import keytable
 from .order import KEY_SQL, ORDER_SQL
 
 if TYPE_CHECKING:  # imported where it computes: neither listing the channels nor opening a project needs it
@@ -114,9 +115,9 @@ def eligible_keys(index: Index, rowids: list[int], document: str | None) -> dict
     table = memo.get((document, _hidden.get())) if memo is not None else None
     if table is not None:
         return {r: table[r] for r in rowids if r in table}
-    every = _every_key(index)
+    every = keytable.every_key(index)
     if every is not None:
-        return _eligible_among(every, rowids, document, _hidden_sets(index))
+        return keytable.among(every, rowids, document, keytable.hidden_sets(index, _hidden.get()))
     # one JSON list, not one parameter each: a single statement, prepared once and cached, for any count
     sql = (f"SELECT rowid, tokens, {KEY_SQL} FROM entries NOT INDEXED"
            f" WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND {ELIGIBLE}")  # by rowid
@@ -124,94 +125,10 @@ def eligible_keys(index: Index, rowids: list[int], document: str | None) -> dict
     return {row[0]: (row[1], row[2:]) for row in rows}  # the key, made by SQLite as `key_of` makes it
 
 
-# the memories `entries_eligible` holds, whatever the document and hidden set (ELIGIBLE less those two)
-_BASE = "kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0"
-KEYS_AFTER = 4  # look-ups in one view of the index after which it reads every memory's key (`_every_key`)
-
-
-def _every_key(index: Index) -> dict[int, tuple[int, tuple[Any, ...], Any, Any, Any]] | None:
-    """(tokens, key, scope, document, type) of every memory in `entries_eligible`, for this view of the
-    index, once it has asked KEYS_AFTER times (the first preview after a save pays no scan; the next
-    look up a dict instead of seeking each row, whose key columns lie past its record); None before."""
-    memo = index.view_memo("recall.every_key")
-    if memo is None:
-        return None
-    table = memo.get("table")
-    if table is None:
-        memo["asked"] = memo.get("asked", 0) + 1
-        if memo["asked"] < KEYS_AFTER:
-            return None
-        rows = index.db.execute(f"SELECT rowid, tokens, scope, document, type, {KEY_SQL}"
-                                f" FROM entries INDEXED BY entries_eligible WHERE {_BASE}")
-        table = memo["table"] = {row[0]: (row[1], row[5:], row[2], row[3], row[4]) for row in rows}
-    return table  # type: ignore[no-any-return]
-
-
-def _eligible_array(index: Index, document: str | None) -> np.ndarray | None:
-    """`eligible_rowids` (in rowid order, not ORDER_SQL's) from the view's `_every_key`, by numpy over
-    columns coded once per view; None when the view has no such table yet."""
-    every = _every_key(index)
-    memo = index.view_memo("recall.every_key")
-    if every is None or memo is None:
-        return None
-    import numpy as np
-
-    columns = memo.get("columns")
-    if columns is None:
-        rowids = np.fromiter(every, np.int64, len(every))
-        docs: dict[Any, int] = {None: -1}
-        kinds: dict[Any, int] = {None: -1}
-        found = list(every.values())
-        open_ = np.array([f[2] is not None and f[2] != "document" for f in found], bool)
-        doc = np.array([docs.setdefault(f[3], len(docs)) for f in found], np.int64)
-        type_ = np.array([kinds.setdefault(f[4], len(kinds)) for f in found], np.int64)
-        columns = memo["columns"] = (rowids, open_, doc, type_, docs, kinds)
-    rowids, open_, doc, type_, docs, kinds = columns
-    hidden_rows, hidden_types = _hidden_sets(index)
-    ok = open_ | (doc == docs[document]) if document is not None and document in docs else open_.copy()
-    if hidden_types:  # a NULL type fails NOT IN a non-empty list
-        ok &= ~np.isin(type_, [-1, *(kinds[t] for t in hidden_types if t in kinds)])
-    if hidden_rows:
-        ok &= ~np.isin(rowids, np.fromiter(hidden_rows, np.int64, len(hidden_rows)))
-    return rowids[ok]
-
-
-def _hidden_sets(index: Index) -> tuple[frozenset[Any], frozenset[Any]]:
-    """The hidden rowids and types as sets, the last ones parsed kept for this view."""
-    hidden = _hidden.get()
-    memo = index.view_memo("recall.every_key")
-    last = memo.get("hidden") if memo is not None else None
-    if last is None or last[0] != hidden:
-        last = (hidden, tuple(frozenset(json.loads(h)) for h in hidden))
-        if memo is not None:
-            memo["hidden"] = last
-    return last[1]  # type: ignore[no-any-return]
-
-
-def _eligible_among(every: dict[int, tuple[int, tuple[Any, ...], Any, Any, Any]], rowids: list[int],
-                    document: str | None, hidden: tuple[frozenset[Any], frozenset[Any]]
-                    ) -> dict[int, tuple[int, tuple[Any, ...]]]:
-    """ELIGIBLE applied in Python to `every`'s rows among `rowids` (SQL's NULLs too: a NULL scope or type
-    against a test fails it)."""
-    rows, types = hidden
-    out = {}
-    for r in rowids:
-        found = every.get(r)
-        if found is None or r in rows:
-            continue
-        tokens, key, scope, doc, type_ = found
-        if not ((scope is not None and scope != "document") or (doc is not None and doc == document)):
-            continue
-        if types and (type_ is None or type_ in types):
-            continue
-        out[r] = (tokens, key)
-    return out
-
-
 def eligible_rowids(index: Index, document: str | None) -> list[int]:
     """Every memory a preview for `document` may inject, in no promised order (one scan of
     `entries_eligible`, or the view's table of every key once it has one)."""
-    found = _eligible_array(index, document)
+    found = keytable.eligible_array(index, document, _hidden.get())
     if found is not None:
         return found.tolist()  # type: ignore[no-any-return]
     return [r for (r,) in index.db.execute(
@@ -396,9 +313,7 @@ def strong_nearest(index: Index, model: tuple[str, int], vector: np.ndarray, k: 
     if kept is None:
         memo = index.view_memo("recall.eligible_table")
         table = memo.get((document, _hidden.get())) if memo is not None else None  # an assembly's, when made
-        rowids = np.array(list(table), np.int64) if table is not None else _eligible_array(index, document)
-        if rowids is None:
-            rowids = np.array(eligible_rowids(index, document), np.int64)
+        rowids = np.array(list(table) if table is not None else eligible_rowids(index, document), np.int64)
         if copy is None or not fresh:
             return [], {}, len(rowids), len(rowids)
         kept = (copy.mask(rowids), len(rowids))
