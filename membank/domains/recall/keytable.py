@@ -8,6 +8,7 @@ read in one covering scan of that index, then ELIGIBLE is applied in Python (`am
 from __future__ import annotations
 
 import json
+import threading
 from typing import TYPE_CHECKING, Any
 
 from ...index import Index
@@ -21,11 +22,24 @@ BASE = "kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 
 KEYS_AFTER = 4  # look-ups in one view of the index after which it reads every memory's key (`every_key`)
 
 
+def _memo(index: Index) -> dict[str, Any] | None:
+    """This thread's memo for its current view of the index (`Index.view_key`), None mid-write: one slot
+    per thread, not a view memo's sixteen (a table is ~35 MB at 100,000 memories; a stale view's goes)."""
+    key = index.view_key()
+    if key is None:
+        return None
+    slots = index.caches.setdefault("recall.every_key", {})
+    found = slots.get(threading.get_ident())
+    if found is None or found[0] != key:
+        found = slots[threading.get_ident()] = (key, {})
+    return found[1]  # type: ignore[no-any-return]
+
+
 def every_key(index: Index) -> dict[int, tuple[int, tuple[Any, ...], Any, Any, Any]] | None:
     """(tokens, key, scope, document, type) of every memory in `entries_eligible`, for this view of the
     index, once it has asked KEYS_AFTER times (the first preview after a save pays no scan; the next
     look up a dict instead of seeking each row, whose key columns lie past its record); None before."""
-    memo = index.view_memo("recall.every_key")
+    memo = _memo(index)
     if memo is None:
         return None
     table = memo.get("table")
@@ -43,7 +57,7 @@ def eligible_array(index: Index, document: str | None, hidden: tuple[str, str]) 
     """queries.py `eligible_rowids` (in rowid order, not ORDER_SQL's) from the view's `every_key`, by numpy over
     columns coded once per view; None when the view has no such table yet."""
     every = every_key(index)
-    memo = index.view_memo("recall.every_key")
+    memo = _memo(index)
     if every is None or memo is None:
         return None
     import numpy as np
@@ -71,7 +85,7 @@ def eligible_array(index: Index, document: str | None, hidden: tuple[str, str]) 
 def hidden_sets(index: Index, hidden: tuple[str, str]) -> tuple[frozenset[Any], frozenset[Any]]:
     """The hidden rowids and types (queries.py `hiding`, as JSON lists) as sets, the last ones parsed kept
     for this view."""
-    memo = index.view_memo("recall.every_key")
+    memo = _memo(index)
     last = memo.get("hidden") if memo is not None else None
     if last is None or last[0] != hidden:
         last = (hidden, tuple(frozenset(json.loads(h)) for h in hidden))
