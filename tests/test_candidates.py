@@ -7,7 +7,7 @@ from pathlib import Path
 
 import membank
 from membank.domains.recall.preview import CANDIDATES
-from membank.domains.recall import queries
+from membank.domains.recall import keytable, queries
 
 from .helpers import write_memory
 
@@ -71,5 +71,34 @@ def test_each_retriever_returns_its_nearest_eligible_in_order(sample: Path) -> N
             nearest, lexical, keys = queries.candidates(bank.index, vector, QUERY, k, None)
             assert nearest == plain[:k] and [r for r, _ in lexical] == words[:k]
             assert set(keys) >= {r for r, _ in nearest + lexical}
+    finally:
+        bank.close()
+
+
+def test_eligible_keys_read_from_the_views_table_equal_sqls(sample: Path, monkeypatch) -> None:
+    crowded(sample)
+    write_memory(sample, "mine.md", "Albatross in my own chapter.", id="m-mine", type="note", scope="document",
+                 document="chapters/mine.md")
+    bank = membank.open(sample)
+    try:
+        index = bank.index
+        every = [r for r, _ in index.db.execute("SELECT rowid, 0 FROM entries").fetchall()]
+        cases = [(None, (), ()), ("chapters/other.md", (), ()), ("chapters/mine.md", every[::3], ()),
+                 ("chapters/other.md", every[1::5], ("note",)), (None, (), ("fact", "note"))]
+
+        def answers() -> list[tuple[dict, list[int]]]:
+            out = []
+            for document, hidden, types in cases:
+                with queries.hiding(hidden, types):
+                    out.append((queries.eligible_keys(index, every, document),
+                                sorted(queries.eligible_rowids(index, document))))
+            return out
+
+        monkeypatch.setattr(keytable, "KEYS_AFTER", 10**9)  # SQL's answers, one statement each
+        by_sql = answers()
+        monkeypatch.setattr(keytable, "KEYS_AFTER", 1)  # the view's table of every key
+        assert answers() == by_sql
+        assert len({len(a) for a, _ in by_sql}) > 2  # the cases differ
+        assert all(sorted(keys) == rowids for keys, rowids in by_sql)
     finally:
         bank.close()

@@ -235,7 +235,10 @@ def nearest(bank: Bank, query: str, allowed: list[int], k: int, embed: bool = Tr
             return None
         vector = asked.vector
     ids, first, matrix = got
-    best = np.maximum.reduceat(matrix @ vector, first)
+    # einsum, one thread: `@` (BLAS) spreads ~9,000 x 384 over threads that spin on a busy machine (7.4 ms of CPU
+    # against 1.9, medians); the same products, summed in another order (~1e-7). int8 rows (as strongcopy.py keeps
+    # the memories') were tried: 2.3 ms, but they moved passages' ranks on benchmarks/manuscript.py
+    best = np.maximum.reduceat(np.einsum("ij,j->i", matrix, np.asarray(vector, np.float32)), first)
     from .words import positions
 
     rows = positions(ids, allowed)

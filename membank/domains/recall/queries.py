@@ -16,6 +16,7 @@ from ...index import Index
 from ...index.schema import DomainSchema, register
 from ...index.vecstore import VEC0_MAX_K
 from ...kernel.budget import fit
+from . import keytable
 from .order import KEY_SQL, ORDER_SQL
 
 if TYPE_CHECKING:  # imported where it computes: neither listing the channels nor opening a project needs it
@@ -114,6 +115,9 @@ def eligible_keys(index: Index, rowids: list[int], document: str | None) -> dict
     table = memo.get((document, _hidden.get())) if memo is not None else None
     if table is not None:
         return {r: table[r] for r in rowids if r in table}
+    every = keytable.every_key(index)
+    if every is not None:
+        return keytable.among(every, rowids, document, keytable.hidden_sets(index, _hidden.get()))
     # one JSON list, not one parameter each: a single statement, prepared once and cached, for any count
     sql = (f"SELECT rowid, tokens, {KEY_SQL} FROM entries NOT INDEXED"
            f" WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND {ELIGIBLE}")  # by rowid
@@ -122,7 +126,11 @@ def eligible_keys(index: Index, rowids: list[int], document: str | None) -> dict
 
 
 def eligible_rowids(index: Index, document: str | None) -> list[int]:
-    """Every memory a preview for `document` may inject (one scan of `entries_eligible`)."""
+    """Every memory a preview for `document` may inject, in no promised order (one scan of
+    `entries_eligible`, or the view's table of every key once it has one)."""
+    found = keytable.eligible_array(index, document, _hidden.get())
+    if found is not None:
+        return found.tolist()  # type: ignore[no-any-return]
     return [r for (r,) in index.db.execute(
         f"SELECT rowid FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}", eligible_args(document))]
 
@@ -281,6 +289,11 @@ def ordered(index: Index, document: str | None) -> Iterator[tuple[dict[str, Any]
         yield json.loads(record), tokens
 
 
+# strong masks a view keeps, one per document and hidden set (a writer moves between many documents;
+# a mask is one bool per strong vector: 10 KB at 10,000 memories)
+STRONG_MASKS = 64
+
+
 def strong_nearest(index: Index, model: tuple[str, int], vector: np.ndarray, k: int, document: str | None,
                    scorer: Any) -> tuple[list[tuple[int, float]], dict[int, tuple[int, tuple[Any, ...]]], int, int]:
     """The strong tier's k best memories a preview for `document` may inject (rowid, 1 - score), best
@@ -305,7 +318,7 @@ def strong_nearest(index: Index, model: tuple[str, int], vector: np.ndarray, k: 
             return [], {}, len(rowids), len(rowids)
         kept = (copy.mask(rowids), len(rowids))
         if masks is not None:  # kept for this view: the next query skips the scan
-            if len(masks) >= 4:
+            if len(masks) >= STRONG_MASKS:
                 masks.clear()
             masks[key] = kept
     assert copy is not None
