@@ -57,7 +57,8 @@ def strong_side(bank: Bank, query: StrongQuery | None, k: int, document: str | N
     if missing:
         return StrongSide(None, reason=Reason(
             STRONG_VECTORS_PENDING, f"{total - missing} of {total} memories have their strong vector; ranked with"
-            " the static vectors until the rest are embedded in the background"))
+            " the static vectors until the rest are embedded in the background (by `membank serve`, `membank watch`"
+            " or a program that keeps the project open)"))
     return StrongSide(nearest, keys, centred=_centred_of(seen, [r for r, _ in nearest]))
 
 
