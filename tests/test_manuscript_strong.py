@@ -112,7 +112,8 @@ def test_a_model_failing_on_the_passages_leaves_the_static_vectors_ranking(bank:
 def _recall_sides(bank: Bank, query: str) -> set[str]:
     from membank.domains.manuscript.recall import recall
 
-    got = recall(bank, "chapters/ch02.md", query, 3, None, "")
+    with bank.index.lock:  # as context:assemble calls it: the background fills use the same connection
+        got = recall(bank, "chapters/ch02.md", query, 3, None, "")
     assert got  # ch01's passages lie before ch02
     return {r.reason.split(": ", 1)[1].split(" #")[0] for r in got if "#" in r.reason.split(",")[0]}
 
