@@ -19,7 +19,9 @@ def test_settle_freezes_what_is_alive_and_finds_garbage_frozen_before():
         node = _Node()
         node.me = node  # a reference cycle: only the cycle collector frees it
         alive = weakref.ref(node)
-        assert heap.settle() == gc.get_freeze_count() > 0
+        frozen = heap.settle()
+        # another thread of the process may free a frozen object meanwhile (a finished test's daemon): never more
+        assert 0 < gc.get_freeze_count() <= frozen
         del node
         gc.collect()
         assert alive() is not None  # frozen: a plain collection skips it
