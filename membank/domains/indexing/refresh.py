@@ -45,9 +45,11 @@ def _sweep(bank: Bank) -> None:
     """Temporary files a killed writer left (untouched for STALE_AFTER). Only a crash leaves one, so the
     walk runs at most once per STALE_AFTER, not on every command's sync."""
     now = clock.timestamp()
-    last = bank.index.get_meta("last_sweep")
+    with bank.index.lock:  # the writer's connection: a read channel run outside `reading()` may hold it
+        last = bank.index.get_meta("last_sweep")
     if last is not None and 0 <= now - float(last) < write_files.STALE_AFTER:
         return
     for root in bank.roots:
         write_files.sweep_temps(root.path)
-    bank.index.set_meta("last_sweep", repr(now))
+    with bank.index.lock:
+        bank.index.set_meta("last_sweep", repr(now))
