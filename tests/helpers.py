@@ -6,8 +6,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from membank import Bank
 
@@ -93,3 +95,30 @@ def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
 def git_commit(root: Path, message: str) -> None:
     git(root, "add", "-A")
     git(root, "commit", "-q", "--allow-empty", "-m", message)
+
+
+@contextmanager
+def writer_in_use(bank: Bank) -> Iterator[None]:
+    """Inside this block another thread is inside a statement on the bank's writer connection, under the
+    index lock (as a background fill writes, or a read channel runs outside `reading()`)."""
+    entered, gate = threading.Event(), threading.Event()
+
+    def hold() -> int:  # runs inside the statement: the connection is in use meanwhile
+        entered.set()
+        gate.wait(30)
+        return 0
+
+    def holder() -> None:
+        with bank.index.lock:
+            bank.index.db.execute("SELECT hold()").fetchall()
+
+    with bank.index.lock:
+        bank.index.db.create_scalar_function("hold", hold, 0)
+    busy = threading.Thread(target=holder)
+    busy.start()
+    try:
+        assert entered.wait(30)
+        yield
+    finally:
+        gate.set()
+        busy.join(30)

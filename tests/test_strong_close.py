@@ -21,7 +21,7 @@ from membank.domains.manuscript import strong
 from membank.kernel import background
 
 from . import strongfake
-from .helpers import write_memory
+from .helpers import write_memory, writer_in_use
 
 
 @pytest.fixture(autouse=True)
@@ -154,26 +154,7 @@ def test_a_project_gone_stops_the_fill_quietly_and_it_fills_again_once_back(samp
 def test_the_retrieval_benchmark_reads_beside_a_writer_on_another_thread(bank: Bank) -> None:
     from benchmarks.retrieval import static_rankers
 
-    entered, gate = threading.Event(), threading.Event()
-
-    def hold() -> int:  # runs inside the writer connection's statement: the connection is in use meanwhile
-        entered.set()
-        gate.wait(30)
-        return 0
-
-    def writer() -> None:  # a fill's write: the writer connection, under the index lock
-        with bank.index.lock:
-            bank.index.db.execute("SELECT hold()").fetchall()
-
     rankers = static_rankers(bank)
-    with bank.index.lock:  # (the writer connection: the bank's own fill may be writing on it)
-        bank.index.db.create_scalar_function("hold", hold, 0)
-    busy = threading.Thread(target=writer)
-    busy.start()
-    try:
-        assert entered.wait(30)
+    with writer_in_use(bank):  # a fill's write: the writer connection, under the index lock
         assert isinstance(rankers["lexical"]("harbour keeper"), list)  # before: apsw.ThreadingViolationError
         assert isinstance(rankers["vector"]("harbour keeper"), list)
-    finally:
-        gate.set()
-        busy.join(30)
