@@ -110,8 +110,12 @@ def _within(bank: Bank, where: str, args: list[Any], bound: Before | None, docum
 
 def search(bank: Bank, query_text: str, before: str | None = None, document_id: str | None = None,
            limit: int = 10) -> dict[str, Any]:
-    items = ranked(bank, query_text, before, document_id, limit)[0]
-    return {"items": [{k: v for k, v in item.items() if k != "id"} for item in items]}
+    return {"items": answered(ranked(bank, query_text, before, document_id, limit)[0])}
+
+
+def answered(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`ranked`'s items as a search answers them: without the passage's row id."""
+    return [{k: v for k, v in item.items() if k != "id"} for item in items]
 
 
 def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | None, limit: int,

@@ -34,4 +34,4 @@ def search(bank: Bank, query_text: str, document: str | None, windows: bool,
     # keeps it); a second embedding is never paid for here: else the static vectors, as for Layer 4's
     # recall, whatever the process's query cache holds (the same preview always ranks the same way)
     items, _ = manuscript.ranked(bank, query_text, before, None, k, embed=False, windows=windows)
-    return [{key: v for key, v in item.items() if key != "id"} for item in items]
+    return manuscript.answered(items)
