@@ -31,6 +31,12 @@ def test_slug_keeps_any_script_and_numbers_clashes(bank: Bank) -> None:
     assert first["id"] != second["id"]
 
 
+def test_slug_keeps_the_vowel_signs_of_scripts_that_write_them_as_marks(bank: Bank) -> None:
+    names = [bank.create_memory("note", "project", text)["source"].rsplit("/", 1)[1]
+             for text in ("नमस्ते दुनिया", "สวัสดี ครับ", "- ़ -")]
+    assert names == ["नमस्ते-दुनिया.md", "สวัสดี-ครับ.md", "memory.md"]
+
+
 def test_a_memory_never_gets_a_windows_device_name(bank: Bank) -> None:
     names = [bank.create_memory("note", "project", text)["source"].rsplit("/", 1)[1] for text in ("Con", "NUL.", "com1")]
     assert names == ["con-1.md", "nul-1.md", "com1-1.md"]  # `con.md` is the console on Windows, not a file

@@ -58,11 +58,22 @@ def new_id(prefix: str = "m") -> str:
 WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)( *\..*)?", re.IGNORECASE)
 
 
+def _kept(text: str) -> str:
+    out: list[str] = []
+    for ch in text:
+        mark = unicodedata.category(ch) in ("Mn", "Mc")
+        out.append(ch if ch.isalnum() or (mark and out and out[-1] != "-") else "-")
+    return "".join(out)
+
+
 def slug(text: str, limit: int = 60) -> str:
-    """Letters and digits of any script kept, everything else `-`; never a Windows device (a memory that
-    reads "Con" is `con-1.md`, which a project cloned onto Windows can still check out)."""
+    """Letters and digits of any script kept, with the marks that belong to them (a Devanagari or Thai
+    vowel sign is a mark, not a letter: without it `नमस्ते` would read `नमस-त`; a mark with no letter
+    before it is not kept), everything else `-`;
+    never a Windows device (a memory that reads "Con" is `con-1.md`, which a project cloned onto
+    Windows can still check out)."""
     text = unicodedata.normalize("NFKC", text).lower()
-    out = "".join(ch if ch.isalnum() else "-" for ch in text)
+    out = _kept(text)
     out = re.sub(r"-+", "-", out).strip("-")[:limit].strip("-") or "memory"
     return f"{out}-1" if WINDOWS_DEVICES.fullmatch(out) else out
 
