@@ -51,6 +51,17 @@ def test_rows_that_do_not_count_do_not_dilute_a_cards_rarity() -> None:
     assert half is not None and half[0] == pytest.approx(0.5)
 
 
+def test_a_patched_bridge_is_the_bridge_of_the_patched_rows() -> None:
+    # a save: the rows written are dropped and come back after the kept ones (strongcopy.py `patched`)
+    before = Bridge.of([{"a"}, set(), {"b"}, {"a", "b"}], np.array([False, False, True, True]))
+    after = before.patched(np.array([True, False, True, False]), [{"a"}, set()], np.array([False, True, False, True]),
+                           np.ones(4, bool))
+    fresh = Bridge.of([{"a"}, {"b"}, {"a"}, set()], np.array([False, True, False, True]))
+    for cards in (["a"], ["b"], ["a", "b"]):
+        assert list(after.evidence(cards)) == pytest.approx(list(fresh.evidence(cards)))  # type: ignore[arg-type]
+    assert list(before.evidence(["a"])) == pytest.approx([1, 0, 0, 1])  # type: ignore[arg-type]  # unchanged
+
+
 def test_evidence_lifts_an_other_language_candidate_over_the_gate() -> None:
     # the English answer stands far out; the Chinese memory naming the card stands out a little in its
     # pool, under the gate: only its evidence lets it compete, and it then outranks the rest of the pool

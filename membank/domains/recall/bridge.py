@@ -16,50 +16,93 @@ it); `evidence` is per query: a few array writes per card the query names.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 if TYPE_CHECKING:
     import numpy as np
 
 
+class Sets:
+    """The distinct sets of cards rows name, each with a number, and the sets each card is in: grown as
+    rows are added, shared by a bridge and the bridges patched from it (a set no row names any more
+    stays: harmless, and a bank's memories share few)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[frozenset[str], int] = {}
+        self.holding: dict[str, list[int]] = {}  # card -> the numbers of the sets it is in
+
+    def number(self, cards: Iterable[str]) -> int:
+        """`cards`' set's number (-1: the empty set)."""
+        found = cards if isinstance(cards, frozenset) else frozenset(cards)
+        if not found:
+            return -1
+        n = self.ids.get(found)
+        if n is None:
+            n = self.ids[found] = len(self.ids)
+            for card in found:
+                self.holding.setdefault(card, []).append(n)
+        return n
+
+
 @dataclass(frozen=True)
 class Bridge:
-    """For each card some row names: those rows (positions) and what naming it is worth in each one."""
+    """Which cards each row names (the number of its set of cards in `sets`), and what naming each card is
+    worth in each row, worked out at the card's first query and kept."""
 
-    size: int  # rows in all
-    rows: dict[str, np.ndarray]  # card id -> positions of the rows whose text names it
-    worth: dict[str, np.ndarray]  # card id -> the evidence each of those rows gets, in (0, 1]
+    row_set: np.ndarray  # each row's set of cards, by its number in `sets`; -1: it names none
+    zh: np.ndarray  # which rows are Chinese (the others English)
+    counted: np.ndarray  # the rows that count for a card's rarity in their pool
+    sets: Sets
+    rarity: bool = True
+    _cards: dict[str, np.ndarray | None] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of(cls, named: Sequence[Iterable[str]], zh: np.ndarray, counted: np.ndarray | None = None,
-           rarity: bool = True) -> Bridge:
-        """`named`: per row, the cards its text names; `zh`: which rows are Chinese (the others English);
-        `counted`: the rows that count for a card's rarity in their pool (memories, not the cards' own rows;
-        default all). Worth: log(n / df) / log(n) over the counted rows of the row's language (n of them, df
+           rarity: bool = True, sets: Sets | None = None) -> Bridge:
+        """`named`: per row, the cards its text names; `zh`: which rows are Chinese; `counted`: the rows that
+        count for a card's rarity in their pool (memories, not the cards' own rows; default all). A card's
+        worth in a row: log(n / df) / log(n) over the counted rows of the row's language (n of them, df
         naming the card), 1 when the pool has fewer than two rows or `rarity` is off."""
         import numpy as np
 
+        sets = Sets() if sets is None else sets
         zh = np.asarray(zh, bool)
-        counted = np.ones(len(zh), bool) if counted is None else np.asarray(counted, bool)
-        where: dict[str, list[int]] = {}
-        for i, cards in enumerate(named):
-            for card in cards:
-                where.setdefault(card, []).append(i)
-        pools = {True: int((counted & zh).sum()), False: int((counted & ~zh).sum())}
-        rows, worth = {}, {}
-        for card, positions in where.items():
-            at = np.array(positions, np.int64)
-            value = np.ones(len(at), np.float64)
-            if rarity:
-                for lang, n in pools.items():
-                    if n < 2:
-                        continue
-                    mine = zh[at] == lang
-                    df = int((counted[at] & mine).sum())
-                    value[mine] = math.log(n / df) / math.log(n) if df else 1.0
-            rows[card], worth[card] = at, value
-        return cls(len(zh), rows, worth)
+        return cls(np.array([sets.number(s) for s in named], np.int64), zh,
+                   np.ones(len(zh), bool) if counted is None else np.asarray(counted, bool), sets, rarity)
+
+    def patched(self, keep: np.ndarray, named: Sequence[Iterable[str]], zh: np.ndarray, counted: np.ndarray) -> Bridge:
+        """The bridge over this one's rows `keep` (a mask), then the rows `named` (as a patched copy of the
+        strong rows lays them out: strongcopy.py); `zh` and `counted` over all of those."""
+        import numpy as np
+
+        fresh = np.array([self.sets.number(s) for s in named], np.int64)
+        return Bridge(np.concatenate([self.row_set[keep], fresh]), np.asarray(zh, bool), np.asarray(counted, bool),
+                      self.sets, self.rarity)
+
+    def worth(self, card: str) -> np.ndarray | None:
+        """What naming `card` is worth in each row (0 where the row does not name it); None: no row does."""
+        if card in self._cards:
+            return self._cards[card]
+        import numpy as np
+
+        holding = self.sets.holding.get(card)
+        out = None
+        rows = None
+        if holding:
+            marked = np.zeros(len(self.sets.ids) + 1, bool)  # the last: a row naming no card (-1)
+            marked[holding] = True
+            rows = marked[self.row_set]
+        if rows is not None and rows.any():
+            out = rows.astype(np.float64)
+            if self.rarity:
+                for pool in (self.zh, ~self.zh):
+                    n = int((self.counted & pool).sum())
+                    df = int((self.counted & pool & rows).sum())
+                    if n >= 2 and df:
+                        out[rows & pool] = math.log(n / df) / math.log(n)
+        self._cards[card] = out  # two threads may both work it out: the same array, the last one kept
+        return out
 
     def evidence(self, cards: Iterable[str]) -> np.ndarray | None:
         """Each row's evidence for a query naming `cards`: the most any of them is worth in it (0 where it
@@ -68,10 +111,7 @@ class Bridge:
 
         out = None
         for card in cards:
-            at = self.rows.get(card)
-            if at is None:
-                continue
-            if out is None:
-                out = np.zeros(self.size, np.float64)
-            out[at] = np.maximum(out[at], self.worth[card])  # a card's rows are distinct
+            found = self.worth(card)
+            if found is not None:
+                out = found if out is None else np.maximum(out, found)
         return out
