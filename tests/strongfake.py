@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import zlib
+from typing import Any
 
 import numpy as np
 
@@ -119,3 +120,18 @@ class _NotFiniteOn:
 
 def load_nan_on_poison() -> StrongEncoder:
     return StrongEncoder("fake-strong:1:32", DIM, _NotFiniteOn())
+
+
+def filled(bank: Any) -> None:
+    """Until every entry of `bank` has its strong vector (the `index:strong` announcements, no sleeps)."""
+    done = threading.Event()
+
+    def heard(method: str, params: dict[str, Any]) -> None:
+        if method == "index:strong" and params["done"] == params["total"]:
+            done.set()
+
+    bank.listeners.append(heard)
+    status = bank.status()["strong"]
+    if not (status["state"] == "ready" and status["done"] == status["total"]):
+        assert done.wait(30), bank.status()["strong"]
+    bank.listeners.remove(heard)

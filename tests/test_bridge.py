@@ -21,6 +21,8 @@ from membank.domains.recall.bridge import Bridge
 from membank.domains.recall.calibrate import LIFT, Candidate, calibrate, calibrated_arrays
 from membank.index.strong import StrongEncoder
 
+from .strongfake import filled
+
 DIM = 512
 
 
@@ -123,20 +125,6 @@ ANSWER = "苏瑶把一封密信缝在袖口的夹层里。"
 ENGLISH = "Su Yao lodges above the chandler's shop and watches the lighthouse at night."
 
 
-def _filled(bank: Bank) -> None:
-    done = threading.Event()
-
-    def heard(method: str, params: dict[str, Any]) -> None:
-        if method == "index:strong" and params["done"] == params["total"]:
-            done.set()
-
-    bank.listeners.append(heard)
-    status = bank.status()["strong"]
-    if not (status["state"] == "ready" and status["done"] == status["total"]):
-        assert done.wait(30), bank.status()["strong"]
-    bank.listeners.remove(heard)
-
-
 def _ids(bank: Bank, query: str) -> list[str]:
     return [i["id"] for i in bank.preview(query_text=query)["items"]]
 
@@ -148,7 +136,7 @@ def test_a_question_naming_a_card_finds_the_other_languages_memory_naming_it(sam
         for text in CHINESE:
             bank.create_memory(type_="fact", scope="project", content=text)
         english = bank.create_memory(type_="fact", scope="project", content=ENGLISH)["id"]
-        _filled(bank)
+        filled(bank)
         # Chinese question, English answer; asked before a Chinese memory names 苏瑶: one in the question's
         # language would stand out of its own pool and hold the gate up (the bridge is evidence, not a rule)
         asked = {"苏瑶晚上住在哪里？": english}
@@ -156,7 +144,7 @@ def test_a_question_naming_a_card_finds_the_other_languages_memory_naming_it(sam
         # English question, Chinese answer
         asked = {"what does Su Yao keep hidden in her sleeve?":
                  bank.create_memory(type_="fact", scope="project", content=ANSWER)["id"]}
-        _filled(bank)
+        filled(bank)
         _found(bank, monkeypatch, asked)
     finally:
         bank.close()

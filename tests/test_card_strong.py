@@ -19,6 +19,7 @@ from membank import Bank
 from membank.index.strong import StrongEncoder
 
 from .sidecar import REPO, Sidecar
+from .strongfake import filled
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "cards"  # real cards nobody here wrote (README there)
 FAKE = "tests.test_card_strong:load"
@@ -58,27 +59,12 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     HOLD.set()
 
 
-def _filled(bank: Bank) -> None:
-    """Until every entry has its strong vector (the `index:strong` announcements, no sleeps)."""
-    done = threading.Event()
-
-    def heard(method: str, params: dict[str, Any]) -> None:
-        if method == "index:strong" and params["done"] == params["total"]:
-            done.set()
-
-    bank.listeners.append(heard)
-    status = bank.status()["strong"]
-    if not (status["state"] == "ready" and status["done"] == status["total"]):
-        assert done.wait(30), bank.status()["strong"]
-    bank.listeners.remove(heard)
-
-
 def _with_sensei(sample: Path) -> Bank:
     bank = membank.open(sample)
     envelope = bank.call("card:import", {"paths": [str(REAL / "default_CodingSensei.png"),
                                                    str(REAL / "default_FluxTheCat.png")]})
     assert envelope["ok"], envelope
-    _filled(bank)
+    filled(bank)
     return bank
 
 
@@ -106,7 +92,7 @@ def test_a_card_waiting_for_its_strong_vector_leaves_the_card_search_static(samp
         found = bank.preview(query_text="Who is the Coding Sensei?")["cards"]
         assert found[0]["id"] == SENSEI and {c["reason"]["score"]["tier"] for c in found} == {"static"}
         HOLD.set()
-        _filled(bank)  # a card with a summary and no body gets its strong vector too
+        filled(bank)  # a card with a summary and no body gets its strong vector too
         found = bank.preview(query_text="sensei boat harbour")["cards"]
         assert "world/quiet-harbour" in [c["id"] for c in found]
         assert {c["reason"]["score"]["tier"] for c in found} == {"strong"}
