@@ -157,3 +157,24 @@ def _found(bank: Bank, monkeypatch: pytest.MonkeyPatch, asked: dict[str, str]) -
         m.setattr(bridgebank, "evidence", lambda *_: None)  # the rule without the bridge
         for query, answer in asked.items():
             assert answer not in _ids(bank, query)[:5], query
+
+
+def test_a_name_added_to_a_card_bridges_at_the_next_question(sample: Path) -> None:
+    """The names a memory holds are matched again when the cards change (once per generation of them)."""
+    bank = membank.open(sample)
+    try:
+        for text in CHINESE:
+            bank.create_memory(type_="fact", scope="project", content=text)
+        answer = bank.create_memory(type_="fact", scope="project", content=ANSWER)["id"]
+        card = sample / ".writenow" / "characters" / "su-yao.md"
+        card.write_text(card.read_text("utf-8").replace("aliases: [Su Yao, the envoy]", "aliases: [the envoy]"), "utf-8")
+        bank.sync()
+        filled(bank)
+        query = "what does Su Yao keep hidden in her sleeve?"
+        assert answer not in _ids(bank, query)[:5]  # no card is called Su Yao: nothing to bridge
+        card.write_text(card.read_text("utf-8").replace("aliases: [the envoy]", "aliases: [Su Yao, the envoy]"), "utf-8")
+        bank.sync()
+        filled(bank)
+        assert answer in _ids(bank, query)[:5]
+    finally:
+        bank.close()
