@@ -16,6 +16,7 @@ it); `evidence` is per query: a few array writes per card the query names.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
@@ -31,6 +32,7 @@ class Sets:
     def __init__(self) -> None:
         self.ids: dict[frozenset[str], int] = {}
         self.holding: dict[str, list[int]] = {}  # card -> the numbers of the sets it is in
+        self._lock = threading.Lock()  # two read threads may patch bridges of one table at once
 
     def number(self, cards: Iterable[str]) -> int:
         """`cards`' set's number (-1: the empty set)."""
@@ -39,9 +41,13 @@ class Sets:
             return -1
         n = self.ids.get(found)
         if n is None:
-            n = self.ids[found] = len(self.ids)
-            for card in found:
-                self.holding.setdefault(card, []).append(n)
+            with self._lock:
+                n = self.ids.get(found)
+                if n is None:
+                    n = len(self.ids)
+                    for card in found:
+                        self.holding.setdefault(card, []).append(n)
+                    self.ids[found] = n  # last: a reader that finds it finds its cards held
         return n
 
 
@@ -90,7 +96,9 @@ class Bridge:
         out = None
         rows = None
         if holding:
-            marked = np.zeros(len(self.sets.ids) + 1, bool)  # the last: a row naming no card (-1)
+            # one slot per set number (a set numbered on another thread meanwhile too), the last one for a
+            # row naming no card (-1)
+            marked = np.zeros(max(len(self.sets.ids), max(holding) + 1) + 1, bool)
             marked[holding] = True
             rows = marked[self.row_set]
         if rows is not None and rows.any():
