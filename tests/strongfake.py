@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import zlib
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -135,3 +135,14 @@ def filled(bank: Any) -> None:
     if not (status["state"] == "ready" and status["done"] == status["total"]):
         assert done.wait(30), bank.status()["strong"]
     bank.listeners.remove(heard)
+
+
+def hashed(words: Iterable[list[str]], dim: int) -> np.ndarray:
+    """Unit rows, one per text given as its words: each word hashed into one of `dim` dimensions."""
+    listed = list(words)
+    rows = np.zeros((len(listed), dim), np.float32)
+    for i, found in enumerate(listed):
+        for word in found:
+            rows[i, zlib.crc32(word.strip(".,!?:;'\"()？，。").encode()) % dim] += 1.0
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)

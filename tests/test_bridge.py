@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import threading
-import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -21,7 +20,7 @@ from membank.domains.recall.bridge import Bridge
 from membank.domains.recall.calibrate import LIFT, Candidate, calibrate, calibrated_arrays
 from membank.index.strong import StrongEncoder
 
-from .strongfake import filled
+from .strongfake import filled, hashed
 
 DIM = 512
 
@@ -99,13 +98,8 @@ class _NoTranslation:
     """Words hashed into DIM dimensions; a CJK character is a word: the two languages share nothing."""
 
     def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
-        rows = np.zeros((len(texts), DIM), np.float32)
-        for i, text in enumerate(texts):
-            spaced = "".join(f" {ch} " if "\u4e00" <= ch <= "\u9fff" else ch for ch in text.lower())
-            for word in spaced.split():
-                rows[i, zlib.crc32(word.strip(".,!?:;'\"()？，。").encode()) % DIM] += 1.0
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+        return hashed(("".join(f" {ch} " if "\u4e00" <= ch <= "\u9fff" else ch for ch in text.lower()).split()
+                       for text in texts), DIM)
 
 
 def load() -> StrongEncoder:

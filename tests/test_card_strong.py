@@ -7,7 +7,6 @@ strong vector yet leaves the card search on the static tier. A bilingual fake en
 from __future__ import annotations
 
 import threading
-import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -19,7 +18,7 @@ from membank import Bank
 from membank.index.strong import StrongEncoder
 
 from .sidecar import REPO, Sidecar
-from .strongfake import filled
+from .strongfake import filled, hashed
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "cards"  # real cards nobody here wrote (README there)
 FAKE = "tests.test_card_strong:load"
@@ -36,14 +35,13 @@ class _Bilingual:
         if not query and not HOLD.is_set():
             HELD.set()
             HOLD.wait(60)
-        rows = np.zeros((len(texts), DIM), np.float32)
-        for i, text in enumerate(texts):
-            for zh, en in WORDS.items():
-                text = text.replace(zh, f" {en} ")
-            for word in text.lower().replace("-", " ").split():
-                rows[i, zlib.crc32(word.strip(".,!?:;'\"()？，。").encode()) % DIM] += 1.0
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+        return hashed((_translated(text).lower().replace("-", " ").split() for text in texts), DIM)
+
+
+def _translated(text: str) -> str:
+    for zh, en in WORDS.items():
+        text = text.replace(zh, f" {en} ")
+    return text
 
 
 def load() -> StrongEncoder:
