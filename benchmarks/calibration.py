@@ -22,7 +22,12 @@ static model, and ranks every memory for every query under several rules, vector
   covariance, shrunk by s, and coloured by the shared one), `diag` (each dimension divided by its
   language's deviation), `CSLS` (each memory's mean cosine with its 10 nearest memories, of the other
   language or of all, half taken off its score: hubs that are near everything lose);
-- `gumbel gate`: the gate on scores normalised by the expected maximum of a pool of that size.
+- `gumbel gate`: the gate on scores normalised by the expected maximum of a pool of that size;
+- `name bridge`: membank.domains.recall.bridge: an other-language memory that names a card the query names
+  (the fixture's cards' names and aliases, story/matching.py's rules) gains `lift` deviations times its
+  evidence (the card's rarity in its pool, `rarity`, or 1, `flat`) before the gate and the cap; `+ parts`
+  (a study only): the words of a Latin name of several words count as names too (`Shen` for Shen Qingya),
+  titles (Mr, Captain, ...) left out.
 
 Per rule: recall@5 and MRR for English and Chinese queries about memories in their own language and
 for cross-language queries (every relevant memory in the other language), and `other@5`: over the
@@ -47,8 +52,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from membank.domains.recall.bridge import Bridge  # noqa: E402
 from membank.domains.recall.calibrate import (  # noqa: E402
-    CAP, GATE, STRONG_WEIGHT, Candidate, calibrate, calibrated_arrays, script_language)
+    CAP, GATE, LIFT, STRONG_WEIGHT, Candidate, calibrate, calibrated_arrays, script_language)
+from membank.domains.story.matching import Keyed, Matcher  # noqa: E402
 from membank.index.embed import BUNDLED, load  # noqa: E402
 from membank.index.strong import load_strong  # noqa: E402
 
@@ -83,6 +90,46 @@ def monolingual(query: dict[str, Any], ids: list[str], plang: list[str]) -> bool
 
 def group(query: dict[str, Any]) -> str:
     return "cross" if query.get("cross_all") else str(query.get("lang", "en"))
+
+
+TITLES = {"the", "mr", "mrs", "ms", "dr", "doctor", "captain", "father", "lord", "lady", "madame", "sergeant",
+          "senior", "brother", "granny"}  # left out of a name's parts (the `+ parts` study row only)
+
+
+def cards(fixture: Path = FIXTURE, parts: bool = False) -> list[Keyed]:
+    """The fixture's characters and world entries as the matcher takes them: name and aliases only."""
+    import yaml
+
+    out = []
+    for path in sorted((fixture / "project" / ".writenow").rglob("*.md")):
+        if "memories" in path.parts:
+            continue
+        head = yaml.safe_load(path.read_text("utf-8").split("---")[1])
+        if not isinstance(head, dict) or "name" not in head:
+            continue
+        names = [str(head["name"]), *(str(a) for a in head.get("aliases") or ())]
+        if parts:
+            names += [w for n in names if n.isascii() and " " in n for w in n.split()
+                      if w[:1].isupper() and w.lower() not in TITLES]
+        out.append(Keyed(str(head.get("id", path.stem)), names[0], tuple(dict.fromkeys(names[1:]))))
+    return out
+
+
+def bridged(texts: list[str], qs: list[dict[str, Any]], zh: np.ndarray, fixture: Path = FIXTURE,
+            parts: bool = False, rarity: bool = True) -> np.ndarray:
+    """The name bridge's evidence of every memory for every query (queries x memories)."""
+    matcher = Matcher.build(cards(fixture, parts))
+
+    def named(text: str) -> frozenset[str]:
+        return frozenset(m.id for m in matcher.mentions(text)[0])
+
+    bridge = Bridge.of([named(t) for t in texts], zh, rarity=rarity)
+    out = np.zeros((len(qs), len(texts)))
+    for qi, q in enumerate(qs):
+        found = bridge.evidence(named(q["query"]))
+        if found is not None:
+            out[qi] = found
+    return out
 
 
 def vectors(ids: list[str], texts: list[str], qs: list[dict[str, Any]], cache: Path | None) -> dict[str, np.ndarray]:
@@ -255,17 +302,34 @@ def study(cache: Path | None = None, fixture: Path = FIXTURE, split: str | None 
     for margin in (0.5, 1.0):
         measure(f"pools z, other language -{margin}", by(pools - margin * other), pools)
 
+    evidence = bridged(texts, qs, zh, fixture)
+
     def shipped(qi: int) -> list[int]:
-        candidates = [Candidate(i, float(cen[qi, i]), float(static[qi, i]), plang[i]) for i in range(len(ids))]
+        candidates = [Candidate(i, float(cen[qi, i]), float(static[qi, i]), plang[i], float(evidence[qi, i]))
+                      for i in range(len(ids))]
         return [c.key for c in calibrate(candidates, qlang[qi])]
 
-    def arrays(strong: np.ndarray, gate: float = GATE, cap: int = CAP) -> Callable[[int], list[int]]:
+    def arrays(strong: np.ndarray, gate: float = GATE, cap: int = CAP, bridge: np.ndarray | None = None,
+               lift: float = LIFT) -> Callable[[int], list[int]]:
         def rank(qi: int) -> list[int]:
-            scores, competes = calibrated_arrays(strong[qi], static[qi], zh, qlang[qi] == "zh", gate=gate, cap=cap)
+            scores, competes = calibrated_arrays(strong[qi], static[qi], zh, qlang[qi] == "zh", gate=gate, cap=cap,
+                                                 evidence=None if bridge is None else bridge[qi], lift=lift)
             return list(np.lexsort((-scores, ~competes)))
         return rank
 
-    measure(f"calibrated (shipped: gate {GATE}, cap {CAP})", shipped, pools)
+    def lifted(bridge: np.ndarray, lift: float) -> np.ndarray:  # the blended score with the bridge's lift
+        return pools + lift * bridge * other
+
+    measure(f"calibrated (shipped: gate {GATE}, cap {CAP}, name bridge, rarity, lift {LIFT})", shipped,
+            lifted(evidence, LIFT))
+    measure(f"calibrated, gate {GATE}, cap {CAP}, no name bridge (the rule before)", arrays(cen), pools)
+    flat = bridged(texts, qs, zh, fixture, rarity=False)
+    with_parts = bridged(texts, qs, zh, fixture, parts=True)
+    for lift in (0.5, 0.75, 1.0, 1.25, 1.5):
+        for name, bridge in (("rarity", evidence), ("flat", flat), ("+ parts, rarity", with_parts)):
+            for cap in (CAP, 2):
+                measure(f"name bridge, {name}, lift {lift}, cap {cap}", arrays(cen, cap=cap, bridge=bridge, lift=lift),
+                        lifted(bridge, lift))
     for gate, cap in ((0.6, 10**6), (0.8, 10**6), (1.0, 10**6), (0.6, 2), (0.8, 2), (1.0, 2), (1.0, 3)):
         measure(f"calibrated, gate {gate}, cap {cap if cap < 10**6 else '-'}", arrays(cen, gate, cap), pools)
 

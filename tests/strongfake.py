@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import zlib
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -119,3 +120,29 @@ class _NotFiniteOn:
 
 def load_nan_on_poison() -> StrongEncoder:
     return StrongEncoder("fake-strong:1:32", DIM, _NotFiniteOn())
+
+
+def filled(bank: Any) -> None:
+    """Until every entry of `bank` has its strong vector (the `index:strong` announcements, no sleeps)."""
+    done = threading.Event()
+
+    def heard(method: str, params: dict[str, Any]) -> None:
+        if method == "index:strong" and params["done"] == params["total"]:
+            done.set()
+
+    bank.listeners.append(heard)
+    status = bank.status()["strong"]
+    if not (status["state"] == "ready" and status["done"] == status["total"]):
+        assert done.wait(30), bank.status()["strong"]
+    bank.listeners.remove(heard)
+
+
+def hashed(words: Iterable[list[str]], dim: int) -> np.ndarray:
+    """Unit rows, one per text given as its words: each word hashed into one of `dim` dimensions."""
+    listed = list(words)
+    rows = np.zeros((len(listed), dim), np.float32)
+    for i, found in enumerate(listed):
+        for word in found:
+            rows[i, zlib.crc32(word.strip(".,!?:;'\"()？，。").encode()) % dim] += 1.0
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)

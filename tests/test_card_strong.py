@@ -7,7 +7,6 @@ strong vector yet leaves the card search on the static tier. A bilingual fake en
 from __future__ import annotations
 
 import threading
-import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -19,6 +18,7 @@ from membank import Bank
 from membank.index.strong import StrongEncoder
 
 from .sidecar import REPO, Sidecar
+from .strongfake import filled, hashed
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "cards"  # real cards nobody here wrote (README there)
 FAKE = "tests.test_card_strong:load"
@@ -35,14 +35,13 @@ class _Bilingual:
         if not query and not HOLD.is_set():
             HELD.set()
             HOLD.wait(60)
-        rows = np.zeros((len(texts), DIM), np.float32)
-        for i, text in enumerate(texts):
-            for zh, en in WORDS.items():
-                text = text.replace(zh, f" {en} ")
-            for word in text.lower().replace("-", " ").split():
-                rows[i, zlib.crc32(word.strip(".,!?:;'\"()？，。").encode()) % DIM] += 1.0
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+        return hashed((_translated(text).lower().replace("-", " ").split() for text in texts), DIM)
+
+
+def _translated(text: str) -> str:
+    for zh, en in WORDS.items():
+        text = text.replace(zh, f" {en} ")
+    return text
 
 
 def load() -> StrongEncoder:
@@ -58,27 +57,12 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     HOLD.set()
 
 
-def _filled(bank: Bank) -> None:
-    """Until every entry has its strong vector (the `index:strong` announcements, no sleeps)."""
-    done = threading.Event()
-
-    def heard(method: str, params: dict[str, Any]) -> None:
-        if method == "index:strong" and params["done"] == params["total"]:
-            done.set()
-
-    bank.listeners.append(heard)
-    status = bank.status()["strong"]
-    if not (status["state"] == "ready" and status["done"] == status["total"]):
-        assert done.wait(30), bank.status()["strong"]
-    bank.listeners.remove(heard)
-
-
 def _with_sensei(sample: Path) -> Bank:
     bank = membank.open(sample)
     envelope = bank.call("card:import", {"paths": [str(REAL / "default_CodingSensei.png"),
                                                    str(REAL / "default_FluxTheCat.png")]})
     assert envelope["ok"], envelope
-    _filled(bank)
+    filled(bank)
     return bank
 
 
@@ -106,7 +90,7 @@ def test_a_card_waiting_for_its_strong_vector_leaves_the_card_search_static(samp
         found = bank.preview(query_text="Who is the Coding Sensei?")["cards"]
         assert found[0]["id"] == SENSEI and {c["reason"]["score"]["tier"] for c in found} == {"static"}
         HOLD.set()
-        _filled(bank)  # a card with a summary and no body gets its strong vector too
+        filled(bank)  # a card with a summary and no body gets its strong vector too
         found = bank.preview(query_text="sensei boat harbour")["cards"]
         assert "world/quiet-harbour" in [c["id"] for c in found]
         assert {c["reason"]["score"]["tier"] for c in found} == {"strong"}

@@ -77,6 +77,8 @@ class StrongVectors:
         self.factor = _factors(rows) if factor is None else factor
         self.zh = np.zeros(len(rowids), bool) if zh is None else zh  # which rows' texts are Chinese
         self._centring: tuple[dict[bool, np.ndarray], np.ndarray] | None = None
+        # (the copy's tag it was patched from, the rowids written since): what a memo of the rows may patch too
+        self.since: tuple[str, frozenset[int]] | None = None
 
     def patched(self, tag: str, written: frozenset[int], found: list[tuple[int, float, bytes]]) -> "StrongVectors":
         """A copy with the `written` rowids replaced by `found` (those gone dropped); this one is left as it is."""
@@ -87,6 +89,7 @@ class StrongVectors:
                             np.concatenate([self.scale[keep], fresh.scale]),
                             np.concatenate([self.factor[keep], fresh.factor]),
                             np.concatenate([self.zh[keep], fresh.zh]))
+        out.since = (self.tag, written)
         if self._centring is not None and len(written) * KEEP_MEANS <= len(self.rowids):
             # a few rows of a large bank move its languages' means by next to nothing: the patched copy keeps
             # them (a save costs no pass over every row); a reload, or a larger change, makes them again

@@ -26,6 +26,7 @@ class StrongQuery:
     encoder: StrongEncoder
     vector: np.ndarray  # the query, embedded by the strong model
     zh: bool = False  # whether the query is Chinese (its script): which language's pool it belongs to
+    text: str = ""  # as asked (the name bridge reads the names in it: recall/bridge.py)
 
 
 def embed_query(embedding: dict[str, Any], memo: Any, query_text: str) -> StrongQuery | None:
@@ -49,4 +50,4 @@ def embed_query(embedding: dict[str, Any], memo: Any, query_text: str) -> Strong
         return None
     if not vector.any() or not np.isfinite(vector).all():  # nothing known, or a model gone wrong: the static tier
         return None
-    return StrongQuery(encoder, vector, script_language(query_text) == "zh")
+    return StrongQuery(encoder, vector, script_language(query_text) == "zh", query_text)

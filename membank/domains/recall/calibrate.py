@@ -16,6 +16,9 @@ fixture by benchmarks/calibration.py:
    pool in (nothing in its own language stands out) cannot fill its top 5 with the other language
    (a query with no candidate in its own language has nothing to keep places for: every one competes).
 
+4. (the name bridge, bridge.py) an other-language candidate that names a card the query names gets
+   `lift` times its evidence added to its score, before the gate and the cap.
+
 A pool too small to standardise (fewer than MIN_POOL candidates) is measured against all candidates
 together instead.
 """
@@ -39,6 +42,9 @@ CAP = 3  # the most other-language candidates that compete for one query
 # (GATE and CAP chosen together on half the fixture's queries, measured on the other half:
 # benchmarks/calibration.py --split; docs/recall.md)
 MIN_POOL = 8
+# deviations an other-language candidate gains per unit of name-bridge evidence (bridge.py; chosen on half
+# the fixture's queries, measured on the other half: benchmarks/calibration.py, docs/recall.md)
+LIFT = 1.0
 # the vector side of the fused score from a calibrated one: SCALE deviations above its pool's mean count
 # as a cosine of 1 (the fused score, and the relevance floor on it, stay in [0, 1]); an other-language
 # candidate below the gate keeps OUTSIDE of its value, so it still follows the competing ones
@@ -52,6 +58,7 @@ class Candidate:
     strong: float  # strong-model cosine, languages' means removed
     static: float  # static-model cosine
     language: str  # "zh" or "en" (script_language of its text)
+    evidence: float = 0.0  # the name bridge's (bridge.py): counts for an other-language candidate only
 
 
 @dataclass(frozen=True)
@@ -82,14 +89,15 @@ def _standardised(values: list[float], languages: list[str]) -> list[float]:
 
 
 def calibrate(candidates: Sequence[Candidate], query_language: str, *, weight: float = STRONG_WEIGHT,
-              gate: float = GATE, cap: int = CAP) -> list[Calibrated]:
+              gate: float = GATE, cap: int = CAP, lift: float = LIFT) -> list[Calibrated]:
     """The candidates best first, each with its calibrated score; ties keep the input order."""
     if not candidates:
         return []
     languages = [c.language for c in candidates]
     strong = _standardised([c.strong for c in candidates], languages)
     static = _standardised([c.static for c in candidates], languages)
-    scores = [weight * a + (1.0 - weight) * b for a, b in zip(strong, static)]
+    scores = [weight * a + (1.0 - weight) * b + (lift * c.evidence if c.language != query_language else 0.0)
+              for a, b, c in zip(strong, static, candidates)]
     same = [s for s, lang in zip(scores, languages) if lang == query_language]
     bar = max(same) - gate if same else -math.inf
     within = sorted((i for i, (s, lang) in enumerate(zip(scores, languages)) if lang != query_language and s >= bar),
@@ -116,17 +124,19 @@ def _standardised_array(values: np.ndarray, zh: np.ndarray) -> np.ndarray:
 
 
 def calibrated_arrays(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, query_zh: bool, *,
-                      weight: float = STRONG_WEIGHT, gate: float = GATE, cap: int = CAP
-                      ) -> tuple[np.ndarray, np.ndarray]:
+                      weight: float = STRONG_WEIGHT, gate: float = GATE, cap: int = CAP,
+                      evidence: np.ndarray | None = None, lift: float = LIFT) -> tuple[np.ndarray, np.ndarray]:
     """`calibrate` over arrays, for a whole bank's candidates at once: (score, competes) of each
     candidate, in the input's order. `strong`: centred strong cosines; `static`: static cosines; `zh`:
-    which candidates are Chinese (the others English)."""
+    which candidates are Chinese (the others English); `evidence`: the name bridge's (None: none)."""
     import numpy as np
 
     zh = np.asarray(zh, bool)
     scores = weight * _standardised_array(np.asarray(strong, np.float64), zh) \
         + (1.0 - weight) * _standardised_array(np.asarray(static, np.float64), zh)
     same = zh if query_zh else ~zh
+    if evidence is not None:
+        scores = scores + np.where(same, 0.0, lift * np.asarray(evidence, np.float64))
     bar = float(scores[same].max()) - gate if same.any() else -math.inf
     within = np.flatnonzero(~same & (scores >= bar))
     if same.any() and len(within) > max(cap, 0):  # the best `cap` (ties: input order, as `calibrate`'s sort)

@@ -61,19 +61,21 @@ STRONG_VECTOR_WEIGHT = 0.8
 
 
 def strong_scores(centred: np.ndarray, static: np.ndarray, zh: np.ndarray, query_zh: bool,
-                  allowed: np.ndarray) -> np.ndarray:
+                  allowed: np.ndarray, evidence: np.ndarray | None = None) -> np.ndarray:
     """The strong tier's score of each memory for a query, higher is better, in [0, 1] as a cosine is:
     the one place the strong tier's ranking is decided. Per row of the bank's strong vectors: `centred`,
     its strong cosine with each language's mean removed; `static`, its static cosine; `zh`, whether its
     text is Chinese; `allowed`, the rows that compete (the others score 0). The competing rows are
     calibrated together (recall/calibrate.py: per-language pools standardised, strong and static
-    blended, the other language gated), then put on the cosine's scale (`vector_scores`), so `fuse`
-    takes 1 - score as it takes the static tier's cosine distance and the fused score stays in [0, 1]."""
+    blended, the other language gated; `evidence`, the name bridge's of each row, recall/bridge.py, lifts an
+    other-language row that names a card the query names), then put on the cosine's scale (`vector_scores`),
+    so `fuse` takes 1 - score as it takes the static tier's cosine distance and the fused score stays in [0, 1]."""
     import numpy as np
 
     out = np.zeros(len(centred), np.float64)
     if allowed.any():
-        scores, competes = calibrated_arrays(centred[allowed], static[allowed], zh[allowed], query_zh)
+        scores, competes = calibrated_arrays(centred[allowed], static[allowed], zh[allowed], query_zh,
+                                             evidence=None if evidence is None else evidence[allowed])
         out[allowed] = vector_scores(scores, competes)
     return out
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...index.strongquery import StrongQuery, embed_query
 from ..contract import Bank
-from . import queries
+from . import bridgebank, queries
 from .rank import STRONG_VECTORS_PENDING, Reason, strong_scores
 
 if TYPE_CHECKING:
@@ -51,7 +51,8 @@ def strong_side(bank: Bank, query: StrongQuery | None, k: int, document: str | N
 
     def scorer(copy: StrongVectors, allowed: np.ndarray) -> np.ndarray:
         seen["copy"], seen["centred"] = copy, copy.centred_cosines(query.vector, query.zh)
-        return strong_scores(seen["centred"], static_cosines(index, copy, static), copy.zh, query.zh, allowed)
+        return strong_scores(seen["centred"], static_cosines(index, copy, static), copy.zh, query.zh, allowed,
+                             bridgebank.evidence(index, copy, query.text))
 
     nearest, keys, missing, total = queries.strong_nearest(index, model, query.vector, k, document, scorer)
     if missing:
