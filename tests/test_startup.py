@@ -100,8 +100,7 @@ def test_a_reading_command_loads_only_its_own_channel(sample: Path, home: Path, 
     assert loaded & set(FLOWS) == set()
     if command not in ("status", "doctor"):  # their report reads episodes, lifecycle, recall and story problems
         assert loaded & set(REPORT) == set()
-    if command != "skills":  # piped, plain lines need no rich (shells/console.py); a table does
-        assert "rich" not in _roots(loaded)
+    assert "rich" not in _roots(loaded)  # piped, plain lines and columns need no rich (shells/console.py)
 
 
 @pytest.mark.parametrize("command", ("list", "show", "settings get", "skills"))
