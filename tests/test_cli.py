@@ -172,3 +172,13 @@ def test_a_long_or_piped_list_is_plain_columns(sample: Path) -> None:
     assert listed.exit_code == 0 and lines[0].split() == ["id", "type", "scope", "updated", "content", "source"]
     ids = [line.split()[0] for line in lines[1:]]
     assert ids and all(line.split()[-1].startswith((".writenow/", "global:")) for line in lines[1:])
+
+
+def test_piped_skills_are_plain_columns_one_line_each(sample: Path, home: Path) -> None:
+    listed = membank("skills", "-C", str(sample), cwd=sample, home=home)
+    lines = listed.stdout.splitlines()
+    assert listed.returncode == 0 and lines[:2] == ["skills", lines[1]] and lines[1].split() == ["id", "name", "rules",
+                                                                                                 "in", "effect", "source"]
+    rows = {line.split()[0]: line for line in lines[2:]}
+    assert "continue" in rows and rows["continue"].endswith(".writenow/skills/continue.md")
+    assert "max_tokens=" in rows["continue"] and "│" not in listed.stdout  # the rules on the skill's line, no box

@@ -43,6 +43,13 @@ def test_cells_count_wide_characters_twice_and_marks_not_at_all() -> None:
     assert pad("林默", 6) == "林默  " and pad("Lin", 6) == "Lin   "
 
 
+def test_clip_cuts_where_the_cells_run_out_whatever_the_text() -> None:
+    assert cells("a\x1bb\x7f") == 2 and clip("a\x1bbc", 3) == "a\x1bbc" and clip("a\x1bbcd", 3) == "a\x1bb…"
+    assert clip("林默的剑" + "x" * 500, 8) == "林默的…" and clip("林默x", 5) == "林默x" and clip("林默xy", 5) == "林默…"
+    assert clip("x" * 70, 70) == "x" * 70 and clip("x" * 71, 70) == "x" * 69 + "…"
+    assert clip("abc", 0) == "…" and clip("林", 0) == "…" and clip("", 0) == ""
+
+
 def piped(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
     """`membank ARGS` piped, as a script or CI runs it: no terminal and no $COLUMNS."""
     env = {**os.environ, "WRITENOW_HOME": str(home)}

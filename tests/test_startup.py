@@ -100,8 +100,7 @@ def test_a_reading_command_loads_only_its_own_channel(sample: Path, home: Path, 
     assert loaded & set(FLOWS) == set()
     if command not in ("status", "doctor"):  # their report reads episodes, lifecycle, recall and story problems
         assert loaded & set(REPORT) == set()
-    if command != "skills":  # piped, plain lines need no rich (shells/console.py); a table does
-        assert "rich" not in _roots(loaded)
+    assert "rich" not in _roots(loaded)  # piped, plain lines and columns need no rich (shells/console.py)
 
 
 @pytest.mark.parametrize("command", ("list", "show", "settings get", "skills"))
@@ -113,3 +112,29 @@ def test_a_reading_command_on_a_project_with_a_manuscript_imports_no_numpy(sampl
     args = (a.format(p=sample) for a in READING[command])
     _, loaded = _run(_RUN, *args, tmp=tmp_path, cwd=sample, home=home)
     assert "numpy" not in _roots(loaded)
+
+
+_COLLECTING = """
+import gc, json, sys
+out, sys.argv = sys.argv[1], ["membank", *sys.argv[2:]]
+import membank.shells.server as server
+server.run = lambda projects, **options: json.dump({"during": gc.isenabled()}, open(out, "w")) or 0
+from membank.shells.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+if sys.argv[1] != "serve":
+    json.dump({"during": gc.isenabled()}, open(out, "w"))
+"""
+
+
+@pytest.mark.parametrize("command", (("status", "{p}"), ("serve", "--no-watch", "--project", "{p}")))
+def test_a_command_runs_without_the_cycle_collector_and_the_sidecar_with_it(sample: Path, home: Path, tmp_path: Path,
+                                                                           command: tuple[str, ...]) -> None:
+    out = tmp_path / "gc.json"
+    done = subprocess.run([sys.executable, "-c", _COLLECTING, str(out), *(a.format(p=sample) for a in command)],
+                          cwd=sample, env={**os.environ, "WRITENOW_HOME": str(home)}, capture_output=True, text=True,
+                          timeout=120)
+    assert out.exists(), done.stderr
+    assert json.loads(out.read_text("utf-8"))["during"] is (command[0] == "serve")

@@ -25,23 +25,26 @@ def char_cells(char: str) -> int:
 
 def cells(text: str) -> int:
     """How many terminal cells `text` takes on one line."""
-    if text.isascii():
-        return sum(1 for c in text if " " <= c < "\x7f")
-    return sum(char_cells(c) for c in text)
+    if text.isascii():  # one cell a character but the controls (isprintable: none of them, in C)
+        return len(text) if text.isprintable() else sum(1 for c in text if " " <= c < "\x7f")
+    return sum(map(char_cells, text))
 
 
 def clip(text: str, width: int) -> str:
     """`text` cut to at most `width` cells, ending in … when cut (never a wide character split in half)."""
-    if cells(text) <= width:
-        return text
-    room, used, end = max(0, width - 1), 0, 0
-    for end, char in enumerate(text):
-        w = char_cells(char)
-        if used + w > room:
+    if text.isascii() and text.isprintable():  # a cell a character: a slice (`membank list` clips thousands)
+        return text if len(text) <= width else text[:max(0, width - 1)] + ELLIPSIS
+    room, used, end = max(0, width - 1), 0, -1  # one walk, as far as the cut shows: a long text is not measured whole
+    for at, char in enumerate(text):
+        used += char_cells(char)
+        if end < 0 and used > room:
+            end = at  # the first character past the room left for the …
+        if end >= 0 and used > width:
             break
-        used += w
     else:
-        end = len(text)
+        if used <= width:
+            return text  # the whole of it fits
+        end = len(text)  # a width below 0: even a text of no cells is cut
     while end > 0 and text[end - 1] == "\u200d":  # half a joined emoji: the joiner would glue it to the …
         end -= 1
     return text[:end] + ELLIPSIS

@@ -34,9 +34,15 @@ def skills_view(d: dict[str, Any]) -> None:
     if not d["items"]:
         out.print("no skills (membank init adds the built-in ones)")
         return
+    columns = ("id", "name", "rules in effect", "source")
+    if not out.is_terminal:  # piped: plain columns, as `membank list` prints them (rich's import and layout: ~1/6 of it)
+        render.plain_columns(columns, [(s["id"], s["name"], _rules(s["rules"]) if s["valid"] else
+                                        f"{len(s['problems'])} problem(s): membank doctor", s["source"])
+                                       for s in d["items"]], "skills")
+        return
     from rich.text import Text
 
-    table = render.table("skills", ("id", "name", "rules in effect", "source"))
+    table = render.table("skills", columns)
     for s in d["items"]:
         rules = _rules(s["rules"]) if s["valid"] else Text(f"{len(s['problems'])} problem(s): membank doctor", "red")
         table.add_row(s["id"], s["name"], rules, s["source"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .cells import cells, clip, pad, visible
+from .cells import cells, clip, visible
 from .console import err, out, styled  # noqa: F401  # the consoles (console.py), imported from here by the commands
 
 
@@ -51,10 +51,11 @@ def plain_columns(columns: tuple[str, ...], rows: list[tuple[str, ...]], title: 
     """Rows as left-aligned columns two spaces apart (the last one unpadded), written straight out; widths
     in terminal cells, so a column of Chinese lines up."""
     rows = [tuple(map(visible, r)) for r in rows]  # shown, never run by the terminal; then measured
-    widths = [max(cells(c), *(cells(r[i]) for r in rows)) for i, c in enumerate(columns[:-1])]
+    measured = [(row, tuple(map(cells, row[:-1]))) for row in (columns, *rows)]  # once a value, not twice
+    widths = [max(m[i] for _, m in measured) for i in range(len(columns) - 1)]
     lines = [visible(title)] if title else []
-    for row in (columns, *rows):
-        lines.append("  ".join(pad(v, w) for v, w in zip(row, widths)) + "  " + row[-1])
+    for row, sizes in measured:
+        lines.append("".join(v + " " * (w - n + 2) for v, n, w in zip(row, sizes, widths)) + row[-1])
     out.file.write("\n".join(lines) + "\n")
     out.file.flush()
 
