@@ -65,6 +65,16 @@ def test_a_patched_bridge_is_the_bridge_of_the_patched_rows() -> None:
     assert list(before.evidence(["a"])) == pytest.approx([1, 0, 0, 1])  # type: ignore[arg-type]  # unchanged
 
 
+def test_a_renamed_bridge_is_the_bridge_of_the_rows_naming_their_new_cards() -> None:
+    zh = np.array([False, False, True, True])
+    before = Bridge.of([{"a"}, set(), {"b"}, {"a", "b"}], zh)
+    after = before.renamed(np.array([1, 3]), [{"c"}, {"b"}])
+    fresh = Bridge.of([{"a"}, {"c"}, {"b"}, {"b"}], zh)
+    for cards in (["a"], ["b"], ["c"], ["a", "c"]):
+        assert list(after.evidence(cards)) == pytest.approx(list(fresh.evidence(cards)))  # type: ignore[arg-type]
+    assert list(before.evidence(["c"]) or []) == []  # unchanged
+
+
 def test_evidence_lifts_an_other_language_candidate_over_the_gate() -> None:
     # the English answer stands far out; the Chinese memory naming the card stands out a little in its
     # pool, under the gate: only its evidence lets it compete, and it then outranks the rest of the pool
@@ -227,19 +237,28 @@ def test_names_matched_again_for_the_changed_cards_are_the_names_matched_from_sc
         folded = {i: folded_text(t) for i, t in texts.items()}
         cards = {f"c{i}": _keyed(rng, f"c{i}") for i in range(6)}
         names = _from_scratch(cards, texts)
+        matchers = bridgenames.Matchers.of(cards.values())
         for _ in range(12):
             after = _edited(rng, cards)
+            last = bridgenames.spelled(cards.values())
+            gone = bridgenames.changed(last, bridgenames.spelled(after.values()))
+            cards = after
+            if not gone:  # a key, a body or a state changed: nothing to do (bridgebank keeps what it had)
+                continue
             read: list[int] = []
 
             def reader(keys: list[int]) -> list[tuple[int, str]]:
                 read.extend(keys)
                 return [(k, texts[k]) for k in keys]
 
-            names = bridgenames.rematched(bridgenames.spelled(cards.values()), after.values(), names, folded, reader)
-            assert names == _from_scratch(after, texts)
-            if bridgenames.spelled(after.values()) == bridgenames.spelled(cards.values()):
-                assert read == []  # a key, a body or a state changed: no text read
-            cards = after
+            matchers, small = matchers.changed(after.values(), gone)
+            before = names
+            names, picked = bridgenames.rematched(last, gone, small, names, folded, reader)
+            scratch = _from_scratch(after, texts)
+            assert names == scratch
+            assert sorted(read) == (picked if small.cards else [])  # a card removed: no text read
+            assert {k for k in texts if before[k] != names[k]} <= set(picked)
+            assert {k: matchers.named(t) for k, t in texts.items()} == scratch  # a question's names too
 
 
 def test_only_the_texts_holding_a_changed_word_are_read() -> None:
@@ -255,14 +274,16 @@ def test_only_the_texts_holding_a_changed_word_are_read() -> None:
         return [(k, texts[k]) for k in keys]
 
     after = [*before, Keyed("rover", "Rover9")]
-    again = bridgenames.rematched(bridgenames.spelled(before), after, names, folded, reader)
+    again, _ = bridgenames.rematched(bridgenames.spelled(before), frozenset({"rover"}), Matcher.build(after[2:]), names,
+                                     folded, reader)
     assert sorted(read) == [1, 2, 3]  # a Latin word's texts (the matcher then keeps its whole words)
     assert again == _from_scratch({k.id: k for k in after}, texts)
     assert again[1] == again[2] == {"rover"} and again[3] == frozenset() and again[4] == {"lin", "su"}
     read.clear()
-    dropped = [Keyed("lin", "林默"), Keyed("su", "苏瑶"), Keyed("rover", "Rover9")]  # an alias removed
-    assert bridgenames.rematched(bridgenames.spelled(after), dropped, again, folded, reader)[4] == {"lin", "su"}
-    assert read == [4]  # the texts holding 苏瑶 (its card changed), none of the others
+    su = Keyed("su", "苏瑶")  # an alias removed
+    assert bridgenames.rematched(bridgenames.spelled(after), frozenset({"su"}), Matcher.build([su]), again, folded,
+                                 reader)[0][4] == {"lin", "su"}
+    assert read == [4]  # the texts holding 苏瑶 or Su Yao (its card changed), none of the others
     assert bridgenames.words([Keyed("x", "/x+/")]) is None  # a regex: every text is read
 
 

@@ -86,6 +86,12 @@ class Bridge:
         return Bridge(np.concatenate([self.row_set[keep], fresh]), np.asarray(zh, bool), np.asarray(counted, bool),
                       self.sets, self.rarity)
 
+    def renamed(self, at: np.ndarray, named: Sequence[Iterable[str]]) -> Bridge:
+        """This bridge with the rows `at` naming the cards `named` (the same rows, the cards changed)."""
+        row_set = self.row_set.copy()
+        row_set[at] = [self.sets.number(s) for s in named]
+        return Bridge(row_set, self.zh, self.counted, self.sets, self.rarity)
+
     def worth(self, card: str) -> np.ndarray | None:
         """What naming `card` is worth in each row (0 where the row does not name it); None: no row does."""
         if card in self._cards:

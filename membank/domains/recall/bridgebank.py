@@ -13,11 +13,11 @@ bridge. Called where the strong tier scores (recall/tiers.py), under the index's
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..story.cards import catalog
-from ..story.matching import Keyed, Matcher, folded_text
+from ..story.matching import Keyed, folded_text
 from . import bridgenames
 from .bridge import Bridge
 
@@ -39,8 +39,10 @@ class _Generation:
     (grown as memories are saved; a read thread may add the same entries meanwhile)."""
 
     spelled: bridgenames.Spelled
-    matcher: Matcher
+    matcher: bridgenames.Matchers
     names: dict[Key, frozenset[str]]
+    number: int = 0  # this generation's, in this index
+    since: tuple[int, frozenset[Key]] | None = None  # the generation it was derived from, the versions changed
 
 
 def evidence(index: Index, copy: StrongVectors, text: str) -> np.ndarray | None:
@@ -53,22 +55,27 @@ def evidence(index: Index, copy: StrongVectors, text: str) -> np.ndarray | None:
     gen = state.get("generation")
     if gen is None:
         gen = state["generation"] = _generation(index, cat.keyed)
-    named = bridgenames.named(gen.matcher, text)
+    named = gen.matcher.named(text)
     if not named:
         return None
     made = index.caches.get("recall.bridge")
+    if made is not None and made[1] is not gen and gen.since is not None and gen.since[0] == made[1].number:
+        made = _renamed(gen, made)  # the names changed: the memories that may name those cards looked up again
     if made is None or made[0] != copy.tag or made[1] is not gen:
         since = copy.since
-        bridge = None
+        bridge = names = None
         if made is not None and made[1] is gen and since is not None and since[0] == made[0]:
-            names = _patched(index, gen, made[2], since[1])  # a save: its rows only
+            names, hashes = _patched(index, gen, made[2], made[5], since[1])  # a save: its rows only
             bridge = _bridge_patched(made[3], made[4], since[1], copy, names)
-        else:
-            names = _every(index, gen)
+        elif made is not None and made[0] == copy.tag:  # the cards' names changed: the same rows
+            names, hashes = _again(gen, made[5]), made[5]
+        if names is None:
+            names, hashes = _every(index, gen)
         if bridge is None:
             rowids = copy.rowids.tolist()
-            bridge = Bridge.of([names.get(r, _NONE) for r in rowids], copy.zh, _memories(rowids, names))
-        made = (copy.tag, gen, names, bridge, copy.rowids)
+            bridge = Bridge.of([names.get(r, _NONE) for r in rowids], copy.zh, _memories(rowids, names),
+                               sets=None if made is None else made[3].sets)  # the sets numbered: looked up
+        made = (copy.tag, gen, names, bridge, copy.rowids, hashes)
         index.caches["recall.bridge"] = made
     return made[3].evidence(named)  # type: ignore[no-any-return]
 
@@ -80,12 +87,18 @@ def _generation(index: Index, keyed: tuple[Keyed, ...]) -> _Generation:
     last: _Generation | None = index.caches.get("recall.bridge.generation")
     if last is not None and last.spelled == spelled:
         return last
-    matcher = Matcher.build([Keyed(k.id, k.name, k.aliases) for k in keyed])
-    names: dict[Key, frozenset[str]] = {}
-    if last is not None:  # one C-level copy of its names: a read thread may be adding to them
-        names = bridgenames.rematched(last.spelled, keyed, dict(last.names), _folded(index),
-                                      lambda keys: _texts(index, keys))
-    gen = _Generation(spelled, matcher, names)
+    if last is None:
+        return _keep(index, _Generation(spelled, bridgenames.Matchers.of(keyed), {}))
+    gone = bridgenames.changed(last.spelled, spelled)
+    matcher, small = last.matcher.changed(keyed, gone)
+    names, picked = bridgenames.rematched(last.spelled, gone, small, dict(last.names),  # dict(): one C-level
+                                          _folded(index), lambda keys: _texts(index, keys))  # copy (read threads)
+    return _keep(index, _Generation(spelled, matcher, names, since=(last.number, frozenset(picked))))
+
+
+def _keep(index: Index, gen: _Generation) -> _Generation:
+    count = index.caches["recall.bridge.generations"] = index.caches.get("recall.bridge.generations", 0) + 1
+    gen = replace(gen, number=count)
     index.caches["recall.bridge.generation"] = gen
     return gen
 
@@ -95,8 +108,9 @@ def _folded(index: Index) -> dict[Key, str]:
     return index.caches.setdefault("recall.bridge.folded", {})  # type: ignore[no-any-return]
 
 
-def _every(index: Index, gen: _Generation) -> Names:
-    """Every live memory's names: those kept for its rowid and hash, the others read and matched."""
+def _every(index: Index, gen: _Generation) -> tuple[Names, dict[int, str]]:
+    """Every live memory's names, and its file hash: those kept for its rowid and hash, the others read
+    and matched."""
     kept = gen.names
     rows = index.db.execute(f"SELECT rowid, hash FROM entries WHERE {_LIVE}").fetchall()
     if len(kept) > 2 * len(rows) + 64:  # versions since edited away
@@ -106,23 +120,56 @@ def _every(index: Index, gen: _Generation) -> Names:
             kept.pop(key, None)
             folded.pop(key, None)
     _read(index, gen, [r for r in rows if r not in kept])
-    return {r: kept.get((r, h), _NONE) for r, h in rows}
+    return {r: kept.get((r, h), _NONE) for r, h in rows}, dict(rows)
 
 
-def _patched(index: Index, gen: _Generation, names: Names, written: frozenset[int]) -> Names:
-    """`names` after the `written` rows changed: those read again (a memory removed is gone)."""
+def _again(gen: _Generation, hashes: dict[int, str]) -> Names | None:
+    """The names of the memories `hashes` in this generation, None if one was not matched in it."""
+    out = {}
+    for rowid, digest in hashes.items():
+        found = gen.names.get((rowid, digest))
+        if found is None:
+            return None
+        out[rowid] = found
+    return out
+
+
+def _renamed(gen: _Generation, made: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """`made` (names and bridge of the generation `gen` was derived from) for `gen`, over the same rows:
+    the memories whose names may have changed looked up again, their rows renumbered (None: one was not
+    matched in `gen`)."""
+    import numpy as np
+
+    names: Names = dict(made[2])
+    hashes: dict[int, str] = made[5]
+    assert gen.since is not None
+    rows = sorted(r for r, h in gen.since[1] if hashes.get(r) == h)
+    for rowid in rows:
+        found = gen.names.get((rowid, hashes[rowid]))
+        if found is None:
+            return None
+        names[rowid] = found
+    at = np.flatnonzero(np.isin(made[4], np.array(rows, np.int64)))
+    return (made[0], gen, names, made[3].renamed(at, [names[r] for r in made[4][at].tolist()]), made[4], hashes)
+
+
+def _patched(index: Index, gen: _Generation, names: Names, hashes: dict[int, str],
+             written: frozenset[int]) -> tuple[Names, dict[int, str]]:
+    """`names` and `hashes` after the `written` rows changed: those read again (a memory removed is gone)."""
     out = {r: s for r, s in names.items() if r not in written}
+    now = {r: h for r, h in hashes.items() if r not in written}
     rows = index.db.execute(f"SELECT rowid, hash FROM entries WHERE {_LIVE} AND rowid IN (SELECT value FROM json_each(?))",
                             (json.dumps(sorted(written)),)).fetchall()
     _read(index, gen, [r for r in rows if r not in gen.names])
     out.update((r, gen.names.get((r, h), _NONE)) for r, h in rows)
-    return out
+    now.update(rows)
+    return out, now
 
 
 def _read(index: Index, gen: _Generation, keys: list[Key]) -> None:
     folded = _folded(index)
     for key, text in _texts(index, keys):
-        gen.names[key] = bridgenames.named(gen.matcher, text)
+        gen.names[key] = gen.matcher.named(text)
         folded[key] = folded_text(text)
 
 

@@ -10,6 +10,9 @@ changes no name or alias (summary, body, state) changes nothing here."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from dataclasses import dataclass
+from itertools import accumulate
 from typing import Callable, Hashable, Iterable, Mapping, TypeVar
 
 from ..story.matching import Keyed, Matcher, is_regex_key, normalize
@@ -24,24 +27,68 @@ def named(matcher: Matcher, text: str) -> frozenset[str]:
     return frozenset(card for _, _, cards in spans for card in cards)
 
 
-def rematched(last: Spelled, keyed: Iterable[Keyed], names: Mapping[K, frozenset[str]], folded: Mapping[K, str],
-              read: Callable[[list[K]], Iterable[tuple[K, str]]]) -> dict[K, frozenset[str]]:
-    """`names`, matched with the cards spelled `last`, for the cards `keyed` now: the changed cards matched
-    again in the texts `read` gives of the keys whose `folded` text may hold one of their words (a key
-    `read` does not give, a version edited away since, is left out)."""
-    now = {k.id: k for k in keyed}
-    gone = changed(last, spelled(now.values()))
+CHAIN = 8  # matchers a generation of names is held in before one of them all is built again
+
+
+@dataclass(frozen=True)
+class Matchers:
+    """The names and aliases of a generation of the cards, in a few matchers: the first of them all, then
+    one per change of the cards, of the changed cards alone; each with the cards it no longer speaks for
+    (changed since). A card's spelling now is in one of them, and not dropped there."""
+
+    parts: tuple[tuple[Matcher, frozenset[str]], ...]
+
+    @classmethod
+    def of(cls, keyed: Iterable[Keyed]) -> Matchers:
+        return cls(((Matcher.build(_names_only(keyed)), frozenset()),))
+
+    def named(self, text: str) -> frozenset[str]:
+        """The cards whose name or alias `text` holds."""
+        if len(self.parts) == 1:
+            return named(self.parts[0][0], text)
+        out: set[str] = set()
+        for matcher, dropped in self.parts:
+            found = named(matcher, text)
+            out.update(found - dropped if dropped else found)
+        return frozenset(out)
+
+    def changed(self, keyed: Iterable[Keyed], gone: frozenset[str]) -> tuple[Matchers, Matcher]:
+        """These matchers after the cards `gone` changed (`keyed`: the cards now), and the matcher of those
+        cards alone."""
+        keyed = list(keyed)
+        fresh = Matcher.build(_names_only(k for k in keyed if k.id in gone))
+        if len(self.parts) >= CHAIN:
+            return Matchers.of(keyed), fresh
+        return Matchers((*((m, dropped | gone) for m, dropped in self.parts), (fresh, frozenset()))), fresh
+
+
+def rematched(last: Spelled, gone: frozenset[str], small: Matcher, names: Mapping[K, frozenset[str]],
+              folded: Mapping[K, str], read: Callable[[list[K]], Iterable[tuple[K, str]]]
+              ) -> tuple[dict[K, frozenset[str]], list[K]]:
+    """`names` (matched with the cards spelled `last`) after the cards `gone` changed (`small`: a matcher
+    of their names and aliases now), and the keys whose names may have changed: those whose `folded` text
+    holds a word of theirs, before or now (no other can have held them, nor hold them now), the changed
+    cards matched again in the texts `read` gives of them (a key `read` does not give, a version edited
+    away since, is left out)."""
     if not gone:
-        return dict(names)
-    fresh = [Keyed(now[c].id, now[c].name, now[c].aliases) for c in sorted(gone) if c in now]
-    picked = candidates(names, folded, words(fresh)) if fresh else []
-    small = Matcher.build(fresh)
-    found = {key: named(small, text) for key, text in read(picked)} if picked else {}
-    out = renamed(names, gone, found)
+        return dict(names), []
+    before, now = words(Keyed(c, *last[c]) for c in gone if c in last), words(small.cards.values())
+    picked = candidates(names, folded, None if before is None or now is None else [*before, *now])
+    out = dict(names)
+    found = {key: named(small, text) for key, text in read(picked)} if picked and small.cards else None
     for key in picked:
-        if key not in found:
+        if found is not None and key not in found:
             del out[key]
-    return out
+            continue
+        held = out[key]
+        more = found.get(key) if found is not None else None
+        held = held - gone if not held.isdisjoint(gone) else held
+        out[key] = held | more if more else held
+    return out, picked
+
+
+def _names_only(keyed: Iterable[Keyed]) -> list[Keyed]:
+    return [Keyed(k.id, k.name, k.aliases) for k in keyed]
 
 
 def spelled(keyed: Iterable[Keyed]) -> Spelled:
@@ -69,25 +116,20 @@ def words(keyed: Iterable[Keyed]) -> list[str] | None:
 
 def candidates(keys: Iterable[K], folded: Mapping[K, str], found: list[str] | None) -> list[K]:
     """The `keys` whose folded text may hold one of the words `found` (every key when `found` is None,
-    and a key whose folded text is not known)."""
+    and a key whose folded text is not known): one search of all the texts joined, per word."""
+    keys = list(keys)
     if found is None:
-        return list(keys)
-    out = []
-    for key in keys:
-        text = folded.get(key)
-        if text is None or any(w in text for w in found):
-            out.append(key)
-    return out
-
-
-def renamed(names: Mapping[K, frozenset[str]], gone: frozenset[str],
-            found: Mapping[K, frozenset[str]]) -> dict[K, frozenset[str]]:
-    """`names` after the cards `gone` changed: each key's names less those cards, plus those of them
-    `found` in it again (by a matcher of the changed cards alone)."""
-    out = {}
-    for key, held in names.items():
-        if not held.isdisjoint(gone):
-            held = held - gone
-        more = found.get(key)
-        out[key] = held | more if more else held
-    return out
+        return keys
+    texts = list(map(folded.get, keys))
+    if None in texts or any("\0" in word for word in found):
+        return [key for key, text in zip(keys, texts) if text is None or any(w in text for w in found)]
+    joined = "\0".join(texts)  # type: ignore[arg-type]
+    starts = [0, *accumulate(len(t) + 1 for t in texts)]  # type: ignore[arg-type]
+    hit: set[int] = set()
+    for word in found:
+        at = joined.find(word)
+        while at != -1:
+            i = bisect_right(starts, at) - 1
+            hit.add(i)
+            at = joined.find(word, starts[i + 1])  # the next text
+    return [keys[i] for i in sorted(hit)]
