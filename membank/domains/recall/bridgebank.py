@@ -12,6 +12,7 @@ bridge. Called where the strong tier scores (recall/tiers.py), under the index's
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ _LIVE = "kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0
 _NONE: frozenset[str] = frozenset()
 Names = dict[int, frozenset[str]]  # a live memory's rowid -> the cards its text names
 Key = tuple[int, str]  # a memory's rowid and file hash
+_NUMBERS = itertools.count(1)  # the generations' numbers (next() is one C call: two threads get two)
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ class _Generation:
     spelled: bridgenames.Spelled
     matcher: bridgenames.Matchers
     names: dict[Key, frozenset[str]]
-    number: int = 0  # this generation's, in this index
+    number: int = 0  # this generation's (unique in the process)
     since: tuple[int, frozenset[Key]] | None = None  # the generation it was derived from, the versions changed
 
 
@@ -97,8 +99,7 @@ def _generation(index: Index, keyed: tuple[Keyed, ...]) -> _Generation:
 
 
 def _keep(index: Index, gen: _Generation) -> _Generation:
-    count = index.caches["recall.bridge.generations"] = index.caches.get("recall.bridge.generations", 0) + 1
-    gen = replace(gen, number=count)
+    gen = replace(gen, number=next(_NUMBERS))
     index.caches["recall.bridge.generation"] = gen
     return gen
 
