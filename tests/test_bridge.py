@@ -234,7 +234,9 @@ def test_names_matched_again_for_the_changed_cards_are_the_names_matched_from_sc
     rng = random.Random(35)
     for _ in range(12):
         texts = {i: _text(rng) for i in range(40)}
-        folded = {i: folded_text(t) for i, t in texts.items()}
+        folded = bridgenames.Folded()
+        for i, t in texts.items():
+            folded.add(i, folded_text(t))
         cards = {f"c{i}": _keyed(rng, f"c{i}") for i in range(6)}
         names = _from_scratch(cards, texts)
         matchers = bridgenames.Matchers.of(cards.values())
@@ -256,7 +258,7 @@ def test_names_matched_again_for_the_changed_cards_are_the_names_matched_from_sc
             names, picked = bridgenames.rematched(last, gone, small, names, folded, reader)
             scratch = _from_scratch(after, texts)
             assert names == scratch
-            assert sorted(read) == (picked if small.cards else [])  # a card removed: no text read
+            assert sorted(read) == (sorted(picked) if small.cards else [])  # a card removed: no text read
             assert {k for k in texts if before[k] != names[k]} <= set(picked)
             assert {k: matchers.named(t) for k, t in texts.items()} == scratch  # a question's names too
 
@@ -264,7 +266,9 @@ def test_names_matched_again_for_the_changed_cards_are_the_names_matched_from_sc
 def test_only_the_texts_holding_a_changed_word_are_read() -> None:
     texts = {1: "Rover9 sailed at dawn.", 2: "ROVER9S were seen", 3: "rover90 is someone else", 4: "苏瑶与林默",
              5: "Nobody here."}
-    folded = {k: folded_text(t) for k, t in texts.items()}
+    folded = bridgenames.Folded()
+    for k, t in texts.items():
+        folded.add(k, folded_text(t))
     before = [Keyed("lin", "林默"), Keyed("su", "苏瑶", ("Su Yao",))]
     names = _from_scratch({k.id: k for k in before}, texts)
     read: list[int] = []

@@ -104,9 +104,12 @@ def _keep(index: Index, gen: _Generation) -> _Generation:
     return gen
 
 
-def _folded(index: Index) -> dict[Key, str]:
+def _folded(index: Index) -> bridgenames.Folded:
     """Each memory version's text as the matcher folds it, kept across generations of the cards."""
-    return index.caches.setdefault("recall.bridge.folded", {})  # type: ignore[no-any-return]
+    found = index.caches.get("recall.bridge.folded")
+    if found is None:
+        found = index.caches["recall.bridge.folded"] = bridgenames.Folded()
+    return found  # type: ignore[no-any-return]
 
 
 def _every(index: Index, gen: _Generation) -> tuple[Names, dict[int, str]]:
@@ -119,7 +122,7 @@ def _every(index: Index, gen: _Generation) -> tuple[Names, dict[int, str]]:
         folded = _folded(index)
         for key in [k for k in kept if k not in live]:
             kept.pop(key, None)
-            folded.pop(key, None)
+            folded.drop(key)
     _read(index, gen, [r for r in rows if r not in kept])
     return {r: kept.get((r, h), _NONE) for r, h in rows}, dict(rows)
 
@@ -171,7 +174,7 @@ def _read(index: Index, gen: _Generation, keys: list[Key]) -> None:
     folded = _folded(index)
     for key, text in _texts(index, keys):
         gen.names[key] = gen.matcher.named(text)
-        folded[key] = folded_text(text)
+        folded.add(key, folded_text(text))
 
 
 def _texts(index: Index, keys: list[Key]) -> list[tuple[Key, str]]:

@@ -63,7 +63,7 @@ class Matchers:
 
 
 def rematched(last: Spelled, gone: frozenset[str], small: Matcher, names: Mapping[K, frozenset[str]],
-              folded: Mapping[K, str], read: Callable[[list[K]], Iterable[tuple[K, str]]]
+              folded: Folded, read: Callable[[list[K]], Iterable[tuple[K, str]]]
               ) -> tuple[dict[K, frozenset[str]], list[K]]:
     """`names` (matched with the cards spelled `last`) after the cards `gone` changed (`small`: a matcher
     of their names and aliases now), and the keys whose names may have changed: those whose `folded` text
@@ -73,7 +73,8 @@ def rematched(last: Spelled, gone: frozenset[str], small: Matcher, names: Mappin
     if not gone:
         return dict(names), []
     before, now = words(Keyed(c, *last[c]) for c in gone if c in last), words(small.cards.values())
-    picked = candidates(names, folded, None if before is None or now is None else [*before, *now])
+    both = None if before is None or now is None else list(dict.fromkeys([*before, *now]))
+    picked = candidates(names, folded, both)
     out = dict(names)
     found = {key: named(small, text) for key, text in read(picked)} if picked and small.cards else None
     for key in picked:
@@ -114,22 +115,52 @@ def words(keyed: Iterable[Keyed]) -> list[str] | None:
     return [w for w in out if w]
 
 
-def candidates(keys: Iterable[K], folded: Mapping[K, str], found: list[str] | None) -> list[K]:
+class Folded:
+    """Memory versions' texts as the matcher folds them, and all of them joined, for one search per word
+    (joined again after a change; a read thread may add the same entries meanwhile)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[Hashable, str] = {}
+        self._joined: tuple[str, list[Hashable], list[int], set[Hashable]] | None = None
+
+    def add(self, key: Hashable, text: str) -> None:
+        self.texts[key] = text
+        self._joined = None
+
+    def drop(self, key: Hashable) -> None:
+        if self.texts.pop(key, None) is not None:
+            self._joined = None
+
+    def holding(self, found: list[str]) -> tuple[set[Hashable], set[Hashable]]:
+        """The keys whose text holds one of the words `found`, and the keys whose texts were searched (a
+        text added meanwhile by another thread may not be)."""
+        if any("\0" in word for word in found):
+            items = list(self.texts.items())
+            return {key for key, text in items if any(w in text for w in found)}, {key for key, _ in items}
+        joined = self._joined
+        if joined is None:
+            items = list(self.texts.items())  # one C-level copy
+            texts = [text for _, text in items]
+            starts = [0, *accumulate(len(t) + 1 for t in texts)]  # where each text starts (one separator each)
+            keys = [key for key, _ in items]
+            joined = self._joined = ("\0".join(texts), keys, starts, set(keys))
+        text, keys, starts, searched = joined
+        out = set()
+        for word in found:
+            at = text.find(word)
+            while at != -1:
+                i = bisect_right(starts, at) - 1
+                out.add(keys[i])
+                at = text.find(word, starts[i + 1])  # the next text
+        return out, searched
+
+
+def candidates(keys: Iterable[K], folded: Folded, found: list[str] | None) -> list[K]:
     """The `keys` whose folded text may hold one of the words `found` (every key when `found` is None,
-    and a key whose folded text is not known): one search of all the texts joined, per word."""
+    and a key whose folded text is not known)."""
     keys = list(keys)
     if found is None:
         return keys
-    texts = list(map(folded.get, keys))
-    if None in texts or any("\0" in word for word in found):
-        return [key for key, text in zip(keys, texts) if text is None or any(w in text for w in found)]
-    joined = "\0".join(texts)  # type: ignore[arg-type]
-    starts = [0, *accumulate(len(t) + 1 for t in texts)]  # type: ignore[arg-type]
-    hit: set[int] = set()
-    for word in found:
-        at = joined.find(word)
-        while at != -1:
-            i = bisect_right(starts, at) - 1
-            hit.add(i)
-            at = joined.find(word, starts[i + 1])  # the next text
-    return [keys[i] for i in sorted(hit)]
+    wanted = set(keys)
+    hits, searched = folded.holding(found)
+    return [*(wanted & hits), *wanted.difference(searched)]  # type: ignore[list-item]
