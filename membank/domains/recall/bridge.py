@@ -9,8 +9,9 @@ memory of that language mentions says next to nothing; one few mention, much), a
 `LIFT` times, to an other-language candidate's standing before its gate and cap: the vectors still
 decide among memories that name the same card (look-alikes share the answer's names).
 
-`Bridge.of` is made once per copy of the strong rows and generation of the cards (bridgebank.py keeps
-it); `evidence` is per query: a few array writes per card the query names.
+`Bridge.of` is made once per copy of the strong rows (bridgebank.py keeps it), then `patched` as a save
+patches the copy and `renamed` as the cards' names change; `evidence` is per query: a few array writes per
+card the query names.
 """
 
 from __future__ import annotations
