@@ -6,6 +6,7 @@ memory shares no dimension with an English question), so only the bridge can cro
 from __future__ import annotations
 
 import math
+import random
 import threading
 from pathlib import Path
 from typing import Any, Iterator
@@ -15,9 +16,10 @@ import pytest
 
 import membank
 from membank import Bank
-from membank.domains.recall import bridgebank
+from membank.domains.recall import bridgebank, bridgenames
 from membank.domains.recall.bridge import Bridge
 from membank.domains.recall.calibrate import LIFT, Candidate, calibrate, calibrated_arrays
+from membank.domains.story.matching import Keyed, Matcher, folded_text
 from membank.index.strong import StrongEncoder
 
 from .strongfake import filled, hashed
@@ -61,6 +63,16 @@ def test_a_patched_bridge_is_the_bridge_of_the_patched_rows() -> None:
     for cards in (["a"], ["b"], ["a", "b"]):
         assert list(after.evidence(cards)) == pytest.approx(list(fresh.evidence(cards)))  # type: ignore[arg-type]
     assert list(before.evidence(["a"])) == pytest.approx([1, 0, 0, 1])  # type: ignore[arg-type]  # unchanged
+
+
+def test_a_renamed_bridge_is_the_bridge_of_the_rows_naming_their_new_cards() -> None:
+    zh = np.array([False, False, True, True])
+    before = Bridge.of([{"a"}, set(), {"b"}, {"a", "b"}], zh)
+    after = before.renamed(np.array([1, 3]), [{"c"}, {"b"}])
+    fresh = Bridge.of([{"a"}, {"c"}, {"b"}, {"b"}], zh)
+    for cards in (["a"], ["b"], ["c"], ["a", "c"]):
+        assert list(after.evidence(cards)) == pytest.approx(list(fresh.evidence(cards)))  # type: ignore[arg-type]
+    assert list(before.evidence(["c"]) or []) == []  # unchanged
 
 
 def test_evidence_lifts_an_other_language_candidate_over_the_gate() -> None:
@@ -170,5 +182,136 @@ def test_a_name_added_to_a_card_bridges_at_the_next_question(sample: Path) -> No
         bank.sync()
         filled(bank)
         assert answer in _ids(bank, query)[:5]
+    finally:
+        bank.close()
+
+
+# ---- the names memories hold as the cards change (bridgenames.py) -------------------------------------
+
+LATIN = ["Shen", "Shenzhen", "Wen", "Wen Yu", "Yu", "Lin Mo", "Mo", "the envoy", "Rover1", "Zoë", "Strauß", "Ａda"]
+CJK = ["苏瑶", "瑶", "林默", "默", "温玉", "小师弟", "师弟", "温玉lake"]
+FILLER = ["the", "a", "s", "'s", "es", "_x", "zhen", "of", "shens", "shen's", "wen-yu", "WEN", "yu's", "MOes", "zoe",
+          "strauss", "STRAUSS", "ada", "ＳＨＥＮ", "envoys", "里", "的", "在", "苏", "温", "\n", ",", ".", "rover10",
+          "林默的", "小师", "弟"]
+
+
+def _text(rng: random.Random) -> str:
+    parts = rng.choices(LATIN + CJK + FILLER, k=rng.randint(0, 12))
+    return "".join(p + rng.choice(["", " ", " ", "\n", ", "]) for p in parts)
+
+
+def _keyed(rng: random.Random, card: str) -> Keyed:
+    every = LATIN + CJK + (["/sh[e]n/i"] if rng.random() < 0.05 else [])
+    return Keyed(card, rng.choice(every), tuple(rng.sample(every, rng.randint(0, 2))))
+
+
+def _edited(rng: random.Random, cards: dict[str, Keyed]) -> dict[str, Keyed]:
+    out = dict(cards)
+    card = rng.choice(sorted(out)) if out else ""
+    what = rng.choice(["name", "alias+", "alias-", "add", "remove", "body"] if out else ["add"])
+    if what == "name":
+        out[card] = Keyed(card, rng.choice(LATIN + CJK), out[card].aliases, out[card].keys)
+    elif what == "alias+":
+        out[card] = Keyed(card, out[card].name, (*out[card].aliases, rng.choice(LATIN + CJK)), out[card].keys)
+    elif what == "alias-":
+        out[card] = Keyed(card, out[card].name, out[card].aliases[1:], out[card].keys)
+    elif what == "add":
+        new = f"c{rng.randrange(1000)}"
+        out[new] = _keyed(rng, new)
+    elif what == "remove":
+        del out[card]
+    else:  # a key, a body, a state: no name or alias
+        out[card] = Keyed(card, out[card].name, out[card].aliases, (f"k{rng.randrange(99)}",))
+    return out
+
+
+def _from_scratch(cards: dict[str, Keyed], texts: dict[int, str]) -> dict[int, frozenset[str]]:
+    matcher = Matcher.build([Keyed(k.id, k.name, k.aliases) for k in cards.values()])
+    return {key: bridgenames.named(matcher, text) for key, text in texts.items()}
+
+
+def test_names_matched_again_for_the_changed_cards_are_the_names_matched_from_scratch() -> None:
+    rng = random.Random(35)
+    for _ in range(12):
+        texts = {i: _text(rng) for i in range(40)}
+        folded = bridgenames.Folded()
+        for i, t in texts.items():
+            folded.add(i, folded_text(t))
+        cards = {f"c{i}": _keyed(rng, f"c{i}") for i in range(6)}
+        names = _from_scratch(cards, texts)
+        matchers = bridgenames.Matchers.of(cards.values())
+        for _ in range(12):
+            after = _edited(rng, cards)
+            last = bridgenames.spelled(cards.values())
+            gone = bridgenames.changed(last, bridgenames.spelled(after.values()))
+            cards = after
+            if not gone:  # a key, a body or a state changed: nothing to do (bridgebank keeps what it had)
+                continue
+            read: list[int] = []
+
+            def reader(keys: list[int]) -> list[tuple[int, str]]:
+                read.extend(keys)
+                return [(k, texts[k]) for k in keys]
+
+            matchers, small = matchers.changed(after.values(), gone)
+            before = names
+            names, picked = bridgenames.rematched(last, gone, small, names, folded, reader)
+            scratch = _from_scratch(after, texts)
+            assert names == scratch
+            assert sorted(read) == (sorted(picked) if small.cards else [])  # a card removed: no text read
+            assert {k for k in texts if before[k] != names[k]} <= set(picked)
+            assert {k: matchers.named(t) for k, t in texts.items()} == scratch  # a question's names too
+
+
+def test_only_the_texts_holding_a_changed_word_are_read() -> None:
+    texts = {1: "Rover9 sailed at dawn.", 2: "ROVER9S were seen", 3: "rover90 is someone else", 4: "苏瑶与林默",
+             5: "Nobody here."}
+    folded = bridgenames.Folded()
+    for k, t in texts.items():
+        folded.add(k, folded_text(t))
+    before = [Keyed("lin", "林默"), Keyed("su", "苏瑶", ("Su Yao",))]
+    names = _from_scratch({k.id: k for k in before}, texts)
+    read: list[int] = []
+
+    def reader(keys: list[int]) -> list[tuple[int, str]]:
+        read.extend(keys)
+        return [(k, texts[k]) for k in keys]
+
+    after = [*before, Keyed("rover", "Rover9")]
+    again, _ = bridgenames.rematched(bridgenames.spelled(before), frozenset({"rover"}), Matcher.build(after[2:]), names,
+                                     folded, reader)
+    assert sorted(read) == [1, 2, 3]  # a Latin word's texts (the matcher then keeps its whole words)
+    assert again == _from_scratch({k.id: k for k in after}, texts)
+    assert again[1] == again[2] == {"rover"} and again[3] == frozenset() and again[4] == {"lin", "su"}
+    read.clear()
+    su = Keyed("su", "苏瑶")  # an alias removed
+    assert bridgenames.rematched(bridgenames.spelled(after), frozenset({"su"}), Matcher.build([su]), again, folded,
+                                 reader)[0][4] == {"lin", "su"}
+    assert read == [4]  # the texts holding 苏瑶 or Su Yao (its card changed), none of the others
+    assert bridgenames.words([Keyed("x", "/x+/")]) is None  # a regex: every text is read
+
+
+def test_a_memory_names_a_card_by_its_alias_as_the_alias_is_added_renamed_or_removed(sample: Path) -> None:
+    """The names memories hold follow an edit of a card's aliases at the next question (matched again for
+    that card alone), and a card edit that changes no name or alias leaves them as they were."""
+    bank = membank.open(sample)
+    try:
+        card = sample / ".writenow" / "characters" / "su-yao.md"
+        card.write_text(card.read_text("utf-8").replace("[Su Yao, the envoy]", "[the envoy]"), "utf-8")
+        bank.sync()
+        for text in CHINESE:
+            bank.create_memory(type_="fact", scope="project", content=text)
+        answer = bank.create_memory(type_="fact", scope="project", content=ENGLISH)["id"]  # "Su Yao lodges …"
+        filled(bank)
+        query = "苏瑶晚上住在哪里？"
+        assert answer not in _ids(bank, query)[:5]  # no card is called Su Yao: the memory names none
+        for before, after, bridged in (("[the envoy]", "[Su Yao, the envoy]", True),
+                                       ("state: Lodging", "state: Still lodging", True),  # no name changed
+                                       ("[Su Yao,", "[Su-Yao,", False),  # the memory's words are no alias now
+                                       ("[Su-Yao,", "[Su Yao,", True), ("[Su Yao, the envoy]", "[the envoy]", False)):
+            card.write_text(card.read_text("utf-8").replace(before, after), "utf-8")
+            bank.sync()
+            filled(bank)
+            assert (answer in _ids(bank, query)[:5]) == bridged, after
     finally:
         bank.close()

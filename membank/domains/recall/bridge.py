@@ -9,8 +9,9 @@ memory of that language mentions says next to nothing; one few mention, much), a
 `LIFT` times, to an other-language candidate's standing before its gate and cap: the vectors still
 decide among memories that name the same card (look-alikes share the answer's names).
 
-`Bridge.of` is made once per copy of the strong rows and generation of the cards (bridgebank.py keeps
-it); `evidence` is per query: a few array writes per card the query names.
+`Bridge.of` is made once per copy of the strong rows (bridgebank.py keeps it), then `patched` as a save
+patches the copy and `renamed` as the cards' names change; `evidence` is per query: a few array writes per
+card the query names.
 """
 
 from __future__ import annotations
@@ -85,6 +86,12 @@ class Bridge:
         fresh = np.array([self.sets.number(s) for s in named], np.int64)
         return Bridge(np.concatenate([self.row_set[keep], fresh]), np.asarray(zh, bool), np.asarray(counted, bool),
                       self.sets, self.rarity)
+
+    def renamed(self, at: np.ndarray, named: Sequence[Iterable[str]]) -> Bridge:
+        """This bridge with the rows `at` naming the cards `named` (the same rows, the cards changed)."""
+        row_set = self.row_set.copy()
+        row_set[at] = [self.sets.number(s) for s in named]
+        return Bridge(row_set, self.zh, self.counted, self.sets, self.rarity)
 
     def worth(self, card: str) -> np.ndarray | None:
         """What naming `card` is worth in each row (0 where the row does not name it); None: no row does."""

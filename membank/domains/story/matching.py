@@ -21,8 +21,8 @@ from ...kernel import regexcost
 from .names import normalize
 from .regexkeys import REGEX_CALL_SECONDS, REGEX_KEY_SECONDS, RegexKeys, Skipped, allowance_spent, call_allowance
 
-__all__ = ["Keyed", "Match", "Matcher", "Skipped", "allowance_spent", "call_allowance", "is_regex_key", "normalize",
-           "REGEX_CALL_SECONDS", "REGEX_KEY_SECONDS"]
+__all__ = ["Keyed", "Match", "Matcher", "Skipped", "allowance_spent", "call_allowance", "folded_text", "is_regex_key",
+           "normalize", "REGEX_CALL_SECONDS", "REGEX_KEY_SECONDS"]
 
 _CJK = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
                   r"\U00020000-\U0002ffff]")
@@ -91,6 +91,12 @@ def _folded(text: str) -> tuple[str, list[int]]:
         where.extend([i] * len(folded))
     where.append(len(text))
     return "".join(out), where
+
+
+def folded_text(text: str) -> str:
+    """`text` as the matcher compares it, line by line (NFKC + case folding): a literal key word occurs
+    in it (as a substring) wherever the matcher finds the key, so it filters texts before a scan."""
+    return "\n".join(_folded(line)[0] for line in text.split("\n"))
 
 
 def _word_char(ch: str) -> bool:
