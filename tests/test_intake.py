@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +196,22 @@ def test_a_large_sync_gives_the_page_cache_back(sample: Path, shared: dict[str, 
         assert bank.status()["counts"]["memories"] > 0
     finally:
         bank.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are set on Linux only")
+def test_the_pipe_to_the_worker_holds_every_request_queued_ahead() -> None:
+    """The sync keeps AHEAD chunks queued with the worker: writing them all must not wait for the worker
+    to read one (in a 64 KB pipe the last blocked the sync's writes for most of a chunk)."""
+    from membank.files.intakeworker import widen
+
+    read_end, write_end = os.pipe()
+    try:
+        with os.fdopen(write_end, "wb", buffering=0, closefd=False) as pipe:
+            widen(pipe)
+        os.set_blocking(write_end, False)
+        request = b"x" * (40 * 1024)  # a chunk's request is ~30 KB (256 files)
+        for _ in range(intakes.AHEAD):
+            assert os.write(write_end, request) == len(request)  # BlockingIOError when the pipe is full
+    finally:
+        os.close(read_end)
+        os.close(write_end)
