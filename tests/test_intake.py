@@ -215,3 +215,40 @@ def test_the_pipe_to_the_worker_holds_every_request_queued_ahead() -> None:
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+class _SlowWorker:
+    """A worker that answers only the first chunk it was sent, and only when waited for."""
+
+    def __init__(self) -> None:
+        self.alive = True
+        self.sent: list[int] = []
+        self.waits = 0
+
+    def send(self, request: Any) -> bool:
+        self.sent.append(request[0])
+        return True
+
+    def replies(self, wait: float | None) -> list[Any]:
+        if wait is None or not self.sent:
+            return []
+        self.waits += 1
+        number = self.sent.pop(0)
+        return [(number, [f"worker {number}"] * intakes.CHUNK)]
+
+    def close(self) -> None:
+        self.alive = False
+
+
+def test_a_sync_takes_back_the_chunks_queued_last_instead_of_waiting_for_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every chunk claimed, the worker holding the last few: this process takes them in itself from the
+    back, waiting only for the one the worker answers first; every file comes out once, in order."""
+    worker = _SlowWorker()
+    monkeypatch.setattr(IntakeWorker, "start", staticmethod(lambda: worker))
+    monkeypatch.setattr(intakes, "take", lambda root, stat, known: f"here {stat}")
+    items: list[Any] = [("root", n, None) for n in range(intakes.AHEAD * intakes.CHUNK)]
+    out = list(intakes.taken(items))
+    assert [item for item, _ in out] == items
+    assert worker.waits == 1
+    assert [outcome for _, outcome in out[:intakes.CHUNK]] == ["worker 0"] * intakes.CHUNK
+    assert {outcome for _, outcome in out[intakes.CHUNK:]} == {f"here {n}" for n in range(intakes.CHUNK, len(items))}
