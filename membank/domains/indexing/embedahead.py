@@ -64,6 +64,8 @@ class EmbedAhead:
             if known:
                 self._jobs.put(([rowid for rowid, _ in known], [text for _, text in known]))
                 self._out += 1
+            if len(rows) < self._batch:  # the last of them: asking again would find none (a query per hand-over)
+                break
         self._collect(wait=False)
 
     def finish(self) -> None:
