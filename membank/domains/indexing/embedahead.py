@@ -98,8 +98,9 @@ class EmbedAhead:
             if vectors is None or self._model is None:
                 continue
             if self._accepted is None:
-                # a vector table made here is empty, and each rowid is handed over once: no vector to replace
-                self._fresh = self._index.vector_model() is None or not self._index.has_vectors()
+                # a vector table made here (none before) is empty, and each rowid is handed over once:
+                # no vector to replace
+                self._fresh = not self._index.has_vectors()
                 self._accepted = vectors_accept(self._index, self._model)
             if self._accepted:
                 self._index.put_vectors(rowids, vectors, new=self._fresh)
