@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +196,59 @@ def test_a_large_sync_gives_the_page_cache_back(sample: Path, shared: dict[str, 
         assert bank.status()["counts"]["memories"] > 0
     finally:
         bank.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are set on Linux only")
+def test_the_pipe_to_the_worker_holds_every_request_queued_ahead() -> None:
+    """The sync keeps AHEAD chunks queued with the worker: writing them all must not wait for the worker
+    to read one (in a 64 KB pipe the last blocked the sync's writes for most of a chunk)."""
+    from membank.files.intakeworker import widen
+
+    read_end, write_end = os.pipe()
+    try:
+        with os.fdopen(write_end, "wb", buffering=0, closefd=False) as pipe:
+            widen(pipe)
+        os.set_blocking(write_end, False)
+        request = b"x" * (40 * 1024)  # a chunk's request is ~30 KB (256 files)
+        for _ in range(intakes.AHEAD):
+            assert os.write(write_end, request) == len(request)  # BlockingIOError when the pipe is full
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+class _SlowWorker:
+    """A worker that answers only the first chunk it was sent, and only when waited for."""
+
+    def __init__(self) -> None:
+        self.alive = True
+        self.sent: list[int] = []
+        self.waits = 0
+
+    def send(self, request: Any) -> bool:
+        self.sent.append(request[0])
+        return True
+
+    def replies(self, wait: float | None) -> list[Any]:
+        if wait is None or not self.sent:
+            return []
+        self.waits += 1
+        number = self.sent.pop(0)
+        return [(number, [f"worker {number}"] * intakes.CHUNK)]
+
+    def close(self) -> None:
+        self.alive = False
+
+
+def test_a_sync_takes_back_the_chunks_queued_last_instead_of_waiting_for_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every chunk claimed, the worker holding the last few: this process takes them in itself from the
+    back, waiting only for the one the worker answers first; every file comes out once, in order."""
+    worker = _SlowWorker()
+    monkeypatch.setattr(IntakeWorker, "start", staticmethod(lambda: worker))
+    monkeypatch.setattr(intakes, "take", lambda root, stat, known: f"here {stat}")
+    items: list[Any] = [("root", n, None) for n in range(intakes.AHEAD * intakes.CHUNK)]
+    out = list(intakes.taken(items))
+    assert [item for item, _ in out] == items
+    assert worker.waits == 1
+    assert [outcome for _, outcome in out[:intakes.CHUNK]] == ["worker 0"] * intakes.CHUNK
+    assert {outcome for _, outcome in out[intakes.CHUNK:]} == {f"here {n}" for n in range(intakes.CHUNK, len(items))}

@@ -37,6 +37,7 @@ class EmbedAhead:
         self._cursor = 0  # entries up to this rowid are handed over
         self._out = 0  # jobs handed over whose vectors have not come back
         self._accepted: bool | None = None  # whether this index takes the model's vectors, once asked
+        self._fresh = False  # whether the vector table was made by this sync (asked with `_accepted`)
         self._cache_before: int | None = index.page_cache(-ROOMY_CACHE_KIB)  # put back by `close`
         self._thread = threading.Thread(target=self._run, name="membank-embed", daemon=True)
         self._thread.start()
@@ -63,6 +64,8 @@ class EmbedAhead:
             if known:
                 self._jobs.put(([rowid for rowid, _ in known], [text for _, text in known]))
                 self._out += 1
+            if len(rows) < self._batch:  # the last of them: asking again would find none (a query per hand-over)
+                break
         self._collect(wait=False)
 
     def finish(self) -> None:
@@ -95,9 +98,12 @@ class EmbedAhead:
             if vectors is None or self._model is None:
                 continue
             if self._accepted is None:
+                # a vector table made here (none before) is empty, and each rowid is handed over once:
+                # no vector to replace
+                self._fresh = not self._index.has_vectors()
                 self._accepted = vectors_accept(self._index, self._model)
             if self._accepted:
-                self._index.put_vectors(rowids, vectors)
+                self._index.put_vectors(rowids, vectors, new=self._fresh)
 
 
 def vectors_accept(index: Index, model: Embedder) -> bool:

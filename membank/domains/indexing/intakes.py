@@ -4,7 +4,8 @@ shared with a second process for a large one (`files/intakeworker.py`).
 The worker is kept AHEAD chunks ahead; while the next chunk in order is still with it, this process
 takes in the next chunk nobody has claimed instead of waiting, so neither side idles and the caller
 still sees every file in order (rowids, reports and clashes come out as a one-process sync gives
-them). Whatever the worker held when it failed is taken in here."""
+them). When every chunk is claimed, the one the worker would answer last is taken back here rather
+than waited for. Whatever the worker held when it failed is taken in here."""
 
 from __future__ import annotations
 
@@ -87,6 +88,10 @@ def _shared(chunks: list[list[Item]], worker: IntakeWorker) -> Iterator[tuple[It
             if claimed < len(chunks):  # the worker has chunk i: take in the next unclaimed one meanwhile
                 done[claimed] = _here(chunks[claimed])
                 claimed += 1
+                continue
+            if len(away) > 1:  # every chunk is claimed: take back the one the worker would answer last
+                number = away.pop()  # (its answer, when it comes, is dropped: no longer away)
+                done[number] = _here(chunks[number])
                 continue
             got = worker.replies(WAIT_S)
             _receive(got, away, done)
