@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from ...index.embed import BUNDLED
+from .cli import BYTECODE, installed_env
 from .corpus import Corpus
 from .rows import Row, say
 
@@ -25,9 +26,9 @@ from .rows import Row, say
 SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "floor.py"
 
 
-def _spawn(args: list[str]) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+def _spawn(args: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess[bytes]]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, *args], capture_output=True, env=dict(os.environ))
+    done = subprocess.run([sys.executable, *args], capture_output=True, env=env)
     return time.perf_counter() - started, done
 
 
@@ -48,7 +49,7 @@ def floor_rows(corpus: Corpus, runs: int, work: Path, quiet: bool, script: Path 
     size = corpus.files
     product = Row("cold_index_process", "cold index as a whole process (`membank index`, start-up and model load "
                   "included)", "files/s", size, higher_is_better=True,
-                  note="timed from spawn to exit, on a copy of the corpus without its index")
+                  note=f"timed from spawn to exit, on a copy of the corpus without its index; {BYTECODE}")
     floor = Row("cold_index_floor", "the floor: a plain script as a whole process (read, C YAML, embed, FTS5, vec0)",
                 "files/s", size, higher_is_better=True,
                 note="benchmarks/floor.py: no hashing, validation, diagnostics or membank code; one thread in Python; "
@@ -67,18 +68,19 @@ def floor_rows(corpus: Corpus, runs: int, work: Path, quiet: bool, script: Path 
     database = work / "floor.sqlite"
     index_args = ["-m", "membank.shells.cli", "index", str(copy), "--json"]
     floor_args = [str(script), str(copy), "--model", str(BUNDLED), "--db", str(database)]
+    env = installed_env()  # both sides as installed: the floor's packages have their .pyc, so has membank
     try:
         for i in range(runs):
             took: dict[str, float] = {}
             for side in (("membank", "floor") if i % 2 == 0 else ("floor", "membank")):
                 if side == "membank":
                     shutil.rmtree(copy / ".writenow" / ".index", ignore_errors=True)
-                    seconds, done = _spawn(index_args)
+                    seconds, done = _spawn(index_args, env)
                     if done.returncode != 0 or _added(done.stdout) < size:
                         product.note = _failed("membank index", done)
                         return rows
                 else:
-                    seconds, done = _spawn(floor_args)
+                    seconds, done = _spawn(floor_args, env)
                     if done.returncode != 0:
                         floor.note = _failed("the floor", done)
                         return rows
