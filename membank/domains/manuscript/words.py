@@ -57,15 +57,16 @@ def composed(index: Index, match: str, allowed: list[int], k: int) -> Rows | Non
         return None
     kept = _kept(index)
     ids = kept["ids"]
-    total = np.zeros(len(ids), dtype=np.float64)
+    found = [_phrase(index, kept, phrase) for phrase in phrases]
+    at = np.concatenate([a for a, _ in found])
+    # bincount adds its weights one by one in their order, from 0.0: each row's terms in the query's phrase order,
+    # the same additions in the same order as FTS5's (no row twice within one phrase)
+    total = np.bincount(at, weights=np.concatenate([s for _, s in found]), minlength=len(ids))
     held = np.zeros(len(ids), dtype=bool)
-    for phrase in phrases:  # in the query's order: the same additions, in the same order, as FTS5's
-        at, scores = _phrase(index, kept, phrase)
-        total[at] += scores  # no row twice within one phrase: one addition each
-        held[at] = True
+    held[at] = True
     rows = np.flatnonzero(held & allowed_mask(index, ids, allowed))
     order = rows[np.lexsort((ids[rows], total[rows]))][:k]
-    return [(int(ids[i]), float(total[i])) for i in order]
+    return list(zip(ids[order].tolist(), total[order].tolist()))
 
 
 def positions(ids: Any, wanted: list[int]) -> Any:
