@@ -376,6 +376,20 @@ def test_the_recap_told_again_follows_a_summary_edited_by_hand_and_the_position(
         assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 20)] == ["老周死在灯塔。"]
 
 
+def test_the_recap_follows_a_summary_put_and_one_removed_between_two_prompts(project: Path) -> None:
+    from membank.domains.manuscript.summaries import recap
+
+    (project / "chapters" / "ch03.md").write_text("第3章。\n", "utf-8")
+    with closing(membank.open(project)) as bank:
+        bank.put_summary(of="chapters/ch01.md", level="chapter", text="林默等船。")
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 2000)] == ["林默等船。"]
+        bank.put_summary(of="chapters/ch02.md", level="chapter", text="老周死在灯塔。")
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 2000)] == ["林默等船。", "老周死在灯塔。"]
+        [path] = [p for p in (project / ".writenow" / "summaries").rglob("*.md") if "ch01" in p.name]
+        path.unlink()
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 2000)] == ["老周死在灯塔。"]
+
+
 def test_a_chapter_deleted_mid_sync_leaves_the_index_without_it(bank: Bank, project: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     from membank.domains.manuscript import sync as sync_module
