@@ -130,15 +130,14 @@ def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | N
     bound = limit_of(bank, before)
     where, args = _allowed_sql(bound, document_id)
     within = _within(bank, where, args, bound, document_id)
-    allowed = [i for i in within if i not in exclude] if exclude else within
-    if not allowed:
+    if all(i in exclude for i in within):  # none allowed (the first one not excluded ends the look)
         return [], bound
     lexical: list[tuple[int, float]] = []
     match = fts_query(query_text)
     if match is not None:
         lexical = [(i, s) for i, s in words.best(index, match, where, args, within, CANDIDATES + len(exclude))
                    if i not in exclude]
-    nearest = strong.nearest(bank, query_text, allowed, CANDIDATES, embed) if windows else None
+    nearest = strong.nearest(bank, query_text, within, CANDIDATES, embed, exclude) if windows else None
     side = "vector" if nearest is None else "strong vector"
     if nearest is None:
         nearest = _nearest(bank, query_text, within, exclude, CANDIDATES)
