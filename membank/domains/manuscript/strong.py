@@ -216,9 +216,8 @@ def made_query(bank: Bank, query: str) -> Any:
 def nearest(bank: Bank, query: str, within: list[int], k: int, embed: bool = True,
             exclude: frozenset[int] = frozenset()) -> list[tuple[int, float]] | None:
     """(id, 1 - score) of the k best passages of `within` not in `exclude` by their best window, the scores put
-    on one scale
-    (best 1, worst 0); None when the strong windows cannot rank (the static vectors do). `embed` False:
-    only with a query vector already made (`made_query`), so the caller never pays for an embedding."""
+    on one scale (best 1, worst 0); None when the strong windows cannot rank (the static vectors do). `embed`
+    False: only with a query vector already made (`made_query`), so the caller never pays for an embedding."""
     if not strongload.switched_on(bank.settings_files.embedding()):  # (the writer's switch)
         return None
     vector = None
