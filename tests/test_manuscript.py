@@ -376,6 +376,20 @@ def test_the_recap_told_again_follows_a_summary_edited_by_hand_and_the_position(
         assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 20)] == ["老周死在灯塔。"]
 
 
+def test_the_recap_follows_a_summary_put_and_one_removed_between_two_prompts(project: Path) -> None:
+    from membank.domains.manuscript.summaries import recap
+
+    (project / "chapters" / "ch03.md").write_text("第3章。\n", "utf-8")
+    with closing(membank.open(project)) as bank:
+        bank.put_summary(of="chapters/ch01.md", level="chapter", text="林默等船。")
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 2000)] == ["林默等船。"]
+        bank.put_summary(of="chapters/ch02.md", level="chapter", text="老周死在灯塔。")
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 2000)] == ["林默等船。", "老周死在灯塔。"]
+        [path] = [p for p in (project / ".writenow" / "summaries").rglob("*.md") if "ch01" in p.name]
+        path.unlink()
+        assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 2000)] == ["老周死在灯塔。"]
+
+
 def test_a_chapter_deleted_mid_sync_leaves_the_index_without_it(bank: Bank, project: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     from membank.domains.manuscript import sync as sync_module
@@ -393,3 +407,22 @@ def test_a_chapter_deleted_mid_sync_leaves_the_index_without_it(bank: Bank, proj
     assert report.changed == ["chapters/ch02.md"] and not report.problems
     assert [d["source"] for d in bank.manuscript_status()["items"]] == ["chapters/ch01.md"]
     assert "chapters/ch02.md" not in {i["source"] for i in bank.search_manuscript(query_text="keeper died")["items"]}
+
+
+def test_recall_finds_a_passage_of_a_chapter_saved_between_two_prompts(project: Path) -> None:
+    (project / ".writenow" / "skills").mkdir(exist_ok=True)
+    (project / ".writenow" / "skills" / "recall-test.md").write_text(RECALL_SKILL, "utf-8")
+    ch3 = "## 回忆\n\n他又想起那一夜。\n\n" + "海浪。" * 60 + "\n\n## 灯塔\n\n灯塔的灯又亮了。\n"
+    (project / "chapters" / "ch03.md").write_text(ch3, "utf-8")
+    at = ch3.index("灯塔的灯")
+    with closing(membank.open(project)) as bank:
+        def recalled() -> str:
+            d = bank.assemble_context(skill_id="recall-test", document_id="chapters/ch03.md",
+                                      selection={"start": at, "end": at + 4}, query_text="信鸽")
+            return d["userContent"]
+
+        assert "信鸽落在" not in recalled()
+        (project / "chapters" / "ch02.md").write_text(CH2 + "\n一只信鸽落在窗台上。\n", "utf-8")
+        bank.sync()
+        got = recalled()
+        assert "信鸽落在" in got, got

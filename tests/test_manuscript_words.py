@@ -81,3 +81,23 @@ def test_what_is_not_an_or_of_plain_phrases_is_left_to_fts5() -> None:
         assert words.composed(index, "gull*", [3, 6], 5) is None
     finally:
         index.close()
+
+
+def test_kept_positions_are_the_allowed_ones_less_the_excluded_and_follow_a_new_generation() -> None:
+    index = _index(["storm gull", "gull", "lamp", "keel"])
+    try:
+        ids = words._kept(index)["ids"]
+        allowed = [9, 3, 12, 99]  # in no order, one not a passage
+        for exclude in (frozenset(), frozenset({3}), frozenset({9, 12, 7})):
+            want = words.positions(ids, [i for i in allowed if i not in exclude])
+            assert words.kept_positions(index, ids, allowed, exclude).tolist() == want.tolist()
+        assert words.allowed_mask(index, ids, allowed).tolist() == [True, False, True, True]
+        with index.transaction():  # a passage comes: the ids and their positions are read again
+            index.db.execute("INSERT INTO manuscript_passages(id, document, ordinal, scene, scene_no, line, end_line,"
+                             " start, stop, text, hash) VALUES (1, 'ch1.md', 9, '#1', 1, 1, 1, 0, 1, 'gull', '')")
+            store.moved(index)
+        ids = words._kept(index)["ids"]
+        assert words.kept_positions(index, ids, allowed).tolist() == [3, 1, 4]
+        assert words.allowed_mask(index, ids, allowed).tolist() == [False, True, False, True, True]
+    finally:
+        index.close()

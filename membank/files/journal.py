@@ -89,11 +89,15 @@ def check_target(bank_folder: Path, at: str | None = None,
     other files before journalling call it first: validate first, write second."""
     rel = month_file(at or clock.now_precise(), folder)
     path = bank_folder / rel
-    make_folder(bank_folder, path.parent, cite)
-    check_inside(bank_folder, path, cite)  # the month's file may itself be a link
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
+    plain, st = _plain_way(bank_folder, rel)
+    if not plain:  # a step missing or a link on the way: made, or refused as `check_inside` says
+        make_folder(bank_folder, path.parent, cite)
+        check_inside(bank_folder, path, cite)  # the month's file may itself be a link
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return rel
+    if st is None:
         return rel
     if not stat.S_ISREG(st.st_mode):
         raise MembankError(DB_ERROR, f"could not write the journal: {cite(rel)} is not a regular file; nothing "
@@ -103,6 +107,30 @@ def check_target(bank_folder: Path, at: str | None = None,
                            "that may be outside the bank; nothing was written (copy it to a plain file)",
                            {"source": cite(rel)})
     return rel
+
+
+def _plain_way(bank_folder: Path, rel: str) -> tuple[bool, os.stat_result | None]:
+    """(True, the month's file's `lstat`, None when it is not there yet) when every folder from the bank folder
+    to it is a folder, not a link: then `check_inside` passes and `make_folder` has nothing to make (no step
+    can lead out of the bank), at one `lstat` a step rather than every link on the way resolved twice (a
+    prompt's trace asks each time). (False, None) otherwise: the caller makes the folders and checks the way
+    in full."""
+    at = str(bank_folder)
+    steps = rel.split("/")
+    if any(step in ("", ".", "..") for step in steps):
+        return False, None
+    st = None
+    for i, step in enumerate(steps):
+        at = f"{at}/{step}"
+        try:
+            st = os.lstat(at)
+        except FileNotFoundError:
+            return i == len(steps) - 1, None
+        except OSError:
+            return False, None
+        if i < len(steps) - 1 and not stat.S_ISDIR(st.st_mode):  # a link, or a file where a folder goes
+            return False, None
+    return (False, None) if st is None or stat.S_ISLNK(st.st_mode) else (True, st)
 
 
 def _ends_with_newline(fd: int) -> bool:

@@ -51,9 +51,9 @@ def after(text: str, n: int) -> Side:
     if len(text) <= n:
         return Side(text, "none")
     window = text[:n]
-    ends = [m.start() for m in _PARAGRAPH.finditer(window) if m.start() > 0]
-    if ends:
-        return Side(window[:ends[-1]], "paragraph")
+    last = next((m.start() for m in _backward(window, _PARAGRAPH, 0, _NOT_SPACE) if m.start() > 0), 0)
+    if last:  # the last blank line, found from the end (a side of 20,000 code points holds hundreds)
+        return Side(window[:last], "paragraph")
     ends = [m.end() for m in _SENTENCE.finditer(window)]
     if ends:
         return Side(window[:ends[-1]].rstrip(), "sentence")
@@ -131,18 +131,49 @@ def near_floor(text: str) -> int:
     return max(-(-len(text) // 2), min(len(text), NEAR))
 
 
-def _kept_lengths(text: str, side: str, pattern: re.Pattern[str], paragraph: bool, keep: int) -> list[int]:
+def _kept_lengths(text: str, side: str, pattern: re.Pattern[str], paragraph: bool, keep: int) -> Iterator[int]:
     """Each boundary of `pattern` in a side as the code points a cut there keeps (those nearest the
-    selection), at least `keep`, longest first: the order in which cuts from the far end reach them.
-    Only the part a cut may take is searched (and a few code points past it, for a boundary's context)."""
+    selection), at least `keep`, longest first: the order in which cuts from the far end reach them. Lazy,
+    read from the far end: a prompt's budget takes a few cuts of a side of thousands of code points (and
+    only the part a cut may take is searched, with a few code points past it, for a boundary's context)."""
     size = len(text)
     if side == "before":  # the far end is the start: a cut keeps what follows the boundary
-        ends = (m.end() for m in pattern.finditer(text, 0, min(size, size - keep + 8)))
-        kept = {size - e for e in ends if 0 < e < size}
-    else:  # the far end is the end: a paragraph's cut keeps what precedes the blank line, a sentence's its end
-        found = pattern.finditer(text, max(0, keep - 8))
-        kept = {k for k in ((m.start() if paragraph else m.end()) for m in found) if 0 < k < size}
-    return sorted((k for k in kept if k >= keep), reverse=True)
+        for m in pattern.finditer(text, 0, min(size, size - keep + 8)):
+            kept = size - m.end()  # ends only grow: what is kept only shrinks
+            if kept < keep:
+                return
+            if 0 < kept < size:
+                yield kept
+        return
+    # the far end is the end: a paragraph's cut keeps what precedes the blank line, a sentence's its end
+    for m in _backward(text, pattern, max(0, keep - 8), _NOT_SPACE if paragraph else str.isalnum):
+        kept = m.start() if paragraph else m.end()  # from the last match back: what is kept only shrinks
+        if kept < keep:
+            return
+        if 0 < kept < size:
+            yield kept
+
+
+def _NOT_SPACE(ch: str) -> bool:
+    return not ch.isspace()
+
+
+def _backward(text: str, pattern: re.Pattern[str], lo: int, outside: Callable[[str], bool]) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text, lo)`'s matches, the last first, read from the end in growing chunks. A scan
+    started at a character no match can hold (`outside`: a blank line's matches hold only white space, a
+    sentence end's no letter or digit) finds from there the very matches a scan from `lo` finds."""
+    stop, width = len(text), 1024
+    while stop > lo:
+        at = max(lo, stop - width)
+        while at > lo and not outside(text[at]):
+            at -= 1
+        found = []
+        for m in pattern.finditer(text, at):
+            if m.start() >= stop:
+                break
+            found.append(m)
+        yield from reversed(found)
+        stop, width = at, width * 2
 
 
 @dataclass(frozen=True)

@@ -73,26 +73,28 @@ def _vectors(bank: Bank) -> tuple[Any, Any] | None:
     return got
 
 
-def _nearest(bank: Bank, query: str, allowed: list[int], k: int) -> list[tuple[int, float]]:
-    """(id, cosine distance) of the k nearest allowed passages; [] without a model or vectors of it."""
+def _nearest(bank: Bank, query: str, within: list[int], exclude: frozenset[int], k: int) -> list[tuple[int, float]]:
+    """(id, cosine distance) of the k nearest passages of `within` not in `exclude`; [] without a model or
+    vectors of it."""
     import numpy as np
 
     got = _vectors(bank)
-    if got is None or not allowed:
+    if got is None or not within:
         return []
     model = bank.embedder()
     if model is None or bank.index.get_meta(store.MODEL) != model.name:
         return []
     ids, matrix = got
-    rows = words.positions(ids, allowed)  # in the order of `allowed`
+    rows = words.kept_positions(bank.index, ids, within, exclude)  # in the order of `within`
     if not len(rows):
         return []
     vector = model.encode_query(query)
     if not np.any(vector):
         return []
-    sims = matrix[rows] @ vector
+    # every row's product, then the allowed ones: the same products (one per row) without copying the rows
+    sims = (matrix @ vector)[rows]
     top = np.argsort(-sims, kind="stable")[:k]
-    return [(int(ids[rows[i]]), float(1.0 - sims[i])) for i in top]
+    return list(zip(ids[rows[top]].tolist(), (1.0 - sims[top]).tolist()))  # float32 distances, as one by one
 
 
 def _within(bank: Bank, where: str, args: list[Any], bound: Before | None, document_id: str | None) -> list[int]:
@@ -128,18 +130,17 @@ def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | N
     bound = limit_of(bank, before)
     where, args = _allowed_sql(bound, document_id)
     within = _within(bank, where, args, bound, document_id)
-    allowed = [i for i in within if i not in exclude] if exclude else within
-    if not allowed:
+    if all(i in exclude for i in within):  # none allowed (the first one not excluded ends the look)
         return [], bound
     lexical: list[tuple[int, float]] = []
     match = fts_query(query_text)
     if match is not None:
         lexical = [(i, s) for i, s in words.best(index, match, where, args, within, CANDIDATES + len(exclude))
                    if i not in exclude]
-    nearest = strong.nearest(bank, query_text, allowed, CANDIDATES, embed) if windows else None
+    nearest = strong.nearest(bank, query_text, within, CANDIDATES, embed, exclude) if windows else None
     side = "vector" if nearest is None else "strong vector"
     if nearest is None:
-        nearest = _nearest(bank, query_text, allowed, CANDIDATES)
+        nearest = _nearest(bank, query_text, within, exclude, CANDIDATES)
     hits = sorted(fuse(nearest, lexical), key=lambda h: -round(h.fused, 9))
     hits = [h for h in hits if h.fused > 0][:limit]
     rows = {p.id: p for p in store.passages(index, [h.rowid for h in hits])}

@@ -213,10 +213,11 @@ def made_query(bank: Bank, query: str) -> Any:
     return found.copy()  # (as the encoder hands out: the kept row stays as made)
 
 
-def nearest(bank: Bank, query: str, allowed: list[int], k: int, embed: bool = True) -> list[tuple[int, float]] | None:
-    """(id, 1 - score) of the k best allowed passages by their best window, the scores put on one scale
-    (best 1, worst 0); None when the strong windows cannot rank (the static vectors do). `embed` False:
-    only with a query vector already made (`made_query`), so the caller never pays for an embedding."""
+def nearest(bank: Bank, query: str, within: list[int], k: int, embed: bool = True,
+            exclude: frozenset[int] = frozenset()) -> list[tuple[int, float]] | None:
+    """(id, 1 - score) of the k best passages of `within` not in `exclude` by their best window, the scores put
+    on one scale (best 1, worst 0); None when the strong windows cannot rank (the static vectors do). `embed`
+    False: only with a query vector already made (`made_query`), so the caller never pays for an embedding."""
     if not strongload.switched_on(bank.settings_files.embedding()):  # (the writer's switch)
         return None
     vector = None
@@ -239,16 +240,16 @@ def nearest(bank: Bank, query: str, allowed: list[int], k: int, embed: bool = Tr
     # against 1.9, medians); the same products, summed in another order (~1e-7). int8 rows (as strongcopy.py keeps
     # the memories') were tried: 2.3 ms, but they moved passages' ranks on benchmarks/manuscript.py
     best = np.maximum.reduceat(np.einsum("ij,j->i", matrix, np.asarray(vector, np.float32)), first)
-    from .words import positions
+    from .words import kept_positions
 
-    rows = positions(ids, allowed)
+    rows = kept_positions(bank.index, ids, within, exclude)  # in the order of `within`
     if not len(rows):
         return []
     scores = best[rows]
     lo, hi = float(scores.min()), float(scores.max())
     scaled = (scores - lo) / (hi - lo) if hi > lo else np.ones_like(scores)
     top = np.argsort(-scaled, kind="stable")[:k]
-    return [(int(ids[rows[i]]), float(1.0 - scaled[i])) for i in top]
+    return list(zip(ids[rows[top]].tolist(), (1.0 - scaled[top]).tolist()))  # float32, as one by one
 
 
 # -- the background -----------------------------------------------------------------------------

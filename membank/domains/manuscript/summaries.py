@@ -9,6 +9,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -287,18 +288,28 @@ def _recap(bank: Bank, order: StoryOrder, position: str, tokens: int, every: lis
 
 
 def stamp(bank: Bank) -> str:
-    """What the summaries folder holds, by name, size and mtime: a sync re-checks staleness when it moves."""
-    parts: list[str] = []
+    """What the summaries folder holds, by name, size and mtime: a sync re-checks staleness when it moves. The
+    digest is made again only when a name, size or mtime moved (asked on every prompt with `recap`)."""
+    parts: list[tuple[str, str, int, int]] = []
     _walk(str(_folder(bank)), parts)
-    return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
+    seen = tuple(parts)
+    memo = bank.memo.setdefault("manuscript.summaries", {})
+    kept = memo.get("stamp")
+    if kept is not None and kept[0] == seen:
+        return kept[1]  # type: ignore[no-any-return]
+    digest = hashlib.blake2b("\n".join(f"{top}/{name}:{size}:{mtime}" for top, name, size, mtime in seen)
+                             .encode("utf-8"), digest_size=16).hexdigest()
+    memo["stamp"] = (seen, digest)  # one assignment: a reading thread sees the pair whole
+    return digest
 
 
-def _walk(top: str, parts: list[str]) -> None:
+def _walk(top: str, parts: list[tuple[str, str, int, int]]) -> None:
     """`os.walk`'s files in name order, each folder's before its subfolders' (hidden folders and links to
-    folders not entered), as `path:size:mtime` (asked on every prompt with `recap`: one `scandir` a folder)."""
+    folders not entered), as (folder, name, size, mtime) (asked on every prompt with `recap`: one `scandir` a
+    folder)."""
     try:
         with os.scandir(top) as it:
-            entries = sorted(it, key=lambda e: e.name)
+            entries = sorted(it, key=_NAME)
     except OSError:
         return
     folders = []
@@ -315,10 +326,13 @@ def _walk(top: str, parts: list[str]) -> None:
             st = e.stat()
         except OSError:
             continue
-        parts.append(f"{top}/{e.name}:{st.st_size}:{st.st_mtime_ns}")
+        parts.append((top, e.name, st.st_size, st.st_mtime_ns))
     for d in folders:
         if not d.is_symlink():
             _walk(os.path.join(top, d.name), parts)
+
+
+_NAME = attrgetter("name")
 
 
 def stale_ones(bank: Bank) -> list[Summary]:

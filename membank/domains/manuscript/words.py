@@ -57,17 +57,16 @@ def composed(index: Index, match: str, allowed: list[int], k: int) -> Rows | Non
         return None
     kept = _kept(index)
     ids = kept["ids"]
-    total = np.zeros(len(ids), dtype=np.float64)
+    found = [_phrase(index, kept, phrase) for phrase in phrases]
+    at = np.concatenate([a for a, _ in found])
+    # bincount adds its weights one by one in their order, from 0.0: each row's terms in the query's phrase order,
+    # the same additions in the same order as FTS5's (no row twice within one phrase)
+    total = np.bincount(at, weights=np.concatenate([s for _, s in found]), minlength=len(ids))
     held = np.zeros(len(ids), dtype=bool)
-    for phrase in phrases:  # in the query's order: the same additions, in the same order, as FTS5's
-        at, scores = _phrase(index, kept, phrase)
-        total[at] += scores  # no row twice within one phrase: one addition each
-        held[at] = True
-    mask = np.zeros(len(ids), dtype=bool)
-    mask[positions(ids, allowed)] = True
-    rows = np.flatnonzero(held & mask)
+    held[at] = True
+    rows = np.flatnonzero(held & allowed_mask(index, ids, allowed))
     order = rows[np.lexsort((ids[rows], total[rows]))][:k]
-    return [(int(ids[i]), float(total[i])) for i in order]
+    return list(zip(ids[order].tolist(), total[order].tolist()))
 
 
 def positions(ids: Any, wanted: list[int]) -> Any:
@@ -79,6 +78,49 @@ def positions(ids: Any, wanted: list[int]) -> Any:
     known = at < len(ids)
     known[known] = ids[at[known]] == asked[known]
     return at[known]
+
+
+def kept_positions(index: Index, ids: Any, allowed: list[int], exclude: frozenset[int] = frozenset()) -> Any:
+    """`positions(ids, [i for i in allowed if i not in exclude])`, the positions of `allowed` kept while the
+    passages' generation holds: `ids` and `allowed` are this generation's own kept arrays (`_kept`,
+    search.py `_vectors` and `_within`), so each is known by identity (it stays alive in the memo with its
+    answer). A prompt's recall and a search ask the same few positions again; the excluded few (Layer 5's
+    passages) are taken out of the kept answer."""
+    import numpy as np
+
+    found = _kept_for(index, "positions", ids, allowed, lambda: positions(ids, allowed))
+    if exclude:
+        found = found[np.isin(ids[found], np.fromiter(exclude, dtype=np.int64, count=len(exclude)), invert=True)]
+    return found
+
+
+def allowed_mask(index: Index, ids: Any, allowed: list[int]) -> Any:
+    """A read-only mask over `ids` of those in `allowed`, kept as `kept_positions` is."""
+    import numpy as np
+
+    def make() -> Any:
+        mask = np.zeros(len(ids), dtype=bool)
+        mask[kept_positions(index, ids, allowed)] = True
+        mask.flags.writeable = False
+        return mask
+
+    return _kept_for(index, "mask", ids, allowed, make)
+
+
+POSITIONS_KEPT = 64  # answers of `kept_positions` and `allowed_mask` kept per generation
+
+
+def _kept_for(index: Index, kind: str, ids: Any, allowed: list[int], make: Any) -> Any:
+    kept = generation_memo(index).setdefault("positions", {})
+    key = (kind, id(ids), id(allowed))
+    found = kept.get(key)
+    if found is None or found[0] is not ids or found[1] is not allowed:  # held with its answer: ids never reused
+        if len(kept) >= POSITIONS_KEPT:
+            kept.clear()
+        made = make()
+        made.flags.writeable = False
+        found = kept[key] = (ids, allowed, made)
+    return found[2]
 
 
 def generation_memo(index: Index) -> dict[str, Any]:
