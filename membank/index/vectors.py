@@ -129,7 +129,7 @@ class Vectors:
 
 
 # numpy 2's vecdot: a BLAS dot a row (one thread: a row is far under OpenBLAS's threading size; a matrix
-# product, gemv, starts threads that spin, seconds on a busy machine), ~40% under the einsum's time
+# product, gemv, starts threads that spin: tens of ms a call on a busy machine), ~40% under the einsum's time
 _rough = getattr(np, "vecdot", None) or (lambda matrix, q: np.einsum("ij,j->i", matrix, q))
 
 
@@ -141,6 +141,7 @@ def slack(dim: int) -> float:
     u = 2.0 ** -24
     gamma = dim * u / (1 - dim * u)
     return 2 * (2 * gamma + 8 * u)
+
 
 SPAN_GAP = 64  # rows between two allowed ones read through rather than start another span (64 KB at 256 dimensions)
 SPANS = 16  # more spans than this, or most rows in them, and every row is read: one pass is as cheap

@@ -51,7 +51,7 @@ class Match(NamedTuple):  # a tuple: a scan may make thousands
     length: int
 
 
-_match = functools.partial(tuple.__new__, Match)  # without NamedTuple's __new__ (a Python function): a scan makes hundreds
+_match = functools.partial(tuple.__new__, Match)  # without NamedTuple's __new__ (a Python function)
 
 
 is_regex_key = regexcost.is_regex_key
