@@ -79,3 +79,27 @@ def test_nearest_among_allowed_rows_is_the_whole_matrix_masked(seed: int, rows: 
                         / (copy.norms * np.float32(np.linalg.norm(vector))), np.inf)
     plain = sorted((float(d), int(r)) for r, d in zip(copy.rowids, distance) if np.isfinite(d))[:k]
     assert copy.nearest(vector, k, allowed) == [(r, d) for d, r in plain]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 300), st.integers(1, 40), st.booleans(), st.sampled_from([16, 256]))
+def test_nearest_gives_the_einsum_distances_to_the_bit_among_near_ties(seed: int, rows: int, k: int, masked: bool,
+                                                                        dim: int) -> None:
+    """The KNN's rough BLAS pass only picks the rows the einsum then measures: rows a hair apart (closer
+    than float32 sums in another order can tell) still come out as the einsum orders them, with its bits."""
+    import numpy as np
+
+    from membank.index.vectors import Vectors
+
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal(dim).astype(np.float32)
+    matrix = (base + rng.standard_normal((rows, dim)).astype(np.float32) * np.float32(1e-3)).astype(np.float32)
+    matrix[rng.random(rows) < 0.2] = base  # exact ties: by rowid
+    matrix[rng.random(rows) < 0.05] = 0.0  # a zero row counts a norm of 1
+    copy = Vectors("t", rng.permutation(rows * 3)[:rows].astype(np.int64), matrix)
+    vector = (base + rng.standard_normal(dim).astype(np.float32) * np.float32(1e-4)).astype(np.float32)
+    allowed = rng.random(rows) < 0.7 if masked else np.ones(rows, bool)
+    distance = np.where(allowed, 1.0 - np.einsum("ij,j->i", matrix, vector)
+                        / (copy.norms * np.float32(np.linalg.norm(vector))), np.inf)
+    plain = sorted((float(d), int(r)) for r, d in zip(copy.rowids, distance) if np.isfinite(d))[:k]
+    assert copy.nearest(vector, k, allowed if masked else None) == [(r, d) for d, r in plain]

@@ -102,26 +102,45 @@ class Vectors:
             last = self._spans  # a view's queries come with the one mask it keeps (recall/queries.py)
             spans = last[1] if last is not None and last[0] is keep else _spans(keep)
             self._spans = (keep, spans)
+        # a rough pass (`_rough`: faster than the einsum, but not its bits), then the einsum's own distance for
+        # the rows that pass could still put among the k nearest: the answer is the einsum's, to the bit
         if spans is None:
-            # einsum, not BLAS: one thread, so a busy machine's other cores never hold the answer up
-            distance = 1.0 - np.einsum("ij,j->i", self.matrix, q) / (self.norms * qn)
-        else:  # the rows the allowed ones lie in alone: each row's distance is its own, to the bit
+            distance = 1.0 - _rough(self.matrix, q) / (self.norms * qn)
+        else:  # the rows the allowed ones lie in alone
             distance = np.full(len(self.rowids), np.inf, np.float32)
             for a, b in spans:
-                distance[a:b] = 1.0 - np.einsum("ij,j->i", self.matrix[a:b], q) / (self.norms[a:b] * qn)
+                distance[a:b] = 1.0 - _rough(self.matrix[a:b], q) / (self.norms[a:b] * qn)
         if keep is not None:
             distance = np.where(keep, distance, np.inf)  # the others sort last
             k = min(k, int(np.isfinite(distance).sum()))
             if k <= 0:
                 return []
         if k < len(distance):
-            part = np.argpartition(distance, k - 1)[:k]
-            cut = distance[part].max()
-            part = np.flatnonzero(distance <= cut)  # every row tied with the k-th, so ties go by rowid
+            rough = float(np.partition(distance, k - 1)[k - 1])
+            part = np.flatnonzero(distance <= rough + 2 * slack(len(q)))
         else:
             part = np.arange(len(distance))
-        order = part[np.lexsort((self.rowids[part], distance[part]))][:k]
-        return [(int(r), float(d)) for r, d in zip(self.rowids[order], distance[order])]
+        exact = 1.0 - np.einsum("ij,j->i", self.matrix[part], q) / (self.norms[part] * qn)
+        if k < len(exact):
+            tied = exact <= np.partition(exact, k - 1)[k - 1]  # every row tied with the k-th: ties go by rowid
+            part, exact = part[tied], exact[tied]
+        order = np.lexsort((self.rowids[part], exact))[:k]
+        return [(int(r), float(d)) for r, d in zip(self.rowids[part[order]], exact[order])]
+
+
+# numpy 2's vecdot: a BLAS dot a row (one thread: a row is far under OpenBLAS's threading size; a matrix
+# product, gemv, starts threads that spin: tens of ms a call on a busy machine), ~40% under the einsum's time
+_rough = getattr(np, "vecdot", None) or (lambda matrix, q: np.einsum("ij,j->i", matrix, q))
+
+
+def slack(dim: int) -> float:
+    """How far two float32 cosine distances of the same rows may differ when their dot products were summed
+    in different orders (BLAS, einsum): each dot is within gamma = n u / (1 - n u) of |q| |x| of the exact
+    one (any order, u = 2**-24), the division and the subtraction add a few units in the last place; twice
+    that. A row the rough pass puts farther than the k-th nearest plus twice this is never among the k."""
+    u = 2.0 ** -24
+    gamma = dim * u / (1 - dim * u)
+    return 2 * (2 * gamma + 8 * u)
 
 
 SPAN_GAP = 64  # rows between two allowed ones read through rather than start another span (64 KB at 256 dimensions)

@@ -51,6 +51,9 @@ class Match(NamedTuple):  # a tuple: a scan may make thousands
     length: int
 
 
+_match = functools.partial(tuple.__new__, Match)  # without NamedTuple's __new__ (a Python function)
+
+
 is_regex_key = regexcost.is_regex_key
 
 
@@ -188,11 +191,20 @@ class Matcher:
         if not line or self._automaton is None:
             return out
         folded, where = _folded(line)
+        size = len(folded)
         for end, (word, cjk, payload) in self._automaton.iter(folded):  # by end: a later one may start earlier
             start = end - len(word) + 1
-            hit = end + 1 if cjk else _whole_word(folded, start, end + 1)
-            if hit is not None:
-                out.append((where[start], where[hit], word, payload))
+            if cjk:
+                hit: int | None = end + 1
+            elif start and (folded[start - 1].isalnum() or folded[start - 1] == "_"):
+                continue  # `_whole_word`'s first test, inline: most hits inside a longer word end here
+            elif end + 1 >= size or not (folded[end + 1].isalnum() or folded[end + 1] in "_'’"):
+                hit = end + 1  # and its plain end, inline
+            else:
+                hit = _whole_word(folded, start, end + 1)
+                if hit is None:
+                    continue
+            out.append((where[start], where[hit], word, payload))
         return out
 
     def _scan(self, text: str, keep: str = "all") -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
@@ -201,27 +213,33 @@ class Matcher:
         tie, and every secondary key that occurs once (the logics count them)."""
         found: dict[tuple[str, str], list[Match]] = {}
         if self._automaton is not None and text:
-            spans: dict[str, tuple[int, int, Payload]] = {}
-            for a, b, word, payload in self._occurrences(text):
-                if keep == "all":
+            occurrences = self._occurrences(text)
+            if keep == "all":
+                for a, b, _, payload in occurrences:
                     for card_id, role, key in payload:
-                        found.setdefault((card_id, role), []).append(Match(card_id, key, text[a:b], a, b - a))
-                    continue
-                # first / last: one span per word, then per card (a word may stand for many cards)
+                        found.setdefault((card_id, role), []).append(_match((card_id, key, text[a:b], a, b - a)))
+                occurrences = []
+            first = keep == "first"  # `_better`, written out below: a scan compares hundreds of spans
+            # first / last: one span per word, then per card (a word may stand for many cards)
+            spans: dict[str, tuple[int, int, Payload]] = {}
+            for a, b, word, payload in occurrences:
                 prev = spans.get(word)
-                if prev is None or _better(keep, a, b, prev[0], prev[1]):
+                if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
+                                    (b > prev[1] or b == prev[1] and a < prev[0])):
                     spans[word] = (a, b, payload)
             best: dict[tuple[str, str], tuple[int, int, str]] = {}  # a Match made once per card, at the end
             for a, b, payload in spans.values():
                 for card_id, role, key in payload:
                     if role == "secondary":
-                        found.setdefault((card_id, role), []).append(Match(card_id, key, text[a:b], a, b - a))
+                        found.setdefault((card_id, role), []).append(_match((card_id, key, text[a:b], a, b - a)))
                         continue
-                    prev = best.get((card_id, role))
-                    if prev is None or _better(keep, a, b, prev[0], prev[1]):
-                        best[card_id, role] = (a, b, key)
+                    pair = (card_id, role)
+                    prev = best.get(pair)  # type: ignore[assignment]
+                    if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
+                                        (b > prev[1] or b == prev[1] and a < prev[0])):
+                        best[pair] = (a, b, key)
             for (card_id, role), (a, b, key) in best.items():
-                found[card_id, role] = [Match(card_id, key, text[a:b], a, b - a)]
+                found[card_id, role] = [_match((card_id, key, text[a:b], a, b - a))]
         regex_found, skipped = self._regex_matches(text)
         for pair, matches in regex_found.items():
             found.setdefault(pair, []).extend(matches)
