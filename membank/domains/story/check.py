@@ -5,7 +5,7 @@ the story order, the passage and the facts in; never anything from a later posit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Collection
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -141,6 +141,65 @@ def _entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, position:
     return view, flags(card, view["facets"], order, position)
 
 
+Mentions = dict[str, list[tuple[int, int, str]]]  # card -> its mentions (offset, -length, word as found)
+
+
+def mentioned(catalog: Catalog, spans: dict[str, list[tuple[int, int, str]]],
+              regex_rows: list[tuple[int, int, str, str, str]]) -> tuple[Mentions, set[str]]:
+    """Each card the text mentions, with its mentions in `mention_rows`' order (a card one word brings, as
+    most are, shares that word's list: read-only), and the cards a name or alias names (`mention_words`).
+    `spans` and `regex_rows`: `Matcher.word_spans` of the text. A switched-off card is in neither."""
+    by_card: Mentions = {}
+    named: set[str] = set()
+    first_key: dict[str, str] = {}  # the key of the one word that has brought a card so far
+    merged: dict[str, list[tuple[int, int, str, str]]] = {}  # a card several words bring: its rows, with keys
+    targets: dict[str, tuple[tuple[str, str, bool], ...]] = catalog.memo("check.targets")  # per word
+
+    def add(card_id: str, key: str, found: list[tuple[int, int, str]]) -> None:
+        mine = by_card.get(card_id)
+        if mine is None:
+            by_card[card_id], first_key[card_id] = found, key
+            return
+        rows = merged.get(card_id)
+        if rows is None:
+            rows = merged[card_id] = [(a, length, first_key[card_id], seen) for a, length, seen in mine]
+        rows += [(a, length, key, seen) for a, length, seen in found]
+
+    for word, found in spans.items():
+        cards = targets.get(word)
+        if cards is None:
+            cards = targets[word] = _targets(catalog, catalog.matcher.named(word))
+        for card_id, key, names in cards:
+            if names:
+                named.add(card_id)
+            add(card_id, key, found)
+    for offset, length, row_card, row_key, seen in regex_rows:
+        for card_id, key, names in _targets(catalog, ((row_card, row_key),)):
+            if names:
+                named.add(card_id)
+            add(card_id, key, [(offset, length, seen)])
+    for card_id, rows in merged.items():
+        by_card[card_id] = [(a, length, seen) for a, length, _, seen in sorted(set(rows))]
+    return by_card, named
+
+
+def _targets(catalog: Catalog, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str, bool], ...]:
+    """(card, key as written, whether the key names the card) for each of `pairs` whose card is not switched
+    off; each card's `mention_words` worked out once per generation of the cards."""
+    counted: dict[str, frozenset[str] | None] = catalog.memo("check.words")
+    out = []
+    for card_id, key in pairs:
+        words = counted.get(card_id, _UNSEEN)
+        if words is _UNSEEN:
+            words = counted[card_id] = mention_words(catalog.cards[card_id])
+        if words is None or words:
+            out.append((card_id, key, words is None or key in words))
+    return tuple(out)
+
+
+_UNSEEN = frozenset({"<unseen>"})
+
+
 def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
           facts: Callable[[], Facts]) -> dict[str, Any]:
     """`kg:consistency:check`'s data: every entity mentioned in `text` (its mentions, its state, facets
@@ -150,29 +209,13 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
     in kilobytes, not in a hundred megabytes. The regex keys of all scans share one time allowance: the
     passage is scanned first, then `facts()` (the facts valid there, each with the cards it names) is asked."""
     with call_allowance():
-        rows, skipped = catalog.matcher.mention_rows(text)  # `mentions`, without a Match for each
-    by_card: dict[str, list[tuple[int, int, str]]] = {}  # each card's mentions, made into dicts if listed
-    # card -> the words that are its mentions (None: every key), once per generation of the cards
-    counted: dict[str, frozenset[str] | None] = catalog.memo("check.words")
-    named: set[str] = set()  # the cards named by a name or alias (or a key, with `mention_keys: true`)
-    for offset, length, card_id, key, word in rows:
-        if card_id not in counted:
-            counted[card_id] = mention_words(catalog.cards[card_id])
-        words = counted[card_id]
-        if words is not None and not words:
-            continue  # switched off: not an entity of any chapter
-        if words is None or key in words:
-            named.add(card_id)
-        mine = by_card.get(card_id)
-        if mine is None:
-            by_card[card_id] = [(offset, length, word)]
-        else:
-            mine.append((offset, length, word))
+        spans, regex_rows, skipped = catalog.matcher.word_spans(text)  # `mention_rows`, by word
+    by_card, named = mentioned(catalog, spans, regex_rows)
     entities, found_flags = [], []
     # a card's view and flags at a position are the same for every passage checked there: made once
     # per generation of the cards
     at: dict[str, tuple[dict[str, Any], list[Flag]]] = catalog.memo("check.entities", order, position)
-    for n, card_id in enumerate(sorted(by_card, key=lambda c: (by_card[c][0][0], c))):
+    for n, (_, card_id) in enumerate(sorted([(mine[0][0], c) for c, mine in by_card.items()])):
         cancel.check()  # canceled or past its deadline: nothing is kept (a read; caches are filled whole)
         made = at.get(card_id)
         if made is None:
