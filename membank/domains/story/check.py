@@ -89,12 +89,14 @@ def naming(facts: Facts, mentioned: Collection[str]) -> tuple[list[dict[str, Any
     return out, int(facts.sizes[hit].sum())
 
 
-def first_appearance(card: dict[str, Any], order: StoryOrder) -> tuple[str, int] | None:
-    """Where a card enters the story: `introduced`, else its earliest progression (position, line)."""
+def first_appearance(card: dict[str, Any], order: StoryOrder, items: list[tuple[str, dict[str, Any], int]] | None = None
+                     ) -> tuple[str, int] | None:
+    """Where a card enters the story: `introduced`, else its earliest progression (position, line).
+    `items`: the card's `progressions`, for a caller that has them."""
     lines = card.get("lines") or {}
     if card.get("introduced"):
         return card["introduced"], lines.get("introduced", 1)
-    items = progressions(card)
+    items = progressions(card) if items is None else items
     if not items:
         return None
     at, _, line = min(items, key=lambda p: order.rank(p[0]))
@@ -118,11 +120,12 @@ def _dead(value: Any) -> bool:
     return value is False or (isinstance(value, str) and value.strip().casefold() in _FALSE)
 
 
-def flags(card: dict[str, Any], facets: dict[str, Any], order: StoryOrder, position: str | None) -> list[Flag]:
-    """What a mention of `card` at `position` contradicts in the card itself."""
+def flags(card: dict[str, Any], facets: dict[str, Any], order: StoryOrder, position: str | None,
+          items: list[tuple[str, dict[str, Any], int]] | None = None) -> list[Flag]:
+    """What a mention of `card` at `position` contradicts in the card itself (`items`: its `progressions`)."""
     out = []
     name = card["name"]
-    first = first_appearance(card, order)
+    first = first_appearance(card, order, items)
     if position is not None and order.knows(position) and first is not None and not order.reached(first[0], position):
         out.append(Flag(NOT_YET_INTRODUCED, card["id"], f"{name} is mentioned in {position}, before entering the "
                         f"story at {first[0]}", ((card["source"], first[1]),)))
@@ -136,9 +139,10 @@ def flags(card: dict[str, Any], facets: dict[str, Any], order: StoryOrder, posit
 def _entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, position: str | None
             ) -> tuple[dict[str, Any], list[Flag]]:
     # no position: an empty story order, where only what is timeless holds
-    view = entity(card, catalog, order, position, relations=True) if position is not None else \
-        entity(card, catalog, StoryOrder((), False), "", relations=True)
-    return view, flags(card, view["facets"], order, position)
+    items = progressions(card)
+    view = entity(card, catalog, order, position, relations=True, items=items) if position is not None else \
+        entity(card, catalog, StoryOrder((), False), "", relations=True, items=items)
+    return view, flags(card, view["facets"], order, position, items)
 
 
 Mentions = dict[str, list[tuple[int, int, str]]]  # card -> its mentions (offset, -length, word as found)
