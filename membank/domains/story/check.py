@@ -5,6 +5,8 @@ the story order, the passage and the facts in; never anything from a later posit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
 if TYPE_CHECKING:
@@ -42,28 +44,33 @@ Named = tuple[dict[str, Any], tuple[str, ...]]  # a fact memory and the ids of t
 class Facts:
     """The facts valid at a position (`items`, in id order) and who names what, made once per list: each
     fact's set of names (`group_of`, a number per distinct set), the sets (`groups`), how many facts hold
-    each (`sizes`), and the sets each card is in (`holders`). A check then marks the sets its mentioned
-    cards are in, rather than looking up every name of every fact (~30,000 look-ups a check on the bench)."""
+    each (`sizes`); each card named, a number (`index`) and the sets it is in (`holders`; as the bits of an
+    int in `bits`, made at a check's first asking); each set's members by those numbers (`picks`, an
+    itemgetter: a mark per member). A check ORs the bits of its mentioned cards and reads the members of
+    the sets it lists, rather than looking up every name of every fact (~30,000 look-ups on the bench)."""
     items: list[Named]
     group_of: np.ndarray
     groups: list[tuple[str, ...]]
     sizes: np.ndarray
-    holders: dict[str, np.ndarray]
+    index: dict[str, int]
+    holders: dict[str, list[int]]
+    picks: list[Callable[[bytearray], Any] | None]  # None: a set of no card, or of one
+    bits: dict[str, int]
 
     @classmethod
     def of(cls, items: list[Named]) -> Facts:
         import numpy as np
 
         number: dict[tuple[str, ...], int] = {}
-        group_of = [number.setdefault(ids, len(number)) for _, ids in items]
+        group_of = np.array([number.setdefault(ids, len(number)) for _, ids in items], np.int64)
         groups = list(number)
         holders: dict[str, list[int]] = {}
         for g, ids in enumerate(groups):
-            for card_id in ids:
+            for card_id in dict.fromkeys(ids):  # a name a set holds twice is one membership
                 holders.setdefault(card_id, []).append(g)
-        return cls(items, np.array(group_of, np.int64), groups,
-                   np.bincount(np.array(group_of, np.int64), minlength=len(groups)),
-                   {card_id: np.array(gs, np.int64) for card_id, gs in holders.items()})
+        index = {card_id: n for n, card_id in enumerate(holders)}
+        picks = [itemgetter(*(index[c] for c in ids)) if len(ids) > 1 else None for ids in groups]
+        return cls(items, group_of, groups, np.bincount(group_of, minlength=len(groups)), index, holders, picks, {})
 
 
 def naming(facts: Facts, mentioned: Collection[str]) -> tuple[list[dict[str, Any]], int]:
@@ -71,18 +78,29 @@ def naming(facts: Facts, mentioned: Collection[str]) -> tuple[list[dict[str, Any
     names that are mentioned, in its own order), and how many facts name one."""
     import numpy as np
 
-    held = [h for h in map(facts.holders.get, mentioned) if h is not None]
-    if not held:
+    bits = 0
+    marked = bytearray(len(facts.index))
+    for card_id in mentioned:
+        held = facts.bits.get(card_id)
+        if held is None:
+            if card_id not in facts.index:
+                continue
+            held = facts.bits[card_id] = sum(1 << g for g in facts.holders[card_id])  # the same from any thread
+        bits |= held
+        marked[facts.index[card_id]] = 1
+    if not bits:
         return [], 0
-    hit = np.zeros(len(facts.groups), np.bool_)
-    hit[np.concatenate(held)] = True
+    count = len(facts.groups)
+    hit = np.unpackbits(np.frombuffer(bits.to_bytes((count + 7) // 8, "little"), np.uint8), count=count,
+                        bitorder="little").view(np.bool_)
     first = np.flatnonzero(hit[facts.group_of])[:MAX_LISTED]
     names: dict[int, list[str]] = {}
     out = []
     for i, g in zip(first.tolist(), facts.group_of[first].tolist()):
         mine = names.get(g)
         if mine is None:
-            mine = names[g] = [card_id for card_id in facts.groups[g] if card_id in mentioned]
+            pick = facts.picks[g]  # a set of one card that is hit: that card
+            mine = names[g] = list(facts.groups[g]) if pick is None else list(compress(facts.groups[g], pick(marked)))
         fact = facts.items[i][0].copy()
         fact["entities"] = mine.copy()
         out.append(fact)
