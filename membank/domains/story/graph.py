@@ -129,14 +129,17 @@ def entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, at: str | 
 def fresh_entity(view: dict[str, Any]) -> dict[str, Any]:
     """A copy of an `entity` view with containers of its own (the values in them are shared, as
     `entity` shares them with the card): a caller may change it without changing a kept one."""
-    out = dict(view)
-    out["aliases"] = list(view["aliases"])
-    for key in ("introduced", "state"):
-        if view[key] is not None:
-            out[key] = dict(view[key])
-    out["facets"] = {k: dict(v) for k, v in view["facets"].items()}
-    if "relations" in view:
-        out["relations"] = [dict(r) for r in view["relations"]]
+    out = view.copy()
+    out["aliases"] = view["aliases"].copy()
+    introduced, state, facets = view["introduced"], view["state"], view["facets"]
+    if introduced is not None:
+        out["introduced"] = introduced.copy()
+    if state is not None:
+        out["state"] = state.copy()
+    out["facets"] = {k: v.copy() for k, v in facets.items()} if facets else {}  # most have none: no comprehension
+    relations = view.get("relations")
+    if relations is not None:
+        out["relations"] = [r.copy() for r in relations] if relations else []
     if "progressions" in view:
         out["progressions"] = [{**p, "set": dict(p["set"])} for p in view["progressions"]]
     if "timeline" in view:

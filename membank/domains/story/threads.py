@@ -130,14 +130,15 @@ def abandoned(open_threads: Iterable[Thread], order: StoryOrder, at: str, limit:
         start = order.document_rank(thread.opened or "")
         if here - start >= limit:
             old.append((thread, start))
-            for rank in {order.document_rank(t) for t in thread.touched}:
+            for rank in {order.document_rank(t) for t in thread.touched} if thread.touched else ():
                 touched.setdefault(rank, []).append(thread.id)
     last: dict[str, int] = {}  # thread -> the latest rank after its opening that names it
     waiting = {thread.id: start for thread, start in old}  # not named yet, by the rank it opened at
+    opening = sorted(old, key=lambda o: o[1])  # the last one opens latest: it stops waiting first
     rank = here
     while waiting:
-        for thread_id in [t for t, start in waiting.items() if start >= rank]:
-            del waiting[thread_id]  # back at its opening: never named since
+        while opening and opening[-1][1] >= rank:  # back at its opening: never named since
+            waiting.pop(opening.pop()[0].id, None)
         for thread_id in touched.get(rank, ()):
             if thread_id in waiting:
                 last[thread_id] = rank
