@@ -284,8 +284,8 @@ class Matcher:
                 rows.extend((a, length, card_id, key, seen) for a, length, seen in found)
         return sorted(set(rows)), skipped
 
-    def word_spans(self, text: str) -> tuple[dict[str, list[tuple[int, int, str]]], list[tuple[int, int, str, str, str]],
-                                             list[Skipped]]:
+    def word_spans(self, text: str) -> tuple[dict[str, list[tuple[int, int, str]]],
+                                             list[tuple[int, int, str, str, str]], list[Skipped]]:
         """`mention_rows` before its literal words are spread over their cards (`named` gives a word's): each
         key word found (folded) with its spans (offset, -length, word as found), sorted and distinct; the
         rows of the regex keys where no word of their card is; the regex keys that could not run. A word
