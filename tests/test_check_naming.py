@@ -37,6 +37,15 @@ def test_a_listed_fact_is_a_copy_and_its_names_keep_the_facts_own_order() -> Non
     assert (listed, total) == ([{"id": "f1", "content": "Maren and Lin", "entities": ["lin", "zed"]}], 1)
     listed[0]["entities"].append("other")
     assert "entities" not in fact and naming(Facts.of([(fact, ("lin",))]), set()) == ([], 0)
+    twice = [(fact, ("lin", "lin")), ({"id": "f2"}, ("zed",)), ({"id": "f3"}, ("lin", "zed", "lin"))]
+    assert naming(Facts.of(twice), {"lin"}) == _naive(twice, {"lin"})  # a name a fact holds twice, as it does
+
+
+def test_the_facts_of_a_list_asked_again_with_other_cards_answer_for_those() -> None:
+    items = [({"id": f"f{n}"}, ids) for n, ids in enumerate([("a", "b"), ("b",), ("c", "a"), ("d", "e"), ("a", "b")])]
+    facts = Facts.of(items)
+    for mentioned in ({"a"}, {"e"}, {"b", "c"}, {"zz"}, {"a"}, set()):
+        assert naming(facts, mentioned) == _naive(items, mentioned)
 
 
 def test_a_rank_asked_again_is_the_one_a_fresh_order_gives() -> None:

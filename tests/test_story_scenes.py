@@ -110,6 +110,21 @@ def test_location_mismatch_is_raised_where_the_card_disagrees(tmp_path: Path) ->
         bank.close()
 
 
+def test_a_card_edited_between_two_checks_is_compared_as_it_now_is(tmp_path: Path) -> None:
+    bank = story(tmp_path, SCENES)
+    try:
+        def mismatched() -> list[str]:
+            flags = ok(bank, "kg:consistency:check", documentId="chapters/ch02.md")["flags"]
+            return [f["entity"] for f in flags if f["code"] == "LOCATION_MISMATCH"]
+        assert mismatched() == ["characters/lin-daiyu"]
+        [card] = list(tmp_path.rglob("characters/lin-daiyu.md"))
+        card.write_text(card.read_text("utf-8").replace("location: 荣国府", "mood: 喜"), "utf-8")
+        bank.sync()
+        assert mismatched() == []  # her card says nothing of where she is now
+    finally:
+        bank.close()
+
+
 def test_scene_on_the_command_line(tmp_path: Path, home: Path) -> None:
     story(tmp_path, SCENES).close()
     shown = membank("scene", "chapters/ch03.md", cwd=tmp_path / "hlm", home=home)

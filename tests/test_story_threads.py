@@ -5,10 +5,12 @@ documents without a mention."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
+from typing import Callable
 
 from membank.domains.story.order import StoryOrder
-from membank.domains.story.threads import abandoned, parse, status
+from membank.domains.story.threads import Thread, abandoned, parse, status
 
 from .helpers import membank
 from .storykit import CH, fits, ok, story
@@ -65,6 +67,46 @@ def test_abandoned_counts_documents_without_a_mention() -> None:
     assert abandoned([thread], order, "c5", 3, lambda p: frozenset(named.get(p, set()))) == []  # named 2 ago
     named["c6"] = {"threads/marriage"}
     assert abandoned([thread], order, "c6", 3, lambda p: frozenset(named.get(p, set()))) == []
+
+
+def _abandoned_one_by_one(open_threads: list[Thread], order: StoryOrder, at: str, limit: int,
+                          mentioned: Callable[[str], frozenset[str]]) -> list[tuple[Thread, str | None, int]]:
+    """Each thread asked on its own, back from `at` until a document names it (what `abandoned` did)."""
+    out = []
+    here = order.document_rank(at)
+    for thread in open_threads:
+        start = order.document_rank(thread.opened or "")
+        if here - start < limit:
+            continue
+        touched = {order.document_rank(t) for t in thread.touched}
+        named = next((r for r in range(here, start, -1) if r in touched or thread.id in mentioned(order.positions[r])),
+                     None)
+        if named is not None and named > here - limit:
+            continue
+        since = order.positions[named] if named is not None else None
+        out.append((thread, since, here - order.document_rank(since or thread.opened or "")))
+    return out
+
+
+def test_abandoned_walks_back_once_and_says_what_asking_each_thread_says() -> None:
+    rng = random.Random(33)
+    docs = tuple(f"c{i}" for i in range(12))
+    order = StoryOrder(docs, True)
+    for _ in range(300):
+        found = [Thread(f"t{n}", f"T{n}", rng.choice([*docs, "elsewhere"]), None, None, (), (), "", "t.md",
+                        {"opened": 1}, tuple(rng.sample([*docs, "c99"], rng.randint(0, 2)))) for n in range(6)]
+        names = {d: frozenset(t.id for t in found if rng.random() < 0.15) for d in docs}
+        at, limit = rng.choice(docs), rng.randint(1, 6)
+        asked: list[str] = []
+
+        def mentioned(position: str) -> frozenset[str]:
+            asked.append(position)
+            return names[position]
+        said = abandoned(found, order, at, limit, mentioned)
+        once = list(asked)
+        asked.clear()
+        assert said == _abandoned_one_by_one(found, order, at, limit, mentioned)
+        assert sorted(once) == sorted(set(once)) and set(once) == set(asked)  # each document once, none more
 
 
 def test_story_threads_is_spoiler_safe(tmp_path: Path) -> None:
@@ -133,6 +175,23 @@ def test_thread_abandoned_after_the_setting_and_not_before(tmp_path: Path) -> No
         assert [f["entity"] for f in early["flags"] if f["code"] == "THREAD_ABANDONED"] == ["threads/jade"]
         assert "last named in chapters/ch02.md" in early["flags"][-1]["message"]
         assert not ok(bank, "kg:consistency:check", documentId="chapters/ch03.md")["flags"]
+    finally:
+        bank.close()
+
+
+def test_a_thread_resolved_or_reopened_between_two_checks_is_flagged_as_it_now_is(tmp_path: Path) -> None:
+    bank = _story(tmp_path, "story:\n  threadWarnChapters: 2\n")
+    try:
+        [path] = list(tmp_path.rglob("threads/marriage.md"))
+
+        def abandoned() -> list[str]:
+            flags = ok(bank, "kg:consistency:check", documentId="chapters/ch05.md")["flags"]
+            return [f["entity"] for f in flags if f["code"] == "THREAD_ABANDONED"]
+        assert abandoned() == ["threads/marriage"]
+        path.write_text(MARRIAGE.replace("keys:", "resolved: chapters/ch04.md\nkeys:"), "utf-8")
+        assert abandoned() == []  # resolved before ch05: no longer open there
+        path.write_text(MARRIAGE, "utf-8")
+        assert abandoned() == ["threads/marriage"]
     finally:
         bank.close()
 

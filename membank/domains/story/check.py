@@ -5,7 +5,9 @@ the story order, the passage and the facts in; never anything from a later posit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Collection
+from itertools import compress
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,28 +44,33 @@ Named = tuple[dict[str, Any], tuple[str, ...]]  # a fact memory and the ids of t
 class Facts:
     """The facts valid at a position (`items`, in id order) and who names what, made once per list: each
     fact's set of names (`group_of`, a number per distinct set), the sets (`groups`), how many facts hold
-    each (`sizes`), and the sets each card is in (`holders`). A check then marks the sets its mentioned
-    cards are in, rather than looking up every name of every fact (~30,000 look-ups a check on the bench)."""
+    each (`sizes`); each card named, a number (`index`) and the sets it is in (`holders`; as the bits of an
+    int in `bits`, made at a check's first asking); each set's members by those numbers (`picks`, an
+    itemgetter: a mark per member). A check ORs the bits of its mentioned cards and reads the members of
+    the sets it lists, rather than looking up every name of every fact (~30,000 look-ups on the bench)."""
     items: list[Named]
     group_of: np.ndarray
     groups: list[tuple[str, ...]]
     sizes: np.ndarray
-    holders: dict[str, np.ndarray]
+    index: dict[str, int]
+    holders: dict[str, list[int]]
+    picks: list[Callable[[bytearray], Any] | None]  # None: a set of no card, or of one
+    bits: dict[str, int]
 
     @classmethod
     def of(cls, items: list[Named]) -> Facts:
         import numpy as np
 
         number: dict[tuple[str, ...], int] = {}
-        group_of = [number.setdefault(ids, len(number)) for _, ids in items]
+        group_of = np.array([number.setdefault(ids, len(number)) for _, ids in items], np.int64)
         groups = list(number)
         holders: dict[str, list[int]] = {}
         for g, ids in enumerate(groups):
-            for card_id in ids:
+            for card_id in dict.fromkeys(ids):  # a name a set holds twice is one membership
                 holders.setdefault(card_id, []).append(g)
-        return cls(items, np.array(group_of, np.int64), groups,
-                   np.bincount(np.array(group_of, np.int64), minlength=len(groups)),
-                   {card_id: np.array(gs, np.int64) for card_id, gs in holders.items()})
+        index = {card_id: n for n, card_id in enumerate(holders)}
+        picks = [itemgetter(*(index[c] for c in ids)) if len(ids) > 1 else None for ids in groups]
+        return cls(items, group_of, groups, np.bincount(group_of, minlength=len(groups)), index, holders, picks, {})
 
 
 def naming(facts: Facts, mentioned: Collection[str]) -> tuple[list[dict[str, Any]], int]:
@@ -71,30 +78,43 @@ def naming(facts: Facts, mentioned: Collection[str]) -> tuple[list[dict[str, Any
     names that are mentioned, in its own order), and how many facts name one."""
     import numpy as np
 
-    held = [h for h in map(facts.holders.get, mentioned) if h is not None]
-    if not held:
+    bits = 0
+    marked = bytearray(len(facts.index))
+    for card_id in mentioned:
+        held = facts.bits.get(card_id)
+        if held is None:
+            if card_id not in facts.index:
+                continue
+            held = facts.bits[card_id] = sum(1 << g for g in facts.holders[card_id])  # the same from any thread
+        bits |= held
+        marked[facts.index[card_id]] = 1
+    if not bits:
         return [], 0
-    hit = np.zeros(len(facts.groups), np.bool_)
-    hit[np.concatenate(held)] = True
+    count = len(facts.groups)
+    hit = np.unpackbits(np.frombuffer(bits.to_bytes((count + 7) // 8, "little"), np.uint8), count=count,
+                        bitorder="little").view(np.bool_)
     first = np.flatnonzero(hit[facts.group_of])[:MAX_LISTED]
     names: dict[int, list[str]] = {}
     out = []
     for i, g in zip(first.tolist(), facts.group_of[first].tolist()):
         mine = names.get(g)
         if mine is None:
-            mine = names[g] = [card_id for card_id in facts.groups[g] if card_id in mentioned]
+            pick = facts.picks[g]  # a set of one card that is hit: that card
+            mine = names[g] = list(facts.groups[g]) if pick is None else list(compress(facts.groups[g], pick(marked)))
         fact = facts.items[i][0].copy()
         fact["entities"] = mine.copy()
         out.append(fact)
     return out, int(facts.sizes[hit].sum())
 
 
-def first_appearance(card: dict[str, Any], order: StoryOrder) -> tuple[str, int] | None:
-    """Where a card enters the story: `introduced`, else its earliest progression (position, line)."""
+def first_appearance(card: dict[str, Any], order: StoryOrder, items: list[tuple[str, dict[str, Any], int]] | None = None
+                     ) -> tuple[str, int] | None:
+    """Where a card enters the story: `introduced`, else its earliest progression (position, line).
+    `items`: the card's `progressions`, for a caller that has them."""
     lines = card.get("lines") or {}
     if card.get("introduced"):
         return card["introduced"], lines.get("introduced", 1)
-    items = progressions(card)
+    items = progressions(card) if items is None else items
     if not items:
         return None
     at, _, line = min(items, key=lambda p: order.rank(p[0]))
@@ -118,11 +138,12 @@ def _dead(value: Any) -> bool:
     return value is False or (isinstance(value, str) and value.strip().casefold() in _FALSE)
 
 
-def flags(card: dict[str, Any], facets: dict[str, Any], order: StoryOrder, position: str | None) -> list[Flag]:
-    """What a mention of `card` at `position` contradicts in the card itself."""
+def flags(card: dict[str, Any], facets: dict[str, Any], order: StoryOrder, position: str | None,
+          items: list[tuple[str, dict[str, Any], int]] | None = None) -> list[Flag]:
+    """What a mention of `card` at `position` contradicts in the card itself (`items`: its `progressions`)."""
     out = []
     name = card["name"]
-    first = first_appearance(card, order)
+    first = first_appearance(card, order, items)
     if position is not None and order.knows(position) and first is not None and not order.reached(first[0], position):
         out.append(Flag(NOT_YET_INTRODUCED, card["id"], f"{name} is mentioned in {position}, before entering the "
                         f"story at {first[0]}", ((card["source"], first[1]),)))
@@ -136,9 +157,69 @@ def flags(card: dict[str, Any], facets: dict[str, Any], order: StoryOrder, posit
 def _entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, position: str | None
             ) -> tuple[dict[str, Any], list[Flag]]:
     # no position: an empty story order, where only what is timeless holds
-    view = entity(card, catalog, order, position, relations=True) if position is not None else \
-        entity(card, catalog, StoryOrder((), False), "", relations=True)
-    return view, flags(card, view["facets"], order, position)
+    items = progressions(card)
+    view = entity(card, catalog, order, position, relations=True, items=items) if position is not None else \
+        entity(card, catalog, StoryOrder((), False), "", relations=True, items=items)
+    return view, flags(card, view["facets"], order, position, items)
+
+
+Mentions = dict[str, list[tuple[int, int, str]]]  # card -> its mentions (offset, -length, word as found)
+
+
+def mentioned(catalog: Catalog, spans: dict[str, list[tuple[int, int, str]]],
+              regex_rows: list[tuple[int, int, str, str, str]]) -> tuple[Mentions, set[str]]:
+    """Each card the text mentions, with its mentions in `mention_rows`' order (a card one word brings, as
+    most are, shares that word's list: read-only), and the cards a name or alias names (`mention_words`).
+    `spans` and `regex_rows`: `Matcher.word_spans` of the text. A switched-off card is in neither."""
+    by_card: Mentions = {}
+    named: set[str] = set()
+    first_key: dict[str, str] = {}  # the key of the one word that has brought a card so far
+    merged: dict[str, list[tuple[int, int, str, str]]] = {}  # a card several words bring: its rows, with keys
+    targets: dict[str, tuple[tuple[str, str, bool], ...]] = catalog.memo("check.targets")  # per word
+
+    def add(card_id: str, key: str, found: list[tuple[int, int, str]]) -> None:
+        mine = by_card.get(card_id)
+        if mine is None:
+            by_card[card_id], first_key[card_id] = found, key
+            return
+        rows = merged.get(card_id)
+        if rows is None:
+            rows = merged[card_id] = [(a, length, first_key[card_id], seen) for a, length, seen in mine]
+        rows += [(a, length, key, seen) for a, length, seen in found]
+
+    for word, found in spans.items():
+        cards = targets.get(word)
+        if cards is None:
+            cards = targets[word] = _targets(catalog, catalog.matcher.named(word))
+        for card_id, key, names in cards:
+            if names:
+                named.add(card_id)
+            add(card_id, key, found)
+    for offset, length, row_card, row_key, seen in regex_rows:
+        for card_id, key, names in _targets(catalog, ((row_card, row_key),)):
+            if names:
+                named.add(card_id)
+            add(card_id, key, [(offset, length, seen)])
+    for card_id, rows in merged.items():
+        by_card[card_id] = [(a, length, seen) for a, length, _, seen in sorted(set(rows))]
+    return by_card, named
+
+
+def _targets(catalog: Catalog, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str, bool], ...]:
+    """(card, key as written, whether the key names the card) for each of `pairs` whose card is not switched
+    off; each card's `mention_words` worked out once per generation of the cards."""
+    counted: dict[str, frozenset[str] | None] = catalog.memo("check.words")
+    out = []
+    for card_id, key in pairs:
+        words = counted.get(card_id, _UNSEEN)
+        if words is _UNSEEN:
+            words = counted[card_id] = mention_words(catalog.cards[card_id])
+        if words is None or words:
+            out.append((card_id, key, words is None or key in words))
+    return tuple(out)
+
+
+_UNSEEN = frozenset({"<unseen>"})
 
 
 def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
@@ -150,29 +231,13 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
     in kilobytes, not in a hundred megabytes. The regex keys of all scans share one time allowance: the
     passage is scanned first, then `facts()` (the facts valid there, each with the cards it names) is asked."""
     with call_allowance():
-        rows, skipped = catalog.matcher.mention_rows(text)  # `mentions`, without a Match for each
-    by_card: dict[str, list[tuple[int, int, str]]] = {}  # each card's mentions, made into dicts if listed
-    # card -> the words that are its mentions (None: every key), once per generation of the cards
-    counted: dict[str, frozenset[str] | None] = catalog.memo("check.words")
-    named: set[str] = set()  # the cards named by a name or alias (or a key, with `mention_keys: true`)
-    for offset, length, card_id, key, word in rows:
-        if card_id not in counted:
-            counted[card_id] = mention_words(catalog.cards[card_id])
-        words = counted[card_id]
-        if words is not None and not words:
-            continue  # switched off: not an entity of any chapter
-        if words is None or key in words:
-            named.add(card_id)
-        mine = by_card.get(card_id)
-        if mine is None:
-            by_card[card_id] = [(offset, length, word)]
-        else:
-            mine.append((offset, length, word))
+        spans, regex_rows, skipped = catalog.matcher.word_spans(text)  # `mention_rows`, by word
+    by_card, named = mentioned(catalog, spans, regex_rows)
     entities, found_flags = [], []
     # a card's view and flags at a position are the same for every passage checked there: made once
     # per generation of the cards
     at: dict[str, tuple[dict[str, Any], list[Flag]]] = catalog.memo("check.entities", order, position)
-    for n, card_id in enumerate(sorted(by_card, key=lambda c: (by_card[c][0][0], c))):
+    for n, (_, card_id) in enumerate(sorted([(mine[0][0], c) for c, mine in by_card.items()])):
         cancel.check()  # canceled or past its deadline: nothing is kept (a read; caches are filled whole)
         made = at.get(card_id)
         if made is None:

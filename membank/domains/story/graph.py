@@ -92,18 +92,13 @@ def walk(catalog: Catalog, card_id: str, order: StoryOrder, at: str | None, dept
 
 
 def entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, at: str | None, whole: bool = False,
-           relations: bool = False) -> dict[str, Any]:
+           relations: bool = False, items: list[tuple[str, dict[str, Any], int]] | None = None) -> dict[str, Any]:
     """An entity as the graph answers it at `at`: its state and facets there, (`relations`) the
     relations that hold, and (`whole`) those and the progressions reached and its timeline; without
-    `at`, as the story stands at its end."""
+    `at`, as the story stands at its end. `items`: the card's `progressions`, for a caller that has them."""
     end = at if at is not None else (order.positions[-1] if order.positions else None)
-    items = progressions(card)
+    items = progressions(card) if items is None else items
     current = state_at(card, order, end, items)
-    if at is None:  # the end of the story: every progression, in story order
-        reached = items
-    else:
-        reached = [p for p in items if order.reached(p[0], at)]
-    reached = sorted(reached, key=lambda p: (order.rank(p[0]), items.index(p)))
     lines = card.get("lines") or {}
     out: dict[str, Any] = {
         "id": card["id"], "name": card["name"], "kind": card["kind"], "section": card["section"],
@@ -116,14 +111,17 @@ def entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, at: str | 
         "hidden": 0,
     }
     shown = edges(catalog, card["id"], order, at)
-    if at is not None:
-        out["hidden"] = len(items) - len(reached) + len(catalog.relations.get(card["id"], ())) - len(shown)
+    if at is not None:  # at a known position, the progressions `state_at` did not reach
+        unreached = current.hidden if order.knows(at) else sum(1 for p in items if not order.reached(p[0], at))
+        out["hidden"] = unreached + len(catalog.relations.get(card["id"], ())) - len(shown)
     if whole or relations:
         out["relations"] = [e.to_api() for e in shown]
-    if whole:
+    if whole:  # the progressions reached (at the end of the story, every one), in story order
+        reached = items if at is None else [p for p in items if order.reached(p[0], at)]
         out["progressions"] = [{"at": p, "state": None if item.get("state") is None else str(item["state"]),
                                 "set": item.get("set") if isinstance(item.get("set"), dict) else {},
-                                "source": card["source"], "line": line} for p, item, line in reached]
+                                "source": card["source"], "line": line}
+                               for p, item, line in sorted(reached, key=lambda p: (order.rank(p[0]), items.index(p)))]
         out["timeline"] = timeline(card, catalog, order, at)
     return out
 
@@ -131,14 +129,17 @@ def entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, at: str | 
 def fresh_entity(view: dict[str, Any]) -> dict[str, Any]:
     """A copy of an `entity` view with containers of its own (the values in them are shared, as
     `entity` shares them with the card): a caller may change it without changing a kept one."""
-    out = dict(view)
-    out["aliases"] = list(view["aliases"])
-    for key in ("introduced", "state"):
-        if view[key] is not None:
-            out[key] = dict(view[key])
-    out["facets"] = {k: dict(v) for k, v in view["facets"].items()}
-    if "relations" in view:
-        out["relations"] = [dict(r) for r in view["relations"]]
+    out = view.copy()
+    out["aliases"] = view["aliases"].copy()
+    introduced, state, facets = view["introduced"], view["state"], view["facets"]
+    if introduced is not None:
+        out["introduced"] = introduced.copy()
+    if state is not None:
+        out["state"] = state.copy()
+    out["facets"] = {k: v.copy() for k, v in facets.items()} if facets else {}  # most have none: no comprehension
+    relations = view.get("relations")
+    if relations is not None:
+        out["relations"] = [r.copy() for r in relations] if relations else []
     if "progressions" in view:
         out["progressions"] = [{**p, "set": dict(p["set"])} for p in view["progressions"]]
     if "timeline" in view:

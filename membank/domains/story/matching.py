@@ -302,21 +302,47 @@ class Matcher:
     def mention_rows(self, text: str) -> tuple[list[tuple[int, int, str, str, str]], list[Skipped]]:
         """`mentions` as rows (offset, -length, card, key as written, word as found), in their order:
         sorted as tuples, with no Match made, for a caller that reads thousands."""
-        rows: list[tuple[int, int, str, str, str]] = []
+        spans, rows, skipped = self.word_spans(text)
+        for word, found in spans.items():
+            for card_id, key in self._roles[word].named:
+                rows.extend((a, length, card_id, key, seen) for a, length, seen in found)
+        return sorted(set(rows)), skipped
+
+    def word_spans(self, text: str) -> tuple[dict[str, list[tuple[int, int, str]]],
+                                             list[tuple[int, int, str, str, str]], list[Skipped]]:
+        """`mention_rows` before its literal words are spread over their cards (`named` gives a word's): each
+        key word found (folded) with its spans (offset, -length, word as found), sorted and distinct; the
+        rows of the regex keys where no word of their card is; the regex keys that could not run. A word
+        many cards share is one list, however many cards it stands for."""
+        spans: dict[str, list[tuple[int, int, str]]] = {}
         if self._automaton is not None and text:
+            unsorted = set()
             for a, b, word, _ in self._occurrences(text):
-                found = text[a:b]
-                rows.extend((a, a - b, card_id, key, found) for card_id, key in self._roles[word].named)
+                found = spans.get(word)
+                if found is None:
+                    spans[word] = [(a, a - b, text[a:b])]
+                else:
+                    if found[-1][0] >= a:  # only where folding made two characters of one (ß → ss)
+                        unsorted.add(word)
+                    found.append((a, a - b, text[a:b]))
+            for word in unsorted:
+                spans[word] = sorted(set(spans[word]))
+        rows: list[tuple[int, int, str, str, str]] = []
         regex_found, skipped = self._regex_matches(text)
         if regex_found:  # a regex key's match where a word of its card is already one: the same mention
-            have = {row[:3] for row in rows}
+            have = {(a, length, card_id) for word, found in spans.items() for card_id, _ in self._roles[word].named
+                    for a, length, _ in found}
             for (card_id, role), matches in regex_found.items():
                 if role == "primary":
                     for m in matches:
                         if (m.offset, -m.length, card_id) not in have:
                             have.add((m.offset, -m.length, card_id))
                             rows.append((m.offset, -m.length, card_id, m.key, m.word))
-        return sorted(set(rows)), skipped
+        return spans, rows, skipped
+
+    def named(self, word: str) -> tuple[tuple[str, str], ...]:
+        """The cards a key word of `word_spans` is a name, alias or key of, each with the key as written."""
+        return self._roles[word].named
 
     def activated(self, text: str, keep: str = "all") -> tuple[dict[str, list[Match]], list[Skipped]]:
         """Cards a primary word activates, unless an exclude key occurs, when their secondary keys

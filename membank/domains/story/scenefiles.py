@@ -152,9 +152,9 @@ def mismatch_flags(bank: Bank, cat: Catalog, order: StoryOrder, document: str) -
     rank = order.document_rank(document)
     before = order.positions[rank - 1] if rank > 0 else None
     carried = state_at(bank, order, before) if before else {}  # read only
-    views: dict[str, dict[str, Any]] = {}
+    views: dict[str, dict[str, Any]] = cat.memo("scenes.facets", order, document)  # per generation of the cards
 
-    def facets_of(name: str) -> dict[str, Any]:
+    def facets_of(name: str) -> dict[str, Any]:  # read only
         ids = cat.resolve(name)
         if len(ids) != 1:
             return {}

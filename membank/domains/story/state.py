@@ -70,20 +70,35 @@ def state_at(card: dict[str, Any], order: StoryOrder, position: str | None,
     """The last state reached at `position` and the facets merged from every progression reached
     (story order; the list order breaks ties). Without a known position, only a timeless `state`."""
     source = card["source"]
-    base = None
+    last = None  # (state, line, at) of the last progression reached that sets one
     if card.get("state") is not None and not card.get("stateAt"):
-        base = Cited(str(card["state"]), source, card.get("lines", {}).get("state", 1))
+        last = (card["state"], card.get("lines", {}).get("state", 1), None)
     known = position is not None and order.knows(position)
     items = progressions(card) if items is None else items  # a caller that has them already
-    reached = [(i, p) for i, p in enumerate(items) if known and order.reached(p[0], position)]  # type: ignore[arg-type]
-    reached.sort(key=lambda ip: (order.rank(ip[1][0]), ip[0]))
-    state, facets = base, {}
-    for _, (at, item, line) in reached:
+    reached = reached_in_order(items, order, position) if known else []  # type: ignore[arg-type]
+    facets: dict[str, tuple[Any, int, str]] = {}
+    for at, item, line in reached:
         if item.get("state") is not None:
-            state = Cited(str(item["state"]), source, line, at)
+            last = (item["state"], line, at)
         for key, value in (item.get("set") or {}).items() if isinstance(item.get("set"), dict) else ():
-            facets[str(key)] = Cited(value, source, line, at)
-    return CardState(state, dict(sorted(facets.items())), len(items) - len(reached))
+            facets[str(key)] = (value, line, at)
+    state = Cited(str(last[0]), source, last[1], last[2]) if last is not None else None
+    return CardState(state, {k: Cited(value, source, line, at) for k, (value, line, at) in sorted(facets.items())},
+                     len(items) - len(reached))
+
+
+def reached_in_order(items: list[tuple[str, dict[str, Any], int]], order: StoryOrder, position: str
+                     ) -> list[tuple[str, dict[str, Any], int]]:
+    """The progressions of `items` reached at `position` (`order.reached`), in story order, the list order
+    breaking ties: each position's rank asked once."""
+    here, known = order.rank(position), len(order.positions)
+    ranked = []
+    for i, p in enumerate(items):
+        rank = order.rank(p[0])
+        if rank[0] < known and rank <= here:
+            ranked.append((rank, i, p))
+    ranked.sort()  # (rank, index) differ for any two: a progression itself is never compared
+    return [p for _, _, p in ranked]
 
 
 def outgoing(card: dict[str, Any]) -> list[Relation]:

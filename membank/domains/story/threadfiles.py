@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from operator import attrgetter
-from typing import Any
+from typing import Any, Callable
 
 from ...files.conflicts import conflict_line
 from ...files.reader import Unreadable, read_regular
@@ -70,15 +70,19 @@ def open_at(bank: Bank, order: StoryOrder, position: str) -> tuple[dict[str, Any
     """The threads open at `position` (`threads.at_position`), kept while the files and the story order
     hold: every prompt with `threads` asks again at the same few positions. Read-only."""
     found, _ = load(bank)
-    kept: dict[Any, tuple[dict[str, Any], ...]] = bank.memo["story.threads"].setdefault("at", {})
-    key = (order, position)
-    items = kept.get(key)
-    if items is None:
-        items = tuple(threads.at_position(found, order, position, "open"))
+    return _kept(bank, (order, position), lambda: tuple(threads.at_position(found, order, position, "open")))
+
+
+def _kept(bank: Bank, key: Any, make: Callable[[], Any]) -> Any:
+    """`make()`, kept for `key` (a story order and a position) until a thread file changes (`load` empties it)."""
+    kept: dict[Any, Any] = bank.memo["story.threads"].setdefault("at", {})
+    found = kept.get(key)
+    if found is None:
+        found = make()
         if len(kept) >= 64:
             kept.clear()
-        kept[key] = items
-    return items
+        kept[key] = found
+    return found
 
 
 def list_threads(bank: Bank, at: str | None = None, status: str | None = None) -> dict[str, Any]:
@@ -138,7 +142,8 @@ def abandoned_flags(bank: Bank, order: StoryOrder, document: str, text: str | No
         return []
     cat = catalog(bank.index)
     limit = int(bank.settings_files.story()["threadWarnChapters"])
-    open_now = [t for t in found if threads.status(t, order, document) == "open"]
+    open_now = _kept(bank, (order, document, "threads"),
+                     lambda: [t for t in found if threads.status(t, order, document) == "open"])
 
     seen: dict[str, frozenset[str]] = {}  # each document looked at once per call
 

@@ -121,28 +121,38 @@ def abandoned(open_threads: Iterable[Thread], order: StoryOrder, at: str, limit:
     including `at`: each with the last document that named it (None: none since it was opened) and how
     many documents have passed since. `mentioned(position)` gives the ids of the threads a document
     names; a position the thread's `touched:` list holds counts as naming it. Only `at` and what comes
-    before it are read."""
-    out = []
+    before it are read: one walk back from `at`, each document asked once, and only while a thread
+    opened before it has not been named since."""
     here = order.document_rank(at)
+    old = []  # the threads opened at least `limit` documents ago: (thread, the rank it opened at)
+    touched: dict[int, list[str]] = {}  # rank -> the threads a capture recorded advancing there
     for thread in open_threads:
         start = order.document_rank(thread.opened or "")
-        if here - start < limit:
-            continue  # opened too recently to be abandoned
-        touched = {order.document_rank(t) for t in thread.touched}  # a touch a capture recorded names it too
-
-        def named(rank: int) -> bool:
-            return rank in touched or thread.id in mentioned(order.positions[rank])
-        last = None
-        for rank in range(here, here - limit, -1):
-            if named(rank):
-                last = order.positions[rank]
-                break
-        if last is not None:
-            continue
-        since = None
-        for rank in range(here - limit, start, -1):  # where it was named last, for the message
-            if named(rank):
-                since = order.positions[rank]
-                break
+        if here - start >= limit:
+            old.append((thread, start))
+            for rank in {order.document_rank(t) for t in thread.touched} if thread.touched else ():
+                touched.setdefault(rank, []).append(thread.id)
+    last: dict[str, int] = {}  # thread -> the latest rank after its opening that names it
+    waiting = {thread.id: start for thread, start in old}  # not named yet, by the rank it opened at
+    opening = sorted(old, key=lambda o: o[1])  # the last one opens latest: it stops waiting first
+    rank = here
+    while waiting:
+        while opening and opening[-1][1] >= rank:  # back at its opening: never named since
+            waiting.pop(opening.pop()[0].id, None)
+        for thread_id in touched.get(rank, ()):
+            if thread_id in waiting:
+                last[thread_id] = rank
+                del waiting[thread_id]
+        if waiting:
+            for thread_id in mentioned(order.positions[rank]) & waiting.keys():
+                last[thread_id] = rank
+                del waiting[thread_id]
+        rank -= 1
+    out = []
+    for thread, _ in old:
+        named = last.get(thread.id)
+        if named is not None and named > here - limit:
+            continue  # named within the last `limit` documents
+        since = order.positions[named] if named is not None else None
         out.append((thread, since, here - order.document_rank(since or thread.opened or "")))
     return out
