@@ -26,6 +26,9 @@ HEAVY = ("model2vec", "tokenizers", "safetensors", "huggingface_hub", "ruamel", 
 FLOWS = ("membank.domains.cards.flows", "membank.domains.cards.export", "membank.domains.settings.update",
          "membank.domains.working.flows", "membank.shells.watch")
 REPORT = ("membank.domains.indexing.report", "membank.domains.lifecycle.triggers")  # status's and doctor's
+# the prompt's recall stack (the name bridge, the strong tier's ranking): a schema registered beside it
+# once made every command import it before its project opened
+RECALL = ("membank.domains.context.memories", "membank.domains.recall.preview", "membank.domains.recall.bridgebank")
 
 # the bench's cli_* rows (membank/shells/bench/cli.py), each naming the project as that command takes it
 READING = {"status": ("status", "{p}"), "doctor": ("doctor", "{p}"), "show": ("show", "m-fact-tingchao", "-C", "{p}"),
@@ -100,6 +103,7 @@ def test_a_reading_command_loads_only_its_own_channel(sample: Path, home: Path, 
     assert loaded & set(FLOWS) == set()
     if command not in ("status", "doctor"):  # their report reads episodes, lifecycle, recall and story problems
         assert loaded & set(REPORT) == set()
+        assert loaded & set(RECALL) == set()
     assert "rich" not in _roots(loaded)  # piped, plain lines and columns need no rich (shells/console.py)
 
 

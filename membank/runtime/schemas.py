@@ -9,7 +9,7 @@ here (tests/test_index_schema.py fails on one that is not)."""
 
 from __future__ import annotations
 
-from ..domains.context import memories as context_memories
+from ..domains.context import documentindex as context_documents
 from ..domains.episodes import store as episode_store, traces as episode_traces
 from ..domains.indexing import journals as indexing_journals
 from ..domains.learning import events as learning_events
@@ -20,5 +20,5 @@ from ..domains.recall import queries as recall_queries
 from ..domains.story import positions as story_positions, refs as story_refs
 from ..index import store as index_store, strongstore as index_strong
 
-REGISTERING = (context_memories, episode_store, episode_traces, indexing_journals, learning_events, lifecycle_runs,
+REGISTERING = (context_documents, episode_store, episode_traces, indexing_journals, learning_events, lifecycle_runs,
                manuscript_store, memories_read, recall_queries, story_positions, story_refs, index_store, index_strong)

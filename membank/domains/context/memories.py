@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from ...index.schema import DomainSchema, register
 from ..contract import Bank
 from ..recall import terms
 from ..recall.order import ORDER_SQL, deterministic_detail
@@ -26,10 +25,6 @@ STRONG_RELEVANCE_FLOOR = 0.15
 CANDIDATES = 64  # at least this many neighbours are ranked before the floor and the filters cut
 RECORDS_KEPT = 4096  # decoded records a view of the index keeps for the prompts it answers
 
-
-# this document's own memories, found without walking every eligible one
-register(DomainSchema("context.document", 1, "CREATE INDEX entries_document ON entries(document)"
-                      " WHERE kind = 'memory' AND scope = 'document'", "DROP INDEX IF EXISTS entries_document"))
 
 
 class Found(NamedTuple):  # a tuple: a prompt makes dozens, and Layer 3 hundreds once per view
