@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import random
 import threading
 from pathlib import Path
@@ -14,6 +15,7 @@ import membank
 from membank.domains.recall import bridgebank, bridgenames
 from membank.domains.story.cards import catalog
 from membank.domains.story.matching import Keyed, Matcher, folded_text
+from membank.index.store import reading
 
 from .strongfake import filled
 
@@ -218,4 +220,85 @@ def test_two_threads_asking_while_a_card_is_saved_find_what_a_bridge_made_from_n
         assert compared[0] >= 4
     finally:
         stop.set()
+        bank.close()
+
+
+def test_a_memory_read_by_an_older_view_while_a_card_is_renamed_is_matched_against_the_new_name(
+        sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two read threads (the sidecar's: a snapshot each, no lock): A, on the view before a card's alias was
+    added, reads a memory saved since (its names by the old cards) while B, on the view after, matches the
+    memories again for that alias. The memory names the card at the next question, as a bridge made from
+    nothing says."""
+    monkeypatch.setenv("MEMBANK_STRONG_ENCODER", "tests.test_bridge:load")
+    compared = [0]
+    checked = _checked(compared)
+    armed, go_a, a_done, a_in = threading.Event(), threading.Event(), threading.Event(), threading.Event()
+    real_evidence, real_rematched = bridgebank.evidence, bridgenames.rematched
+
+    def evidence(index: Any, copy: Any, text: str) -> Any:
+        if armed.is_set() and threading.current_thread().name == "A":
+            a_in.set()
+            assert go_a.wait(20)
+            try:
+                return real_evidence(index, copy, text)
+            finally:
+                a_done.set()
+        return checked(index, copy, text) if threading.current_thread().name != "A" else real_evidence(index, copy, text)
+
+    def rematched(*args: Any) -> Any:  # in B, its copy of the memories' names taken: A reads now
+        if armed.is_set():
+            go_a.set()
+            assert a_done.wait(20)
+        return real_rematched(*args)
+
+    monkeypatch.setattr(bridgebank, "evidence", evidence)
+    monkeypatch.setattr(bridgenames, "rematched", rematched)
+    bank = membank.open(sample)
+    su = sample / ".writenow" / "characters" / "su-yao.md"
+    jobs: dict[str, queue.Queue[Any]] = {"A": queue.Queue(), "B": queue.Queue()}
+    failed: list[BaseException] = []
+
+    def worker(name: str) -> None:
+        while (query := jobs[name].get()) is not None:
+            try:
+                with reading():  # a connection and snapshot of its own, as the sidecar's read threads
+                    bank.preview(query_text=query[0])
+            except BaseException as e:  # noqa: BLE001 (reported below)
+                failed.append(e)
+            query[1].set()
+
+    def ask(name: str, query: str) -> threading.Event:
+        done = threading.Event()
+        jobs[name].put((query, done))
+        return done
+
+    threads = [threading.Thread(target=worker, args=(n,), name=n) for n in jobs]
+    for t in threads:
+        t.start()
+    try:
+        for t in ("苏瑶把一封密信缝在袖口的夹层里。", "Su Yao lodges above the chandler's shop.", "The quay is quiet."):
+            bank.create_memory(type_="fact", scope="project", content=t)
+        filled(bank)
+        assert ask("A", QUERIES[0]).wait(20) and ask("B", QUERIES[0]).wait(20)  # their connections open
+        bank.preview(query_text=QUERIES[1])  # the cards' first generation, its bridge
+        bank.create_memory(type_="fact", scope="project", content="Envoy-Su sleeps by day.")  # names none yet
+        filled(bank)
+        armed.set()
+        a = ask("A", QUERIES[1])
+        assert a_in.wait(20)  # A stands on the view before the alias
+        su.write_text(su.read_text("utf-8").replace("[Su Yao, the envoy]", "[Su Yao, the envoy, Envoy-Su]"), "utf-8")
+        bank.sync()
+        filled(bank)
+        assert ask("B", "Where does Envoy-Su sleep?").wait(30) and a.wait(30)
+        assert go_a.is_set() and not failed, failed
+        armed.clear()
+        bank.preview(query_text="Where does Envoy-Su sleep?")  # checked against a bridge made from nothing
+        assert compared[0] >= 2
+    finally:
+        go_a.set()
+        a_done.set()
+        for q in jobs.values():
+            q.put(None)
+        for t in threads:
+            t.join(30)
         bank.close()
