@@ -243,7 +243,9 @@ def test_a_memory_read_by_an_older_view_while_a_card_is_renamed_is_matched_again
                 return real_evidence(index, copy, text)
             finally:
                 a_done.set()
-        return checked(index, copy, text) if threading.current_thread().name != "A" else real_evidence(index, copy, text)
+        if threading.current_thread().name == "A":  # A's warm-up, before the race is set up
+            return real_evidence(index, copy, text)
+        return checked(index, copy, text)  # B's (the gates hold A still while B checks)
 
     def rematched(*args: Any) -> Any:  # in B, its copy of the memories' names taken: A reads now
         if armed.is_set():
