@@ -147,6 +147,8 @@ def _renamed(gen: _Generation, made: tuple[Any, ...]) -> tuple[Any, ...] | None:
     names: Names = dict(made[2])
     hashes: dict[int, str] = made[5]
     assert gen.since is not None
+    if not hashes.items() <= gen.names.keys():  # a version a read thread on an older view read after `gen`
+        return None  # was derived: its names are the old cards' (not among those looked up again)
     rows = sorted(r for r, h in gen.since[1] if hashes.get(r) == h)
     for rowid in rows:
         found = gen.names.get((rowid, hashes[rowid]))
