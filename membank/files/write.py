@@ -59,6 +59,7 @@ WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|co
 
 
 def _kept(text: str) -> str:
+    """`text` with every character that is neither a letter, a digit nor a mark after one made `-`."""
     out: list[str] = []
     for ch in text:
         mark = unicodedata.category(ch) in ("Mn", "Mc")
@@ -69,9 +70,8 @@ def _kept(text: str) -> str:
 def slug(text: str, limit: int = 60) -> str:
     """Letters and digits of any script kept, with the marks that belong to them (a Devanagari or Thai
     vowel sign is a mark, not a letter: without it `नमस्ते` would read `नमस-त`; a mark with no letter
-    before it is not kept), everything else `-`;
-    never a Windows device (a memory that reads "Con" is `con-1.md`, which a project cloned onto
-    Windows can still check out)."""
+    before it is not kept), everything else `-`; never a Windows device (a memory that reads "Con" is
+    `con-1.md`, which a project cloned onto Windows can still check out)."""
     text = unicodedata.normalize("NFKC", text).lower()
     out = _kept(text)
     out = re.sub(r"-+", "-", out).strip("-")[:limit].strip("-") or "memory"

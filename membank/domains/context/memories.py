@@ -26,7 +26,6 @@ CANDIDATES = 64  # at least this many neighbours are ranked before the floor and
 RECORDS_KEPT = 4096  # decoded records a view of the index keeps for the prompts it answers
 
 
-
 class Found(NamedTuple):  # a tuple: a prompt makes dozens, and Layer 3 hundreds once per view
     rowid: int
     memory: dict[str, Any]

@@ -10,7 +10,6 @@ alternate which goes first; the ratio is membank's files/s over the floor's in t
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
