@@ -72,6 +72,19 @@ def test_block_list_of_flow_mappings_agrees_with_pyyaml() -> None:
     assert taken > len(SCALARS) * 3
 
 
+def test_a_plain_key_is_its_word_on_both_ways() -> None:
+    """YAML 1.1 reads the keys `yes:`, `on:`, `null:` as True and None; a writer naming a field means the
+    word, and both readers must say the same whatever else the file holds. Values keep YAML's reading."""
+    for scalar in SCALARS:
+        for text in (f"{scalar}: x", f"id: m-1\n{scalar}: [a]", f"{scalar}:\n  - a", f"k:\n  - {{{scalar}: x}}"):
+            _check(text)
+    assert _load_flat("yes: 1") == {"yes": 1} and _load_flat("pinned: yes") == {"pinned": True}
+    slow = 'on: x\nyes: [a]\nNULL: ~\n"off": 1\npinned: yes\nq: "quoted: the slow way"'
+    assert _load_flat(slow) is None
+    assert load_yaml(slow) == {"on": "x", "yes": ["a"], "NULL": None, "off": 1, "pinned": True,
+                               "q": "quoted: the slow way"}
+
+
 line = st.one_of(
     st.tuples(st.sampled_from(KEYS), st.sampled_from(SCALARS)).map(lambda kv: f"{kv[0]}: {kv[1]}"),
     st.tuples(st.sampled_from(KEYS), st.lists(st.sampled_from(SCALARS), max_size=3))

@@ -28,6 +28,10 @@ class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
 
 
 _MERGE = "tag:yaml.org,2002:merge"
+# YAML 1.1 reads the plain keys `on:`, `yes:`, `off:`, `null:` as True, False and None; a writer
+# naming a field means the word (and `on:` with `yes:` would clash as two Trues). Values keep YAML's
+# reading (`pinned: yes` is true), and the fast reader below reads keys the same way.
+_TEXT_KEYS = frozenset({"tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"})
 
 
 def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -35,6 +39,9 @@ def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) 
     for key_node, _ in node.value:
         if key_node.tag == _MERGE:
             continue  # `<<: *defaults` merges a mapping in (SafeLoader's flatten_mapping does it)
+        if isinstance(key_node, yaml.ScalarNode) and key_node.tag in _TEXT_KEYS and not key_node.style \
+                and key_node.value:
+            key_node.tag = "tag:yaml.org,2002:str"  # `on:`, `yes:`, `null:` written plain are the words, as keys
         if isinstance(key_node, yaml.ScalarNode) and key_node.tag == "tag:yaml.org,2002:str":
             key = key_node.value  # the common case, without building the key twice
         else:
