@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..story.cards import catalog
 from ..story.matching import Keyed, folded_text
@@ -47,6 +47,17 @@ class _Generation:
     since: tuple[int, frozenset[Key]] | None = None  # the generation it was derived from, the versions changed
 
 
+class _Made(NamedTuple):
+    """The bridge kept for one strong copy and one generation of the cards' names."""
+
+    tag: str  # the strong copy's
+    gen: _Generation
+    names: Names
+    bridge: Bridge
+    rowids: np.ndarray  # the copy's rows, in the bridge's order
+    hashes: dict[int, str]  # each live memory's file hash when its names were read
+
+
 def evidence(index: Index, copy: StrongVectors, text: str) -> np.ndarray | None:
     """The name bridge's evidence of each of `copy`'s rows for a query `text` (bridge.py), or None when
     the query names no card some memory names (nothing to add)."""
@@ -60,26 +71,26 @@ def evidence(index: Index, copy: StrongVectors, text: str) -> np.ndarray | None:
     named = gen.matcher.named(text)
     if not named:
         return None
-    made = index.caches.get("recall.bridge")
-    if made is not None and made[1] is not gen and gen.since is not None and gen.since[0] == made[1].number:
+    made: _Made | None = index.caches.get("recall.bridge")
+    if made is not None and made.gen is not gen and gen.since is not None and gen.since[0] == made.gen.number:
         made = _renamed(gen, made)  # the names changed: the memories that may name those cards looked up again
-    if made is None or made[0] != copy.tag or made[1] is not gen:
+    if made is None or made.tag != copy.tag or made.gen is not gen:
         since = copy.since
         bridge = names = None
-        if made is not None and made[1] is gen and since is not None and since[0] == made[0]:
-            names, hashes = _patched(index, gen, made[2], made[5], since[1])  # a save: its rows only
-            bridge = _bridge_patched(made[3], made[4], since[1], copy, names)
-        elif made is not None and made[0] == copy.tag:  # the cards' names changed: the same rows
-            names, hashes = _again(gen, made[5]), made[5]
+        if made is not None and made.gen is gen and since is not None and since[0] == made.tag:
+            names, hashes = _patched(index, gen, made.names, made.hashes, since[1])  # a save: its rows only
+            bridge = _bridge_patched(made.bridge, made.rowids, since[1], copy, names)
+        elif made is not None and made.tag == copy.tag:  # the cards' names changed: the same rows
+            names, hashes = _again(gen, made.hashes), made.hashes
         if names is None:
             names, hashes = _every(index, gen)
         if bridge is None:
             rowids = copy.rowids.tolist()
             bridge = Bridge.of([names.get(r, _NONE) for r in rowids], copy.zh, _memories(rowids, names),
-                               sets=None if made is None else made[3].sets)  # the sets numbered: looked up
-        made = (copy.tag, gen, names, bridge, copy.rowids, hashes)
+                               sets=None if made is None else made.bridge.sets)  # the sets numbered: looked up
+        made = _Made(copy.tag, gen, names, bridge, copy.rowids, hashes)
         index.caches["recall.bridge"] = made
-    return made[3].evidence(named)  # type: ignore[no-any-return]
+    return made.bridge.evidence(named)
 
 
 def _generation(index: Index, keyed: tuple[Keyed, ...]) -> _Generation:
@@ -138,14 +149,14 @@ def _again(gen: _Generation, hashes: dict[int, str]) -> Names | None:
     return out
 
 
-def _renamed(gen: _Generation, made: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def _renamed(gen: _Generation, made: _Made) -> _Made | None:
     """`made` (names and bridge of the generation `gen` was derived from) for `gen`, over the same rows:
     the memories whose names may have changed looked up again, their rows renumbered (None: one was not
     matched in `gen`)."""
     import numpy as np
 
-    names: Names = dict(made[2])
-    hashes: dict[int, str] = made[5]
+    names: Names = dict(made.names)
+    hashes = made.hashes
     assert gen.since is not None
     if not hashes.items() <= gen.names.keys():  # a version a read thread on an older view read after `gen`
         return None  # was derived: its names are the old cards' (not among those looked up again)
@@ -155,8 +166,9 @@ def _renamed(gen: _Generation, made: tuple[Any, ...]) -> tuple[Any, ...] | None:
         if found is None:
             return None
         names[rowid] = found
-    at = np.flatnonzero(np.isin(made[4], np.array(rows, np.int64)))
-    return (made[0], gen, names, made[3].renamed(at, [names[r] for r in made[4][at].tolist()]), made[4], hashes)
+    at = np.flatnonzero(np.isin(made.rowids, np.array(rows, np.int64)))
+    return made._replace(gen=gen, names=names,
+                         bridge=made.bridge.renamed(at, [names[r] for r in made.rowids[at].tolist()]))
 
 
 def _patched(index: Index, gen: _Generation, names: Names, hashes: dict[int, str],
