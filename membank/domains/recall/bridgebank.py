@@ -8,7 +8,9 @@ alone, and only those whose folded text holds one of their words (bridgenames.py
 no name or alias keeps everything (one comparison of the names). The `Bridge` follows the strong rows'
 copy: made at the first query naming a card, then patched as the copy is (a save: its rows only). A query
 costs one scan of its own text and, per card it names, one pass over the rows at its first query on this
-bridge. Called where the strong tier scores (recall/tiers.py), under the index's lock, as the scoring is."""
+bridge. Called where the strong tier scores (recall/tiers.py): on the write lane under the index's lock, on
+a read thread outside it, so the caches are shared by threads: what a step walks is copied first (one C-level
+copy), and a bridge is patched in place only when its names know every row (`_renamed`)."""
 
 from __future__ import annotations
 
@@ -74,6 +76,8 @@ def evidence(index: Index, copy: StrongVectors, text: str) -> np.ndarray | None:
     made: _Made | None = index.caches.get("recall.bridge")
     if made is not None and made.gen is not gen and gen.since is not None and gen.since[0] == made.gen.number:
         made = _renamed(gen, made)  # the names changed: the memories that may name those cards looked up again
+        if made is not None:
+            index.caches["recall.bridge"] = made  # else every query made the same renaming again
     if made is None or made.tag != copy.tag or made.gen is not gen:
         since = copy.since
         bridge = names = None
@@ -131,7 +135,7 @@ def _every(index: Index, gen: _Generation) -> tuple[Names, dict[int, str]]:
     if len(kept) > 2 * len(rows) + 64:  # versions since edited away
         live = set(rows)
         folded = _folded(index)
-        for key in [k for k in kept if k not in live]:
+        for key in [k for k in list(kept) if k not in live]:  # list(): a read thread may add meanwhile
             kept.pop(key, None)
             folded.drop(key)
     _read(index, gen, [r for r in rows if r not in kept])
