@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 # the memories `entries_eligible` holds, whatever the document and hidden set (ELIGIBLE less those two)
 BASE = "kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0"
 KEYS_AFTER = 4  # look-ups in one view of the index after which it reads every memory's key (`every_key`)
+SLOTS_KEPT = 4  # threads' tables kept before those of other views are let go (a thread that ended keeps none)
 
 
 def _memo(index: Index) -> dict[str, Any] | None:
@@ -29,9 +30,13 @@ def _memo(index: Index) -> dict[str, Any] | None:
     if key is None:
         return None
     slots = index.caches.setdefault("recall.every_key", {})
-    found = slots.get(threading.get_ident())
+    me = threading.get_ident()
+    found = slots.get(me)
     if found is None or found[0] != key:
-        found = slots[threading.get_ident()] = (key, {})
+        if len(slots) >= SLOTS_KEPT:  # threads gone or idle on an old view: their tables go, not a thread's own
+            for ident in [i for i, (k, _) in list(slots.items()) if k != key and i != me]:
+                slots.pop(ident, None)
+        found = slots[me] = (key, {})
     return found[1]  # type: ignore[no-any-return]
 
 
