@@ -70,3 +70,35 @@ def test_a_month_file_with_a_second_name_or_a_fifo_is_refused(tmp_path: Path) ->
     os.mkfifo(bank / rel)
     with pytest.raises(MembankError):
         _append(bank)
+
+
+def test_a_windows_junction_on_the_way_takes_the_full_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On Windows `lstat` reports a junction as a plain folder (with a reparse tag): one leading out of the
+    bank must be refused as a link is. Faked here: the traces folder carries a reparse tag and resolves
+    outside the bank."""
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    _append(bank)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    traces = str(bank / journal.TRACES)
+    real_lstat, real_realpath = os.lstat, os.path.realpath
+
+    class Junction:
+        def __init__(self, st: os.stat_result):
+            self.st_mode, self.st_reparse_tag = st.st_mode, 0xA0000003  # IO_REPARSE_TAG_MOUNT_POINT
+
+    def lstat(path: object, *args: object, **kwargs: object) -> object:
+        st = real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+        return Junction(st) if os.fspath(path) == traces else st  # type: ignore[arg-type]
+
+    def realpath(path: object, *args: object, **kwargs: object) -> str:
+        text = os.fspath(path)  # type: ignore[arg-type]
+        if text == traces or text.startswith(traces + os.sep):
+            text = str(outside) + text[len(traces):]
+        return real_realpath(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(journal.os, "lstat", lstat)
+    monkeypatch.setattr(os.path, "realpath", realpath)
+    with pytest.raises(LeavesBank):
+        _append(bank)

@@ -128,8 +128,8 @@ def _plain_way(bank_folder: Path, rel: str) -> tuple[bool, os.stat_result | None
             return i == len(steps) - 1, None
         except OSError:
             return False, None
-        if i < len(steps) - 1 and not stat.S_ISDIR(st.st_mode):  # a link, or a file where a folder goes
-            return False, None
+        if getattr(st, "st_reparse_tag", 0) or (i < len(steps) - 1 and not stat.S_ISDIR(st.st_mode)):
+            return False, None  # a Windows junction (a folder to lstat), a link, or a file where a folder goes
     return (False, None) if st is None or stat.S_ISLNK(st.st_mode) else (True, st)
 
 
