@@ -410,7 +410,8 @@ def demo(keep: bool = typer.Option(False, "--keep", help="Keep the demo folder a
 from . import capturecli, cardcli, episodecli, manuscriptcli, promptcli, settingscli, storycli, workingcli  # noqa: E402
 
 COMMAND_MODULES = (promptcli, settingscli, storycli, episodecli, workingcli, cardcli, manuscriptcli, capturecli)
-LONG_RUNNING = ("serve", "mcp", "watch", "bench")  # the commands that run until stopped, or for minutes
+# the commands that run until stopped, or for minutes (`index --rebuild` of a large project, the demo)
+LONG_RUNNING = ("serve", "mcp", "watch", "bench", "index", "demo")
 
 
 def main() -> None:
