@@ -27,7 +27,9 @@ static model, and ranks every memory for every query under several rules, vector
   (the fixture's cards' names and aliases, story/matching.py's rules) gains `lift` deviations times its
   evidence (the card's rarity in its pool, `rarity`, or 1, `flat`) before the gate and the cap; `+ parts`
   (a study only): the words of a Latin name of several words count as names too (`Shen` for Shen Qingya),
-  titles (Mr, Captain, ...) left out.
+  titles (Mr, Captain, ...) left out;
+- `lexicon` (with `--lexicon FILE`, a study only: benchmarks/lexicon.py): a bilingual lexicon's evidence (the
+  question's words translated, rarity-weighted in the other language's pool) beside the name bridge's.
 
 Per rule: recall@5 and MRR for English and Chinese queries about memories in their own language and
 for cross-language queries (every relevant memory in the other language), and `other@5`: over the
@@ -52,6 +54,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import lexicon  # noqa: E402
 from membank.domains.recall.bridge import Bridge  # noqa: E402
 from membank.domains.recall.calibrate import (  # noqa: E402
     CAP, GATE, LIFT, STRONG_WEIGHT, Candidate, calibrate, calibrated_arrays, script_language)
@@ -270,8 +273,8 @@ def evaluate(rank: Callable[[int], list[int]], ids: list[str], plang: list[str],
     return row
 
 
-def study(cache: Path | None = None, fixture: Path = FIXTURE, split: str | None = None
-          ) -> tuple[list[tuple[str, dict[str, float]]], dict[str, int]]:
+def study(cache: Path | None = None, fixture: Path = FIXTURE, split: str | None = None,
+          lexicons: list[Path] | None = None) -> tuple[list[tuple[str, dict[str, float]]], dict[str, int]]:
     ids, texts = memories(fixture)
     qs = queries(fixture)
     v = vectors(ids, texts, qs, cache)
@@ -330,6 +333,9 @@ def study(cache: Path | None = None, fixture: Path = FIXTURE, split: str | None 
             for cap in (CAP, 2):
                 measure(f"name bridge, {name}, lift {lift}, cap {cap}", arrays(cen, cap=cap, bridge=bridge, lift=lift),
                         lifted(bridge, lift))
+    for path in lexicons or ():  # a bilingual lexicon beside the names (benchmarks/lexicon.py; study only)
+        lexicon.rows(measure, texts, [q["query"] for q in qs], zh, evidence, cen, static, [x == "zh" for x in qlang],
+                     lexicon.read(path), path.name.split(".")[0], lifted)
     for gate, cap in ((0.6, 10**6), (0.8, 10**6), (1.0, 10**6), (0.6, 2), (0.8, 2), (1.0, 2), (1.0, 3)):
         measure(f"calibrated, gate {gate}, cap {cap if cap < 10**6 else '-'}", arrays(cen, gate, cap), pools)
 
@@ -375,8 +381,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", type=Path, help="keep the vectors here between runs")
     parser.add_argument("--fixture", type=Path, default=FIXTURE, help="another copy of fixtures/retrieval")
     parser.add_argument("--split", choices=("even", "odd"), help="only the even or odd half of the queries")
+    parser.add_argument("--lexicon", type=Path, action="append", help="a lexicon of scripts/build_lexicon.py: its rows")
     args = parser.parse_args(argv)
-    rows, counts = study(args.cache, args.fixture, args.split)
+    rows, counts = study(args.cache, args.fixture, args.split, args.lexicon)
     print(json.dumps({"rows": dict(rows), "counts": counts}, indent=2) if args.json else table(rows, counts))
 
 
