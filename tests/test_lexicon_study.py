@@ -63,3 +63,11 @@ def test_the_lexicon_file_reads_back_both_ways(tmp_path: Path) -> None:
     zh2en, en2zh = read(path)
     assert zh2en == {"丈夫": {"husband"}, "先生": {"husband", "mister", "teacher"}}
     assert en2zh["husband"] == {"丈夫", "先生"} and en2zh["teacher"] == {"先生"}
+
+
+def test_a_question_with_nothing_to_translate_or_a_pool_too_small_gains_nothing() -> None:
+    texts = ["剑断了", "Helena lost her husband", "a sword"]
+    zh = np.array([True, False, False])
+    found = evidence(texts, ["", "the of and", "!!!", "剑" * 10_000, "husband"], zh, LEXICON)
+    assert found[[0, 1, 2, 4]].tolist() == [[0.0] * 3] * 4  # nothing, stopwords, punctuation; a pool of one
+    assert found[3].tolist() == [0.0, 0.0, 1.0]  # a huge CJK question: 剑 once, held by one of two
