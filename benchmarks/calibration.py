@@ -29,7 +29,8 @@ static model, and ranks every memory for every query under several rules, vector
   (a study only): the words of a Latin name of several words count as names too (`Shen` for Shen Qingya),
   titles (Mr, Captain, ...) left out;
 - `lexicon` (with `--lexicon FILE`, a study only: benchmarks/lexicon.py): a bilingual lexicon's evidence (the
-  question's words translated, rarity-weighted in the other language's pool) beside the name bridge's.
+  question's words translated, rarity-weighted in the other language's pool) beside the name bridge's;
+  `own words too`: the question's own words weigh as much in its own language's pool.
 
 Per rule: recall@5 and MRR for English and Chinese queries about memories in their own language and
 for cross-language queries (every relevant memory in the other language), and `other@5`: over the

@@ -118,6 +118,24 @@ def evidence(texts: list[str], queries: list[str], zh: np.ndarray, lexicon: Lexi
     return out
 
 
+def own(texts: list[str], queries: list[str], zh: np.ndarray, lexicon: Lexicon, how: str = "cover") -> np.ndarray:
+    """Each memory's evidence for each query's own words, in the query's own language's pool (English by the
+    stems, Chinese by the lexicon's headwords as substrings): what `evidence` gives the other language."""
+    zh = np.asarray(zh, bool)
+    stems = [frozenset(content(t)) for t in texts]
+    out = np.zeros((len(queries), len(texts)))
+    for qi, query in enumerate(queries):
+        if script_language(query) == "en":
+            pool = np.flatnonzero(~zh)
+            held = [np.array([s in stems[i] for i in pool], bool) for s in dict.fromkeys(content(query))]
+        else:
+            pool = np.flatnonzero(zh)
+            held = [np.array([w in texts[i] for i in pool], bool) for w in dict.fromkeys(segment(query, lexicon[0]))]
+        if held and len(pool) >= 2:
+            out[qi, pool] = combine(held, len(pool), how)
+    return out
+
+
 def combine(held: list[np.ndarray], n: int, how: str) -> np.ndarray:
     """Per memory of a pool of `n`, the evidence of the question words it holds (`held`: one mask per word)."""
     worth = np.array([h * (math.log(n / h.sum()) / math.log(n) if h.any() else 0.0) for h in held])
@@ -141,12 +159,37 @@ def rows(measure: Callable[..., None], texts: list[str], queries: list[str], zh:
                                  (f"{tag}, named", names + a * lex * (names > 0))):
                 measure(name, _ranked(strong, static, zh, qzh, bridge), lifted(bridge, 1.0))
             measure(f"{tag}, cap only", _cap_only(strong, static, zh, qzh, names, a * lex), lifted(names, 1.0))
+    lex = evidence(texts, queries, zh, lexicon, "max")
+    held = own(texts, queries, zh, lexicon)
+    for a in (0.5, 1.0):  # the question's own words weigh as much in its own language: the gate compares alike
+        measure(f"{label} lexicon, max, lift {a}, or names, own words too", _both(strong, static, zh, qzh,
+                np.maximum(names, a * lex), a * held), lifted(np.maximum(names, a * lex), 1.0))
+        weak = (held.max(axis=1) < 0.5)[:, None]  # or only where the own language holds under half its words
+        measure(f"{label} lexicon, max, lift {a}, or names, own words under half", _ranked(strong, static, zh, qzh,
+                np.maximum(names, a * lex * weak)), lifted(np.maximum(names, a * lex * weak), 1.0))
 
 
 def _ranked(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, qzh: list[bool], bridge: np.ndarray
             ) -> Callable[[int], list[int]]:
     def rank(qi: int) -> list[int]:
         scores, competes = calibrated_arrays(strong[qi], static[qi], zh, qzh[qi], evidence=bridge[qi])
+        return list(np.lexsort((-scores, ~competes)))
+    return rank
+
+
+def _both(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, qzh: list[bool], other: np.ndarray,
+          same_words: np.ndarray) -> Callable[[int], list[int]]:
+    """The shipped gate and cap with evidence on both sides: `other` for the other language, `same_words`
+    for the question's own."""
+    def rank(qi: int) -> list[int]:
+        base, _ = calibrated_arrays(strong[qi], static[qi], zh, qzh[qi], gate=0.0, cap=0)  # the blended score
+        same = zh == qzh[qi]
+        scores = base + np.where(same, same_words[qi], other[qi])
+        if not same.any():
+            return list(np.argsort(-scores, kind="stable"))
+        within = np.flatnonzero(~same & (scores >= scores[same].max() - GATE))
+        competes = same.copy()
+        competes[within[np.lexsort((within, -scores[within]))[:CAP]]] = True
         return list(np.lexsort((-scores, ~competes)))
     return rank
 

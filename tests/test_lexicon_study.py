@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.lexicon import combine, content, evidence, read, segment, stem
+from benchmarks.lexicon import combine, content, evidence, own, read, segment, stem
 
 LEXICON = ({"丈夫": frozenset({"husband"}), "剑": frozenset({"sword"}), "疤": frozenset({"scar"}),
             "手": frozenset({"hand"}), "手掌": frozenset({"palm"})},
@@ -71,3 +71,11 @@ def test_a_question_with_nothing_to_translate_or_a_pool_too_small_gains_nothing(
     found = evidence(texts, ["", "the of and", "!!!", "剑" * 10_000, "husband"], zh, LEXICON)
     assert found[[0, 1, 2, 4]].tolist() == [[0.0] * 3] * 4  # nothing, stopwords, punctuation; a pool of one
     assert found[3].tolist() == [0.0, 0.0, 1.0]  # a huge CJK question: 剑 once, held by one of two
+
+
+def test_own_words_are_found_in_the_questions_own_language_only() -> None:
+    texts = ["他的丈夫死在海上", "剑断了", "Helena lost her husband", "a sword"]
+    zh = np.array([True, True, False, False])
+    found = own(texts, ["Helena's husband", "丈夫"], zh, LEXICON, "max")
+    assert found[0].tolist() == [0.0, 0.0, 1.0, 0.0]  # English words in English memories, by their stems
+    assert found[1].tolist() == [1.0, 0.0, 0.0, 0.0]  # a Chinese headword as a substring of Chinese memories
