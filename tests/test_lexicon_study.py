@@ -79,3 +79,25 @@ def test_own_words_are_found_in_the_questions_own_language_only() -> None:
     found = own(texts, ["Helena's husband", "丈夫"], zh, LEXICON, "max")
     assert found[0].tolist() == [0.0, 0.0, 1.0, 0.0]  # English words in English memories, by their stems
     assert found[1].tolist() == [1.0, 0.0, 0.0, 0.0]  # a Chinese headword as a substring of Chinese memories
+
+
+def test_the_build_keeps_short_senses_of_kept_headwords_and_writes_the_same_file_twice(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_lexicon", Path(__file__).parents[1] / "scripts" / "build_lexicon.py")
+    assert spec is not None and spec.loader is not None
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    lines = ["# CC-CEDICT", "#! date=2023-11-07T06:42:16Z",
+             "丈夫 丈夫 [zhang4 fu5] /husband/CL:個|个[ge4]/",
+             "刀疤 刀疤 [dao1 ba1] /scar from a knife wound/",
+             "先生 先生 [xian1 sheng5] /teacher/husband (old)/a long definition of many content words here/",
+             "沈 沈 [Shen3] /surname Shen/",
+             "罕見 罕见 [han3 jian4] /rare/"]
+    found = build.from_cedict(lines, {"丈夫", "刀疤", "先生", "沈"}, {"husband", "scar", "knif", "wound", "teacher"})
+    assert found == {"丈夫": {"husband"}, "刀疤": {"scar", "knif", "wound"}, "先生": {"teacher", "husband"}}
+    first, second = tmp_path / "a.tsv.gz", tmp_path / "b.tsv.gz"
+    build.write(found, first, ["CC-CEDICT"])
+    build.write(found, second, ["CC-CEDICT"])
+    assert first.read_bytes() == second.read_bytes()
+    assert read(first)[0] == found
