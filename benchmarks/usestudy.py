@@ -80,6 +80,8 @@ def gated(scores: np.ndarray, zh: np.ndarray, qzh: list[bool], gate: float = GAT
     calibrate.calibrated_arrays' steps 2 and 3."""
     def rank(qi: int) -> list[int]:
         row, same = scores[qi], zh == qzh[qi]
+        if not same.any():  # nothing in the question's language: every memory competes (as the shipped rule)
+            return list(np.argsort(-row, kind="stable"))
         within = np.flatnonzero(~same & (row >= row[same].max() - gate))
         competes = same.copy()
         competes[within[np.lexsort((within, -row[within]))[:cap]]] = True

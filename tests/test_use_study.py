@@ -30,3 +30,8 @@ def test_an_other_language_memory_below_the_gate_or_past_the_cap_follows_every_c
     assert gated(scores, zh, [False], gate=0.8, cap=1)(0) == [2, 0, 1, 3, 4, 6, 5]
     assert gated(scores, zh, [False], gate=0.0, cap=3)(0) == [2, 3, 4, 0, 1, 6, 5]
     assert gated(scores, zh, [False], gate=-1.5, cap=3)(0) == [0, 1, 2, 3, 4, 6, 5]
+
+
+def test_a_bank_with_nothing_in_the_questions_language_ranks_every_memory_by_its_score() -> None:
+    zh = np.array([True, True, True])
+    assert gated(np.array([[0.1, 0.9, 0.5]]), zh, [False])(0) == [1, 2, 0]
