@@ -78,15 +78,19 @@ def gated(scores: np.ndarray, zh: np.ndarray, qzh: list[bool], gate: float = GAT
           ) -> Callable[[int], list[int]]:
     """The shipped gate and cap over any blended score (queries x memories, the bridge's lift in it):
     calibrate.calibrated_arrays' steps 2 and 3."""
-    def rank(qi: int) -> list[int]:
-        row, same = scores[qi], zh == qzh[qi]
-        if not same.any():  # nothing in the question's language: every memory competes (as the shipped rule)
-            return list(np.argsort(-row, kind="stable"))
-        within = np.flatnonzero(~same & (row >= row[same].max() - gate))
-        competes = same.copy()
-        competes[within[np.lexsort((within, -row[within]))[:cap]]] = True
-        return list(np.lexsort((-row, ~competes)))
-    return rank
+    return lambda qi: order(scores[qi], zh == qzh[qi], gate, cap)
+
+
+def order(row: np.ndarray, same: np.ndarray, gate: float = GATE, cap: int = CAP) -> list[int]:
+    """One question's memories in the shipped rule's order, given their blended scores and which are in
+    the question's language: an other-language one competes within `gate` of the best same-language one,
+    the best `cap` of those; nothing in the question's language: every memory competes."""
+    if not same.any():
+        return list(np.argsort(-row, kind="stable"))
+    within = np.flatnonzero(~same & (row >= row[same].max() - gate))
+    competes = same.copy()
+    competes[within[np.lexsort((within, -row[within]))[:cap]]] = True
+    return list(np.lexsort((-row, ~competes)))
 
 
 def rows(measure: Callable[..., None], centre: Callable[[np.ndarray, np.ndarray], np.ndarray], up: np.ndarray,
