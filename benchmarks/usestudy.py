@@ -24,14 +24,14 @@ import json
 import math
 import os
 import sys
+from pathlib import Path
+from typing import Any, Callable
 
 if __name__ == "__main__":  # the costs: BLAS on one thread before numpy loads (threadpoolctl is not a dependency,
     for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # so the package cannot pin it)
         os.environ[_var] = "1"
-from pathlib import Path
-from typing import Any, Callable
 
-import numpy as np
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
