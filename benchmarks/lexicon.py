@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from benchmarks.usestudy import order
 from membank.domains.recall.calibrate import CAP, GATE, calibrated_arrays
 from membank.kernel.text import STOPWORDS, script_language
 
@@ -184,13 +185,7 @@ def _both(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, qzh: list[bool
     def rank(qi: int) -> list[int]:
         base, _ = calibrated_arrays(strong[qi], static[qi], zh, qzh[qi], gate=0.0, cap=0)  # the blended score
         same = zh == qzh[qi]
-        scores = base + np.where(same, same_words[qi], other[qi])
-        if not same.any():
-            return list(np.argsort(-scores, kind="stable"))
-        within = np.flatnonzero(~same & (scores >= scores[same].max() - GATE))
-        competes = same.copy()
-        competes[within[np.lexsort((within, -scores[within]))[:CAP]]] = True
-        return list(np.lexsort((-scores, ~competes)))
+        return order(base + np.where(same, same_words[qi], other[qi]), same)
     return rank
 
 
