@@ -31,6 +31,9 @@ static model, and ranks every memory for every query under several rules, vector
 - `lexicon` (with `--lexicon FILE`, a study only: benchmarks/lexicon.py): a bilingual lexicon's evidence (the
   question's words translated, rarity-weighted in the other language's pool) beside the name bridge's;
   `own words too`: the question's own words weigh as much in its own language's pool.
+- `role link` (with `--roles`, a study only: benchmarks/rolelink.py): a question's content-word phrases that a
+  card's summary (or body) holds name that card by its role; memories naming it gain `own` times that in the
+  question's own pool, and/or (`across`) the name bridge counts the card as named.
 
 Per rule: recall@5 and MRR for English and Chinese queries about memories in their own language and
 for cross-language queries (every relevant memory in the other language), and `other@5`: over the
@@ -55,7 +58,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import lexicon  # noqa: E402
+from benchmarks import lexicon, rolelink  # noqa: E402
 from membank.domains.recall.bridge import Bridge  # noqa: E402
 from membank.domains.recall.calibrate import (  # noqa: E402
     CAP, GATE, LIFT, STRONG_WEIGHT, Candidate, calibrate, calibrated_arrays, script_language)
@@ -275,7 +278,8 @@ def evaluate(rank: Callable[[int], list[int]], ids: list[str], plang: list[str],
 
 
 def study(cache: Path | None = None, fixture: Path = FIXTURE, split: str | None = None,
-          lexicons: list[Path] | None = None) -> tuple[list[tuple[str, dict[str, float]]], dict[str, int]]:
+          lexicons: list[Path] | None = None, roles: bool = False
+          ) -> tuple[list[tuple[str, dict[str, float]]], dict[str, int]]:
     ids, texts = memories(fixture)
     qs = queries(fixture)
     v = vectors(ids, texts, qs, cache)
@@ -337,6 +341,8 @@ def study(cache: Path | None = None, fixture: Path = FIXTURE, split: str | None 
     for path in lexicons or ():  # a bilingual lexicon beside the names (benchmarks/lexicon.py; study only)
         lexicon.rows(measure, texts, [q["query"] for q in qs], zh, evidence, cen, static, [x == "zh" for x in qlang],
                      lexicon.read(path), path.name.split(".")[0], lifted)
+    if roles:  # a question's words naming a card by its role (benchmarks/rolelink.py; study only)
+        rolelink.rows(measure, fixture, texts, qs, zh, evidence, cen, static, [x == "zh" for x in qlang], lifted)
     for gate, cap in ((0.6, 10**6), (0.8, 10**6), (1.0, 10**6), (0.6, 2), (0.8, 2), (1.0, 2), (1.0, 3)):
         measure(f"calibrated, gate {gate}, cap {cap if cap < 10**6 else '-'}", arrays(cen, gate, cap), pools)
 
@@ -383,8 +389,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fixture", type=Path, default=FIXTURE, help="another copy of fixtures/retrieval")
     parser.add_argument("--split", choices=("even", "odd"), help="only the even or odd half of the queries")
     parser.add_argument("--lexicon", type=Path, action="append", help="a lexicon of scripts/build_lexicon.py: its rows")
+    parser.add_argument("--roles", action="store_true", help="the role link's rows (benchmarks/rolelink.py)")
     args = parser.parse_args(argv)
-    rows, counts = study(args.cache, args.fixture, args.split, args.lexicon)
+    rows, counts = study(args.cache, args.fixture, args.split, args.lexicon, args.roles)
     print(json.dumps({"rows": dict(rows), "counts": counts}, indent=2) if args.json else table(rows, counts))
 
 
