@@ -25,8 +25,9 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from benchmarks import lexicon
 from membank.domains.recall.bridge import Bridge
-from membank.domains.recall.calibrate import CAP, GATE, calibrated_arrays
+from membank.domains.recall.calibrate import calibrated_arrays
 from membank.domains.story.matching import Keyed, Matcher
 from membank.kernel.text import STOPWORDS
 
@@ -143,17 +144,12 @@ def _ranked(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, qzh: list[bo
     """The shipped gate and cap with evidence on both sides: `own` in the question's pool, `other` across;
     `before`: the gate's bar set by the question's pool before its own lift (the lift reorders that pool
     only, an other-language memory is let in as without it)."""
+    if not before:  # the lexicon study's rule with evidence on both sides
+        return lexicon._both(strong, static, zh, qzh, other, own)
+
     def rank(qi: int) -> list[int]:
-        base, _ = calibrated_arrays(strong[qi], static[qi], zh, qzh[qi], gate=0.0, cap=0)  # the blended score
-        same = zh == qzh[qi]
-        scores = base + np.where(same, own[qi], other[qi])
-        if not same.any():
-            return list(np.argsort(-scores, kind="stable"))
-        bar = (base[same] + (0.0 if before else own[qi][same])).max() - GATE
-        within = np.flatnonzero(~same & (scores >= bar))
-        competes = same.copy()
-        competes[within[np.lexsort((within, -scores[within]))[:CAP]]] = True
-        return list(np.lexsort((-scores, ~competes)))
+        scores, competes = calibrated_arrays(strong[qi], static[qi], zh, qzh[qi], evidence=other[qi])
+        return list(np.lexsort((-(scores + np.where(zh == qzh[qi], own[qi], 0.0)), ~competes)))
     return rank
 
 

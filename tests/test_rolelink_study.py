@@ -67,3 +67,12 @@ def test_with_no_role_evidence_the_ranking_is_the_shipped_calibrated_one() -> No
     for qi in range(3):
         scores, competes = calibrated_arrays(strong[qi], static[qi], zh, qzh[qi], evidence=names[qi])
         assert rank(qi) == list(np.lexsort((-scores, ~competes)))
+
+
+def test_hostile_names_and_empty_texts_link_nothing_by_accident() -> None:
+    cards = [(Keyed("c-a", "a.*(", ("[沈]", "")), ""), (Keyed("c-b", "B", ()), "(first) mate [x]"),
+             (Keyed("c-c", "C", ()), "")]
+    link = RoleLink(cards)
+    assert link.cards("the first mate?!") == {"c-b": 1.0}
+    assert link.cards("沈 .*( [沈]") == {} and link.cards("!!! ???") == {}
+    assert RoleLink([]).cards("first mate") == {}
