@@ -7,12 +7,13 @@ so a question's content-word phrases that a card's summary holds count as naming
 lowercased on word boundaries, stopwords and the words of any card's names and aliases left out (a name is
 the name bridge's; generic titles such as captain or doctor stay), phrases of 1-3 adjacent content words;
 Chinese as substrings of 2-4 characters of the question's runs of Han characters once the cards' names and
-aliases are cut out, none holding a function or number character. A phrase is worth its rarity among the cards' summaries, log(n / df) / log(n) (df:
-the summaries holding it; one in more than `most` names none), and a card the most any phrase linking it is
-worth. A memory's evidence is the card's worth times what naming the card is worth in the memory's pool
-(Bridge.worth: its rarity among that language's memories), the most over the linked cards. Then (a) in the
-question's own pool, memories naming a linked card gain `own` times that evidence; (b) across languages
-the linked cards count as named by the name bridge (the larger of the two evidences, `lift` 1 as shipped).
+aliases are cut out, none holding a function or number character. A phrase is worth its rarity among the
+cards' summaries, log(n / df) / log(n) (df: the summaries holding it; one in more than `most` names none),
+and a card the most any phrase linking it is worth. A memory's evidence is the card's worth times what naming
+the card is worth in the memory's pool (Bridge.worth: its rarity among that language's memories), the most
+over the linked cards. Then (a) in the question's own pool, memories naming a linked card gain `own` times
+that evidence; (b) across languages the linked cards count as named by the name bridge (the larger of the
+two evidences, `lift` 1 as shipped).
 docs/recall.md gives the figures and why it does not ship.
 """
 
@@ -36,10 +37,11 @@ _HAN = re.compile(r"[\u3400-\u9fff]+")
 TITLES = frozenset("mr mrs ms dr doctor captain father lord lady madame sergeant senior brother granny master "
                    "commander governor princess".split())  # role words a name may carry: kept as phrases
 # a writer's bank's own function words: numbers and the book's parts say no one's role
-MORE_STOP = frozenset("one two three four five six seven eight nine ten first second third last book chapter "
-                      "chapters scene scenes story character characters".split()) - {"first"}
+MORE_STOP = frozenset("one two three four five six seven eight nine ten second third last book chapter chapters "
+                      "scene scenes story character characters".split())
 # Chinese function characters (question words, particles): a substring holding one is no role
-HAN_STOP = frozenset("一二三四五六七八九十第的了是在么什怎哪谁吗呢吧着过和与就都也还才要会能把被从到这那个几多少时候之后里")
+HAN_STOP = frozenset("一二三四五六七八九十第的了是在么什怎哪谁吗呢吧着过和与"
+                     "就都也还才要会能把被从到这那个几多少时候之后里")
 LONGEST = 3  # English content words in a phrase
 CJK = (2, 4)  # Chinese phrase lengths, in characters
 
@@ -139,7 +141,7 @@ def matrix(texts: list[str], questions: list[str], zh: np.ndarray, cards: list[t
     return out
 
 
-def _ranked(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, qzh: list[bool], own: np.ndarray,
+def ranked(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, qzh: list[bool], own: np.ndarray,
             other: np.ndarray, before: bool = False) -> Callable[[int], list[int]]:
     """The shipped gate and cap with evidence on both sides: `own` in the question's pool, `other` across;
     `before`: the gate's bar set by the question's pool before its own lift (the lift reorders that pool
@@ -165,11 +167,11 @@ def rows(measure: Callable[..., None], fixture: Path, texts: list[str], qs: list
         roles = matrix(texts, questions, zh, read_cards(fixture, body), most, weighted)
         tag = f"role link, {'summary + body' if body else 'summary'}, df <= {most}{'' if weighted else ', flat'}"
         cross = np.maximum(names, roles)
-        measure(f"{tag}, across only", _ranked(strong, static, zh, qzh, zero, cross), lifted(cross, 1.0))
+        measure(f"{tag}, across only", ranked(strong, static, zh, qzh, zero, cross), lifted(cross, 1.0))
         for own in (0.25, 0.5, 1.0, 1.5):
             for before in (False, True):
                 how = f"own {own}{', bar before it' if before else ''}"
-                measure(f"{tag}, {how}", _ranked(strong, static, zh, qzh, own * roles, names, before),
+                measure(f"{tag}, {how}", ranked(strong, static, zh, qzh, own * roles, names, before),
                         lifted(names, 1.0))
-                measure(f"{tag}, {how} + across", _ranked(strong, static, zh, qzh, own * roles, cross, before),
+                measure(f"{tag}, {how} + across", ranked(strong, static, zh, qzh, own * roles, cross, before),
                         lifted(cross, 1.0))

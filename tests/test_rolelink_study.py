@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from benchmarks.rolelink import RoleLink, _ranked, matrix
+from benchmarks.rolelink import RoleLink, ranked, matrix
 from membank.domains.recall.calibrate import calibrated_arrays
 from membank.domains.story.matching import Keyed
 
@@ -63,7 +63,7 @@ def test_with_no_role_evidence_the_ranking_is_the_shipped_calibrated_one() -> No
     zh = np.arange(20) % 3 == 0
     names = np.where(rng.random((3, 20)) < 0.2, 1.0, 0.0)
     qzh = [False, True, False]
-    rank = _ranked(strong, static, zh, qzh, np.zeros((3, 20)), names)
+    rank = ranked(strong, static, zh, qzh, np.zeros((3, 20)), names)
     for qi in range(3):
         scores, competes = calibrated_arrays(strong[qi], static[qi], zh, qzh[qi], evidence=names[qi])
         assert rank(qi) == list(np.lexsort((-scores, ~competes)))
