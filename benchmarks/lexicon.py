@@ -163,7 +163,7 @@ def rows(measure: Callable[..., None], texts: list[str], queries: list[str], zh:
     lex = evidence(texts, queries, zh, lexicon, "max")
     held = own(texts, queries, zh, lexicon)
     for a in (0.5, 1.0):  # the question's own words weigh as much in its own language: the gate compares alike
-        measure(f"{label} lexicon, max, lift {a}, or names, own words too", _both(strong, static, zh, qzh,
+        measure(f"{label} lexicon, max, lift {a}, or names, own words too", both(strong, static, zh, qzh,
                 np.maximum(names, a * lex), a * held), lifted(np.maximum(names, a * lex), 1.0))
         weak = (held.max(axis=1) < 0.5)[:, None]  # or only where the own language holds under half its words
         measure(f"{label} lexicon, max, lift {a}, or names, own words under half", _ranked(strong, static, zh, qzh,
@@ -178,7 +178,7 @@ def _ranked(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, qzh: list[bo
     return rank
 
 
-def _both(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, qzh: list[bool], other: np.ndarray,
+def both(strong: np.ndarray, static: np.ndarray, zh: np.ndarray, qzh: list[bool], other: np.ndarray,
           same_words: np.ndarray) -> Callable[[int], list[int]]:
     """The shipped gate and cap with evidence on both sides: `other` for the other language, `same_words`
     for the question's own."""
