@@ -94,6 +94,19 @@ def test_search_ranks_with_the_windows_once_the_background_filled_them(bank: Ban
     assert _tiers(bank) <= {"vector"}
 
 
+def test_a_passage_added_before_the_position_between_two_searches_is_scored_by_its_windows(bank: Bank) -> None:
+    strong.fill(bank)
+    first = bank.search_manuscript(query_text="gulls harbour", before="chapters/ch02.md", limit=50)["items"]
+    assert not any("gulls" in i["text"] for i in first)
+    (bank.root / "chapters" / "ch01.md").write_text(CH1 + "\nGulls circled over the harbour.\n", "utf-8")
+    bank.sync()
+    assert strong.settle(bank)
+    items = bank.search_manuscript(query_text="gulls harbour", before="chapters/ch02.md", limit=50)["items"]
+    added = [i for i in items if "Gulls" in i["text"]]
+    assert added and added[0]["reason"].split(": ", 1)[1].startswith("strong vector #1 ")
+    assert {i["source"] for i in items} == {"chapters/ch01.md"}
+
+
 def test_a_passage_without_its_windows_leaves_the_ranking_to_the_static_vectors(bank: Bank) -> None:
     assert strong.fill(bank) > 0
     strongfake.HOLD_AFTER[0] = 0
