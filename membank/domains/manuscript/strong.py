@@ -231,12 +231,10 @@ def spans(first: Any, windows: int, wanted: Any) -> Any:
 
 
 def best_windows(matrix: Any, first: Any, runs: Any, vector: Any) -> Any:
-    """Each passage's best window score, valid in the `runs` (`spans`; elsewhere unset): a search before
-    chapter 3 scores chapters 1-2's windows only. einsum, one thread: `@` (BLAS) spreads ~9,000 x 384 over
-    threads that spin on a busy machine (7.4 ms of CPU against 1.9, medians); the same products, summed in
-    another order (~1e-7). A run's rows are a view of the same memory and each row's products are summed
-    alike: its score is the one the whole matrix gives (test_manuscript_strong). int8 rows (as strongcopy.py
-    keeps the memories') were tried: 2.3 ms, but they moved passages' ranks on benchmarks/manuscript.py."""
+    """Each passage's best window score in the `runs` (`spans`; elsewhere unset): a search before chapter 3
+    scores chapters 1-2's windows only, each as the whole matrix scores it (a view of the same rows, summed
+    alike). einsum, one thread: `@` (BLAS) spreads ~9,000 x 384 over threads that spin on a busy machine (7.4
+    ms of CPU against 1.9); int8 rows were tried: 2.3 ms, but they moved ranks on benchmarks/manuscript.py."""
     import numpy as np
 
     best = np.empty(len(first), np.float32)

@@ -111,6 +111,8 @@ POSITIONS_KEPT = 64  # answers of `kept_positions` and `allowed_mask` kept per g
 
 
 def kept_for(index: Index, kind: str, ids: Any, allowed: list[int], make: Any) -> Any:
+    """`make()` (a numpy array, made read-only) kept per generation for this `ids` and `allowed`, both known
+    by identity (strong.py keeps its runs of windows here: its `ids` come with their windows)."""
     kept = generation_memo(index).setdefault("positions", {})
     key = (kind, id(ids), id(allowed))
     found = kept.get(key)
