@@ -51,6 +51,23 @@ def test_windows_cut_at_sentence_ends_cjk_counting_double() -> None:
     assert strong.windows("no sentence end here") == ["no sentence end here"]
 
 
+def test_only_the_allowed_passages_windows_are_scored_each_as_the_whole_matrix_scores_it() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 9, 300)  # windows a passage
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    matrix = rng.standard_normal((int(sizes.sum()), 384)).astype(np.float16).astype(np.float32)
+    vector = rng.standard_normal(384).astype(np.float32)
+    whole = np.maximum.reduceat(np.einsum("ij,j->i", matrix, vector), first)
+    asked = [np.arange(0, 120), np.arange(299, -1, -1), np.array([0]), np.array([299]), np.array([5, 17, 17, 6]),
+             np.concatenate([np.arange(0, 50), np.arange(51, 300)]),  # one excluded in the middle
+             np.arange(0, 300, 40), np.arange(0, 300, 2)]  # runs far apart, runs close together
+    for rows in asked:
+        runs = strong.spans(first, len(matrix), rows)
+        assert np.array_equal(strong.best_windows(matrix, first, runs, vector)[rows], whole[rows])
+
+
 def test_a_passage_without_sentence_ends_is_cut_into_windows_the_model_reads_whole() -> None:
     """One window for 750 unpunctuated CJK characters is ~640 tokens, of which the model reads 256: the
     rest of the passage could never be found by meaning. A sentence past twice a window's weight is cut
@@ -75,6 +92,19 @@ def test_search_ranks_with_the_windows_once_the_background_filled_them(bank: Ban
     assert _tiers(bank) == {"strong vector"}
     bank.update_embedding_settings(patch={"strong": "off"})  # the writer's switch
     assert _tiers(bank) <= {"vector"}
+
+
+def test_a_passage_added_before_the_position_between_two_searches_is_scored_by_its_windows(bank: Bank) -> None:
+    strong.fill(bank)
+    first = bank.search_manuscript(query_text="gulls harbour", before="chapters/ch02.md", limit=50)["items"]
+    assert not any("gulls" in i["text"] for i in first)
+    (bank.root / "chapters" / "ch01.md").write_text(CH1 + "\nGulls circled over the harbour.\n", "utf-8")
+    bank.sync()
+    assert strong.settle(bank)
+    items = bank.search_manuscript(query_text="gulls harbour", before="chapters/ch02.md", limit=50)["items"]
+    added = [i for i in items if "Gulls" in i["text"]]
+    assert added and added[0]["reason"].split(": ", 1)[1].startswith("strong vector #1 ")
+    assert {i["source"] for i in items} == {"chapters/ch01.md"}
 
 
 def test_a_passage_without_its_windows_leaves_the_ranking_to_the_static_vectors(bank: Bank) -> None:

@@ -213,6 +213,38 @@ def made_query(bank: Bank, query: str) -> Any:
     return found.copy()  # (as the encoder hands out: the kept row stays as made)
 
 
+GAP_SCORED = 128  # windows between two allowed passages scored anyway (cheaper than one more einsum call)
+
+
+def spans(first: Any, windows: int, wanted: Any) -> Any:
+    """(first position, position after) of the runs of passages at the positions `wanted` whose windows are
+    scored (`first`: each passage's first window; `windows`: how many in all), two runs less than GAP_SCORED
+    windows apart as one."""
+    import numpy as np
+
+    wanted = np.sort(np.asarray(wanted, np.int64))
+    if not len(wanted):
+        return np.zeros((0, 2), np.int64)
+    ends = np.append(first[1:], windows)
+    cuts = np.flatnonzero(first[wanted[1:]] - ends[wanted[:-1]] >= GAP_SCORED) + 1
+    return np.stack([wanted[np.append(0, cuts)], wanted[np.append(cuts, len(wanted)) - 1] + 1], axis=1)
+
+
+def best_windows(matrix: Any, first: Any, runs: Any, vector: Any) -> Any:
+    """Each passage's best window score in the `runs` (`spans`; elsewhere unset): a search before chapter 3
+    scores chapters 1-2's windows only, each as the whole matrix scores it (a view of the same rows, summed
+    alike). einsum, one thread: `@` (BLAS) spreads ~9,000 x 384 over threads that spin on a busy machine (7.4
+    ms of CPU against 1.9); int8 rows were tried: 2.3 ms, but they moved ranks on benchmarks/manuscript.py."""
+    import numpy as np
+
+    best = np.empty(len(first), np.float32)
+    for lo, hi in runs.tolist():
+        w0 = int(first[lo])
+        w1 = int(first[hi]) if hi < len(first) else len(matrix)
+        best[lo:hi] = np.maximum.reduceat(np.einsum("ij,j->i", matrix[w0:w1], vector), first[lo:hi] - w0)
+    return best
+
+
 def nearest(bank: Bank, query: str, within: list[int], k: int, embed: bool = True,
             exclude: frozenset[int] = frozenset()) -> list[tuple[int, float]] | None:
     """(id, 1 - score) of the k best passages of `within` not in `exclude` by their best window, the scores put
@@ -236,16 +268,14 @@ def nearest(bank: Bank, query: str, within: list[int], k: int, embed: bool = Tru
             return None
         vector = asked.vector
     ids, first, matrix = got
-    # einsum, one thread: `@` (BLAS) spreads ~9,000 x 384 over threads that spin on a busy machine (7.4 ms of CPU
-    # against 1.9, medians); the same products, summed in another order (~1e-7). int8 rows (as strongcopy.py keeps
-    # the memories') were tried: 2.3 ms, but they moved passages' ranks on benchmarks/manuscript.py
-    best = np.maximum.reduceat(np.einsum("ij,j->i", matrix, np.asarray(vector, np.float32)), first)
-    from .words import kept_positions
+    from .words import kept_for, kept_positions
 
     rows = kept_positions(bank.index, ids, within, exclude)  # in the order of `within`
     if not len(rows):
         return []
-    scores = best[rows]
+    runs = kept_for(bank.index, "runs", ids, within,  # (the excluded few scored too: never asked for)
+                    lambda: spans(first, len(matrix), kept_positions(bank.index, ids, within)))
+    scores = best_windows(matrix, first, runs, np.asarray(vector, np.float32))[rows]
     lo, hi = float(scores.min()), float(scores.max())
     scaled = (scores - lo) / (hi - lo) if hi > lo else np.ones_like(scores)
     top = np.argsort(-scaled, kind="stable")[:k]

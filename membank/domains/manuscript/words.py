@@ -88,7 +88,7 @@ def kept_positions(index: Index, ids: Any, allowed: list[int], exclude: frozense
     passages) are taken out of the kept answer."""
     import numpy as np
 
-    found = _kept_for(index, "positions", ids, allowed, lambda: positions(ids, allowed))
+    found = kept_for(index, "positions", ids, allowed, lambda: positions(ids, allowed))
     if exclude:
         found = found[np.isin(ids[found], np.fromiter(exclude, dtype=np.int64, count=len(exclude)), invert=True)]
     return found
@@ -104,13 +104,15 @@ def allowed_mask(index: Index, ids: Any, allowed: list[int]) -> Any:
         mask.flags.writeable = False
         return mask
 
-    return _kept_for(index, "mask", ids, allowed, make)
+    return kept_for(index, "mask", ids, allowed, make)
 
 
 POSITIONS_KEPT = 64  # answers of `kept_positions` and `allowed_mask` kept per generation
 
 
-def _kept_for(index: Index, kind: str, ids: Any, allowed: list[int], make: Any) -> Any:
+def kept_for(index: Index, kind: str, ids: Any, allowed: list[int], make: Any) -> Any:
+    """`make()` (a numpy array, made read-only) kept per generation for this `ids` and `allowed`, both known
+    by identity (strong.py keeps its runs of windows here: its `ids` come with their windows)."""
     kept = generation_memo(index).setdefault("positions", {})
     key = (kind, id(ids), id(allowed))
     found = kept.get(key)
