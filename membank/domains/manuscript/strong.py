@@ -237,7 +237,8 @@ def best_windows(matrix: Any, first: Any, runs: Any, vector: Any) -> Any:
     ms of CPU against 1.9); int8 rows were tried: 2.3 ms, but they moved ranks on benchmarks/manuscript.py."""
     import numpy as np
 
-    best = np.empty(len(first), np.float32)
+    best = np.full(len(first), -np.inf, np.float32)  # (unset stays -inf: a passage left out of the runs by a
+    # mistake would never rank on what an earlier call left in the memory)
     for lo, hi in runs.tolist():
         w0 = int(first[lo])
         w1 = int(first[hi]) if hi < len(first) else len(matrix)
