@@ -53,3 +53,14 @@ def test_the_floor_is_that_of_the_score_rounded_to_nine_places() -> None:
             got = relevant_enough(score, None, 1) if centred is None else relevant_enough(0.0, {1: score}, 1)
             assert got is (round(score, 9) >= floor), (floor, nudge)
     assert relevant_enough(0.9, {}, 1) is False  # a hit the strong side did not rank never passes
+
+
+def test_fusion_lists_the_vector_side_first_then_words_alone_in_their_order_with_exact_scores() -> None:
+    from membank.index.fusion import fuse
+
+    hits = fuse([(4, 0.25), (2, 0.5)], [(9, -3.0), (2, -1.5), (7, -0.75)], 0.8)
+    assert [h.rowid for h in hits] == [4, 2, 9, 7]
+    assert [(h.vector_rank, h.lexical_rank) for h in hits] == [(1, None), (2, 2), (None, 1), (None, 3)]
+    assert [h.fused for h in hits] == [0.8 * 0.75 + (1 - 0.8) * 0.0, 0.8 * 0.5 + (1 - 0.8) * (-1.5 / -3.0),
+                                       0.8 * 0.0 + (1 - 0.8) * 1.0, 0.8 * 0.0 + (1 - 0.8) * (-0.75 / -3.0)]
+    assert fuse([], []) == [] and [h.fused for h in fuse([(1, 1.0)], [])] == [0.5 * 0.0 + 0.5 * 0.0]
