@@ -64,3 +64,10 @@ def test_fusion_lists_the_vector_side_first_then_words_alone_in_their_order_with
     assert [h.fused for h in hits] == [0.8 * 0.75 + (1 - 0.8) * 0.0, 0.8 * 0.5 + (1 - 0.8) * (-1.5 / -3.0),
                                        0.8 * 0.0 + (1 - 0.8) * 1.0, 0.8 * 0.0 + (1 - 0.8) * (-0.75 / -3.0)]
     assert fuse([], []) == [] and [h.fused for h in fuse([(1, 1.0)], [])] == [0.5 * 0.0 + 0.5 * 0.0]
+
+
+def test_a_score_that_is_not_a_number_orders_as_rounding_every_score_did() -> None:
+    nan = float("nan")
+    hits = [_hit(1, 0.5), _hit(2, nan), _hit(3, 0.7), _hit(4, 0.1), _hit(5, nan), _hit(6, 0.6)]
+    tie = {h.rowid: -h.rowid for h in hits}
+    assert [h.rowid for h in best_first(hits, lambda h: tie[h.rowid])] == [h.rowid for h in _rounded(hits, tie)]

@@ -159,9 +159,11 @@ def best_first(hits: list[Any], tie: Any) -> list[Any]:
     prompt sorts ~130 hits): rounding never reverses two scores and leaves scores further apart than
     APART apart, so only a run of close ones can be ordered otherwise. Equal keys keep their order."""
     keyed = sorted([(-h.fused, tie(h), i, h) for i, h in enumerate(hits)])
-    close = [j for j in range(1, len(keyed)) if keyed[j][0] - keyed[j - 1][0] <= APART]
+    close = [j for j in range(1, len(keyed)) if not keyed[j][0] - keyed[j - 1][0] > APART]  # NaN: close
     if not close:
         return [k[3] for k in keyed]
+    if any(k[0] != k[0] for k in keyed):  # a NaN score orders nothing: the sort it had, whatever it gives
+        return sorted(hits, key=lambda h: (-round(h.fused, 9), tie(h)))
     near = set(close).union(j - 1 for j in close)
     return [k[3] for k in sorted((-round(k[3].fused, 9), *k[1:]) if j in near else k for j, k in enumerate(keyed))]
 
