@@ -62,7 +62,7 @@ def retrieved(layer4: list[Piece]) -> tuple[list[Piece], list[Piece], list[Piece
     """Layer 4's pieces (in their prompt order) as (the least relevant, the rest, what goes last of all),
     each in the order it gives way. Within a tier the later piece in the prompt goes first: cards are
     ordered nearest the selection first, memories and episodes best first. `protected` and `_tier` in one
-    pass (a budget sorts a prompt's Layer 4 twice, ~150 pieces)."""
+    pass (a prompt's Layer 4 holds ~150 pieces over its cap: cards, threads, memories)."""
     ranked: list[tuple[int, float, int, Piece]] = []
     last = []
     for i, p in enumerate(layer4):
