@@ -36,9 +36,11 @@ def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]], wei
     words = {rowid: (rank, float(score)) for rank, (rowid, score) in enumerate(lexical, start=1)}
     best = min((float(score) for _, score in lexical), default=-1.0) or -1.0
     hits = []
-    for rowid in [*vector, *(r for r in words if r not in vector)]:  # the vector side's rows first
-        v, lx = vector.get(rowid), words.get(rowid)
-        hits.append(_hit((rowid, v[0] if v else None, v[1] if v else None, lx[0] if lx else None,
-                          lx[1] if lx else None,
-                          w * (v[1] if v else 0.0) + (1 - w) * (lx[1] / best if lx else 0.0))))
+    for rowid, v in vector.items():  # the vector side's rows first
+        lx = words.get(rowid)
+        hits.append(_hit((rowid, v[0], v[1], lx[0] if lx else None, lx[1] if lx else None,
+                          w * v[1] + (1 - w) * (lx[1] / best if lx else 0.0))))
+    for rowid, lx in words.items():
+        if rowid not in vector:
+            hits.append(_hit((rowid, None, None, lx[0], lx[1], w * 0.0 + (1 - w) * (lx[1] / best))))
     return hits

@@ -61,11 +61,23 @@ LEAST = (UNRANKED, THROUGH_CARD, HISTORY)  # "Layer 4's least relevant items" (c
 def retrieved(layer4: list[Piece]) -> tuple[list[Piece], list[Piece], list[Piece]]:
     """Layer 4's pieces (in their prompt order) as (the least relevant, the rest, what goes last of all),
     each in the order it gives way. Within a tier the later piece in the prompt goes first: cards are
-    ordered nearest the selection first, memories and episodes best first."""
+    ordered nearest the selection first, memories and episodes best first. `protected` and `_tier` in one
+    pass (a prompt's Layer 4 holds ~150 pieces over its cap: cards, threads, memories)."""
     ranked: list[tuple[int, float, int, Piece]] = []
     last = []
     for i, p in enumerate(layer4):
-        if protected(p):
+        if p.kind in CARD_KINDS:
+            reason: Any = p.reason
+            where = reason.get("where") if isinstance(reason, dict) else None
+            if where in PROTECTED or p.section == SCENE:
+                last.append(p)
+                continue
+            where = where or ""
+            if where == "meaning":
+                ranked.append((RELEVANT, p.score or 0.0, -i, p))
+            else:
+                ranked.append((THROUGH_CARD if where.startswith("card:") else AROUND, 0.0, -i, p))
+        elif p.section == SCENE:
             last.append(p)
         else:
             tier, then = _tier(p)

@@ -146,8 +146,33 @@ def ranked_with_tier(bank: Bank, vector: Any, query: str, k: int, hidden: set[in
         lexical, more = lexical_eligible(index, match, want, None) if match else ([], {})
     keys.update(more)
     weight = STRONG_VECTOR_WEIGHT if side.nearest is not None else VECTOR_WEIGHT
-    hits = sorted(fuse(nearest, lexical, weight), key=lambda h: (-round(h.fused, 9), keys[h.rowid][1]))[:k]
+    hits = best_first(fuse(nearest, lexical, weight), lambda h: keys[h.rowid][1])[:k]
     return [(h, keys[h.rowid][0]) for h in hits], side.centred if side.nearest is not None else None
+
+
+APART = 1.5e-9  # two scores this far apart never round alike to 9 places (each moves at most half of 1e-9)
+
+
+def best_first(hits: list[Any], tie: Any) -> list[Any]:
+    """`hits` as `sorted(hits, key=lambda h: (-round(h.fused, 9), tie(h)))` orders them, rounding only the
+    scores close enough to another to round alike (a `round` to 9 places costs ~15 times a negation; a
+    prompt sorts ~130 hits): rounding never reverses two scores and leaves scores further apart than
+    APART apart, so only a run of close ones can be ordered otherwise. Equal keys keep their order."""
+    keyed = sorted([(-h.fused, tie(h), i, h) for i, h in enumerate(hits)])
+    close = [j for j in range(1, len(keyed)) if not keyed[j][0] - keyed[j - 1][0] > APART]  # NaN: close
+    if not close:
+        return [k[3] for k in keyed]
+    if any(k[0] != k[0] for k in keyed):  # a NaN score orders nothing: the sort it had, whatever it gives
+        return sorted(hits, key=lambda h: (-round(h.fused, 9), tie(h)))
+    near = set(close).union(j - 1 for j in close)
+    return [k[3] for k in sorted((-round(k[3].fused, 9), *k[1:]) if j in near else k for j, k in enumerate(keyed))]
+
+
+def _at_least(score: float, floor: float) -> bool:
+    """`round(score, 9) >= floor` for a floor of at most 9 places, rounding only near it."""
+    if score >= floor:
+        return True
+    return score > floor - APART and round(score, 9) >= floor
 
 
 def relevant_enough(fused: float, centred: dict[int, float] | None, rowid: int) -> bool:
@@ -156,8 +181,8 @@ def relevant_enough(fused: float, centred: dict[int, float] | None, rowid: int) 
     relative to the query's other candidates (the best of an unrelated query's still stands out of its
     pool); a hit the strong side did not rank (words alone) does not pass."""
     if centred is None:
-        return round(fused, 9) >= RELEVANCE_FLOOR
-    return round(centred.get(rowid, -1.0), 9) >= STRONG_RELEVANCE_FLOOR
+        return _at_least(fused, RELEVANCE_FLOOR)
+    return _at_least(centred.get(rowid, -1.0), STRONG_RELEVANCE_FLOOR)
 
 
 def _semantic(bank: Bank, vector: Any, query: str, k: int, hidden: set[int],
