@@ -101,9 +101,9 @@ def test_a_reading_command_loads_only_its_own_channel(sample: Path, home: Path, 
     assert "membank.domains.memories.read" in loaded  # the project was opened: its domain tables registered
     assert _roots(loaded) & set(HEAVY) == set()
     assert loaded & set(FLOWS) == set()
-    if command not in ("status", "doctor"):  # their report reads episodes, lifecycle, recall and story problems
+    if command not in ("status", "doctor"):  # their report reads episodes, lifecycle and story problems
         assert loaded & set(REPORT) == set()
-        assert loaded & set(RECALL) == set()
+    assert loaded & set(RECALL) == set()  # status asks recall/readiness.py whether semantic recall can run
     assert "rich" not in _roots(loaded)  # piped, plain lines and columns need no rich (shells/console.py)
 
 
