@@ -61,8 +61,9 @@ def plan(disk: Iterable[FileStat], known: dict[str, tuple[int, int]]) -> Plan:
 
 
 def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
-         embedder: EmbedderSource | None = None) -> Report:
-    """One transaction: every bank scanned, changed files parsed and written, clashes settled."""
+         embedder: EmbedderSource | None = None, temps: dict[str, list[str]] | None = None) -> Report:
+    """One transaction: every bank scanned, changed files parsed and written, clashes settled. With
+    `temps`, the scan notes each bank's temporary files under its sections (files/scan.py)."""
     started = time.perf_counter()
     report = Report()
     # a cold index reads every file and has each one's size and mtime from the read: no stat per file
@@ -70,7 +71,7 @@ def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
     # reads every file, and each whose hash it already holds is counted unchanged)
     with index.lock:
         sizes = not index.is_empty()
-    scans = [(root, *scan(root, sizes)) for root in roots]
+    scans = [(root, *scan(root, sizes, None if temps is None else temps.setdefault(root.bank, []))) for root in roots]
     with index.transaction():
         touched: set[tuple[str, str, str]] = set()
         cold = index.is_empty()
