@@ -28,7 +28,7 @@ from ..runtime.registry import Registry
 from .clikit import JsonOpt, PathArg, ProjectOpt, app, command, finish, only, open_registry, call
 from . import clireads as reads
 from .demo import run_demo
-from .render import diagnostic_lines, err, memory_table, memory_view, out, preview_view, styled
+from .render import err, out, preview_view, styled
 from .cells import visible
 
 
