@@ -101,10 +101,33 @@ def test_a_reading_command_loads_only_its_own_channel(sample: Path, home: Path, 
     assert "membank.domains.memories.read" in loaded  # the project was opened: its domain tables registered
     assert _roots(loaded) & set(HEAVY) == set()
     assert loaded & set(FLOWS) == set()
-    if command not in ("status", "doctor"):  # their report reads episodes, lifecycle, recall and story problems
+    if command not in ("status", "doctor"):  # their report reads episodes, lifecycle and story problems
         assert loaded & set(REPORT) == set()
-        assert loaded & set(RECALL) == set()
+    assert loaded & set(RECALL) == set()  # status asks recall/readiness.py whether semantic recall can run
     assert "rich" not in _roots(loaded)  # piped, plain lines and columns need no rich (shells/console.py)
+
+
+_AS_MAIN = """
+import json, runpy, sys
+out, sys.argv = sys.argv[1], ["membank", *sys.argv[2:]]
+try:
+    runpy.run_module("membank.shells.cli", run_name="__main__", alter_sys=True)
+    code = 0
+except SystemExit as e:
+    code = e.code
+json.dump({"code": code, "modules": sorted(sys.modules)}, open(out, "w"))
+"""
+
+
+def test_the_reading_commands_run_without_typer(sample: Path, home: Path, tmp_path: Path) -> None:
+    """`python -m membank.shells.cli` (as the bench runs it) takes the bench's reading commands before
+    typer is imported (shells/clireads.py); their output is what typer's commands print (test_cli.py)."""
+    assert membank("index", cwd=sample, home=home).returncode == 0
+    for command, args in READING.items():
+        code, loaded = _run(_AS_MAIN, *(a.format(p=sample) for a in args), tmp=tmp_path, cwd=sample, home=home)
+        assert code in (0, 1 if command == "doctor" else 0), command
+        assert "membank.domains.memories.read" in loaded, command  # the project was opened
+        assert _roots(loaded) & {"typer", "click"} == set(), command
 
 
 @pytest.mark.parametrize("command", ("list", "show", "settings get", "skills"))

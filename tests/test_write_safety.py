@@ -270,14 +270,19 @@ def test_sync_sweeps_temporary_files_a_killed_writer_left(bank: Bank, sample: Pa
     bank_folder = sample / ".writenow"
     (bank_folder / "memories/fact").mkdir()
     (home / "memories/note").mkdir(parents=True, exist_ok=True)
+    (bank_folder / "threads").mkdir(exist_ok=True)
+    (bank_folder / "memories/.hidden").mkdir()  # hidden folders are not entered
+    # in the sections (seen by the sync's scan), in the bank folder and a folder the scan does not walk
     stale = [_temp(bank_folder / "memories/fact", ".tide.md.0123abcd.membank-tmp", STALE_AFTER + 5),
              _temp(bank_folder, ".settings.yaml.89abcdef.membank-tmp", STALE_AFTER + 5),
+             _temp(bank_folder / "threads", ".riddle.md.13579bdf.membank-tmp", STALE_AFTER + 5),
              _temp(home / "memories/note", ".coffee.md.deadbeef.membank-tmp", STALE_AFTER + 5)]
     fresh = _temp(bank_folder / "memories/fact", ".tide.md.4567cdef.membank-tmp", -60)  # a writer at work
     others = [_temp(bank_folder / "memories/fact", ".tide.md.swp", STALE_AFTER + 5),  # an editor's, not ours
-              _temp(bank_folder / "memories/fact", "tide.md.0123abcd.membank-kept", STALE_AFTER + 5)]
+              _temp(bank_folder / "memories/fact", "tide.md.0123abcd.membank-kept", STALE_AFTER + 5),
+              _temp(bank_folder / "memories/.hidden", ".tide.md.2468ace0.membank-tmp", STALE_AFTER + 5)]
     bank.call("index:sync", {})
-    assert [p.exists() for p in stale] == [False, False, False]
+    assert [p.exists() for p in stale] == [False, False, False, False]
     assert fresh.exists() and all(p.exists() for p in others)
 
 

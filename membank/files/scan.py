@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import errno
+import operator
 import os
 import re
 import stat as stat_
 from dataclasses import dataclass
 from pathlib import Path
 
+from .exchange import TEMP_SUFFIX
 from .reader import LOOP, kind_of, not_regular, why
 from .records import ERROR, WARNING, Diagnostic
 
@@ -50,6 +52,13 @@ class FileStat:
     size: int
     mtime_ns: int
 
+    def __init__(self, source: str, rel: str, section: str, size: int, mtime_ns: int) -> None:
+        # every command's sync makes one per bank file (~11,700 at 10,000 memories): the generated
+        # __init__ of a frozen class calls object.__setattr__ per field, twice this one's cost; the
+        # instance stays frozen (assignment raises), equal, hashed and shown as the generated methods do
+        d = self.__dict__
+        d["source"], d["rel"], d["section"], d["size"], d["mtime_ns"] = source, rel, section, size, mtime_ns
+
 
 def is_temporary(name: str) -> bool:
     """Editor swap, backup and temporary files: vim's `~`, `.swp` and `4913`, gedit's `.goutputstream-*`, …"""
@@ -86,6 +95,7 @@ def shown(rel: str) -> str:
 
 
 SKIPPED = "membank skips it"
+_SOURCE = operator.attrgetter("source")
 
 
 def _bad_name(root: BankRoot, rel: str, folder: bool) -> Diagnostic:
@@ -98,13 +108,15 @@ def _problem(root: BankRoot, rel: str, message: str) -> Diagnostic:
     return Diagnostic(root.source(rel), 1, ERROR, f"{message}; {SKIPPED}")
 
 
-def scan(root: BankRoot, sizes: bool = True) -> tuple[list[FileStat], list[Diagnostic]]:
+def scan(root: BankRoot, sizes: bool = True, temps: list[str] | None = None) -> tuple[list[FileStat], list[Diagnostic]]:
     """Every Markdown file in the bank's sections, by stat alone; links out of the bank, link loops,
     FIFOs, sockets, devices and names that are not UTF-8 are refused with a diagnostic.
 
     Without `sizes`, an ordinary file's size and mtime are not asked for (UNKNOWN_SIZE, 0): a sync
     that reads every file (a cold index) has them from the read itself, and the stat per file was
-    ~30 ms of a 10,000-file sync's single-threaded start."""
+    ~30 ms of a 10,000-file sync's single-threaded start. With `temps`, the paths of the hidden
+    `*.membank-tmp` files the walk passes are added to it: the temporary-file sweep needs no walk of
+    its own over the sections (files/write.py `sweep_temps`)."""
     found: list[FileStat] = []
     problems: list[Diagnostic] = []
     for section in SECTIONS:
@@ -112,10 +124,10 @@ def scan(root: BankRoot, sizes: bool = True) -> tuple[list[FileStat], list[Diagn
         if base.is_symlink():
             problems.append(_problem(root, section, LOOP) if _loops(base) else _link_problem(root, section, base))
         elif base.is_dir():
-            _walk(root, base, section, found, problems, sizes)
+            _walk(root, base, section, found, problems, sizes, temps)
     if root.bank == "project":
         found.extend(_journal(root, problems))
-    found.sort(key=lambda f: f.source)
+    found.sort(key=_SOURCE)
     return found, problems
 
 
@@ -183,7 +195,7 @@ def _link_problem(root: BankRoot, rel: str, path: Path) -> Diagnostic:
 
 
 def _walk(root: BankRoot, base: Path, section: str, found: list[FileStat], problems: list[Diagnostic],
-          sizes: bool = True) -> None:
+          sizes: bool = True, temps: list[str] | None = None) -> None:
     """Folders one after another (a stack, not recursion: a chain of 1,000 nested folders is fine)."""
     todo = [(base, section)]
     while todo:
@@ -199,6 +211,8 @@ def _walk(root: BankRoot, base: Path, section: str, found: list[FileStat], probl
         for entry in entries:
             name = entry.name
             if name.startswith("."):
+                if temps is not None and name.endswith(TEMP_SUFFIX):
+                    temps.append(entry.path)
                 continue
             child_rel = f"{rel}/{name}"
             try:

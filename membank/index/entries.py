@@ -56,6 +56,12 @@ class EntryStore:
                 (bank, *part))})
         return out
 
+    def file_stamps(self, bank: str) -> dict[str, tuple[int, int]]:
+        """Each file's (size, mtime_ns) as the index last read it: all a sync's plan compares (a
+        FileState a row was ~15 ms of every command's sync at 10,000 files)."""
+        return {s: (size, mt) for s, size, mt in
+                self.db.execute("SELECT source, size, mtime_ns FROM files WHERE bank = ?", (bank,))}
+
     def put_file(self, source: str, bank: str, size: int, mtime_ns: int, hash_: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO files(source, bank, size, mtime_ns, hash) VALUES (?,?,?,?,?)",
                         (source, bank, size, mtime_ns, hash_))

@@ -1,22 +1,18 @@
 """What every `membank` command is made of: the app, its shared options, `@command(channel)` (name
-and help from the catalog), and opening a project, calling a channel and printing the envelope."""
+and help from the catalog), and opening a project, calling a channel and printing the envelope (those
+from clicall.py, which imports no typer)."""
 
 from __future__ import annotations
 
-import json
-import sys
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Iterator, NoReturn, Optional
+from typing import Any, Iterator
 
 import typer
 from typer.main import get_command_name
 
-from ..kernel.errors import MembankError
 from ..runtime.catalog import describe
-from ..runtime.dispatch import dispatch
-from ..runtime.registry import Registry
-from .render import err
+from .clicall import call as call, finish as finish, open_registry as open_registry  # noqa: F401  # the commands import them here
+from .render import err as err  # noqa: F401
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="membank: a file-first memory bank for an AI writing assistant.")
@@ -27,18 +23,6 @@ app.add_typer(settings_app, name="settings")
 JsonOpt = typer.Option(False, "--json", help="Print the envelope as JSON and nothing else.")
 PathArg = typer.Argument(None, help="A folder in the project (default: the current folder).", show_default=False)
 ProjectOpt = typer.Option(None, "--project", "-C", help="A folder in the project (default: the current folder).")
-
-
-def finish(envelope: dict[str, Any], as_json: bool, show: Any = None) -> NoReturn:
-    """Print the envelope (JSON) or the human view; exit 0 when ok, 1 when not."""
-    if as_json:
-        sys.stdout.write(json.dumps(envelope, ensure_ascii=False, indent=2) + "\n")
-    elif not envelope["ok"]:
-        e = envelope["error"]
-        err.print(f"error [{e['code']}]: {e['message']}")
-    elif show is not None:
-        show(envelope["data"])
-    raise typer.Exit(0 if envelope["ok"] else 1)
 
 
 def command(channel: str, *, group: Any = None) -> Any:
@@ -66,28 +50,3 @@ def only(args: list[str]) -> Iterator[None]:
         yield
     finally:
         app.registered_commands[:] = saved
-
-
-def open_registry(path: Optional[Path], as_json: bool, sync: bool = True) -> Registry:
-    """A registry with the project at or above `path` open: `project:open` (which syncs), or, for the
-    commands that sync themselves (`index`, `watch`), the project opened as it is."""
-    registry = Registry()
-    where = str(path or Path.cwd())
-    if sync:
-        envelope = dispatch(registry, "project:open", {"path": where})
-        if not envelope["ok"]:
-            finish(envelope, as_json)
-        return registry
-    try:
-        registry.open(where, sync=False)
-    except MembankError as e:
-        finish(e.envelope(), as_json)
-    return registry
-
-
-def call(path: Optional[Path], channel: str, payload: dict[str, Any], as_json: bool, show: Any = None) -> NoReturn:
-    registry = open_registry(path, as_json)
-    try:
-        finish(dispatch(registry, channel, payload), as_json, show)
-    finally:
-        registry.close()

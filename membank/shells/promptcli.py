@@ -8,13 +8,14 @@ from typing import Any, Optional
 
 import typer
 
+from . import clireads as reads
 from .clikit import JsonOpt, ProjectOpt, command, call
-from .promptview import prompt_view, skill_view, skills_view
+from .promptview import prompt_view, skill_view
 
 
 @command("skill:list")
 def skills(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    call(project, "skill:list", {}, as_json, skills_view)
+    reads.skills(project, as_json)
 
 
 @command("skill:get")

@@ -9,6 +9,7 @@ from typing import Any, Optional
 import typer
 
 from ..runtime.dispatch import dispatch
+from . import clireads as reads
 from .clikit import JsonOpt, ProjectOpt, command, finish, open_registry, call, settings_app
 from .render import err, settings_view
 
@@ -22,7 +23,7 @@ def settings_main(ctx: typer.Context, project: Optional[Path] = ProjectOpt, as_j
 
 @command("memory:settings:get", group=settings_app)
 def settings_get(project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
-    call(project, "memory:settings:get", {}, as_json, settings_view)
+    reads.settings_get(project, as_json)
 
 
 # `settings set` runs memory:settings:update for `memory.*` keys, embedding:settings:update for

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...files import write as write_files
+from ...files.scan import SECTIONS
 from ...kernel import cancel, clock
 from ..contract import Bank
 from . import strongfill
@@ -18,12 +19,18 @@ def refresh(bank: Bank, rebuild: bool = False, progress: Progress | None = None)
     rebuild can stop only before it begins: it drops the old index first, and a rebuild stopped
     halfway would leave an index that answers nothing until the next sync."""
     with bank.write_lock:
-        _sweep(bank)
+        now = clock.timestamp()
         if not rebuild:
-            report = sync(bank.index, bank.roots, progress, bank.embedder).to_api()
+            # a sweep that is due rides on the sync's scan of the sections (the bulk of the files)
+            temps: dict[str, list[str]] | None = {} if _sweep_due(bank, now) else None
+            report = sync(bank.index, bank.roots, progress, bank.embedder, temps).to_api()
+            if temps is not None:
+                _sweep(bank, now, temps)
             _manuscript(bank)
             strongfill.kick(bank)  # the strong tier after the static one, in the background
             return report
+        if _sweep_due(bank, now):
+            _sweep(bank, now, None)
         cancel.check()
         with cancel.shielded():
             bank.index.rebuild()
@@ -41,15 +48,21 @@ def _manuscript(bank: Bank) -> None:
     sync_manuscript(bank)
 
 
-def _sweep(bank: Bank) -> None:
-    """Temporary files a killed writer left (untouched for STALE_AFTER). Only a crash leaves one, so the
-    walk runs at most once per STALE_AFTER, not on every command's sync."""
-    now = clock.timestamp()
+def _sweep_due(bank: Bank, now: float) -> bool:
+    """Whether the temporary files a killed writer left (untouched for STALE_AFTER) are to be looked
+    for: only a crash leaves one, so at most once per STALE_AFTER, not on every command's sync."""
     with bank.index.lock:  # the writer's connection: a read channel run outside `reading()` may hold it
         last = bank.index.get_meta("last_sweep")
-    if last is not None and 0 <= now - float(last) < write_files.STALE_AFTER:
-        return
+    return last is None or not 0 <= now - float(last) < write_files.STALE_AFTER
+
+
+def _sweep(bank: Bank, now: float, temps: dict[str, list[str]] | None) -> None:
+    """The sweep of each bank: with `temps` (what the sync's scan saw under the sections), the walk
+    covers only the bank's other folders."""
     for root in bank.roots:
-        write_files.sweep_temps(root.path)
+        if temps is None:
+            write_files.sweep_temps(root.path)
+        else:
+            write_files.sweep_temps(root.path, skip=SECTIONS, found=temps.get(root.bank, ()))
     with bank.index.lock:
         bank.index.set_meta("last_sweep", repr(now))

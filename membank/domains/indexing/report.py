@@ -12,7 +12,7 @@ from . import journals
 from ..capture.problems import problems as capture_problems
 from ..episodes import store as episode_store
 from ..lifecycle import history, runs as lifecycle_runs
-from ..recall.preview import semantic_problem
+from ..recall.readiness import semantic_problem
 from ..story.narrativeproblems import problems as narrative_problems
 from ..story.problems import diagnostics as story_problems
 

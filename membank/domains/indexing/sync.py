@@ -24,6 +24,7 @@ from .embedahead import EmbedAhead, vectors_accept
 Progress = Callable[[int, int], None]
 EmbedderSource = Callable[[], Embedder | None]  # loads the model only when something needs embedding
 EMBED_BATCH = 512
+BY_NAME_UP_TO = 2_000  # files a sync reads whose rows are looked up by name; more: the bank's whole table
 HAND_OVER = 128  # files written between hand-overs to the embedding beside a large sync: what is left to
 # embed when the last file is written is at most this many (512 left ~40 ms at the end with one core busy)
 
@@ -50,18 +51,19 @@ class Report:
                 "unchanged": self.unchanged, "errors": self.errors, "tookMs": round(self.took_ms, 2)}
 
 
-def plan(disk: Iterable[FileStat], known: dict[str, FileState]) -> Plan:
-    """Which files to read: stat alone decides; a matching size and mtime is trusted."""
+def plan(disk: Iterable[FileStat], known: dict[str, tuple[int, int]]) -> Plan:
+    """Which files to read: stat alone decides; a matching size and mtime (`known`: each indexed
+    file's, `Index.file_stamps`) is trusted."""
     disk = list(disk)
-    to_read = tuple(f for f in disk if (k := known.get(f.source)) is None or (k.size, k.mtime_ns) != (f.size, f.mtime_ns))
-    seen = {f.source for f in disk}
-    removed = tuple(sorted(s for s in known if s not in seen))
+    to_read = tuple(f for f in disk if known.get(f.source) != (f.size, f.mtime_ns))
+    removed = tuple(sorted(known.keys() - {f.source for f in disk}))
     return Plan(to_read, removed, len(disk) - len(to_read))
 
 
 def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
-         embedder: EmbedderSource | None = None) -> Report:
-    """One transaction: every bank scanned, changed files parsed and written, clashes settled."""
+         embedder: EmbedderSource | None = None, temps: dict[str, list[str]] | None = None) -> Report:
+    """One transaction: every bank scanned, changed files parsed and written, clashes settled. With
+    `temps`, the scan notes each bank's temporary files under its sections (files/scan.py)."""
     started = time.perf_counter()
     report = Report()
     # a cold index reads every file and has each one's size and mtime from the read: no stat per file
@@ -69,12 +71,12 @@ def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
     # reads every file, and each whose hash it already holds is counted unchanged)
     with index.lock:
         sizes = not index.is_empty()
-    scans = [(root, *scan(root, sizes)) for root in roots]
+    scans = [(root, *scan(root, sizes, None if temps is None else temps.setdefault(root.bank, []))) for root in roots]
     with index.transaction():
         touched: set[tuple[str, str, str]] = set()
-        known = {root.bank: index.file_states(root.bank) for root in roots}
         cold = index.is_empty()
-        plans = [(root, plan(found, known[root.bank])) for root, found, _ in scans]
+        plans = [(root, plan(found, index.file_stamps(root.bank))) for root, found, _ in scans]
+        known = {root.bank: _states(index, root.bank, p.to_read) for root, p in plans}
         reads = [(root, stat) for root, p in plans for stat in p.to_read]
         report.unchanged += sum(p.unchanged for _, p in plans)
         done = 0
@@ -107,6 +109,13 @@ def sync(index: Index, roots: list[BankRoot], progress: Progress | None = None,
         index.set_meta("last_sync", now_iso())
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _states(index: Index, bank: str, to_read: tuple[FileStat, ...]) -> dict[str, FileState]:
+    """What the index holds of the files a sync reads (a no-op sync: nothing to load)."""
+    if len(to_read) > BY_NAME_UP_TO:
+        return index.file_states(bank)
+    return index.file_states(bank, [f.source for f in to_read]) if to_read else {}
 
 
 def _take_in(index: Index, files: list[intakes.Item], known: dict[str, dict[str, FileState]], cold: bool,

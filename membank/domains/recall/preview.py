@@ -3,39 +3,19 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...kernel.paths import document_path
 from ..contract import Bank
 from ..story import positions
 from . import cards as bank_cards, passages as bank_passages, queries, terms, tiers
-from .rank import (EMBEDDING_DIM_MISMATCH, EMPTY_QUERY, INJECTION_DISABLED, MODEL_UNAVAILABLE, QUERY_NOT_EMBEDDABLE,
-                   STRONG_VECTOR_WEIGHT, VEC_UNAVAILABLE, VECTOR_WEIGHT, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
-
-if TYPE_CHECKING:
-    from ...index.embed import ModelInfo
+from .readiness import semantic_problem as semantic_problem  # re-exported: the context channel's modules ask it here
+from .rank import (EMPTY_QUERY, INJECTION_DISABLED, QUERY_NOT_EMBEDDABLE,
+                   STRONG_VECTOR_WEIGHT, VECTOR_WEIGHT, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
 
 # How many eligible neighbours each retriever proposes (at least; injectionMaxItems if larger)
 # before the budgets cut them down.
 CANDIDATES = 256
-
-
-def semantic_problem(bank: Bank, described: ModelInfo | str | None = None) -> Reason | None:
-    """Why semantic recall cannot run now, or None when it can; with `described` (the model's files
-    read, `Bank.model_info`), without loading the model."""
-    if bank.index.vec_error is not None:
-        return Reason(VEC_UNAVAILABLE, bank.index.vec_error + "; memories are in deterministic order")
-    model: Any = described if described is not None else bank.embedder()
-    if isinstance(model, str):
-        return Reason(MODEL_UNAVAILABLE, f"{model}; memories are in deterministic order")
-    if model is None:
-        return Reason(MODEL_UNAVAILABLE, f"{bank.model.why() or 'no model'}; memories are in deterministic order")
-    from ...index.embed import mismatch  # the model's code, at the call: the context channel imports this module
-
-    why = mismatch(bank.index.vector_model(), model)
-    if why is not None:
-        return Reason(EMBEDDING_DIM_MISMATCH, f"{why}; run `membank index --rebuild`")
-    return None
 
 
 def preview(bank: Bank, query_text: str | None = None, document_id: str | None = None) -> dict[str, Any]:
