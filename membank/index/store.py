@@ -78,8 +78,7 @@ class _ReadState(threading.local):
     def __init__(self) -> None:
         self.depth = 0
         self.open: list[apsw.Connection] = []  # read connections with a snapshot open in this block
-        # what the block's reads ask again and again (a status ~10 times), found once per block: by
-        # id(index), the index and its connection; by id(connection), its view key (`Index.view_key`)
+        # found once per block (a status asks ~10 times): by id(index) (index, connection); by id(connection) its view key
         self.conns: dict[int, tuple[Any, apsw.Connection]] = {}
         self.views: dict[int, tuple[int, int, int]] = {}
 
@@ -268,11 +267,9 @@ class Index(EntryStore, VectorStore, StrongStore):
         this connection's own writes are seen at once."""
         db = self.db
         if self.in_snapshot():  # a snapshot: what it sees cannot move before the block ends
-            key = _reading.views.get(id(db))
-            if key is None:
-                key = _reading.views[id(db)] = (id(db), db.execute("PRAGMA data_version").fetchall()[0][0],
-                                                db.total_changes())
-            return key
+            if id(db) not in _reading.views:
+                _reading.views[id(db)] = (id(db), db.execute("PRAGMA data_version").fetchall()[0][0], db.total_changes())
+            return _reading.views[id(db)]
         if not db.getautocommit():
             return None
         version = callmemo.kept(("data_version", id(db)), lambda: db.execute("PRAGMA data_version").fetchall()[0][0])
