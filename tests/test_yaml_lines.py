@@ -18,7 +18,8 @@ _TIMES = st.sampled_from(["2026-11-28T00:00:00Z", "2026-11-28T10:20:30.123456Z",
 _SCALAR = st.one_of(_TEXT, _TIMES, st.integers(-10**20, 10**20), st.floats(allow_nan=True, allow_infinity=True),
                     st.booleans(), st.none())
 _VALUE = st.one_of(_SCALAR, st.lists(_SCALAR, max_size=4), st.lists(_SCALAR, max_size=3).map(tuple))
-_KEY = st.one_of(st.sampled_from(["id", "type", "scope", "tags", "created", "deleted_at", "pinned", "x-y"]), _TEXT)
+_KEY = st.one_of(st.sampled_from(["id", "type", "scope", "tags", "created", "deleted_at", "pinned", "x-y",
+                                  "k" * 127, "k" * 128]), _TEXT)
 
 
 @settings(max_examples=300)
@@ -28,7 +29,7 @@ def test_line_by_line_is_the_emitters_text(mapping: dict) -> None:  # type: igno
     for _ in range(2):  # made, then kept
         assert lines.render(mapping) in (None, _dump(mapping))
     assert lines.render(mapping) is not None or not mapping or any(
-        type(k) is not str or not yamllines.plain_word(k) for k in mapping) or any(
+        type(k) is not str or len(k) > yamllines.SIMPLE_KEY or not yamllines.plain_word(k) for k in mapping) or any(
         isinstance(v, (list, tuple)) and any(isinstance(x, (list, tuple, dict)) for x in v) for v in mapping.values())
 
 
@@ -50,3 +51,11 @@ def test_nested_values_are_left_to_the_emitter() -> None:
     assert lines.render({"metadata": {"a": 1}}) is None
     assert lines.render({"evidence": [["a"]]}) is None
     assert lines.render({1: "a"}) is None
+
+
+def test_a_long_key_is_left_to_the_emitter() -> None:
+    lines = yamllines.Lines(_dump, IsoTime)
+    for n in (99, 100, 101, 127, 128, 200):
+        mapping = {"k" * n: "v", "id": "m-1"}
+        assert lines.render(mapping) in (None, _dump(mapping))
+    assert _dump({"k" * 200: "v"}).startswith("? ")

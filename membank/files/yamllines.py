@@ -23,6 +23,7 @@ _CLAIMED = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on O
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z")
 _SCALARS = (str, int, float, bool, type(None))
 KEPT = 4096  # lines kept before they are dropped all at once
+SIMPLE_KEY = 100  # keys this long at most are written `key: value` (PyYAML's limit is 127)
 
 
 def plain_word(text: str) -> bool:
@@ -73,8 +74,8 @@ class Lines:
             return None  # the emitter's `{}`
         out = []
         for key, value in mapping.items():
-            if type(key) is not str or not plain_word(key):
-                return None
+            if type(key) is not str or len(key) > SIMPLE_KEY or not plain_word(key):
+                return None  # a key of 128 characters or more is written `? key` on a line of its own
             text = direct(value, self._timestamp)
             if text is not None:
                 out.append(f"{key}: {text}\n")
