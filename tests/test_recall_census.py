@@ -94,3 +94,19 @@ def test_fitting_with_a_hidden_set_is_fit_over_the_order(bank: Bank) -> None:
                 with bank.index.lock:
                     assert queries.eligible_count(bank.index, document) == sum(
                         1 for _ in queries.ordered(bank.index, document))
+
+
+def test_mid_write_nothing_is_kept_and_the_census_is_the_transactions(bank: Bank) -> None:
+    """Inside a write transaction the census is counted afresh, with the transaction's own rows."""
+    doc = "chapters/ch05.md"
+    with bank.index.lock:
+        before = queries.eligible_count(bank.index, doc)
+    with bank.index.transaction():
+        bank.index.db.execute("UPDATE entries SET tokens = 1 WHERE rowid = (SELECT min(rowid) FROM entries"
+                              " WHERE kind = 'memory' AND scope != 'document' AND deleted = 0 AND tokens > 0)")
+        assert queries.eligible_census(bank.index, doc).fewest == 1
+        assert queries.eligible_count(bank.index, doc) == before
+        _fits(bank, doc, 50, 1)
+        bank.index.db.execute("ROLLBACK; BEGIN IMMEDIATE")
+    with bank.index.lock:
+        assert queries.eligible_census(bank.index, doc).fewest != 1 or before == 0
