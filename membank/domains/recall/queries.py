@@ -282,7 +282,8 @@ def fitting(index: Index, document: str | None, max_items: int, token_budget: in
     first, then only the later rows small enough for what is left (nothing larger can fit once
     `left` tokens remain). Rows are read only while one could still fit: no eligible memory takes
     fewer tokens than the census's fewest (`census.may_fit`). Only the kept records are decoded."""
-    fewest = eligible_census(index, document).fewest
+    found = eligible_census(index, document)
+    fewest = found.fewest
     if fewest is None:
         return []
     sql = f"SELECT rowid, tokens FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}"
@@ -292,7 +293,7 @@ def fitting(index: Index, document: str | None, max_items: int, token_budget: in
     kept = list(fit(_pulled(cursor, head), max_items, token_budget, fewest))
     cursor.close()
     left = token_budget - sum(t for _, t in kept)
-    if len(head) == head_size and len(kept) < max_items and left >= fewest:
+    if len(head) == head_size and len(kept) < max_items and census.may_fit(found, left):
         seen = {rowid for rowid, _ in head}
         later = ((r, t) for r, t in index.db.execute(f"{sql} AND tokens <= :left ORDER BY {ORDER_SQL}",
                                                     eligible_args(document, left=left)) if r not in seen)
