@@ -81,6 +81,8 @@ def _head(text: str, limit: int) -> str:
     """`_kept(text)` with each run of `-` made one, less its leading `-`: read from the start of `text`
     only until more than `limit` characters are made (a character's fate depends on those before it
     alone, so that prefix is the whole answer's; the body of a memory is thousands of characters)."""
+    if limit < 0:  # a cut from the end: the whole text
+        return re.sub(r"-+", "-", _kept(text)).strip("-")
     n = 4 * limit + 16
     while True:
         out = re.sub(r"-+", "-", _kept(text[:n])).lstrip("-")
