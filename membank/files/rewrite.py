@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from . import spans
+from . import spans, yamllines
 from .frontmatter import BOM, FrontMatterError, bounds, load_yaml, split
 
 REMOVE = object()  # as a value in `rewrite` updates: drop the key
@@ -69,13 +69,22 @@ _FlowDumper.add_representer(dict, lambda d, v: d.represent_mapping("tag:yaml.org
 _FlowDumper.add_representer(list, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
 
 
+def _dump(mapping: dict[Any, Any]) -> str:
+    return yaml.dump(mapping, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=_BIG,
+                     default_flow_style=False)
+
+
+_LINES = yamllines.Lines(_dump, IsoTime)
+
+
 def _render(mapping: dict[Any, Any], indent: int = 0) -> str:
     """`key: value` lines for each item, every line moved right by `indent` spaces."""
     if not mapping:
         return ""
     try:
-        text = yaml.dump(mapping, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=_BIG,
-                         default_flow_style=False)
+        text = _LINES.render(mapping)  # the same text, line by line (yamllines.py)
+        if text is None:
+            text = _dump(mapping)
     except (yaml.YAMLError, ValueError) as e:  # ValueError: an int longer than Python will print
         raise RewriteError(f"a value cannot be written as YAML ({e})", of_value=True) from None
     if indent:

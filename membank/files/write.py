@@ -74,9 +74,22 @@ def slug(text: str, limit: int = 60) -> str:
     before it is not kept), everything else `-`; never a Windows device (a memory that reads "Con" is
     `con-1.md`, which a project cloned onto Windows can still check out)."""
     text = unicodedata.normalize("NFKC", text).lower()
-    out = _kept(text)
-    out = re.sub(r"-+", "-", out).strip("-")[:limit].strip("-") or "memory"
+    out = _head(text, limit)[:limit].strip("-") or "memory"
     return f"{out}-1" if WINDOWS_DEVICES.fullmatch(out) else out
+
+
+def _head(text: str, limit: int) -> str:
+    """`_kept(text)` with each run of `-` made one, less its leading `-`: read from the start of `text`
+    only until more than `limit` characters are made (a character's fate depends on those before it
+    alone, so that prefix is the whole answer's; the body of a memory is thousands of characters)."""
+    if limit < 0:  # a cut from the end: the whole text
+        return re.sub(r"-+", "-", _kept(text)).strip("-")
+    n = 4 * limit + 16
+    while True:
+        out = re.sub(r"-+", "-", _kept(text[:n])).lstrip("-")
+        if len(out) > limit or n >= len(text):
+            return out
+        n *= 4
 
 
 def free_path(folder: Path, base: str) -> Path:

@@ -78,6 +78,9 @@ class _ReadState(threading.local):
     def __init__(self) -> None:
         self.depth = 0
         self.open: list[apsw.Connection] = []  # read connections with a snapshot open in this block
+        # found once per block (a status asks ~10 times): by id(index) (index, connection); by id(connection) its view key
+        self.conns: dict[int, tuple[Any, apsw.Connection]] = {}
+        self.views: dict[int, tuple[int, int, int]] = {}
 
 
 _reading = _ReadState()
@@ -101,6 +104,8 @@ def reading() -> Iterator[None]:
                 except apsw.Error:  # closed or rebuilt meanwhile
                     pass
             _reading.open.clear()
+            _reading.conns.clear()
+            _reading.views.clear()
 
 
 def _file_identity(path: Path | None) -> tuple[int, int] | None:
@@ -261,7 +266,11 @@ class Index(EntryStore, VectorStore, StrongStore):
         connection's commit is looked for once per call in a `callmemo` scope (an assembly asks ~19 times);
         this connection's own writes are seen at once."""
         db = self.db
-        if not (db.getautocommit() or self.in_snapshot()):
+        if self.in_snapshot():  # a snapshot: what it sees cannot move before the block ends
+            if id(db) not in _reading.views:
+                _reading.views[id(db)] = (id(db), db.execute("PRAGMA data_version").fetchall()[0][0], db.total_changes())
+            return _reading.views[id(db)]
+        if not db.getautocommit():
             return None
         version = callmemo.kept(("data_version", id(db)), lambda: db.execute("PRAGMA data_version").fetchall()[0][0])
         return id(db), version, db.total_changes()
@@ -311,10 +320,14 @@ class Index(EntryStore, VectorStore, StrongStore):
         return conn
 
     def _reader(self) -> apsw.Connection:
+        found = _reading.conns.get(id(self))
+        if found is not None and found[0] is self:
+            return found[1]  # the block's snapshot of this index
         conn = self._reader_conn()
         if not any(c is conn for c in _reading.open):
             conn.execute("BEGIN")  # the snapshot starts at the first read and lasts for the block
             _reading.open.append(conn)
+        _reading.conns[id(self)] = (self, conn)
         return conn
 
     def _moved_on(self) -> None:

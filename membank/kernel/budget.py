@@ -7,12 +7,14 @@ from typing import Iterable, Iterator, TypeVar
 T = TypeVar("T")
 
 
-def fit(candidates: Iterable[tuple[T, int]], max_items: int, token_budget: int) -> Iterator[tuple[T, int]]:
+def fit(candidates: Iterable[tuple[T, int]], max_items: int, token_budget: int,
+        floor: int = 0) -> Iterator[tuple[T, int]]:
     """The candidates, in order, that fit: at most `max_items`, within `token_budget` tokens.
 
     An item too large for what is left is skipped and smaller later ones may still fit,
-    so one long item never starves the rest."""
-    if max_items <= 0:
+    so one long item never starves the rest. `floor`: no candidate takes fewer tokens, so once
+    less than that is left nothing more is read from `candidates` (a lazy query stops there)."""
+    if max_items <= 0 or token_budget < floor:
         return
     used = kept = 0
     for item, tokens in candidates:
@@ -21,5 +23,5 @@ def fit(candidates: Iterable[tuple[T, int]], max_items: int, token_budget: int) 
         yield item, tokens
         used += tokens
         kept += 1
-        if kept == max_items:
+        if kept == max_items or token_budget - used < floor:
             return

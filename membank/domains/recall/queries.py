@@ -9,14 +9,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-import threading
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ...index import Index
 from ...index.schema import DomainSchema, register
 from ...index.vecstore import VEC0_MAX_K
 from ...kernel.budget import fit
-from . import keytable
+from . import census, keytable
 from .order import KEY_SQL, ORDER_SQL
 
 if TYPE_CHECKING:  # imported where it computes: neither listing the channels nor opening a project needs it
@@ -57,32 +56,46 @@ register(DomainSchema(
     "DROP INDEX IF EXISTS entries_eligible"))
 
 
-def _counts(index: Index) -> dict[int, tuple[tuple[int, int, int], dict[str | None, int]]]:
-    """Per-thread eligible counts of one index (see `eligible_count`), dropped when it reconnects."""
-    return index.caches.setdefault("recall.eligible_counts", {})
+# ELIGIBLE cut in two disjoint halves (recall/census.py): every scope but `document`, by one scan of
+# `entries_eligible`; a document's own, by `entries_document` (a few rows)
+_LIVE = "kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0"
+_SHOWN = """rowid NOT IN (SELECT value FROM json_each(:hidden))
+    AND type NOT IN (SELECT value FROM json_each(:hidden_types))"""
+_SHARED_SQL = (f"SELECT count(*), min(tokens) FROM entries INDEXED BY entries_eligible"
+               f" WHERE {_LIVE} AND scope != 'document' AND {_SHOWN}")
+_OWN_SQL = (f"SELECT count(*), min(tokens) FROM entries INDEXED BY entries_document"
+            f" WHERE document = :doc AND scope = 'document' AND {_LIVE} AND {_SHOWN}")
+_CENSUS_KEPT = 256  # a view's own censuses (one per document and hidden set) before they are dropped
+
+
+def eligible_census(index: Index, document: str | None) -> census.Census:
+    """How many memories a preview for `document` could inject, and the fewest tokens one takes.
+
+    The shared half scans the whole of `entries_eligible` (~1.3 ms at 10,000 memories, ~10 ms at
+    100,000), so it is made once per view of the index (`view_memo`: another connection committed,
+    or this one wrote) and hidden set, whatever the document; a document's own half is a few rows."""
+    memo = index.view_memo("recall.census")
+    hidden = _hidden.get()
+    shared = memo.get(hidden) if memo is not None else None
+    if shared is None:
+        shared = census.of_row(*index.db.execute(_SHARED_SQL, eligible_args(None)).fetchall()[0])
+        if memo is not None:
+            if len(memo) >= _CENSUS_KEPT:
+                memo.clear()
+            memo[hidden] = shared
+    if document is None:
+        return shared
+    own = memo.get((document, hidden)) if memo is not None else None
+    if own is None:
+        own = census.of_row(*index.db.execute(_OWN_SQL, eligible_args(document)).fetchall()[0])
+        if memo is not None:
+            memo[(document, hidden)] = own
+    return census.combine(shared, own)
 
 
 def eligible_count(index: Index, document: str | None) -> int:
-    """How many memories a preview for `document` could inject (what the budgets cut is this less the kept).
-
-    Counting scans the whole of `entries_eligible` (~10 ms at 100,000 memories), so each connection
-    keeps its counts until its view of the data moves: `PRAGMA data_version` (another connection
-    committed) or its own `total_changes` (it wrote, even if it rolled back)."""
-    db = index.db
-    key = None
-    if db.getautocommit() or index.in_snapshot():  # never mid-write
-        key = (id(db), db.execute("PRAGMA data_version").fetchall()[0][0], db.total_changes())
-        cached = _counts(index).get(threading.get_ident())
-        if cached is not None and cached[0] == key and (document, _hidden.get()) in cached[1]:
-            return cached[1][(document, _hidden.get())]
-    n = db.execute(f"SELECT count(*) FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}",
-                   eligible_args(document)).fetchall()[0][0]
-    if key is not None:
-        cached = _counts(index).get(threading.get_ident())
-        counts = cached[1] if cached is not None and cached[0] == key and len(cached[1]) < 64 else {}
-        counts[(document, _hidden.get())] = n
-        _counts(index)[threading.get_ident()] = (key, counts)
-    return n
+    """How many memories a preview for `document` could inject (what the budgets cut is this less the kept)."""
+    return eligible_census(index, document).count
 
 
 def eligible_table(index: Index, document: str | None) -> dict[int, tuple[int, tuple[Any, ...]]] | None:
@@ -267,19 +280,33 @@ def fitting(index: Index, document: str | None, max_items: int, token_budget: in
 
     The same greedy rule, run on the token counts in `entries_eligible`: the head of the order
     first, then only the later rows small enough for what is left (nothing larger can fit once
-    `left` tokens remain). Only the kept records are decoded."""
+    `left` tokens remain). Rows are read only while one could still fit: no eligible memory takes
+    fewer tokens than the census's fewest (`census.may_fit`). Only the kept records are decoded."""
+    found = eligible_census(index, document)
+    fewest = found.fewest
+    if fewest is None:
+        return []
     sql = f"SELECT rowid, tokens FROM entries INDEXED BY entries_eligible WHERE {ELIGIBLE}"
     head_size = 128 + 2 * max(0, max_items)
-    head = index.db.execute(f"{sql} ORDER BY {ORDER_SQL} LIMIT :n", eligible_args(document, n=head_size)).fetchall()
-    kept = list(fit(head, max_items, token_budget))
-    if len(head) == head_size and len(kept) < max_items:
-        left = token_budget - sum(t for _, t in kept)
+    cursor = index.db.execute(f"{sql} ORDER BY {ORDER_SQL} LIMIT :n", eligible_args(document, n=head_size))
+    head: list[tuple[int, int]] = []
+    kept = list(fit(_pulled(cursor, head), max_items, token_budget, fewest))
+    cursor.close()
+    left = token_budget - sum(t for _, t in kept)
+    if len(head) == head_size and len(kept) < max_items and census.may_fit(found, left):
         seen = {rowid for rowid, _ in head}
         later = ((r, t) for r, t in index.db.execute(f"{sql} AND tokens <= :left ORDER BY {ORDER_SQL}",
                                                     eligible_args(document, left=left)) if r not in seen)
-        kept.extend(fit(later, max_items - len(kept), left))
+        kept.extend(fit(later, max_items - len(kept), left, fewest))
     records = index.records([r for r, _ in kept])
     return [(records[r], t) for r, t in kept]
+
+
+def _pulled(rows: Iterable[tuple[int, int]], into: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """`rows` as they are read, each also appended to `into`."""
+    for row in rows:
+        into.append(row)
+        yield row
 
 
 def ordered(index: Index, document: str | None) -> Iterator[tuple[dict[str, Any], int]]:

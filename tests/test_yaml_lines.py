@@ -1,0 +1,61 @@
+"""Front matter line by line (files/yamllines.py) is byte for byte what PyYAML's emitter writes."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from membank.files import yamllines
+from membank.files.rewrite import IsoTime, _dump, render
+
+_TRICKY = ["yes", "No", "ON", "off", "null", "Null", "~", "", " ", "y", "n", "true", "False", "1:30", "017", "0x1f",
+           "1e3", ".inf", ".nan", "-a", "a-", "a: b", "a #b", "#a", "a#b", "[a]", "{a}", "a,b", "*a", "&a", "!a", "|",
+           ">", "'a'", '"a"', "%a", "@a", "`a", "a\nb", "a\tb", "\u2028", "林默", "नमस्ते", "<<", "=", "a b", " a",
+           "a ", "m-abcdefghijkl", "deleted_at", "Y", "e", "E1", "-", "--", "---", "...", "?", "? a", "a:", ":a",
+           "2026-11-28", "2026-11-28T00:00:00Z", "1_000", "+1", "-0", "0o7", "0b1", "NaN", "inf", "\x85", "\ufeff"]
+_TEXT = st.one_of(st.sampled_from(_TRICKY), st.text(st.sampled_from("aZ09_- :#'\"\n.林-x\u00e9"), max_size=12))
+_TIMES = st.sampled_from(["2026-11-28T00:00:00Z", "2026-11-28T10:20:30.123456Z", "2026-11-28T00:00:00+02:00",
+                          "2026-11-28", "2026-1-2T3:04:05Z", "2026-11-28T00:00:00.Z"]).map(IsoTime)
+_SCALAR = st.one_of(_TEXT, _TIMES, st.integers(-10**20, 10**20), st.floats(allow_nan=True, allow_infinity=True),
+                    st.booleans(), st.none())
+_VALUE = st.one_of(_SCALAR, st.lists(_SCALAR, max_size=4), st.lists(_SCALAR, max_size=3).map(tuple))
+_KEY = st.one_of(st.sampled_from(["id", "type", "scope", "tags", "created", "deleted_at", "pinned", "x-y",
+                                  "k" * 127, "k" * 128]), _TEXT)
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(_KEY, _VALUE, max_size=8))
+def test_line_by_line_is_the_emitters_text(mapping: dict) -> None:  # type: ignore[type-arg]
+    lines = yamllines.Lines(_dump, IsoTime)
+    for _ in range(2):  # made, then kept
+        assert lines.render(mapping) in (None, _dump(mapping))
+    assert lines.render(mapping) is not None or not mapping or any(
+        type(k) is not str or len(k) > yamllines.SIMPLE_KEY or not yamllines.plain_word(k) for k in mapping) or any(
+        isinstance(v, (list, tuple)) and any(isinstance(x, (list, tuple, dict)) for x in v) for v in mapping.values())
+
+
+def test_a_new_memorys_front_matter_takes_no_emitter_for_its_plain_keys() -> None:
+    meta = {"id": "m-abcdefghijkl", "type": "note", "scope": "project", "origin": "manual", "confidence": 1.0,
+            "tags": ["style", "tone"], "evidence": [], "created": IsoTime("2026-11-28T00:00:00Z"),
+            "updated": IsoTime("2026-11-28T00:00:00Z"), "revision": 1, "deleted_at": None, "pinned": False}
+    calls: list[dict] = []  # type: ignore[type-arg]
+    lines = yamllines.Lines(lambda m: (calls.append(m), _dump(m))[1], IsoTime)
+    assert lines.render(meta) == _dump(meta)
+    assert [list(c) for c in calls] == [["confidence"], ["tags"], ["evidence"]]
+    lines.render(meta)
+    assert len(calls) == 3  # kept
+    assert render(meta, "Body.").startswith("---\n" + _dump(meta) + "---\n")
+
+
+def test_nested_values_are_left_to_the_emitter() -> None:
+    lines = yamllines.Lines(_dump, IsoTime)
+    assert lines.render({"metadata": {"a": 1}}) is None
+    assert lines.render({"evidence": [["a"]]}) is None
+    assert lines.render({1: "a"}) is None
+
+
+def test_a_long_key_is_left_to_the_emitter() -> None:
+    lines = yamllines.Lines(_dump, IsoTime)
+    for n in (99, 100, 101, 127, 128, 200):
+        mapping = {"k" * n: "v", "id": "m-1"}
+        assert lines.render(mapping) in (None, _dump(mapping))
+    assert _dump({"k" * 200: "v"}).startswith("? ")
