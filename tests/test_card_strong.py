@@ -120,7 +120,7 @@ def test_the_cards_centred_cosines_are_the_banks_on_their_rows_alone() -> None:
     zh = np.arange(1300) % 3 == 0
     copy = StrongVectors("t", "m", np.arange(1, 1301, dtype=np.int64), rows, scale, zh=zh)
     query = rng.standard_normal(16).astype(np.float32)
-    for at in (np.array([2, 3, 17, 30]), np.array([0]), np.arange(5, 1300, 7), np.arange(1300)):
+    for at in (np.array([2, 3, 17, 30]), np.array([0]), np.arange(5, 1300, 7), np.arange(1300), np.zeros(0, np.int64)):
         for query_zh in (False, True):  # the very numbers of the whole pass (the cards and the memories alike)
             assert np.array_equal(copy.centred_cosines(query, query_zh, at), copy.centred_cosines(query, query_zh)[at])
 
