@@ -113,14 +113,44 @@ def test_the_sidecar_lists_the_card_for_a_chinese_question(sample: Path, tmp_pat
 
 
 def test_the_cards_centred_cosines_are_the_banks_on_their_rows_alone() -> None:
-    from membank.domains.recall.cards import centred_rows
     from membank.index.strongcopy import StrongVectors, quantize
 
     rng = np.random.default_rng(3)
-    rows, scale = quantize(rng.standard_normal((40, 16)).astype(np.float32))
-    zh = np.arange(40) % 3 == 0
-    copy = StrongVectors("t", "m", np.arange(1, 41, dtype=np.int64), rows, scale, zh=zh)
+    rows, scale = quantize(rng.standard_normal((1300, 16)).astype(np.float32))  # more than one scan block
+    zh = np.arange(1300) % 3 == 0
+    copy = StrongVectors("t", "m", np.arange(1, 1301, dtype=np.int64), rows, scale, zh=zh)
     query = rng.standard_normal(16).astype(np.float32)
-    at = np.array([2, 3, 17, 30])
-    for query_zh in (False, True):
-        assert np.allclose(centred_rows(copy, at, query, query_zh), copy.centred_cosines(query, query_zh)[at], atol=1e-5)
+    for at in (np.array([2, 3, 17, 30]), np.array([0]), np.arange(5, 1300, 7), np.arange(1300), np.zeros(0, np.int64)):
+        for query_zh in (False, True):  # the very numbers of the whole pass (the cards and the memories alike)
+            assert np.array_equal(copy.centred_cosines(query, query_zh, at), copy.centred_cosines(query, query_zh)[at])
+
+
+def test_the_cards_are_scored_as_the_memories_are_and_word_matches_keep_their_centred_cosine(sample: Path) -> None:
+    from membank.domains.recall import cards, tiers
+    from membank.domains.recall.rank import strong_scores
+
+    bank = _with_sensei(sample)
+    try:
+        text = "Who is the Coding Sensei?"
+        query = tiers.strong_query(bank, text)
+        model = bank.embedder()
+        assert query is not None and model is not None
+        vector = model.encode([text])[0]
+        with bank.index.lock:
+            index = bank.index
+            copy = index.strong_copy()
+            assert copy is not None
+            every = sorted(cards.card_rowids(index))
+            at = np.flatnonzero(np.isin(copy.rowids, every))
+            centred = copy.centred_cosines(query.vector, query.zh)[at]  # the memories' whole pass, at the cards
+            scores = strong_scores(centred, tiers.static_cosines(index, copy, vector)[at], copy.zh[at], query.zh,
+                                   np.ones(len(at), bool))
+            best = int(np.lexsort((copy.rowids[at], -scores))[0])
+            got = cards.strong_cards(index, query, vector, 1, also=every)
+        assert got is not None and len(every) > 2
+        nearest, told = got
+        assert nearest == [(int(copy.rowids[at][best]), float(1.0 - scores[best]))]
+        # a card outside the k best that the words found still has its centred cosine for the floor
+        assert told == {int(r): float(c) for r, c in zip(copy.rowids[at], centred)}
+    finally:
+        bank.close()

@@ -158,16 +158,22 @@ class StrongVectors:
             lengths[a:a + BLOCK] = np.sqrt(np.maximum(square, 0.0))
         return lengths
 
-    def centred_cosines(self, query: np.ndarray, query_zh: bool) -> np.ndarray:
+    def centred_cosines(self, query: np.ndarray, query_zh: bool, at: np.ndarray | None = None) -> np.ndarray:
         """Every row's cosine with `query` once each language's mean is removed, from each row its own
-        language's and from the query its language's (0 for a row with no direction left)."""
+        language's and from the query its language's (0 for a row with no direction left); with `at`
+        (row positions), those rows' alone: the same numbers as the whole pass's at those rows (each row's
+        product is its own), for a scan of a few rows (the cards') without one over every row."""
         means, lengths = self._centre()
+        rows, factor, zh = (self.rows, self.factor, self.zh) if at is None else \
+            (self.rows[at], self.factor[at], self.zh[at])
+        if at is not None:
+            lengths = lengths[at]
         q = np.asarray(query, np.float32)
         q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0)) - means[bool(query_zh)]
         q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
-        dots = _dots(self.rows, q)
-        dots *= self.factor
-        dots -= np.where(self.zh, float(means[True] @ q), float(means[False] @ q)).astype(np.float32)
+        dots = _dots(rows, q)
+        dots *= factor
+        dots -= np.where(zh, float(means[True] @ q), float(means[False] @ q)).astype(np.float32)
         return np.divide(dots, lengths, out=np.zeros_like(dots), where=lengths > 1e-6)
 
     def nearest(self, query: np.ndarray, k: int, allowed: np.ndarray, scorer: Scorer | None = None

@@ -13,7 +13,7 @@ reaches STRONG_CARD_FLOOR; else the static tier's, with CARD_FLOOR on the fused 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ...index import Index
 from ...index.vecstore import VEC0_MAX_K
@@ -74,11 +74,13 @@ def nearest_cards(index: Index, vector: np.ndarray, k: int) -> list[tuple[int, f
     return [hit for hit in index.nearest(vector, VEC0_MAX_K) if hit[0] in rowids][:k]
 
 
-def strong_cards(index: Index, query: StrongQuery, static: np.ndarray | None,
-                 k: int) -> tuple[list[tuple[int, float]], dict[int, float]] | None:
-    """(rowid, 1 - score) of the k best cards by the strong tier, best first (ties by rowid), with each one's
-    centred strong cosine; None when the strong vectors are of another model or a card has none yet (the
-    static tier then). Only the cards' rows are scored: no second pass over every memory."""
+def strong_cards(index: Index, query: StrongQuery, static: np.ndarray | None, k: int,
+                 also: Iterable[int] = ()) -> tuple[list[tuple[int, float]], dict[int, float]] | None:
+    """(rowid, 1 - score) of the k best cards by the strong tier, best first (ties by rowid), with the centred
+    strong cosine of each of those and of the cards `also` names (the word matches); None when the strong
+    vectors are of another model or a card has none yet (the static tier then). Only the cards' rows are
+    scored: no second pass over every memory, and no matrix product (OpenBLAS's threads would spin on the
+    cores the query's model needs next)."""
     copy = index.strong_copy()
     if copy is None or index.strong_model() != (query.encoder.name, query.encoder.dim):
         return None
@@ -87,32 +89,14 @@ def strong_cards(index: Index, query: StrongQuery, static: np.ndarray | None,
         return None
     import numpy as np
 
-    centred = centred_rows(copy, at, query.vector, query.zh)
-    scores = strong_scores(centred, _static_rows(index, copy.rowids[at], static), copy.zh[at], query.zh,
+    centred = copy.centred_cosines(query.vector, query.zh, at)
+    scores = strong_scores(centred, _static_rows(index, copy, at, static), copy.zh[at], query.zh,
                            np.ones(len(at), bool))
     rowids = copy.rowids[at]
     best = np.lexsort((rowids, -scores))[:k]
-    return ([(int(rowids[i]), float(1.0 - scores[i])) for i in best],
-            {int(r): float(c) for r, c in zip(rowids, centred)})
-
-
-def centred_rows(copy: StrongVectors, at: np.ndarray, query: np.ndarray, query_zh: bool) -> np.ndarray:
-    """`copy.centred_cosines` of the rows `at` alone (its languages' means, `StrongVectors.means`, are the
-    whole bank's): each unit row less its language's mean against the unit query less its own's."""
-    import numpy as np
-
-    from ...index.strongcopy import dequantize
-
-    means = copy.means()
-    q = np.asarray(query, np.float32)
-    q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0)) - means[bool(query_zh)]
-    q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
-    rows = dequantize(copy.rows[at], copy.scale[at])
-    lengths = np.linalg.norm(rows, axis=1, keepdims=True)
-    rows = np.divide(rows, lengths, out=np.zeros_like(rows), where=lengths > 0)
-    rows -= np.where(copy.zh[at][:, None], means[True], means[False])
-    lengths = np.linalg.norm(rows, axis=1)
-    return np.divide(rows @ q, lengths, out=np.zeros(len(at), np.float32), where=lengths > 1e-6)
+    wanted = np.fromiter(set(also), np.int64)
+    told = np.union1d(best, np.flatnonzero(np.isin(rowids, wanted))) if len(wanted) else best
+    return [(int(rowids[i]), float(1.0 - scores[i])) for i in best], {int(rowids[i]): float(centred[i]) for i in told}
 
 
 def _strong_rows(index: Index, copy: StrongVectors) -> np.ndarray | None:
@@ -132,20 +116,34 @@ def _strong_rows(index: Index, copy: StrongVectors) -> np.ndarray | None:
     return kept[0] if kept[1] else None
 
 
-def _static_rows(index: Index, rowids: np.ndarray, vector: np.ndarray | None) -> np.ndarray:
-    """The static cosine of each of these cards with the query's static `vector` (0 without one)."""
+def _static_rows(index: Index, copy: StrongVectors, at: np.ndarray, vector: np.ndarray | None) -> np.ndarray:
+    """The static cosine of each of the cards at `copy`'s rows `at` with the query's static `vector` (0 for
+    a card with no static vector, and for all without one): a one-thread product over the cards' static
+    rows alone, the same numbers as the memories' (recall/tiers.py `static_cosines`). Where each card's static
+    row lies is kept for this view of the index and these two copies."""
     import numpy as np
 
     static = index.vector_copy() if vector is not None else None
-    out = np.zeros(len(rowids), np.float32)
+    out = np.zeros(len(at), np.float32)
     if static is None or vector is None or not len(static):
         return out
-    at = np.flatnonzero(static.mask(rowids))
+    memo = index.view_memo("recall.card_static_rows")
+    key = (copy.tag, static.tag, len(at))
+    where = memo.get(key) if memo is not None else None
+    if where is None:
+        order = np.argsort(static.rowids, kind="stable")
+        found = np.minimum(np.searchsorted(static.rowids[order], copy.rowids[at]), len(order) - 1)
+        hit = static.rowids[order][found] == copy.rowids[at]
+        where = (np.flatnonzero(hit), order[found[hit]])  # (positions among the cards, rows of the static copy)
+        if memo is not None:
+            memo.clear()
+            memo[key] = where
+    cards, rows = where
     q = np.asarray(vector, np.float32)
     q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
-    cosines = static.matrix[at] @ q / np.where(static.norms[at] > 0, static.norms[at], 1.0)
-    where = {int(r): float(c) for r, c in zip(static.rowids[at], cosines)}
-    return np.array([where.get(int(r), 0.0) for r in rowids], np.float32)
+    norms = static.norms[rows]
+    out[cards] = np.einsum("ij,j->i", static.matrix[rows], q) / np.where(norms > 0, norms, 1.0)
+    return out
 
 
 def lexical_cards(index: Index, match: str, k: int) -> list[tuple[int, float]]:
@@ -201,7 +199,7 @@ def search(index: Index, vector: np.ndarray | None, match: str | None, k: int = 
     if k <= 0 or not card_rowids(index):
         return []
     lexical = lexical_cards(index, match, CANDIDATES) if match else []
-    ranked = strong_cards(index, strong, vector, CANDIDATES) if strong is not None else None
+    ranked = strong_cards(index, strong, vector, CANDIDATES, (r for r, _ in lexical)) if strong is not None else None
     if ranked is not None:
         nearest, centred = ranked
         hits = [h._replace(fused=h.fused if round(centred.get(h.rowid, -1.0), 9) >= strong_floor else -1.0)

@@ -30,6 +30,7 @@ from ...files.intake import embed_text
 from ...index import strongload
 from ...index.store import reading
 from ...index.strong import STRONG_BUNDLED
+from ...kernel.text import script_language
 from .corpus import Corpus
 from .measure import assemble_payloads, caller, previews
 from .rows import Row, say, timed
@@ -154,8 +155,9 @@ def _embed_for_real(bank: Any, encoder: Any, n: int) -> tuple[Row, list[Any]]:
             rows = bank.index.strong_pending(BATCH)
         if not rows:
             break
-        batch = encoder.passages([embed_text(kind, json.loads(record)) for _, kind, record, _ in rows])
-        _write(bank, encoder, [(r[0], r[3]) for r in rows], batch)
+        texts = [embed_text(kind, json.loads(record)) for _, kind, record, _ in rows]
+        batch = encoder.passages(texts)
+        _write(bank, encoder, [(r[0], r[3]) for r in rows], batch, texts)
         row.samples.append(len(rows) / (time.perf_counter() - started))
         vectors.extend(batch)
     row.size = bank.index.strong_counts()[1]
@@ -173,16 +175,22 @@ def _fill_rest(bank: Any, encoder: Any, vectors: list[Any]) -> int:
         if not rows or not vectors:
             return filled
         batch = np.stack([vectors[(filled + i) % len(vectors)] for i in range(len(rows))])
-        _write(bank, encoder, [(r[0], r[3]) for r in rows], batch)
+        _write(bank, encoder, [(r[0], r[3]) for r in rows], batch,
+               [embed_text(kind, json.loads(record)) for _, kind, record, _ in rows])
         filled += len(rows)
 
 
-def _write(bank: Any, encoder: Any, keys: list[tuple[int, str]], vectors: Any) -> None:
+def _write(bank: Any, encoder: Any, keys: list[tuple[int, str]], vectors: Any, texts: list[str]) -> None:
+    """As the background writes: each row with its text's script (its language's pool, recall/calibrate.py),
+    so the Chinese memories are calibrated as a Chinese pool, as after a real fill."""
+    from ...domains.indexing.strongfill import SCRIPT_CHARS
+
+    zh = [script_language(t[:SCRIPT_CHARS]) == "zh" for t in texts]
     bank.write_lock.acquire()
     try:
         with bank.index.transaction():
             bank.index.start_strong(encoder.name, encoder.dim)
-            bank.index.put_strong(keys, vectors)
+            bank.index.put_strong(keys, vectors, zh)
     finally:
         bank.write_lock.release()
 
