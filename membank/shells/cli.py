@@ -10,6 +10,9 @@ import gc
 import sys
 
 if __name__ == "__main__":  # `python -m membank.shells.cli`: no collection while the imports run (main, below)
+    from .launch import one_blas_thread
+
+    one_blas_thread()  # before numpy loads (launch.py says why)
     gc.disable()
     from .clireads import fast
 
@@ -69,10 +72,6 @@ def open_(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
 @command("index:sync")
 def index(path: Optional[Path] = PathArg, rebuild: bool = typer.Option(False, "--rebuild", help="Start from scratch."),
           as_json: bool = JsonOpt) -> None:
-    # numpy's OpenBLAS starts a thread per core at import, and they spin: ~0.05 s of a core that the
-    # sync's writes, parsing and embedding need (nothing here multiplies matrices). The process ends
-    # with the command; the sidecar keeps its BLAS threads for its searches.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     registry = open_registry(path, as_json, sync=False)
     try:
         if not as_json and err.is_terminal:
