@@ -59,3 +59,12 @@ def test_a_long_key_is_left_to_the_emitter() -> None:
         mapping = {"k" * n: "v", "id": "m-1"}
         assert lines.render(mapping) in (None, _dump(mapping))
     assert _dump({"k" * 200: "v"}).startswith("? ")
+
+
+def test_one_list_under_two_keys_is_the_emitters_anchor_and_alias() -> None:
+    # found attacking: the emitter writes `tags: &id001 [a, b]` / `other: *id001` for one list object met twice
+    lines = yamllines.Lines(_dump, IsoTime)
+    shared, pair, empty = ["a", "b"], (1, 2), []
+    for mapping in ({"tags": shared, "other": shared}, {"a": pair, "id": "m-1", "b": pair}, {"a": empty, "b": empty},
+                    {"a": [], "b": []}, {"tags": ["a", "b"], "other": ["a", "b"]}):
+        assert lines.render(mapping) in (None, _dump(mapping))
