@@ -132,3 +132,13 @@ def test_another_banks_write_and_a_rebuild_move_the_census(bank: Bank, sample: P
         write_memory(sample, "hostile/tiny.md", "x", id="m-tiny", type="note", scope="document", document=doc,
                      updated="2020-01-01T00:00:00Z")
         bank.sync()
+
+
+def test_a_views_censuses_stay_bounded_over_many_documents(bank: Bank) -> None:
+    # found attacking: a document's own census was kept without bound (1,001 after 1,000 documents)
+    with bank.index.lock:
+        for i in range(600):
+            queries.eligible_census(bank.index, f"chapters/d{i}.md")
+        assert all(len(memo) <= 256 for memo in bank.index.caches["recall.census"].values())
+        assert queries.eligible_count(bank.index, "chapters/ch05.md") == sum(
+            1 for _ in queries.ordered(bank.index, "chapters/ch05.md"))
