@@ -59,3 +59,40 @@ def test_a_long_key_is_left_to_the_emitter() -> None:
         mapping = {"k" * n: "v", "id": "m-1"}
         assert lines.render(mapping) in (None, _dump(mapping))
     assert _dump({"k" * 200: "v"}).startswith("? ")
+
+
+def test_one_list_under_two_keys_is_the_emitters_anchor_and_alias() -> None:
+    # found attacking: the emitter writes `tags: &id001 [a, b]` / `other: *id001` for one list object met twice
+    lines = yamllines.Lines(_dump, IsoTime)
+    shared, pair, empty = ["a", "b"], (1, 2), []
+    for mapping in ({"tags": shared, "other": shared}, {"a": pair, "id": "m-1", "b": pair}, {"a": empty, "b": empty},
+                    {"a": [], "b": []}, {"tags": ["a", "b"], "other": ["a", "b"]}):
+        assert lines.render(mapping) in (None, _dump(mapping))
+
+
+_WIDE = st.one_of(st.text(max_size=20), st.text(st.sampled_from("ab 林😀\t\r\x00\x85\u2028\ufeff:#'\"\\"), max_size=12),
+                  st.text(st.sampled_from("ab 林😀"), min_size=70, max_size=160))  # past 80 columns
+_ANY = st.one_of(_WIDE, st.integers(-2**70, 2**70), st.floats(), st.booleans(), st.none(), st.dates(),
+                 st.datetimes(timezones=st.sampled_from([None, __import__("datetime").timezone.utc])))
+
+
+@settings(max_examples=200)
+@given(st.dictionaries(st.sampled_from(["id", "a-b", "x_1", "tags", "Yes", "k" * 101]),
+                       st.one_of(_ANY, st.lists(_ANY, max_size=3)), max_size=6))
+def test_any_text_number_or_time_is_the_emitters_line_and_reads_back(mapping: dict) -> None:  # type: ignore[type-arg]
+    from membank.files.frontmatter import load_yaml
+    lines = yamllines.Lines(_dump, IsoTime)
+    whole = _dump(mapping)
+    assert lines.render(mapping) in (None, whole)
+    assert lines.render(mapping) in (None, whole)  # kept
+    assert _alike(load_yaml(whole), mapping)  # the fast reader or PyYAML reads the values back
+
+
+def _alike(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and a != a:
+        return b != b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_alike(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_alike(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b

@@ -73,6 +73,7 @@ class Lines:
         if not mapping:
             return None  # the emitter's `{}`
         out = []
+        lists: set[int] = set()  # the emitter writes one list object met twice as `&id001` then `*id001`
         for key, value in mapping.items():
             if type(key) is not str or len(key) > SIMPLE_KEY or not plain_word(key):
                 return None  # a key of 128 characters or more is written `? key` on a line of its own
@@ -81,8 +82,10 @@ class Lines:
                 out.append(f"{key}: {text}\n")
                 continue
             memo = _memo_key(key, value)
-            if memo is None:
+            if memo is None or (type(value) in (list, tuple) and id(value) in lists):
                 return None
+            if type(value) in (list, tuple):
+                lists.add(id(value))
             line = self._lines.get(memo)
             if line is None:
                 line = self._dump({key: value})

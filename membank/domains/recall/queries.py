@@ -80,17 +80,23 @@ def eligible_census(index: Index, document: str | None) -> census.Census:
     if shared is None:
         shared = census.of_row(*index.db.execute(_SHARED_SQL, eligible_args(None)).fetchall()[0])
         if memo is not None:
-            if len(memo) >= _CENSUS_KEPT:
-                memo.clear()
-            memo[hidden] = shared
+            _keep(memo, hidden, shared)
     if document is None:
         return shared
     own = memo.get((document, hidden)) if memo is not None else None
     if own is None:
         own = census.of_row(*index.db.execute(_OWN_SQL, eligible_args(document)).fetchall()[0])
         if memo is not None:
-            memo[(document, hidden)] = own
+            _keep(memo, (document, hidden), own)
     return census.combine(shared, own)
+
+
+def _keep(memo: dict[Any, census.Census], key: Any, found: census.Census) -> None:
+    """Keep a census in a view's memo, dropping them all once it holds `_CENSUS_KEPT` (a document's own
+    too: a status over every document of a large project must not grow it without bound)."""
+    if len(memo) >= _CENSUS_KEPT:
+        memo.clear()
+    memo[key] = found
 
 
 def eligible_count(index: Index, document: str | None) -> int:
