@@ -39,3 +39,46 @@ def test_the_bench_commands_are_taken(args: list[str], parsed: tuple) -> None:
 ])
 def test_anything_else_is_left_to_typer(args: list[str]) -> None:
     assert parse(args) is None
+
+
+# -- property: whatever `parse` takes, click reads the same way -------------------------------------
+
+from pathlib import Path  # noqa: E402
+
+import click  # noqa: E402
+import typer  # noqa: E402
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from membank.shells.clireads import FORMS  # noqa: E402
+
+WORDS = ["--json", "--all", "-C", "--project", "--type", "--scope", "--origin", "P", "Q", "m-1", "--", "-", "",
+         "-CP", "--project=P", "--type=x", "-x", "林默", "a b", "--help", "-h", "status", "--json=1", "-C=P", " "]
+
+
+def _click_params(words: tuple[str, ...], rest: list[str]) -> dict:
+    from membank.shells.cli import app
+
+    command: click.Command = typer.main.get_command(app)
+    for word in words:
+        command = command.commands[word]  # type: ignore[attr-defined]
+    with command.make_context("membank", list(rest)) as ctx:
+        return dict(ctx.params)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(FORMS)), st.lists(st.sampled_from(WORDS), max_size=6))
+def test_what_parse_takes_click_reads_alike(words: tuple[str, ...], rest: list[str]) -> None:
+    parsed = parse([*words, *rest])
+    if parsed is None:
+        return  # typer parses it
+    _, positional, options, flags = parsed
+    params = _click_params(words, rest)  # raises click's UsageError if the fast path took what click refuses
+    assert params.get("as_json") == ("--json" in flags)
+    if words == ("show",):
+        assert params["memory_id"] == positional[0]
+    folder = params.get("project", params.get("path"))
+    expected = options.get("project", positional[0] if positional and words != ("show",) else None)
+    assert (None if folder is None else Path(folder)) == (None if expected is None else Path(expected))
+    if words == ("list",):
+        assert (params["type_"], params["scope"], params["origin"], params["include_deleted"]) == (
+            options.get("type"), options.get("scope"), options.get("origin"), "--all" in flags)
