@@ -82,3 +82,23 @@ def test_what_parse_takes_click_reads_alike(words: tuple[str, ...], rest: list[s
     if words == ("list",):
         assert (params["type_"], params["scope"], params["origin"], params["include_deleted"]) == (
             options.get("type"), options.get("scope"), options.get("origin"), "--all" in flags)
+
+
+@pytest.mark.parametrize("args", [["status"], ["list", "--json"], ["show", "m-1"], ["settings", "get"], ["skills"]])
+def test_a_current_folder_removed_under_the_shell_is_not_found_by_both_paths(
+        args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from typer.testing import CliRunner
+
+    from membank.shells.cli import app
+    from membank.shells.clireads import fast
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(SystemExit) as ended:
+        fast(args)
+    fast_out = capsys.readouterr()
+    assert ended.value.code == 1 and "NOT_FOUND" in fast_out.out + fast_out.err  # not a traceback
+    typed = CliRunner().invoke(app, args)
+    assert typed.exit_code == 1 and isinstance(typed.exception, SystemExit)
