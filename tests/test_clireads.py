@@ -43,6 +43,7 @@ def test_anything_else_is_left_to_typer(args: list[str]) -> None:
 
 # -- property: whatever `parse` takes, click reads the same way -------------------------------------
 
+import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import click  # noqa: E402
@@ -102,3 +103,24 @@ def test_a_current_folder_removed_under_the_shell_is_not_found_by_both_paths(
     assert ended.value.code == 1 and "NOT_FOUND" in fast_out.out + fast_out.err  # not a traceback
     typed = CliRunner().invoke(app, args)
     assert typed.exit_code == 1 and isinstance(typed.exception, SystemExit)
+
+
+@pytest.mark.parametrize("raised, code", [(KeyboardInterrupt(), 130), (BrokenPipeError(32, "Broken pipe"), 1)])
+def test_ctrl_c_and_a_closed_pipe_end_both_paths_alike(raised: BaseException, code: int, sample: Path, home: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from membank.shells import clicall
+    from membank.shells.cli import app
+    from membank.shells.clireads import fast
+
+    def interrupted(*_: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(clicall, "dispatch", interrupted)  # the channel call: where a command spends its time
+    monkeypatch.setattr(sys, "stdout", sys.stdout)  # a closed pipe wraps both streams: put back after the test
+    monkeypatch.setattr(sys, "stderr", sys.stderr)
+    with pytest.raises(SystemExit) as ended:
+        fast(["skills", "-C", str(sample)])
+    assert ended.value.code == code
+    assert CliRunner().invoke(app, ["skills", "-C", str(sample)]).exit_code == code
