@@ -4,9 +4,15 @@ and tests/test_startup.py run the commands themselves."""
 
 from __future__ import annotations
 
-import pytest
+import sys
+from pathlib import Path
 
-from membank.shells.clireads import parse
+import click
+import pytest
+import typer
+from hypothesis import given, settings, strategies as st
+
+from membank.shells.clireads import FORMS, parse
 
 
 @pytest.mark.parametrize("args, parsed", [
@@ -42,15 +48,6 @@ def test_anything_else_is_left_to_typer(args: list[str]) -> None:
 
 
 # -- property: whatever `parse` takes, click reads the same way -------------------------------------
-
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import click  # noqa: E402
-import typer  # noqa: E402
-from hypothesis import given, settings, strategies as st  # noqa: E402
-
-from membank.shells.clireads import FORMS  # noqa: E402
 
 WORDS = ["--json", "--all", "-C", "--project", "--type", "--scope", "--origin", "P", "Q", "m-1", "--", "-", "",
          "-CP", "--project=P", "--type=x", "-x", "林默", "a b", "--help", "-h", "status", "--json=1", "-C=P", " "]
