@@ -4,9 +4,15 @@ and tests/test_startup.py run the commands themselves."""
 
 from __future__ import annotations
 
-import pytest
+import sys
+from pathlib import Path
 
-from membank.shells.clireads import parse
+import click
+import pytest
+import typer
+from hypothesis import given, settings, strategies as st
+
+from membank.shells.clireads import FORMS, parse
 
 
 @pytest.mark.parametrize("args, parsed", [
@@ -39,3 +45,79 @@ def test_the_bench_commands_are_taken(args: list[str], parsed: tuple) -> None:
 ])
 def test_anything_else_is_left_to_typer(args: list[str]) -> None:
     assert parse(args) is None
+
+
+# -- property: whatever `parse` takes, click reads the same way -------------------------------------
+
+WORDS = ["--json", "--all", "-C", "--project", "--type", "--scope", "--origin", "P", "Q", "m-1", "--", "-", "",
+         "-CP", "--project=P", "--type=x", "-x", "林默", "a b", "--help", "-h", "status", "--json=1", "-C=P", " "]
+
+
+def _click_params(words: tuple[str, ...], rest: list[str]) -> dict:
+    from membank.shells.cli import app
+
+    command: click.Command = typer.main.get_command(app)
+    for word in words:
+        command = command.commands[word]  # type: ignore[attr-defined]
+    with command.make_context("membank", list(rest)) as ctx:
+        return dict(ctx.params)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(FORMS)), st.lists(st.sampled_from(WORDS), max_size=6))
+def test_what_parse_takes_click_reads_alike(words: tuple[str, ...], rest: list[str]) -> None:
+    parsed = parse([*words, *rest])
+    if parsed is None:
+        return  # typer parses it
+    _, positional, options, flags = parsed
+    params = _click_params(words, rest)  # raises click's UsageError if the fast path took what click refuses
+    assert params.get("as_json") == ("--json" in flags)
+    if words == ("show",):
+        assert params["memory_id"] == positional[0]
+    folder = params.get("project", params.get("path"))
+    expected = options.get("project", positional[0] if positional and words != ("show",) else None)
+    assert (None if folder is None else Path(folder)) == (None if expected is None else Path(expected))
+    if words == ("list",):
+        assert (params["type_"], params["scope"], params["origin"], params["include_deleted"]) == (
+            options.get("type"), options.get("scope"), options.get("origin"), "--all" in flags)
+
+
+@pytest.mark.parametrize("args", [["status"], ["list", "--json"], ["show", "m-1"], ["settings", "get"], ["skills"]])
+def test_a_current_folder_removed_under_the_shell_is_not_found_by_both_paths(
+        args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from typer.testing import CliRunner
+
+    from membank.shells.cli import app
+    from membank.shells.clireads import fast
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(SystemExit) as ended:
+        fast(args)
+    fast_out = capsys.readouterr()
+    assert ended.value.code == 1 and "NOT_FOUND" in fast_out.out + fast_out.err  # not a traceback
+    typed = CliRunner().invoke(app, args)
+    assert typed.exit_code == 1 and isinstance(typed.exception, SystemExit)
+
+
+@pytest.mark.parametrize("raised, code", [(KeyboardInterrupt(), 130), (BrokenPipeError(32, "Broken pipe"), 1)])
+def test_ctrl_c_and_a_closed_pipe_end_both_paths_alike(raised: BaseException, code: int, sample: Path, home: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from membank.shells import clicall
+    from membank.shells.cli import app
+    from membank.shells.clireads import fast
+
+    def interrupted(*_: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(clicall, "dispatch", interrupted)  # the channel call: where a command spends its time
+    monkeypatch.setattr(sys, "stdout", sys.stdout)  # a closed pipe wraps both streams: put back after the test
+    monkeypatch.setattr(sys, "stderr", sys.stderr)
+    with pytest.raises(SystemExit) as ended:
+        fast(["skills", "-C", str(sample)])
+    assert ended.value.code == code
+    assert CliRunner().invoke(app, ["skills", "-C", str(sample)]).exit_code == code

@@ -71,3 +71,23 @@ def test_a_score_that_is_not_a_number_orders_as_rounding_every_score_did() -> No
     hits = [_hit(1, 0.5), _hit(2, nan), _hit(3, 0.7), _hit(4, 0.1), _hit(5, nan), _hit(6, 0.6)]
     tie = {h.rowid: -h.rowid for h in hits}
     assert [h.rowid for h in best_first(hits, lambda h: tie[h.rowid])] == [h.rowid for h in _rounded(hits, tie)]
+
+
+_ANY = st.floats(allow_nan=False) | st.sampled_from([0.0, -0.0, float("inf"), float("-inf"), 5e-324, 4e6, 4e6 + 9.3e-10,
+                                                     1e300, -1e-10, 0.35, 0.35 + 5e-10, 0.35 - 5e-10])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_ANY, st.integers(0, 2)), max_size=30))
+def test_any_scores_infinite_signed_zero_or_huge_order_as_every_score_rounded(parts: list[tuple[float, int]]) -> None:
+    hits = [_hit(i, score) for i, (score, _) in enumerate(parts)]
+    tie = {i: t for i, (_, t) in enumerate(parts)}
+    assert best_first(hits, lambda h: tie[h.rowid]) == _rounded(hits, tie)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ANY | st.floats(), st.sampled_from([RELEVANCE_FLOOR, STRONG_RELEVANCE_FLOOR]), st.floats(-3e-9, 3e-9))
+def test_the_floor_for_any_score_is_that_of_the_score_rounded(score: float, floor: float, nudge: float) -> None:
+    for s in (score, floor + nudge, floor):
+        got = relevant_enough(s, None, 1) if floor == RELEVANCE_FLOOR else relevant_enough(0.0, {1: s}, 1)
+        assert got is (round(s, 9) >= floor), (s, floor)

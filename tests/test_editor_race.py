@@ -257,3 +257,37 @@ def test_the_sweep_sets_aside_what_may_be_a_save_and_deletes_what_holds_no_word_
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([kept[0].name, "note.md", "same.md"])
     assert is_ignored(kept[0].name)  # neither indexed ...
     assert sweep_temps(tmp_path, now=later) == []  # ... nor swept
+
+
+def _hostile_bank(bank: Path) -> None:
+    """Temporary files everywhere a sweep might or might not look: sections nested deep, hidden and
+    symlinked folders inside and outside them, the journal, the bank's top, a section that is a file
+    and one that is a link."""
+    for folder in ("memories/a/b/c", "memories/.hidden", "characters", "world/x y/林默", "journal/2026",
+                   "other/deep", ".index", "outside-target"):
+        (bank / folder).mkdir(parents=True, exist_ok=True)
+        _temp_file(bank / folder, b"")  # empty: disposable once stale
+    (bank / "memories/a/b/c/.x.md.feedf00d.membank-tmp").write_bytes(b"")
+    (bank / "memories/linked").symlink_to(bank / "other")  # a folder link in a section: not walked by either
+    (bank / "characters/dir.md.0123abcd.membank-tmp").mkdir()  # a folder with a temporary name
+    (bank / "characters/.dir.md.0123abcd.membank-tmp").mkdir()
+    (bank / "characters/.ln.md.0123abcd.membank-tmp").symlink_to(bank / "other/deep")  # a link with one
+    (bank / "skills").write_text("a file where a section should be", "utf-8")
+    (bank / "world/link").symlink_to(bank / "outside-target")
+
+
+def test_the_sweep_riding_the_scan_clears_what_a_full_walk_clears(tmp_path: Path) -> None:
+    from membank.files.scan import SECTIONS, BankRoot, scan
+
+    later = time.time() + 3600
+    full, ride = tmp_path / "full", tmp_path / "ride"
+    for bank in (full, ride):
+        _hostile_bank(bank)
+    temps: list[str] = []
+    scan(BankRoot("project", ride), True, temps)
+    expected = sweep_temps(full, now=later)
+    assert sweep_temps(ride, now=later, skip=SECTIONS, found=temps) == expected
+    assert sorted(p.relative_to(ride).as_posix() for p in ride.rglob("*")) == \
+        sorted(p.relative_to(full).as_posix() for p in full.rglob("*"))
+    assert "memories/a/b/c/.x.md.feedf00d.membank-tmp" in expected
+    assert not any(e.startswith((".index/", "memories/.hidden/")) for e in expected)

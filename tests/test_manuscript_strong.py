@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from contextlib import closing
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import membank
 from membank import Bank
@@ -224,3 +225,26 @@ def test_a_previews_passages_rank_by_the_windows_in_a_semantic_preview_only(bank
     assert sides() == {"strong vector"}
     bank.update_settings({"injectionEnabled": False})
     assert bank.preview(query_text=query, document_id="chapters/ch02.md")["passages"] == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 300), min_size=1, max_size=40), st.sampled_from([1, 3, 17, 383, 384]),
+       st.data())
+def test_any_allowed_set_scores_as_the_whole_matrix_for_any_window_layout(sizes: list[int], dim: int, data: Any) -> None:
+    """One passage, passages of one window or of hundreds (gaps over GAP_SCORED), rows of an odd width (views
+    starting off the usual alignment), allowed sets with repeats, the first or the last passage alone."""
+    import numpy as np
+
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    rng = np.random.default_rng(len(sizes) * 1000 + dim)
+    matrix = rng.standard_normal((sum(sizes), dim)).astype(np.float16).astype(np.float32)
+    vector = rng.standard_normal(dim).astype(np.float32)
+    whole = np.maximum.reduceat(np.einsum("ij,j->i", matrix, vector), first)
+    rows = np.asarray(data.draw(st.lists(st.integers(0, len(sizes) - 1), min_size=1, max_size=12)), np.int64)
+    runs = strong.spans(first, len(matrix), rows)
+    got = strong.best_windows(matrix, first, runs, vector)
+    assert np.array_equal(got[rows], whole[rows])
+    scored = np.zeros(len(sizes), bool)
+    for lo, hi in runs.tolist():
+        scored[lo:hi] = True
+    assert np.isneginf(got[~scored]).all() and np.array_equal(got[scored], whole[scored])

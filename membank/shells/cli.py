@@ -28,6 +28,7 @@ import typer
 from ..kernel import clock
 from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
+from .clicall import here
 from .clikit import JsonOpt, PathArg, ProjectOpt, app, command, finish, only, open_registry, call
 from . import clireads as reads
 from .demo import run_demo
@@ -43,7 +44,7 @@ from .cells import visible
 def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None, "--name", help="The project's name."),
          bare: bool = typer.Option(False, "--bare", help="The layout without the example memories, character and place."),
          as_json: bool = JsonOpt) -> None:
-    payload: dict[str, Any] = {"path": str(path) if path is not None else str(Path.cwd())}
+    payload: dict[str, Any] = {"path": here(path)}
     if bare:
         payload["bare"] = True
     if name is not None:
@@ -63,7 +64,7 @@ def init(path: Optional[Path] = PathArg, name: Optional[str] = typer.Option(None
 def open_(path: Optional[Path] = PathArg, as_json: bool = JsonOpt) -> None:
     registry = Registry()
     try:
-        envelope = dispatch(registry, "project:open", {"path": str(path) if path is not None else str(Path.cwd())})
+        envelope = dispatch(registry, "project:open", {"path": here(path)})
     finally:
         registry.close()
     finish(envelope, as_json, lambda d: out.print(styled((d["name"], "bold"), f" ({d['projectId']}) in {d['root']}")))

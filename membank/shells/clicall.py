@@ -5,6 +5,7 @@ run through here before typer is imported (clireads.py)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn, Optional
@@ -28,11 +29,22 @@ def finish(envelope: dict[str, Any], as_json: bool, show: Any = None) -> NoRetur
     raise SystemExit(0 if envelope["ok"] else 1)
 
 
+def here(path: Optional[Path]) -> str:
+    """`path`, else the current folder; `.` when that folder was removed under the shell (Path.cwd() raises):
+    `project:open` then answers NOT_FOUND instead of the command ending in a traceback."""
+    if path is not None:
+        return str(path)
+    try:
+        return str(Path.cwd())
+    except FileNotFoundError:
+        return os.curdir
+
+
 def open_registry(path: Optional[Path], as_json: bool, sync: bool = True) -> Registry:
     """A registry with the project at or above `path` open: `project:open` (which syncs), or, for the
     commands that sync themselves (`index`, `watch`), the project opened as it is."""
     registry = Registry()
-    where = str(path or Path.cwd())
+    where = here(path)
     if sync:
         envelope = dispatch(registry, "project:open", {"path": where})
         if not envelope["ok"]:
