@@ -4,6 +4,7 @@ and tests/test_startup.py run the commands themselves."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -121,3 +122,16 @@ def test_ctrl_c_and_a_closed_pipe_end_both_paths_alike(raised: BaseException, co
         fast(["skills", "-C", str(sample)])
     assert ended.value.code == code
     assert CliRunner().invoke(app, ["skills", "-C", str(sample)]).exit_code == code
+
+
+def test_the_mcp_server_in_a_removed_current_folder_ends_with_2_not_a_traceback(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    probe = ("import os, sys\n"
+             "os.chdir(sys.argv[1]); os.rmdir(sys.argv[1])\n"
+             "from membank.shells.mcpserver import run\n"
+             "sys.exit(run(None, watch=False))")
+    done = subprocess.run([sys.executable, "-c", probe, str(gone)], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "cannot open the project" in done.stderr

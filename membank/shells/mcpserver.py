@@ -155,7 +155,9 @@ def run(project: Path | None, *, watch: bool = True, log_level: str = "info") ->
     from mcp.server.stdio import stdio_server
 
     registry = Registry()
-    where = str(project if project is not None else Path.cwd())
+    from .clicall import here
+
+    where = here(project)  # a current folder removed under the shell: NOT_FOUND, not a traceback
     envelope = dispatch(registry, "project:open", {"path": where})
     if not envelope["ok"]:
         log.error("cannot open the project %s: %s", where, envelope["error"]["message"])
