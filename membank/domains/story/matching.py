@@ -250,12 +250,7 @@ class Matcher:
         by card: each literal key word's kept span and each match of a primary regex key, with the cards
         it activates (exclude keys and secondary logic applied). A card's match is the best of its
         spans by `keep`; a word many cards share is one span, however many cards it stands for."""
-        kept: dict[str, tuple[int, int]] = {}
-        if self._automaton is not None and text:
-            for a, b, word, _ in self._occurrences(text):
-                prev = kept.get(word)
-                if prev is None or _better(keep, a, b, prev[0], prev[1]):
-                    kept[word] = (a, b)
+        kept = self._kept(text, keep)
         found, skipped = self._regex_matches(text)
         excluded: set[str] = set()
         present: dict[str, set[str]] = {}  # card -> its secondary keys that occur
@@ -283,6 +278,19 @@ class Matcher:
             primary = [(a, b, cards if dropped.isdisjoint(cards) else tuple(c for c in cards if c not in dropped))
                        for a, b, cards in primary]
         return primary, skipped
+
+    def _kept(self, text: str, keep: str) -> dict[str, tuple[int, int]]:
+        """Each literal key word's best span in `text` by `keep` ("first" or "last"), the words in the order
+        they are first found."""
+        kept: dict[str, tuple[int, int]] = {}
+        if self._automaton is not None and text:
+            first = keep == "first"  # `_better`, written out: a scan compares hundreds of spans
+            for a, b, word, _ in self._occurrences(text):
+                prev = kept.get(word)
+                if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
+                                    (b > prev[1] or b == prev[1] and a < prev[0])):
+                    kept[word] = (a, b)
+        return kept
 
     def _regex_matches(self, text: str) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
         """Every match of the regex keys by (card, role), and the keys that could not run (regexkeys.py)."""
@@ -349,6 +357,8 @@ class Matcher:
         agree (SillyTavern's logic): each with its primary matches in offset order, or only the
         one that starts first (`keep="first"`) or ends last (`"last"`): what a long text scanned
         to know which cards it names, and where nearest to a point, wants."""
+        if keep != "all":
+            return self._activated_one(text, keep)
         found, skipped = self._scan(text, keep)
         out: dict[str, list[Match]] = {}
         for (card_id, role), matches in found.items():  # in the text's order; callers rank them
@@ -367,6 +377,61 @@ class Matcher:
                     matches = [best]
             out[card_id] = matches
         return out, skipped
+
+    def _activated_one(self, text: str, keep: str) -> tuple[dict[str, list[Match]], list[Skipped]]:
+        """`activated` for `keep` "first" or "last", word by word (`_Roles`), not key by key: each card's best
+        span among its words, then its regex keys' matches; the cards in the order `_scan` finds them (its
+        literal words', then those of regex keys alone)."""
+        first = keep == "first"
+        best: dict[str, tuple[int, int, str]] = {}  # card -> its best literal span and key as written
+        excluded: set[str] = set()
+        present: dict[str, set[str]] = {}  # card -> its secondary keys that occur
+        roles = self._roles
+        for word, (a, b) in self._kept(text, keep).items():
+            _, named, excludes, secondary, _ = roles[word]
+            for card_id, key in named:
+                prev = best.get(card_id)
+                if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
+                                    (b > prev[1] or b == prev[1] and a < prev[0])):
+                    best[card_id] = (a, b, key)
+            if excludes:
+                excluded.update(excludes)
+            for card_id, key in secondary:
+                present.setdefault(card_id, set()).add(key)
+        regex_found, skipped = self._regex_matches(text)
+        extra: dict[str, list[Match]] = {}  # card -> its primary regex keys' matches
+        for (card_id, role), matches in regex_found.items():
+            if role == "primary":
+                extra[card_id] = matches
+            elif role == "exclude":
+                excluded.add(card_id)
+            else:
+                present.setdefault(card_id, set()).update(m.key for m in matches)
+        conditional = self._conditional
+        out: dict[str, list[Match]] = {}
+        for card_id, (a, b, key) in best.items():
+            if card_id in excluded or card_id in conditional and not _secondary_ok(self.cards[card_id],
+                                                                                  present.get(card_id, set())):
+                continue
+            match = _match((card_id, key, text[a:b], a, b - a))
+            more = extra.get(card_id)
+            out[card_id] = [match] if more is None else _best_of([match, *more], keep)
+        for card_id, matches in extra.items():
+            if card_id in best or card_id in excluded or card_id in conditional and not _secondary_ok(
+                    self.cards[card_id], present.get(card_id, set())):
+                continue
+            out[card_id] = matches if len(matches) == 1 else _best_of(matches, keep)
+        return out, skipped
+
+
+def _best_of(matches: list[Match], keep: str) -> list[Match]:
+    """The one match `keep` prefers, in `activated`'s order (a tie: the first by offset, longer, key)."""
+    matches = sorted(set(matches), key=lambda m: (m.offset, -m.length, m.key))
+    best = matches[0]
+    for m in matches[1:]:
+        if _better(keep, m.offset, m.offset + m.length, best.offset, best.offset + best.length):
+            best = m
+    return [best]
 
 
 def _better(keep: str, a: int, b: int, a0: int, b0: int) -> bool:
