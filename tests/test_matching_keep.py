@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from membank.domains.story.matching import Keyed, Matcher
+from membank.domains.story.matching import Keyed, Match, Matcher
+from membank.domains.story.matchrules import best_of, better, secondary_ok
 
 WORDS = ["Maren", "Maren Voss", "Voss", "Mar", "林默", "默", "Lin Mo", "Mo", "Gull", "boxes", "box", ".net",
          "/ma.en/i", "/vo(ss)?/", "STRASSE", "ﬁsh"]
@@ -46,3 +47,13 @@ def test_excluded_and_secondary_cards_are_left_out_as_with_every_match() -> None
         assert {k: [(m.word, m.offset) for m in v] for k, v in found.items()} == {
             "b": [("Mo", 15)], "c": [("gull", 24)],
             "d": [("Maren", 0) if keep == "first" else ("Maren", 51)]}
+
+
+def test_which_span_a_keep_prefers_and_the_logics() -> None:
+    assert better("first", 3, 5, 4, 9) and better("first", 3, 6, 3, 5) and not better("first", 3, 5, 3, 5)
+    assert better("last", 4, 9, 3, 8) and better("last", 2, 9, 4, 9) and not better("last", 1, 5, 3, 8)
+    m = [Match("c", "b", "x", 4, 2), Match("c", "a", "x", 4, 2), Match("c", "a", "xyz", 1, 3)]
+    assert best_of(m, "first") == [m[2]] and best_of(m, "last") == [m[1]]  # a tie: the first key
+    card = Keyed("c", "C", secondary_keys=("a", "b", "b", " "), logic="and_all")
+    assert secondary_ok(card, {"a", "b"}) and not secondary_ok(card, {"a"})
+    assert secondary_ok(Keyed("c", "C", secondary_keys=("a",), logic="nonsense"), {"a"})  # and_any

@@ -19,6 +19,8 @@ import ahocorasick
 
 from ...kernel import regexcost
 from .names import normalize
+from .matchrules import (Payload, Roles as _Roles, best_of as _best_of,
+                         secondary_ok as _secondary_ok)
 from .regexkeys import REGEX_CALL_SECONDS, REGEX_KEY_SECONDS, RegexKeys, Skipped, allowance_spent, call_allowance
 
 __all__ = ["Keyed", "Match", "Matcher", "Skipped", "allowance_spent", "call_allowance", "folded_text", "is_regex_key",
@@ -27,7 +29,6 @@ __all__ = ["Keyed", "Match", "Matcher", "Skipped", "allowance_spent", "call_allo
 _CJK = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
                   r"\U00020000-\U0002ffff]")
 _ENDINGS = ("'s", "’s", "es", "s")
-LOGICS = ("and_any", "and_all", "not_any", "not_all")
 
 
 @dataclass(frozen=True)
@@ -108,30 +109,7 @@ def _word_char(ch: str) -> bool:
 
 ROLES = ("primary", "exclude", "secondary")
 LINES_KEPT = 8192  # lines whose key words a matcher keeps (a long chapter's worth several times)
-Payload = tuple[tuple[str, str, str], ...]  # (card, role, key as written) for one folded key word
 Occurrence = tuple[int, int, str, Payload]  # start, end, the folded word, who it stands for
-
-
-class _Roles(NamedTuple):
-    """What one literal key word stands for, sorted out once per generation of the cards."""
-
-    primary: tuple[str, ...]  # the cards it is a name, alias or key of
-    named: tuple[tuple[str, str], ...]  # those, with the key as the card writes it
-    excludes: tuple[str, ...]  # the cards it is an exclude key of
-    secondary: tuple[tuple[str, str], ...]  # (card, key as written) it is a secondary key of
-    conditional: tuple[str, ...]  # its primary cards that have secondary keys (their logic decides)
-
-    @classmethod
-    def of(cls, payload: Payload, conditional: frozenset[str]) -> "_Roles":
-        firsts: dict[str, str] = {}  # one per card: a name and a key of one word (`Castle`, `castle`) are one
-        for c, role, k in payload:
-            if role == "primary":
-                firsts.setdefault(c, k)
-        named = tuple(firsts.items())
-        primary = tuple(firsts)
-        return cls(primary, named, tuple(c for c, role, _ in payload if role == "exclude"),
-                   tuple((c, k) for c, role, k in payload if role == "secondary"),
-                   tuple(c for c in primary if c in conditional))
 
 
 class Matcher:
@@ -207,39 +185,13 @@ class Matcher:
             out.append((where[start], where[hit], word, payload))
         return out
 
-    def _scan(self, text: str, keep: str = "all") -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
-        """The occurrences of the keys by (card, role): every one (`keep="all"`), or of the literal
-        keys only the one that starts first (`"first"`) or ends last (`"last"`), the longest on a
-        tie, and every secondary key that occurs once (the logics count them)."""
+    def _scan(self, text: str) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
+        """Every occurrence of the keys by (card, role), in the text's order (regex keys' after)."""
         found: dict[tuple[str, str], list[Match]] = {}
         if self._automaton is not None and text:
-            occurrences = self._occurrences(text)
-            if keep == "all":
-                for a, b, _, payload in occurrences:
-                    for card_id, role, key in payload:
-                        found.setdefault((card_id, role), []).append(_match((card_id, key, text[a:b], a, b - a)))
-                occurrences = []
-            first = keep == "first"  # `_better`, written out below: a scan compares hundreds of spans
-            # first / last: one span per word, then per card (a word may stand for many cards)
-            spans: dict[str, tuple[int, int, Payload]] = {}
-            for a, b, word, payload in occurrences:
-                prev = spans.get(word)
-                if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
-                                    (b > prev[1] or b == prev[1] and a < prev[0])):
-                    spans[word] = (a, b, payload)
-            best: dict[tuple[str, str], tuple[int, int, str]] = {}  # a Match made once per card, at the end
-            for a, b, payload in spans.values():
+            for a, b, _, payload in self._occurrences(text):
                 for card_id, role, key in payload:
-                    if role == "secondary":
-                        found.setdefault((card_id, role), []).append(_match((card_id, key, text[a:b], a, b - a)))
-                        continue
-                    pair = (card_id, role)
-                    prev = best.get(pair)  # type: ignore[assignment]
-                    if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
-                                        (b > prev[1] or b == prev[1] and a < prev[0])):
-                        best[pair] = (a, b, key)
-            for (card_id, role), (a, b, key) in best.items():
-                found[card_id, role] = [_match((card_id, key, text[a:b], a, b - a))]
+                    found.setdefault((card_id, role), []).append(_match((card_id, key, text[a:b], a, b - a)))
         regex_found, skipped = self._regex_matches(text)
         for pair, matches in regex_found.items():
             found.setdefault(pair, []).extend(matches)
@@ -359,7 +311,7 @@ class Matcher:
         to know which cards it names, and where nearest to a point, wants."""
         if keep != "all":
             return self._activated_one(text, keep)
-        found, skipped = self._scan(text, keep)
+        found, skipped = self._scan(text)
         out: dict[str, list[Match]] = {}
         for (card_id, role), matches in found.items():  # in the text's order; callers rank them
             if role != "primary" or (card_id, "exclude") in found:
@@ -369,12 +321,6 @@ class Matcher:
                 continue
             if len(matches) > 1:
                 matches = sorted(set(matches), key=lambda m: (m.offset, -m.length, m.key))
-                if keep != "all":  # a regex key's matches compete with the literal keys' one
-                    best = matches[0]
-                    for m in matches[1:]:
-                        if _better(keep, m.offset, m.offset + m.length, best.offset, best.offset + best.length):
-                            best = m
-                    matches = [best]
             out[card_id] = matches
         return out, skipped
 
@@ -424,24 +370,6 @@ class Matcher:
         return out, skipped
 
 
-def _best_of(matches: list[Match], keep: str) -> list[Match]:
-    """The one match `keep` prefers, in `activated`'s order (a tie: the first by offset, longer, key)."""
-    matches = sorted(set(matches), key=lambda m: (m.offset, -m.length, m.key))
-    best = matches[0]
-    for m in matches[1:]:
-        if _better(keep, m.offset, m.offset + m.length, best.offset, best.offset + best.length):
-            best = m
-    return [best]
-
-
-def _better(keep: str, a: int, b: int, a0: int, b0: int) -> bool:
-    """Whether the span a..b beats a0..b0: it starts first (`first`) or ends last (`last`), or it
-    is longer where they tie."""
-    if keep == "first":
-        return a < a0 or a == a0 and b > b0
-    return b > b0 or b == b0 and a < a0
-
-
 def _whole_word(folded: str, start: int, stop: int) -> int | None:
     """Where a whole-word match ending at `stop` really ends (after an s / es / 's ending), or None."""
     if start > 0 and _word_char(folded[start - 1]):
@@ -453,17 +381,3 @@ def _whole_word(folded: str, start: int, stop: int) -> int | None:
         if folded.startswith(ending, stop) and (end >= len(folded) or not _word_char(folded[end])):
             return end
     return None
-
-
-def _secondary_ok(card: Keyed, present: set[str]) -> bool:
-    """Whether the card's secondary logic holds, given which of its secondary keys (as written) occur."""
-    wanted = [k for k in dict.fromkeys(card.secondary_keys) if k and k.strip()]
-    hits = sum(1 for k in wanted if k in present)
-    logic = card.logic if card.logic in LOGICS else "and_any"
-    if logic == "and_any":
-        return hits > 0
-    if logic == "and_all":
-        return hits == len(wanted)
-    if logic == "not_any":
-        return hits == 0
-    return hits < len(wanted)  # not_all
