@@ -19,6 +19,8 @@ import ahocorasick
 
 from ...kernel import regexcost
 from .names import normalize
+from .matchrules import (Payload, Roles as _Roles, best_of as _best_of,
+                         secondary_ok as _secondary_ok)
 from .regexkeys import REGEX_CALL_SECONDS, REGEX_KEY_SECONDS, RegexKeys, Skipped, allowance_spent, call_allowance
 
 __all__ = ["Keyed", "Match", "Matcher", "Skipped", "allowance_spent", "call_allowance", "folded_text", "is_regex_key",
@@ -27,7 +29,6 @@ __all__ = ["Keyed", "Match", "Matcher", "Skipped", "allowance_spent", "call_allo
 _CJK = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
                   r"\U00020000-\U0002ffff]")
 _ENDINGS = ("'s", "’s", "es", "s")
-LOGICS = ("and_any", "and_all", "not_any", "not_all")
 
 
 @dataclass(frozen=True)
@@ -108,30 +109,7 @@ def _word_char(ch: str) -> bool:
 
 ROLES = ("primary", "exclude", "secondary")
 LINES_KEPT = 8192  # lines whose key words a matcher keeps (a long chapter's worth several times)
-Payload = tuple[tuple[str, str, str], ...]  # (card, role, key as written) for one folded key word
 Occurrence = tuple[int, int, str, Payload]  # start, end, the folded word, who it stands for
-
-
-class _Roles(NamedTuple):
-    """What one literal key word stands for, sorted out once per generation of the cards."""
-
-    primary: tuple[str, ...]  # the cards it is a name, alias or key of
-    named: tuple[tuple[str, str], ...]  # those, with the key as the card writes it
-    excludes: tuple[str, ...]  # the cards it is an exclude key of
-    secondary: tuple[tuple[str, str], ...]  # (card, key as written) it is a secondary key of
-    conditional: tuple[str, ...]  # its primary cards that have secondary keys (their logic decides)
-
-    @classmethod
-    def of(cls, payload: Payload, conditional: frozenset[str]) -> "_Roles":
-        firsts: dict[str, str] = {}  # one per card: a name and a key of one word (`Castle`, `castle`) are one
-        for c, role, k in payload:
-            if role == "primary":
-                firsts.setdefault(c, k)
-        named = tuple(firsts.items())
-        primary = tuple(firsts)
-        return cls(primary, named, tuple(c for c, role, _ in payload if role == "exclude"),
-                   tuple((c, k) for c, role, k in payload if role == "secondary"),
-                   tuple(c for c in primary if c in conditional))
 
 
 class Matcher:
@@ -207,39 +185,13 @@ class Matcher:
             out.append((where[start], where[hit], word, payload))
         return out
 
-    def _scan(self, text: str, keep: str = "all") -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
-        """The occurrences of the keys by (card, role): every one (`keep="all"`), or of the literal
-        keys only the one that starts first (`"first"`) or ends last (`"last"`), the longest on a
-        tie, and every secondary key that occurs once (the logics count them)."""
+    def _scan(self, text: str) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
+        """Every occurrence of the keys by (card, role), in the text's order (regex keys' after)."""
         found: dict[tuple[str, str], list[Match]] = {}
         if self._automaton is not None and text:
-            occurrences = self._occurrences(text)
-            if keep == "all":
-                for a, b, _, payload in occurrences:
-                    for card_id, role, key in payload:
-                        found.setdefault((card_id, role), []).append(_match((card_id, key, text[a:b], a, b - a)))
-                occurrences = []
-            first = keep == "first"  # `_better`, written out below: a scan compares hundreds of spans
-            # first / last: one span per word, then per card (a word may stand for many cards)
-            spans: dict[str, tuple[int, int, Payload]] = {}
-            for a, b, word, payload in occurrences:
-                prev = spans.get(word)
-                if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
-                                    (b > prev[1] or b == prev[1] and a < prev[0])):
-                    spans[word] = (a, b, payload)
-            best: dict[tuple[str, str], tuple[int, int, str]] = {}  # a Match made once per card, at the end
-            for a, b, payload in spans.values():
+            for a, b, _, payload in self._occurrences(text):
                 for card_id, role, key in payload:
-                    if role == "secondary":
-                        found.setdefault((card_id, role), []).append(_match((card_id, key, text[a:b], a, b - a)))
-                        continue
-                    pair = (card_id, role)
-                    prev = best.get(pair)  # type: ignore[assignment]
-                    if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
-                                        (b > prev[1] or b == prev[1] and a < prev[0])):
-                        best[pair] = (a, b, key)
-            for (card_id, role), (a, b, key) in best.items():
-                found[card_id, role] = [_match((card_id, key, text[a:b], a, b - a))]
+                    found.setdefault((card_id, role), []).append(_match((card_id, key, text[a:b], a, b - a)))
         regex_found, skipped = self._regex_matches(text)
         for pair, matches in regex_found.items():
             found.setdefault(pair, []).extend(matches)
@@ -250,12 +202,7 @@ class Matcher:
         by card: each literal key word's kept span and each match of a primary regex key, with the cards
         it activates (exclude keys and secondary logic applied). A card's match is the best of its
         spans by `keep`; a word many cards share is one span, however many cards it stands for."""
-        kept: dict[str, tuple[int, int]] = {}
-        if self._automaton is not None and text:
-            for a, b, word, _ in self._occurrences(text):
-                prev = kept.get(word)
-                if prev is None or _better(keep, a, b, prev[0], prev[1]):
-                    kept[word] = (a, b)
+        kept = self._kept(text, keep)
         found, skipped = self._regex_matches(text)
         excluded: set[str] = set()
         present: dict[str, set[str]] = {}  # card -> its secondary keys that occur
@@ -283,6 +230,19 @@ class Matcher:
             primary = [(a, b, cards if dropped.isdisjoint(cards) else tuple(c for c in cards if c not in dropped))
                        for a, b, cards in primary]
         return primary, skipped
+
+    def _kept(self, text: str, keep: str) -> dict[str, tuple[int, int]]:
+        """Each literal key word's best span in `text` by `keep` ("first" or "last"), the words in the order
+        they are first found."""
+        kept: dict[str, tuple[int, int]] = {}
+        if self._automaton is not None and text:
+            first = keep == "first"  # `_better`, written out: a scan compares hundreds of spans
+            for a, b, word, _ in self._occurrences(text):
+                prev = kept.get(word)
+                if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
+                                    (b > prev[1] or b == prev[1] and a < prev[0])):
+                    kept[word] = (a, b)
+        return kept
 
     def _regex_matches(self, text: str) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
         """Every match of the regex keys by (card, role), and the keys that could not run (regexkeys.py)."""
@@ -349,7 +309,9 @@ class Matcher:
         agree (SillyTavern's logic): each with its primary matches in offset order, or only the
         one that starts first (`keep="first"`) or ends last (`"last"`): what a long text scanned
         to know which cards it names, and where nearest to a point, wants."""
-        found, skipped = self._scan(text, keep)
+        if keep != "all":
+            return self._activated_one(text, keep)
+        found, skipped = self._scan(text)
         out: dict[str, list[Match]] = {}
         for (card_id, role), matches in found.items():  # in the text's order; callers rank them
             if role != "primary" or (card_id, "exclude") in found:
@@ -359,22 +321,53 @@ class Matcher:
                 continue
             if len(matches) > 1:
                 matches = sorted(set(matches), key=lambda m: (m.offset, -m.length, m.key))
-                if keep != "all":  # a regex key's matches compete with the literal keys' one
-                    best = matches[0]
-                    for m in matches[1:]:
-                        if _better(keep, m.offset, m.offset + m.length, best.offset, best.offset + best.length):
-                            best = m
-                    matches = [best]
             out[card_id] = matches
         return out, skipped
 
-
-def _better(keep: str, a: int, b: int, a0: int, b0: int) -> bool:
-    """Whether the span a..b beats a0..b0: it starts first (`first`) or ends last (`last`), or it
-    is longer where they tie."""
-    if keep == "first":
-        return a < a0 or a == a0 and b > b0
-    return b > b0 or b == b0 and a < a0
+    def _activated_one(self, text: str, keep: str) -> tuple[dict[str, list[Match]], list[Skipped]]:
+        """`activated` for `keep` "first" or "last", word by word (`_Roles`), not key by key: each card's best
+        span among its words, then its regex keys' matches; the cards in the order `_scan` finds them (its
+        literal words', then those of regex keys alone)."""
+        first = keep == "first"
+        best: dict[str, tuple[int, int, str]] = {}  # card -> its best literal span and key as written
+        excluded: set[str] = set()
+        present: dict[str, set[str]] = {}  # card -> its secondary keys that occur
+        roles = self._roles
+        for word, (a, b) in self._kept(text, keep).items():
+            _, named, excludes, secondary, _ = roles[word]
+            for card_id, key in named:
+                prev = best.get(card_id)
+                if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
+                                    (b > prev[1] or b == prev[1] and a < prev[0])):
+                    best[card_id] = (a, b, key)
+            if excludes:
+                excluded.update(excludes)
+            for card_id, key in secondary:
+                present.setdefault(card_id, set()).add(key)
+        regex_found, skipped = self._regex_matches(text)
+        extra: dict[str, list[Match]] = {}  # card -> its primary regex keys' matches
+        for (card_id, role), matches in regex_found.items():
+            if role == "primary":
+                extra[card_id] = matches
+            elif role == "exclude":
+                excluded.add(card_id)
+            else:
+                present.setdefault(card_id, set()).update(m.key for m in matches)
+        conditional = self._conditional
+        out: dict[str, list[Match]] = {}
+        for card_id, (a, b, key) in best.items():
+            if card_id in excluded or card_id in conditional and not _secondary_ok(self.cards[card_id],
+                                                                                  present.get(card_id, set())):
+                continue
+            match = _match((card_id, key, text[a:b], a, b - a))
+            more = extra.get(card_id)
+            out[card_id] = [match] if more is None else _best_of([match, *more], keep)
+        for card_id, matches in extra.items():
+            if card_id in best or card_id in excluded or card_id in conditional and not _secondary_ok(
+                    self.cards[card_id], present.get(card_id, set())):
+                continue
+            out[card_id] = matches if len(matches) == 1 else _best_of(matches, keep)
+        return out, skipped
 
 
 def _whole_word(folded: str, start: int, stop: int) -> int | None:
@@ -388,17 +381,3 @@ def _whole_word(folded: str, start: int, stop: int) -> int | None:
         if folded.startswith(ending, stop) and (end >= len(folded) or not _word_char(folded[end])):
             return end
     return None
-
-
-def _secondary_ok(card: Keyed, present: set[str]) -> bool:
-    """Whether the card's secondary logic holds, given which of its secondary keys (as written) occur."""
-    wanted = [k for k in dict.fromkeys(card.secondary_keys) if k and k.strip()]
-    hits = sum(1 for k in wanted if k in present)
-    logic = card.logic if card.logic in LOGICS else "and_any"
-    if logic == "and_any":
-        return hits > 0
-    if logic == "and_all":
-        return hits == len(wanted)
-    if logic == "not_any":
-        return hits == 0
-    return hits < len(wanted)  # not_all
