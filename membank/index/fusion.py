@@ -40,7 +40,7 @@ def fuse(nearest: list[tuple[int, float]], lexical: list[tuple[int, float]], wei
         lx = words.get(rowid)
         hits.append(_hit((rowid, v[0], v[1], lx[0] if lx else None, lx[1] if lx else None,
                           w * v[1] + (1 - w) * (lx[1] / best if lx else 0.0))))
-    for rowid, lx in words.items():
-        if rowid not in vector:
+    for rowid, lx in words.items():  # `w * 0.0 +`: the float the one expression for both sides gave (a -0.0
+        if rowid not in vector:  # words side sums to 0.0, a w of inf or NaN makes NaN), not a simpler one
             hits.append(_hit((rowid, None, None, lx[0], lx[1], w * 0.0 + (1 - w) * (lx[1] / best))))
     return hits

@@ -24,24 +24,9 @@ SESSION = "session"  # Layer 5's "this session" section (working memory)
 UNRANKED, THROUGH_CARD, HISTORY, EPISODE, RELEVANT, AROUND = range(6)
 
 
-def _where(piece: Piece) -> str | None:
-    reason: Any = piece.reason
-    return reason.get("where") if isinstance(reason, dict) else None
-
-
-def protected(piece: Piece) -> bool:
-    """A card activated by the selection itself, by the instruction or by the scene (its POV, who is
-    present: context.md `scene`), and the scene's line: the last of Layer 4 to go."""
-    return piece.kind in CARD_KINDS and _where(piece) in PROTECTED or piece.section == SCENE
-
-
 def _tier(piece: Piece) -> tuple[int, float]:
-    """(tier, then what goes first within it: the lower first)."""
-    if piece.kind in CARD_KINDS:
-        where = _where(piece) or ""
-        if where == "meaning":  # activated by meaning (context/meaning.py): with the relevant memories, by score
-            return RELEVANT, piece.score or 0.0
-        return (THROUGH_CARD, 0.0) if where.startswith("card:") else (AROUND, 0.0)
+    """(tier, then what goes first within it: the lower first) of a piece that is not a card (`retrieved`
+    places the cards)."""
     if piece.section == "memories":
         return (UNRANKED, 0.0) if piece.score is None else (RELEVANT, piece.score)
     if piece.section == "document":
@@ -61,19 +46,19 @@ LEAST = (UNRANKED, THROUGH_CARD, HISTORY)  # "Layer 4's least relevant items" (c
 def retrieved(layer4: list[Piece]) -> tuple[list[Piece], list[Piece], list[Piece]]:
     """Layer 4's pieces (in their prompt order) as (the least relevant, the rest, what goes last of all),
     each in the order it gives way. Within a tier the later piece in the prompt goes first: cards are
-    ordered nearest the selection first, memories and episodes best first. `protected` and `_tier` in one
-    pass (a prompt's Layer 4 holds ~150 pieces over its cap: cards, threads, memories)."""
+    ordered nearest the selection first, memories and episodes best first. The cards are placed here, in the
+    one pass, without a second look at their reason (a prompt's Layer 4 holds ~150 pieces over its cap)."""
     ranked: list[tuple[int, float, int, Piece]] = []
     last = []
     for i, p in enumerate(layer4):
         if p.kind in CARD_KINDS:
             reason: Any = p.reason
             where = reason.get("where") if isinstance(reason, dict) else None
-            if where in PROTECTED or p.section == SCENE:
+            if where in PROTECTED or p.section == SCENE:  # found by the selection, the instruction or the scene
                 last.append(p)
                 continue
             where = where or ""
-            if where == "meaning":
+            if where == "meaning":  # activated by meaning (context/meaning.py): with the relevant memories, by score
                 ranked.append((RELEVANT, p.score or 0.0, -i, p))
             else:
                 ranked.append((THROUGH_CARD if where.startswith("card:") else AROUND, 0.0, -i, p))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..contract import Bank
-from ..recall.preview import semantic_problem
+from ..recall.readiness import semantic_problem
 from ..story.cards import Catalog
 from .activation import Found
 

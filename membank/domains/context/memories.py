@@ -10,9 +10,9 @@ from typing import Any, NamedTuple
 from ..contract import Bank
 from ..recall import terms
 from ..recall.order import ORDER_SQL, deterministic_detail
-from ..recall.preview import semantic_problem
 from ..recall.queries import ELIGIBLE, eligible_args, hiding, lexical_eligible, nearest_eligible
 from ..recall.rank import EMPTY_QUERY, QUERY_NOT_EMBEDDABLE, STRONG_VECTOR_WEIGHT, VECTOR_WEIGHT, Reason, fuse
+from ..recall.readiness import semantic_problem
 from ..recall.tiers import StrongQuery, strong_query, strong_side
 
 # The least fused score (recall.rank.fuse: half cosine, half relative BM25) a memory needs to enter

@@ -9,9 +9,9 @@ from ...kernel.paths import document_path
 from ..contract import Bank
 from ..story import positions
 from . import cards as bank_cards, passages as bank_passages, queries, terms, tiers
-from .readiness import semantic_problem as semantic_problem  # re-exported: the context channel's modules ask it here
 from .rank import (EMPTY_QUERY, INJECTION_DISABLED, QUERY_NOT_EMBEDDABLE,
                    STRONG_VECTOR_WEIGHT, VECTOR_WEIGHT, Reason, deterministic_items, fuse, rank_semantic, semantic_items_for)
+from .readiness import semantic_problem
 
 # How many eligible neighbours each retriever proposes (at least; injectionMaxItems if larger)
 # before the budgets cut them down.

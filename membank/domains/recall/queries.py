@@ -22,10 +22,14 @@ if TYPE_CHECKING:  # imported where it computes: neither listing the channels no
     import numpy as np
 
 # Injectable: a live memory with text that no other file shadows; document scope only for its document.
-ELIGIBLE = """kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0
-    AND (scope != 'document' OR (document IS NOT NULL AND document = :doc))
-    AND rowid NOT IN (SELECT value FROM json_each(:hidden))
+# ELIGIBLE is made of the parts the census counts apart (`_SHARED_SQL`, `_OWN_SQL`): one rule, not two
+# copies that could drift (a census counting other rows would give `fitting` a wrong floor).
+_LIVE = "kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0"
+_SHOWN = """rowid NOT IN (SELECT value FROM json_each(:hidden))
     AND type NOT IN (SELECT value FROM json_each(:hidden_types))"""
+ELIGIBLE = f"""{_LIVE}
+    AND (scope != 'document' OR (document IS NOT NULL AND document = :doc))
+    AND {_SHOWN}"""
 
 # Memories the story has not reached at this position (or no longer holds): story.md. A preview or
 # an assembly at a position sets them for the queries it runs (`hiding`); every query here leaves
@@ -58,9 +62,6 @@ register(DomainSchema(
 
 # ELIGIBLE cut in two disjoint halves (recall/census.py): every scope but `document`, by one scan of
 # `entries_eligible`; a document's own, by `entries_document` (a few rows)
-_LIVE = "kind = 'memory' AND removed_at IS NULL AND deleted = 0 AND shadowed = 0 AND tokens > 0"
-_SHOWN = """rowid NOT IN (SELECT value FROM json_each(:hidden))
-    AND type NOT IN (SELECT value FROM json_each(:hidden_types))"""
 _SHARED_SQL = (f"SELECT count(*), min(tokens) FROM entries INDEXED BY entries_eligible"
                f" WHERE {_LIVE} AND scope != 'document' AND {_SHOWN}")
 _OWN_SQL = (f"SELECT count(*), min(tokens) FROM entries INDEXED BY entries_document"
