@@ -48,6 +48,21 @@ def test_anything_else_is_left_to_typer(args: list[str]) -> None:
     assert parse(args) is None
 
 
+@pytest.mark.parametrize("args", [
+    ["status", "~\\book"], ["list", "%USERPROFILE%\\book"], ["skills", "-C", "$HOME\\book"],
+    ["show", "facts/*", "-C", "C:\\book"], ["show", "m-1", "-C", "C:\\book[1]"], ["settings", "get", "-C", "D:\\b?"],
+])
+def test_on_windows_a_word_typer_would_expand_is_left_to_typer(args: list[str]) -> None:
+    # typer's main expands `~`, variables and globs in every word on Windows (click's _expand_args)
+    assert parse(args, windows=True) is None
+    assert parse(args, windows=False) is not None  # elsewhere the shell expanded it: the word is the path
+
+
+def test_on_windows_a_plain_drive_path_is_still_taken() -> None:
+    assert parse(["status", "C:\\Users\\lin\\book", "--json"], windows=True) == (
+        ("status",), ["C:\\Users\\lin\\book"], {}, {"--json"})
+
+
 # -- property: whatever `parse` takes, click reads the same way -------------------------------------
 
 WORDS = ["--json", "--all", "-C", "--project", "--type", "--scope", "--origin", "P", "Q", "m-1", "--", "-", "",

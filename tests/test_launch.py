@@ -1,4 +1,5 @@
-"""The `membank` process starts numpy's OpenBLAS on one thread unless the user chose (shells/launch.py)."""
+"""The `membank` process starts numpy's OpenBLAS on one thread unless the user chose (shells/blas.py,
+called first by every entry point)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 
 import pytest
 
-from membank.shells.launch import one_blas_thread
+from membank.shells.blas import one_blas_thread
 
 
 def test_one_blas_thread_is_set_when_unset_and_a_users_choice_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -23,9 +24,35 @@ def test_one_blas_thread_is_set_when_unset_and_a_users_choice_is_kept(monkeypatc
 def test_the_launcher_pins_it_before_anything_loads_numpy() -> None:
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     probe = ("import os, sys\n"
-             "from membank.shells import launch\n"
-             "launch.one_blas_thread()\n"
+             "from membank.shells import blas\n"
+             "blas.one_blas_thread()\n"
              "assert 'numpy' not in sys.modules\n"
              "print(os.environ['OPENBLAS_NUM_THREADS'])")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
     assert done.stdout.strip() == "1"
+
+
+NUMPY_SEES = """import os, runpy, sys
+seen = []
+class Hook:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" and not seen:
+            seen.append(os.environ.get("OPENBLAS_NUM_THREADS"))
+sys.meta_path.insert(0, Hook())
+module, sys.argv = sys.argv[1], sys.argv[1:]
+try:
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+import numpy  # a command that loaded no numpy: the setting must still be there for the one that does
+print(seen[0])
+"""
+
+
+@pytest.mark.parametrize("module", ["membank.shells.cli", "membank.shells.bench", "benchmarks"])
+def test_every_python_m_entry_point_pins_it_before_numpy_loads(module: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", NUMPY_SEES, module, "--help"], capture_output=True, text=True,
+                          env=env, stdin=subprocess.DEVNULL, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "1"

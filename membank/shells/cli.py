@@ -10,9 +10,9 @@ import gc
 import sys
 
 if __name__ == "__main__":  # `python -m membank.shells.cli`: no collection while the imports run (main, below)
-    from .launch import one_blas_thread
+    from .blas import one_blas_thread
 
-    one_blas_thread()  # before numpy loads (launch.py says why)
+    one_blas_thread()  # before numpy loads (blas.py says why)
     gc.disable()
     from .clireads import fast
 

@@ -111,8 +111,16 @@ FORMS: dict[tuple[str, ...], tuple[int, int, dict[str, str], tuple[str, ...]]] =
 }
 
 
-def parse(args: list[str]) -> tuple[tuple[str, ...], list[str], dict[str, str], set[str]] | None:
-    """(command words, positional arguments, options, flags) of an argument list `fast` may run, or None."""
+# On Windows typer expands each word as a shell would (`~`, `$VAR`/`%VAR%`, a glob: click's _expand_args)
+WINDOWS_EXPANDS = frozenset("~$%*?[")
+
+
+def parse(args: list[str], windows: bool = os.name == "nt"
+          ) -> tuple[tuple[str, ...], list[str], dict[str, str], set[str]] | None:
+    """(command words, positional arguments, options, flags) of an argument list `fast` may run, or None.
+    On Windows a word typer would expand (`~\\book`, `%USERPROFILE%\\book`) is typer's too."""
+    if windows and any(WINDOWS_EXPANDS.intersection(word) for word in args):
+        return None
     words = next((w for w in FORMS if tuple(args[:len(w)]) == w), None)
     if words is None:
         return None

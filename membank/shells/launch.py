@@ -4,17 +4,9 @@
 from __future__ import annotations
 
 import gc
-import os
 import sys
 
-
-def one_blas_thread() -> None:
-    """numpy's OpenBLAS starts a thread per core at import, and after a product they spin: on a busy
-    machine they take the core the next request's model or sync needs (the strong preview's CPU 50 -> 14
-    ms with them gone). membank's own products are one-thread einsums; the few `@` left (episodes,
-    the manuscript's static search) are small. One thread also makes their sums the same on every
-    machine. Set before numpy loads; a value the user set is kept."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from .blas import one_blas_thread
 
 
 def main() -> None:

@@ -19,11 +19,17 @@ sees the same files. See docs/performance.md for the figures and what they mean.
 
 from __future__ import annotations
 
-from .corpus import QUERIES, SEED, Corpus, generate
-from .options import Options, options
-from .report import Result, table
-from .rows import Row
-from .runner import ORDER, execute, main, run
+from ..blas import one_blas_thread
+
+# Before the parts below load numpy: `python -m membank.shells.bench` and `python -m benchmarks`
+# import this package first, and must measure under the one-thread BLAS `membank bench` has (blas.py).
+one_blas_thread()
+
+from .corpus import QUERIES, SEED, Corpus, generate  # noqa: E402
+from .options import Options, options  # noqa: E402
+from .report import Result, table  # noqa: E402
+from .rows import Row  # noqa: E402
+from .runner import ORDER, execute, main, run  # noqa: E402
 
 __all__ = ["ORDER", "QUERIES", "SEED", "Corpus", "Options", "Result", "Row", "execute", "generate", "main", "options",
            "run", "table"]
