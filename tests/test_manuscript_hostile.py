@@ -429,3 +429,18 @@ def test_a_repeated_heading_is_a_warning_naming_the_scene_number(bank: Bank, pro
     (project / "chapters" / "ch01.md").write_text(CH1.replace("## 雨夜\n\n雨夜二", "## 雨夜又至\n\n雨夜二"), "utf-8")
     bank.sync()
     assert not [d for d in bank.diagnostics()["items"] if d["source"] == "chapters/ch01.md"]
+
+
+def test_a_project_made_over_a_whole_disk_walks_a_bounded_number_of_folders(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # a project at `/` (or in a home folder) walked every folder of the disk for its manuscript on every open:
+    # the fuzz suite's `{"path": "~"}` found one above the home folder and ran for minutes
+    from membank.domains.story import positions
+
+    for n in range(40):
+        folder = tmp_path / "disk" / f"d{n:02d}"
+        folder.mkdir(parents=True)
+        (folder / "readme.txt").write_text("not a chapter\n", "utf-8")
+    monkeypatch.setattr(positions, "MAX_MANUSCRIPT_FOLDERS", 10)
+    walk = positions.walk_manuscript(tmp_path)
+    assert len(walk.stamps) == 10 and len(walk.files) <= 10

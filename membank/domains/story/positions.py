@@ -81,6 +81,7 @@ def scenes(index: Index) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 MANUSCRIPT_SUFFIXES = (".md", ".txt")
 MAX_MANUSCRIPT_FILES = 20_000  # a walk stops there: a project folder is not a disk
+MAX_MANUSCRIPT_FOLDERS = 5_000  # nor there: a project made at `/` or in a home folder walked the whole disk
 _SKIP = {"node_modules", "__pycache__"}
 
 
@@ -91,11 +92,13 @@ class Walk:
 
 
 def walk_manuscript(root: Path) -> Walk:
-    """Every `*.md` and `*.txt` outside `.writenow/` and hidden folders (`.git`), in no order."""
+    """Every `*.md` and `*.txt` outside `.writenow/` and hidden folders (`.git`), in no order; at most
+    MAX_MANUSCRIPT_FILES files from MAX_MANUSCRIPT_FOLDERS folders (a book's manuscript is far smaller; a
+    larger tree names its chapters in project.yaml)."""
     files: list[str] = []
     stamps: list[tuple[str, int]] = []
     stack = [""]
-    while stack and len(files) < MAX_MANUSCRIPT_FILES:
+    while stack and len(files) < MAX_MANUSCRIPT_FILES and len(stamps) < MAX_MANUSCRIPT_FOLDERS:
         rel = stack.pop()
         folder = root / rel if rel else root
         try:
