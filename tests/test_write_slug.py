@@ -7,13 +7,13 @@ import unicodedata
 
 from hypothesis import given, settings, strategies as st
 
-from membank.files.write import WINDOWS_DEVICES, _kept, slug
+from membank.files.write import WINDOWS_DEVICES, kept_chars, slug
 
 
 def _whole(text: str, limit: int = 60) -> str:
     """The rule read over the whole text, as `slug` once did."""
     text = unicodedata.normalize("NFKC", text).lower()
-    out = re.sub(r"-+", "-", _kept(text)).strip("-")[:limit].strip("-") or "memory"
+    out = re.sub(r"-+", "-", kept_chars(text)).strip("-")[:limit].strip("-") or "memory"
     return f"{out}-1" if WINDOWS_DEVICES.fullmatch(out) else out
 
 

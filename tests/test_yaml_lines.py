@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from membank.files import yamllines
-from membank.files.rewrite import IsoTime, _dump, render
+from membank.files.rewrite import IsoTime, dump, render
 
 _TRICKY = ["yes", "No", "ON", "off", "null", "Null", "~", "", " ", "y", "n", "true", "False", "1:30", "017", "0x1f",
            "1e3", ".inf", ".nan", "-a", "a-", "a: b", "a #b", "#a", "a#b", "[a]", "{a}", "a,b", "*a", "&a", "!a", "|",
@@ -25,9 +25,9 @@ _KEY = st.one_of(st.sampled_from(["id", "type", "scope", "tags", "created", "del
 @settings(max_examples=300)
 @given(st.dictionaries(_KEY, _VALUE, max_size=8))
 def test_line_by_line_is_the_emitters_text(mapping: dict) -> None:  # type: ignore[type-arg]
-    lines = yamllines.Lines(_dump, IsoTime)
+    lines = yamllines.Lines(dump, IsoTime)
     for _ in range(2):  # made, then kept
-        assert lines.render(mapping) in (None, _dump(mapping))
+        assert lines.render(mapping) in (None, dump(mapping))
     assert lines.render(mapping) is not None or not mapping or any(
         type(k) is not str or len(k) > yamllines.SIMPLE_KEY or not yamllines.plain_word(k) for k in mapping) or any(
         isinstance(v, (list, tuple)) and any(isinstance(x, (list, tuple, dict)) for x in v) for v in mapping.values())
@@ -38,36 +38,36 @@ def test_a_new_memorys_front_matter_takes_no_emitter_for_its_plain_keys() -> Non
             "tags": ["style", "tone"], "evidence": [], "created": IsoTime("2026-11-28T00:00:00Z"),
             "updated": IsoTime("2026-11-28T00:00:00Z"), "revision": 1, "deleted_at": None, "pinned": False}
     calls: list[dict] = []  # type: ignore[type-arg]
-    lines = yamllines.Lines(lambda m: (calls.append(m), _dump(m))[1], IsoTime)
-    assert lines.render(meta) == _dump(meta)
+    lines = yamllines.Lines(lambda m: (calls.append(m), dump(m))[1], IsoTime)
+    assert lines.render(meta) == dump(meta)
     assert [list(c) for c in calls] == [["confidence"], ["tags"], ["evidence"]]
     lines.render(meta)
     assert len(calls) == 3  # kept
-    assert render(meta, "Body.").startswith("---\n" + _dump(meta) + "---\n")
+    assert render(meta, "Body.").startswith("---\n" + dump(meta) + "---\n")
 
 
 def test_nested_values_are_left_to_the_emitter() -> None:
-    lines = yamllines.Lines(_dump, IsoTime)
+    lines = yamllines.Lines(dump, IsoTime)
     assert lines.render({"metadata": {"a": 1}}) is None
     assert lines.render({"evidence": [["a"]]}) is None
     assert lines.render({1: "a"}) is None
 
 
 def test_a_long_key_is_left_to_the_emitter() -> None:
-    lines = yamllines.Lines(_dump, IsoTime)
+    lines = yamllines.Lines(dump, IsoTime)
     for n in (99, 100, 101, 127, 128, 200):
         mapping = {"k" * n: "v", "id": "m-1"}
-        assert lines.render(mapping) in (None, _dump(mapping))
-    assert _dump({"k" * 200: "v"}).startswith("? ")
+        assert lines.render(mapping) in (None, dump(mapping))
+    assert dump({"k" * 200: "v"}).startswith("? ")
 
 
 def test_one_list_under_two_keys_is_the_emitters_anchor_and_alias() -> None:
     # found attacking: the emitter writes `tags: &id001 [a, b]` / `other: *id001` for one list object met twice
-    lines = yamllines.Lines(_dump, IsoTime)
+    lines = yamllines.Lines(dump, IsoTime)
     shared, pair, empty = ["a", "b"], (1, 2), []
     for mapping in ({"tags": shared, "other": shared}, {"a": pair, "id": "m-1", "b": pair}, {"a": empty, "b": empty},
                     {"a": [], "b": []}, {"tags": ["a", "b"], "other": ["a", "b"]}):
-        assert lines.render(mapping) in (None, _dump(mapping))
+        assert lines.render(mapping) in (None, dump(mapping))
 
 
 _WIDE = st.one_of(st.text(max_size=20), st.text(st.sampled_from("ab 林😀\t\r\x00\x85\u2028\ufeff:#'\"\\"), max_size=12),
@@ -81,8 +81,8 @@ _ANY = st.one_of(_WIDE, st.integers(-2**70, 2**70), st.floats(), st.booleans(), 
                        st.one_of(_ANY, st.lists(_ANY, max_size=3)), max_size=6))
 def test_any_text_number_or_time_is_the_emitters_line_and_reads_back(mapping: dict) -> None:  # type: ignore[type-arg]
     from membank.files.frontmatter import load_yaml
-    lines = yamllines.Lines(_dump, IsoTime)
-    whole = _dump(mapping)
+    lines = yamllines.Lines(dump, IsoTime)
+    whole = dump(mapping)
     assert lines.render(mapping) in (None, whole)
     assert lines.render(mapping) in (None, whole)  # kept
     assert _alike(load_yaml(whole), mapping)  # the fast reader or PyYAML reads the values back

@@ -69,12 +69,14 @@ _FlowDumper.add_representer(dict, lambda d, v: d.represent_mapping("tag:yaml.org
 _FlowDumper.add_representer(list, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
 
 
-def _dump(mapping: dict[Any, Any]) -> str:
+def dump(mapping: dict[Any, Any]) -> str:
+    """The whole mapping as PyYAML's emitter writes front matter: what `yamllines` is held to (public, so
+    tests take it as the reference)."""
     return yaml.dump(mapping, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=_BIG,
                      default_flow_style=False)
 
 
-_LINES = yamllines.Lines(_dump, IsoTime)
+_LINES = yamllines.Lines(dump, IsoTime)
 
 
 def _render(mapping: dict[Any, Any], indent: int = 0) -> str:
@@ -84,7 +86,7 @@ def _render(mapping: dict[Any, Any], indent: int = 0) -> str:
     try:
         text = _LINES.render(mapping)  # the same text, line by line (yamllines.py)
         if text is None:
-            text = _dump(mapping)
+            text = dump(mapping)
     except (yaml.YAMLError, ValueError) as e:  # ValueError: an int longer than Python will print
         raise RewriteError(f"a value cannot be written as YAML ({e})", of_value=True) from None
     if indent:

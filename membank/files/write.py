@@ -59,7 +59,7 @@ def new_id(prefix: str = "m") -> str:
 WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)( *\..*)?", re.IGNORECASE)
 
 
-def _kept(text: str) -> str:
+def kept_chars(text: str) -> str:
     """`text` with every character that is neither a letter, a digit nor a mark after one made `-`."""
     out: list[str] = []
     for ch in text:
@@ -79,14 +79,14 @@ def slug(text: str, limit: int = 60) -> str:
 
 
 def _head(text: str, limit: int) -> str:
-    """`_kept(text)` with each run of `-` made one, less its leading `-`: read from the start of `text`
+    """`kept_chars(text)` with each run of `-` made one, less its leading `-`: read from the start of `text`
     only until more than `limit` characters are made (a character's fate depends on those before it
     alone, so that prefix is the whole answer's; the body of a memory is thousands of characters)."""
     if limit < 0:  # a cut from the end: the whole text
-        return re.sub(r"-+", "-", _kept(text)).strip("-")
+        return re.sub(r"-+", "-", kept_chars(text)).strip("-")
     n = 4 * limit + 16
     while True:
-        out = re.sub(r"-+", "-", _kept(text[:n])).lstrip("-")
+        out = re.sub(r"-+", "-", kept_chars(text[:n])).lstrip("-")
         if len(out) > limit or n >= len(text):
             return out
         n *= 4
