@@ -121,13 +121,10 @@ class StrongVectors:
         q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
         return _dots(self.rows, q) * self.factor
 
-    def means(self) -> dict[bool, np.ndarray]:
-        """Each language's mean unit vector (keyed by `zh`), over every row with a direction (every row's mean for
-        a language of fewer than MIN_CENTRE rows, zeros for a copy of fewer than MIN_SHARED): made once per
-        copy (a pass over the rows, as loading one is), with each row's length once its mean is removed."""
-        return self._centre()[0]
-
     def _centre(self) -> tuple[dict[bool, np.ndarray], np.ndarray]:
+        """Each language's mean unit vector (keyed by `zh`), over every row with a direction (every row's mean for
+        a language of fewer than MIN_CENTRE rows, zeros for a copy of fewer than MIN_SHARED), with each row's
+        length once its mean is removed: made once per copy (a pass over the rows, as loading one is)."""
         if self._centring is None:
             dim = self.rows.shape[1]
             live = self.scale > 0
