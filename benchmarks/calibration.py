@@ -33,6 +33,8 @@ static model, and ranks every memory for every query under several rules, vector
   `own words too`: the question's own words weigh as much in its own language's pool;
 - `full USE` (with `--use`, a study only: benchmarks/usestudy.py): the full USE-multilingual's cosine alone,
   in the blend in place of the static one, or beside both, under the shipped gate, cap and bridge;
+- `map` (with `--align FILE`, a study only: benchmarks/alignstudy.py): a supervised Chinese-to-English map of
+  the centred strong vectors, learned from parallel text by scripts/build_alignment.py;
 - `role link` (with `--roles`, a study only: benchmarks/rolelink.py): a question's content-word phrases that a
   card's summary (or body) holds name that card by its role; memories naming it gain `own` times that in the
   question's own pool, and/or (`across`) the name bridge counts the card as named.
@@ -60,7 +62,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import lexicon, rolelink, usestudy  # noqa: E402
+from benchmarks import alignstudy, lexicon, rolelink, usestudy  # noqa: E402
 from membank.domains.recall.bridge import Bridge  # noqa: E402
 from membank.domains.recall.calibrate import (  # noqa: E402
     CAP, GATE, LIFT, STRONG_WEIGHT, Candidate, calibrate, calibrated_arrays, script_language)
@@ -280,7 +282,7 @@ def evaluate(rank: Callable[[int], list[int]], ids: list[str], plang: list[str],
 
 
 def study(cache: Path | None = None, fixture: Path = FIXTURE, split: str | None = None,
-          lexicons: list[Path] | None = None, use: bool = False, roles: bool = False
+          lexicons: list[Path] | None = None, use: bool = False, roles: bool = False, align: Path | None = None
           ) -> tuple[list[tuple[str, dict[str, float]]], dict[str, int]]:
     ids, texts = memories(fixture)
     qs = queries(fixture)
@@ -350,6 +352,9 @@ def study(cache: Path | None = None, fixture: Path = FIXTURE, split: str | None 
                       [x == "zh" for x in qlang], evidence)
     if roles:  # a question's words naming a card by its role (benchmarks/rolelink.py; study only)
         rolelink.rows(measure, fixture, texts, qs, zh, evidence, cen, static, [x == "zh" for x in qlang], lifted)
+    if align is not None:  # a supervised map across languages (benchmarks/alignstudy.py; study only)
+        alignstudy.rows(measure, align, lambda t: centred(v["eq"], v["ep"], qlang, plang, t), cen, static, zh,
+                        [x == "zh" for x in qlang], evidence)
     for gate, cap in ((0.6, 10**6), (0.8, 10**6), (1.0, 10**6), (0.6, 2), (0.8, 2), (1.0, 2), (1.0, 3)):
         measure(f"calibrated, gate {gate}, cap {cap if cap < 10**6 else '-'}", arrays(cen, gate, cap), pools)
 
@@ -398,8 +403,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lexicon", type=Path, action="append", help="a lexicon of scripts/build_lexicon.py: its rows")
     parser.add_argument("--use", action="store_true", help="the full USE-multilingual's rows (benchmarks/usestudy.py)")
     parser.add_argument("--roles", action="store_true", help="the role link's rows (benchmarks/rolelink.py)")
+    parser.add_argument("--align", type=Path, help="maps of scripts/build_alignment.py: their rows (alignstudy.py)")
     args = parser.parse_args(argv)
-    rows, counts = study(args.cache, args.fixture, args.split, args.lexicon, args.use, args.roles)
+    rows, counts = study(args.cache, args.fixture, args.split, args.lexicon, args.use, args.roles, args.align)
     print(json.dumps({"rows": dict(rows), "counts": counts}, indent=2) if args.json else table(rows, counts))
 
 
