@@ -1,0 +1,58 @@
+"""The cross-language map study (scripts/build_alignment.py, benchmarks/alignstudy.py): the maps it fits are
+the ones asked for, and a map that changes nothing ranks as the shipped rule does."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from benchmarks import alignstudy
+from benchmarks.usestudy import gated, standardised
+from scripts.build_alignment import centred_units, procrustes, ridge
+
+
+def test_procrustes_finds_the_rotation_between_two_languages_and_ridge_the_linear_map() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(200, 12))
+    rotation, _ = np.linalg.qr(rng.normal(size=(12, 12)))
+    w = procrustes(x, x @ rotation.T)
+    assert np.allclose(w, rotation, atol=1e-9)
+    assert np.allclose(w @ w.T, np.eye(12), atol=1e-9)
+    linear = rng.normal(size=(12, 12))
+    assert np.allclose(ridge(x, x @ linear.T, 1e-9), linear, atol=1e-5)
+
+
+def test_pairs_are_centred_by_their_own_mean_and_made_unit_length() -> None:
+    rows = centred_units(np.array([[1.0, 0.0], [3.0, 0.0], [2.0, 5.0]]))
+    assert np.allclose(np.linalg.norm(rows, axis=1), 1.0)
+    assert np.allclose(rows[0], [-1 / np.sqrt(1 + (5 / 3) ** 2), -(5 / 3) / np.sqrt(1 + (5 / 3) ** 2)])
+
+
+def test_the_identity_map_ranks_every_question_as_the_shipped_rule_does(tmp_path) -> None:
+    rng = np.random.default_rng(5)
+    queries, memories = rng.normal(size=(6, 8)), rng.normal(size=(20, 8))
+    zh = np.arange(20) % 3 == 0
+    qzh = [bool(i % 2) for i in range(6)]
+    cen = queries @ memories.T
+    static = rng.normal(size=(6, 20))
+    bridge = np.zeros((6, 20))
+    path = tmp_path / "maps.npz"
+    np.savez(path, counts=json.dumps({"sentences": 1}), **{"procrustes sentences": np.eye(8, dtype=np.float32)})
+    shipped = gated(0.7 * standardised(cen, zh) + 0.3 * standardised(static, zh), zh, qzh)
+    seen: list[tuple[str, list[list[int]]]] = []
+
+    def measure(name, rank, pools=None) -> None:
+        seen.append((name, [rank(qi) for qi in range(6)]))
+
+    alignstudy.rows(measure, path, lambda transform: cen, cen, static, zh, qzh, bridge)
+    assert seen and all(ranks == [shipped(qi) for qi in range(6)] for name, ranks in seen if "gate" not in name)
+
+
+def test_with_the_plain_gate_shut_no_other_language_memory_competes_however_the_map_scores_it() -> None:
+    zh = np.array([False, False, True, True])
+    plain = np.array([[2.0, 0.0, 0.5, 0.1]])  # the Chinese pool's best is 1.5 below the English best
+    mapped = np.array([[2.0, 0.0, 3.0, 2.5]])
+    assert alignstudy.opened(plain, mapped, zh, [False])(0) == [0, 1, 2, 3]
+    opened = np.array([[2.0, 0.0, 1.9, 0.1]])
+    assert alignstudy.opened(opened, mapped, zh, [False])(0) == [2, 3, 0, 1]
