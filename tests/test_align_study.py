@@ -56,3 +56,14 @@ def test_with_the_plain_gate_shut_no_other_language_memory_competes_however_the_
     assert alignstudy.opened(plain, mapped, zh, [False])(0) == [0, 1, 2, 3]
     opened = np.array([[2.0, 0.0, 1.9, 0.1]])
     assert alignstudy.opened(opened, mapped, zh, [False])(0) == [2, 3, 0, 1]
+
+
+def test_the_plain_scores_in_the_maps_order_move_only_which_other_language_memory_holds_each_place() -> None:
+    zh = np.array([False, False, True, True, True])
+    plain = np.array([[1.0, 0.2, 0.9, 0.1, -0.5], [0.3, 0.8, 2.0, 0.0, 1.0]])
+    mapped = np.array([[5.0, 5.0, -1.0, 3.0, 0.0], [9.0, -9.0, 0.0, 0.0, 0.0]])
+    out = alignstudy.reordered(plain, mapped, zh, [False, True])
+    assert out[0].tolist() == [1.0, 0.2, -0.5, 0.9, 0.1]  # English question: the Chinese pool's values, the map's order
+    assert out[1].tolist() == [0.8, 0.3, 2.0, 0.0, 1.0]  # Chinese question: the English pool's
+    for qi in range(2):
+        assert sorted(out[qi]) == sorted(plain[qi])
