@@ -90,7 +90,7 @@ def opened(plain: np.ndarray, mapped: np.ndarray, zh: np.ndarray, qzh: list[bool
         if not same.any():
             return list(np.argsort(-row, kind="stable"))
         competes = same.copy()
-        if plain[qi][~same].max() >= plain[qi][same].max() - gate:
+        if (~same).any() and plain[qi][~same].max() >= plain[qi][same].max() - gate:
             within = np.flatnonzero(~same & (row >= row[same].max() - gate))
             competes[within[np.lexsort((within, -row[within]))[:cap]]] = True
         return list(np.lexsort((-row, ~competes)))

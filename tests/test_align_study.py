@@ -67,3 +67,11 @@ def test_the_plain_scores_in_the_maps_order_move_only_which_other_language_memor
     assert out[1].tolist() == [0.8, 0.3, 2.0, 0.0, 1.0]  # Chinese question: the English pool's
     for qi in range(2):
         assert sorted(out[qi]) == sorted(plain[qi])
+
+
+def test_a_bank_in_one_language_is_ranked_by_its_scores_under_either_variant() -> None:
+    zh = np.array([False, False, False])
+    plain = np.array([[0.1, 0.9, 0.5]])
+    assert alignstudy.opened(plain, plain, zh, [False])(0) == [1, 2, 0]
+    assert alignstudy.opened(plain, plain, ~zh, [False])(0) == [1, 2, 0]
+    assert alignstudy.reordered(plain, -plain, zh, [False]).tolist() == plain.tolist()
