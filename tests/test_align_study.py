@@ -75,3 +75,13 @@ def test_a_bank_in_one_language_is_ranked_by_its_scores_under_either_variant() -
     assert alignstudy.opened(plain, plain, zh, [False])(0) == [1, 2, 0]
     assert alignstudy.opened(plain, plain, ~zh, [False])(0) == [1, 2, 0]
     assert alignstudy.reordered(plain, -plain, zh, [False]).tolist() == plain.tolist()
+
+
+def test_the_held_out_check_finds_every_translation_once_the_map_undoes_a_rotation() -> None:
+    from scripts.build_alignment import held_out
+
+    rng = np.random.default_rng(11)
+    zh = rng.normal(size=(100, 10))
+    rotation, _ = np.linalg.qr(rng.normal(size=(10, 10)))
+    found = held_out(zh, zh @ rotation.T)
+    assert found["a 1.0"] == 1.0 and found["no map"] < 1.0
