@@ -833,6 +833,12 @@ export interface InjectionPreview {
   documentId?: string | null;
 }
 
+/** A review killed midway (a crash): the accepted ops its files hold, and those they do not. */
+export interface Interrupted {
+  applied: string[];
+  notApplied: string[];
+}
+
 export interface Item {
   layer: number;
   kind: string;
@@ -1110,6 +1116,7 @@ export interface Pending {
   documentId: string;
   proposal: string;
   items: PendingOp[];
+  interrupted?: Interrupted;
 }
 
 export interface PendingOp {
@@ -1326,6 +1333,7 @@ export interface Reviewed {
   ops: { [key: string]: unknown }[];
   written: string[];
   counts: { [key: string]: number };
+  resumed?: Interrupted;
 }
 
 export interface RuleProblem {

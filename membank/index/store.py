@@ -230,8 +230,7 @@ class Index(EntryStore, VectorStore, StrongStore):
         self._writer_file = _file_identity(self.path)
 
     def on_disk(self) -> bool:
-        """Whether the file this writer writes is still the one at its path; False when `.index/` was
-        deleted or replaced under it: what it commits is lost at close (index:sync says so)."""
+        """Whether the file this writer writes is still the one at its path (not deleted or replaced)."""
         return self.path is None or _file_identity(self.path) == self._writer_file
 
     def _follow_replaced(self) -> None:
