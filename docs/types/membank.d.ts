@@ -774,7 +774,9 @@ export interface Imported {
   target: string;
   status: "created" | "unchanged" | "pending" | "updated";
   changes: Change[];
+  changesTotal?: number;
   skipped: Skipped[];
+  skippedTotal?: number;
   books: BookReport[];
   warnings: string[];
 }
