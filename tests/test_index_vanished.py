@@ -67,3 +67,33 @@ def test_a_sync_after_the_index_folder_was_deleted_makes_a_new_one(bank: Bank, s
     assert envelope["ok"], envelope
     assert envelope["data"]["added"] > 0 and (sample / INDEX / "index.db").is_file()
     assert bank.call("index:sync", {})["data"]["added"] == 0
+
+
+@pytest.mark.parametrize("gone", [".writenow", ""], ids=["bank-folder", "project-root"])
+def test_a_project_deleted_while_it_syncs_is_not_found_never_a_crash(bank: Bank, sample: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch, gone: str) -> None:
+    write_memory(sample, "notes/late.md", "A late note about the lamp.", id="m-late", type="note")
+    _at_first_parse(monkeypatch, lambda: shutil.rmtree(sample / gone))
+    envelope = bank.call("index:sync", {})
+    assert envelope["error"]["code"] == "NOT_FOUND", envelope
+    assert "deleted while this sync ran" in envelope["error"]["message"]
+    assert envelope["error"]["details"] == {"projectId": "p-sample-lighthouse"}
+    assert bank.call("index:sync", {})["error"]["code"] == "NOT_FOUND"  # and so on, until the folder is back
+    assert not (sample / ".writenow").exists()  # nothing made again
+
+
+def test_the_manuscript_deleted_while_it_syncs_is_read_as_gone(bank: Bank, sample: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.manuscript import sync as manuscript_sync
+
+    (sample / "chapters" / "ch09.md").write_text("# Nine\n\nMaren walks the cliff path.\n", "utf-8")
+    real = manuscript_sync.read_document_bytes
+
+    def read(*args: Any, **kwargs: Any) -> Any:
+        shutil.rmtree(sample / "chapters", ignore_errors=True)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(manuscript_sync, "read_document_bytes", read)
+    assert bank.call("index:sync", {})["ok"]
+    monkeypatch.undo()
+    assert bank.call("index:sync", {})["ok"]
+    assert bank.call("manuscript:status", {})["data"]["items"] == []

@@ -63,9 +63,14 @@ def _gone(bank: Bank) -> bool:
 def _kept(bank: Bank) -> None:
     """DB_ERROR when the index file was deleted or replaced while the sync wrote it: what the sync wrote
     went into a file no longer on disk, so the sync did not happen (the next one starts a new file)."""
-    if not bank.index.on_disk():
-        raise MembankError(errors.DB_ERROR, f"the index ({BANK_DIR}/.index/) was deleted or replaced while this"
-                           " sync ran: what it wrote is lost; run `membank index` again")
+    if bank.index.on_disk():
+        return
+    if not bank.present():  # the whole bank went: the project is gone, as every later call says
+        raise MembankError(errors.NOT_FOUND, f"the project's {BANK_DIR}/ folder was deleted while this sync ran; "
+                           "nothing of it is kept (restore the folder, or open the project where it is now)",
+                           {"projectId": bank.info.id})
+    raise MembankError(errors.DB_ERROR, f"the index ({BANK_DIR}/.index/) was deleted or replaced while this"
+                       " sync ran: what it wrote is lost; run `membank index` again")
 
 
 def _manuscript(bank: Bank) -> None:
