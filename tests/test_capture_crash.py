@@ -14,9 +14,10 @@ import pytest
 
 import membank
 
-from .capturekit import D, fresh, ok, refused
+from .capturekit import CRY, D, MOVE, NANNY, fresh, ok, proposed as _proposed, refused
 from .helpers import membank as run
-from .test_capture_review import CARD, CRY, MOVE, NANNY, _proposed
+
+CARD = "characters/lin-daiyu.md"
 
 KILL = """
 import os, sys
@@ -107,3 +108,40 @@ def test_the_command_line_shows_the_interrupted_review(crashed: tuple[Path, list
     assert "a review was interrupted" in shown.stdout and ids[2] in shown.stdout.split("interrupted")[1]
     applied = run("review", D, "--apply", "--json", cwd=root, home=home)
     assert json.loads(applied.stdout)["data"]["resumed"]["notApplied"] == []
+
+
+def _record(root: Path) -> Path:
+    (found,) = (root / ".writenow" / ".index" / "reviews").glob("*.json")
+    return found
+
+
+@pytest.mark.parametrize("spoil", ["torn", "outside", "wrong-type", "link"])
+def test_a_spoiled_record_finishes_nothing(crashed: tuple[Path, list[str], dict[str, str]], spoil: str) -> None:
+    """A record cut short by the crash itself, or one edited to write outside the bank, through a link, or
+    with a value of the wrong type: dropped, nothing written from it; the ops are checked again as they are."""
+    root, ids, _ = crashed
+    record = _record(root)
+    data = json.loads(record.read_text("utf-8"))
+    outside = root.parent / "outside.md"
+    if spoil == "torn":
+        record.write_bytes(record.read_bytes()[:40])
+    elif spoil == "outside":
+        data["files"][1]["rel"] = "../../outside.md"
+        record.write_text(json.dumps(data), "utf-8")
+    elif spoil == "wrong-type":
+        data["files"][1]["new"] = 7
+        record.write_text(json.dumps(data), "utf-8")
+    else:
+        (root / ".writenow" / "characters" / "away").symlink_to(root.parent, target_is_directory=True)
+        data["files"][1]["rel"] = "characters/away/outside.md"
+        data["files"][1]["original"] = None
+        record.write_text(json.dumps(data), "utf-8")
+    before = _texts(root)
+    bank = membank.open(root)
+    try:
+        assert "interrupted" not in ok(bank, "capture:pending", documentId=D)
+        done = ok(bank, "capture:review", documentId=D)
+        assert "resumed" not in done and done["counts"] == {"applied": 0, "rejected": 0}
+        assert _texts(root) == before and not outside.exists() and not record.exists()
+    finally:
+        bank.close()

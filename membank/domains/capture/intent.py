@@ -20,8 +20,9 @@ from typing import Any
 
 from ...files.reader import Unreadable, content_hash, read_regular
 from ...files.frontmatter import MAX_FILE_BYTES
-from ...files.write import atomic_write
+from ...files.write import atomic_write, check_inside
 from ...index.failures import storage_error
+from ...kernel.errors import MembankError
 from ..contract import Bank
 from .commit import Write, commit
 
@@ -58,18 +59,41 @@ def drop(path: Path) -> None:
         pass
 
 
-def _left(bank: Bank, proposal: Path) -> tuple[Path, list[dict[str, Any]]] | None:
+def _left(bank: Bank, proposal: Path, tidy: bool = True) -> tuple[Path, list[dict[str, Any]]] | None:
+    """The record a review killed midway left, if it can be finished from; `tidy`: one that cannot is
+    deleted (under the write lock only: a read leaves it)."""
     path = _path(bank, proposal)
     try:
         data = json.loads(read_regular(path, 64 * MAX_FILE_BYTES)[0])
-        files = data["files"]
-        assert isinstance(files, list) and all(isinstance(f, dict) for f in files)
     except (OSError, Unreadable):
         return None
-    except (ValueError, KeyError, TypeError, AssertionError):  # torn or foreign: nothing can be finished from it
-        drop(path)
+    except ValueError:
+        data = None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list) or not all(_valid(bank, f) for f in files):
+        if tidy:
+            drop(path)  # torn, foreign or planted: nothing is finished from it (the next review checks each op)
         return None
     return path, files
+
+
+def _valid(bank: Bank, f: Any) -> bool:
+    """A recorded file as `record` writes it, naming a file inside its bank folder (links refused)."""
+    if not (isinstance(f, dict) and f.get("bank") in ("project", "global", "proposal")
+            and isinstance(f.get("rel"), str) and isinstance(f.get("source"), str) and isinstance(f.get("new"), str)
+            and (f.get("original") is None or isinstance(f.get("original"), str))
+            and isinstance(f.get("ops"), list) and all(isinstance(op, str) for op in f["ops"])):
+        return False
+    rel = f["rel"]
+    if not rel or rel.startswith("/") or "\\" in rel or ".." in rel.split("/") or "\0" in rel:
+        return False
+    root = bank.global_ if f["bank"] == "global" else bank.project
+    try:
+        check_inside(root.path, root.file(rel), root.source)
+        f["new"].encode("utf-8")
+    except (MembankError, OSError, ValueError):
+        return False
+    return True
 
 
 def _now(bank: Bank, f: dict[str, Any]) -> tuple[str, Path, bytes | None]:
@@ -101,7 +125,7 @@ def _split(files: list[dict[str, Any]], states: list[str], done: set[str]) -> di
 
 def waiting(bank: Bank, proposal: Path) -> dict[str, list[str]] | None:
     """What a review killed midway left (read only): the ops written, and those not yet."""
-    left = _left(bank, proposal)
+    left = _left(bank, proposal, tidy=False)
     if left is None:
         return None
     return _split(left[1], [_now(bank, f)[0] for f in left[1]], {"new"})
