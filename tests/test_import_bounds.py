@@ -24,6 +24,16 @@ def test_a_long_list_keeps_the_changes_that_matter_in_their_order() -> None:
     assert bounded(item, most=3)["skippedTotal"] == 5
 
 
+def test_a_change_of_many_fields_lists_the_kept_ones_first() -> None:
+    fields = [{"field": f"card.data.extensions.k{n}", "change": "kept" if n in (7, 8) else "changed"} for n in range(9)]
+    item = {"changes": [{"source": "a", "change": "kept", "fields": fields}, {"source": "b", "change": "same"}],
+            "skipped": []}
+    cut = bounded(item, most=3)
+    assert [f["field"][-2:] for f in cut["changes"][0]["fields"]] == ["k0", "k7", "k8"]
+    assert cut["changes"][0]["fieldsTotal"] == 9 and cut["changes"][1] == {"source": "b", "change": "same"}
+    assert "changesTotal" not in cut and bounded(item, most=9) == item
+
+
 def test_a_large_book_answers_200_changes_and_the_total(bank: Bank, sample: Path, tmp_path: Path, home: Path) -> None:
     entries = {str(n): {"uid": n, "key": [f"word{n}"], "comment": f"Entry {n}", "content": f"Lore {n}."}
                for n in range(205)}

@@ -399,6 +399,7 @@ export interface Change {
   source: string;
   change: "new" | "changed" | "same" | "kept";
   fields?: FieldChange[];
+  fieldsTotal?: number;
 }
 
 /** Sent by the server after the watcher re-read a manuscript document whose passages changed (or that went, or cannot be read any more) (docs/manuscript.md). */

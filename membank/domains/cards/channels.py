@@ -38,7 +38,8 @@ class FieldChange(TypedDict):
 class Change(TypedDict):
     source: str  # .writenow/…
     change: Literal["new", "changed", "same", "kept"]  # against the last imported original (a merge)
-    fields: NotRequired[list[FieldChange]]
+    fields: NotRequired[list[FieldChange]]  # at most 200, the `kept` ones first
+    fieldsTotal: NotRequired[int]  # when more than 200: how many there are
 
 
 class BookReport(TypedDict):
