@@ -145,3 +145,19 @@ def test_a_spoiled_record_finishes_nothing(crashed: tuple[Path, list[str], dict[
         assert _texts(root) == before and not outside.exists() and not record.exists()
     finally:
         bank.close()
+
+
+def test_a_record_that_cannot_be_written_writes_nothing(tmp_path: Path) -> None:
+    """`.index/reviews` made a file: the record cannot be kept, so the review writes nothing (DB_ERROR)."""
+    root = tmp_path / "hlm"
+    bank = fresh(root)
+    try:
+        ids = _proposed(bank, [MOVE, CRY])
+        (root / ".writenow" / ".index" / "reviews").write_text("not a folder\n", "utf-8")
+        before = _texts(root)
+        error = refused(bank, "capture:review", documentId=D, decisions=[{"id": i, "decision": "accept"} for i in ids])
+        assert error["code"] == "DB_ERROR" and ".index/reviews" in error["message"]
+        assert _texts(root) == before
+        assert "interrupted" not in ok(bank, "capture:pending", documentId=D)
+    finally:
+        bank.close()
