@@ -161,3 +161,37 @@ def test_a_record_that_cannot_be_written_writes_nothing(tmp_path: Path) -> None:
         assert "interrupted" not in ok(bank, "capture:pending", documentId=D)
     finally:
         bank.close()
+
+
+def test_a_review_at_work_is_not_shown_as_interrupted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`capture:pending` while another thread's review holds its record (between the record and the last
+    file): a review at work, not a crash's, so nothing is reported, and pending does not wait for it."""
+    import threading
+
+    from membank.domains.capture import commit
+
+    root = tmp_path / "hlm"
+    bank = fresh(root)
+    try:
+        ids = _proposed(bank, [MOVE, CRY])
+        inside, go = threading.Event(), threading.Event()
+        real = commit._put_all
+
+        def held(writes: list[commit.Write]) -> list[object]:
+            inside.set()
+            assert go.wait(60)
+            return real(writes)
+        monkeypatch.setattr(commit, "_put_all", held)
+        answers: list[dict[str, object]] = []
+        worker = threading.Thread(target=lambda: answers.append(bank.call("capture:review", {
+            "documentId": D, "decisions": [{"id": i, "decision": "accept"} for i in ids]})))
+        worker.start()
+        assert inside.wait(60)
+        assert list((root / ".writenow" / ".index" / "reviews").glob("*.json"))  # the record is there
+        listed = ok(bank, "capture:pending", documentId=D)
+        go.set()
+        worker.join(60)
+        assert "interrupted" not in listed
+        assert answers[0]["ok"] and "resumed" not in answers[0]["data"]  # type: ignore[operator]
+    finally:
+        bank.close()

@@ -124,11 +124,19 @@ def _split(files: list[dict[str, Any]], states: list[str], done: set[str]) -> di
 
 
 def waiting(bank: Bank, proposal: Path) -> dict[str, list[str]] | None:
-    """What a review killed midway left (read only): the ops written, and those not yet."""
-    left = _left(bank, proposal, tidy=False)
-    if left is None:
+    """What a review killed midway left (read only): the ops written, and those not yet. A record seen
+    while a writer holds the lock may be a review at work, not a crash's: not reported (never waited on)."""
+    if not _path(bank, proposal).exists():
         return None
-    return _split(left[1], [_now(bank, f)[0] for f in left[1]], {"new"})
+    try:
+        bank.write_lock.acquire(0)
+    except MembankError:
+        return None
+    try:
+        left = _left(bank, proposal, tidy=False)
+        return None if left is None else _split(left[1], [_now(bank, f)[0] for f in left[1]], {"new"})
+    finally:
+        bank.write_lock.release()
 
 
 def resume(bank: Bank, proposal: Path) -> dict[str, list[str]] | None:
