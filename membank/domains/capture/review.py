@@ -333,6 +333,9 @@ def _apply(bank: Bank, document: str, text: str, now_hashes: Any, path: Path, so
         new_text = new_text.replace("\n", "\r\n")
     if new_text != old_text:
         writes.append(Write(path, source, None, "", old_text.encode("utf-8"), new_text.encode("utf-8")))
+    # a progress or relate of a card this call makes is written into that new card: named by the new files
+    orphans = tuple(sorted(set(chosen) - {op for w in writes for op in w.ops}))
+    writes = [replace(w, ops=w.ops + orphans) if orphans and w.original is None else w for w in writes]
     kept_at = intent.record(bank, path, writes) if len(writes) > 1 else None  # one file is whole or not
     try:
         commit(bank, writes)
