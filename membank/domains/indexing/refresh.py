@@ -61,8 +61,9 @@ def _gone(bank: Bank) -> bool:
 
 
 def _kept(bank: Bank) -> None:
-    """DB_ERROR when the index file was deleted or replaced while the sync wrote it: what the sync wrote
-    went into a file no longer on disk, so the sync did not happen (the next one starts a new file)."""
+    """DB_ERROR when the index file was deleted or replaced while the sync wrote it (NOT_FOUND when the
+    whole `.writenow/` went): what the sync wrote went into a file no longer on disk, so the sync did not
+    happen (the next one starts a new file)."""
     if bank.index.on_disk():
         return
     if not bank.present():  # the whole bank went: the project is gone, as every later call says
