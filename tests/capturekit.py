@@ -86,3 +86,17 @@ def refused(bank: Bank, channel: str, **payload: Any) -> dict[str, Any]:
     envelope = bank.call(channel, payload)
     assert not envelope["ok"], envelope
     return envelope["error"]  # type: ignore[no-any-return]
+
+
+MOVE = {"op": "progress", "entity": "林黛玉", "state": "舍父进京", "set": {"location": "荣国府"},
+        "evidence": "方洒泪拜别"}
+CRY = {"op": "progress", "entity": "贾母", "state": "见外孙女大哭", "evidence": "心肝儿肉叫着大哭起来"}
+NANNY = {"op": "entity", "name": "奶娘", "kind": "character", "evidence": "随了奶娘"}
+
+
+def proposed(bank: Bank, ops: list[dict[str, Any]]) -> list[str]:
+    """The ids of `ops` proposed on chapter 3."""
+    from membank.domains.capture.evidence import chapter_hash
+
+    data = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=ops)
+    return [r["id"] for r in data["ops"]]

@@ -16,24 +16,15 @@ from hypothesis import strategies as st
 import membank
 from membank import Bank
 from membank.domains.capture import decide, proposals
-from membank.domains.capture.evidence import chapter_hash
 
-from .capturekit import CH03, D, fresh, ok, refused
+from .capturekit import CH03, CRY, D, MOVE, NANNY, fresh, ok, refused
+from .capturekit import proposed as _proposed
 from .helpers import membank as run
 
-MOVE = {"op": "progress", "entity": "林黛玉", "state": "舍父进京", "set": {"location": "荣国府"},
-        "evidence": "方洒泪拜别"}
 GRANNY = {"op": "relate", "entity": "林黛玉", "to": "贾母", "type": "外孙女", "evidence": "黛玉便知是他外祖母"}
-CRY = {"op": "progress", "entity": "贾母", "state": "见外孙女大哭", "evidence": "心肝儿肉叫着大哭起来"}
-NANNY = {"op": "entity", "name": "奶娘", "kind": "character", "evidence": "随了奶娘"}
 LEFT = {"op": "fact", "content": "黛玉离开扬州，进京依傍外祖母。", "evidence": "随了奶娘及荣府几个老妇人登舟而去"}
 MEETING = {"op": "thread", "title": "黛玉初见贾母", "action": "open", "entities": ["林黛玉"], "evidence": "一把搂入怀中"}
 CARD = "characters/lin-daiyu.md"
-
-
-def _proposed(bank: Bank, ops: list[dict[str, Any]]) -> list[str]:
-    data = ok(bank, "capture:propose", documentId=D, chapterHash=chapter_hash(CH03), ops=ops)
-    return [r["id"] for r in data["ops"]]
 
 
 def _card(bank: Bank, rel: str = CARD) -> str:

@@ -399,6 +399,7 @@ export interface Change {
   source: string;
   change: "new" | "changed" | "same" | "kept";
   fields?: FieldChange[];
+  fieldsTotal?: number;
 }
 
 /** Sent by the server after the watcher re-read a manuscript document whose passages changed (or that went, or cannot be read any more) (docs/manuscript.md). */
@@ -774,7 +775,9 @@ export interface Imported {
   target: string;
   status: "created" | "unchanged" | "pending" | "updated";
   changes: Change[];
+  changesTotal?: number;
   skipped: Skipped[];
+  skippedTotal?: number;
   books: BookReport[];
   warnings: string[];
 }
@@ -831,6 +834,12 @@ export interface InjectionPreview {
   projectId?: string | null;
   queryText?: string | null;
   documentId?: string | null;
+}
+
+/** A review killed midway (a crash): the accepted ops its files hold, and those they do not. */
+export interface Interrupted {
+  applied: string[];
+  notApplied: string[];
 }
 
 export interface Item {
@@ -1110,6 +1119,7 @@ export interface Pending {
   documentId: string;
   proposal: string;
   items: PendingOp[];
+  interrupted?: Interrupted;
 }
 
 export interface PendingOp {
@@ -1326,6 +1336,7 @@ export interface Reviewed {
   ops: { [key: string]: unknown }[];
   written: string[];
   counts: { [key: string]: number };
+  resumed?: Interrupted;
 }
 
 export interface RuleProblem {

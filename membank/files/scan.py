@@ -234,6 +234,8 @@ def _walk(root: BankRoot, base: Path, section: str, found: list[FileStat], probl
                 found.append(got)
             elif isinstance(got, Diagnostic):
                 problems.append(got)
+                if temps is not None and entry.is_dir(follow_symlinks=False):
+                    temps.append(entry.path)  # a folder not walked (a name not UTF-8): the sweep walks it
             elif got is not None:
                 todo.append((Path(entry.path), child_rel))
 

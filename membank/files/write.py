@@ -192,7 +192,8 @@ def sweep_temps(bank: Path, older_than: float | None = None, now: float | None =
     returns their bank-relative paths. Hidden folders (`.index/`, `.git/`) are not entered: membank
     writes no temporary file there. `skip`: top-level folders another walk listed already (a sync's
     scan of the sections, files/scan.py), and `found`: the temporary files it saw there, looked at
-    without a second walk of ~10,000 files.
+    without a second walk of ~10,000 files, and the folders it did not enter (a name that is not
+    UTF-8), walked here.
 
     Stale means neither written nor renamed for `older_than` seconds: max(mtime, ctime), since a swap
     gives the temporary name the file that was at the path, with that file's old mtime but a fresh
@@ -202,14 +203,16 @@ def sweep_temps(bank: Path, older_than: float | None = None, now: float | None =
     `.<name>.<hex>.membank-kept` (hidden: neither swept nor indexed)."""
     cutoff = (time.time() if now is None else now) - (STALE_AFTER if older_than is None else older_than)
     cleared: list[str] = []
+    stack = [bank]
     for path in found:
         try:
             st = os.lstat(path)
             if _TEMP_NAME.match(os.path.basename(path)) and stat_.S_ISREG(st.st_mode):
                 _clear(bank, path, st, cutoff, cleared)
+            elif stat_.S_ISDIR(st.st_mode):
+                stack.append(Path(path))
         except OSError:
             continue  # gone meanwhile, or not ours to touch: the next sweep tries again
-    stack = [bank]
     while stack:
         folder = stack.pop()
         try:

@@ -229,6 +229,10 @@ class Index(EntryStore, VectorStore, StrongStore):
         self._reconnected = True
         self._writer_file = _file_identity(self.path)
 
+    def on_disk(self) -> bool:
+        """Whether the file this writer writes is still the one at its path (not deleted or replaced)."""
+        return self.path is None or _file_identity(self.path) == self._writer_file
+
     def _follow_replaced(self) -> None:
         """Another process rebuilt the index (`membank index --rebuild` beside a server): the path holds a
         new file, while this writer still writes the old one, unlinked, which nobody will read again. The

@@ -103,12 +103,21 @@ def _pending(data: dict[str, Any]) -> None:
             print(f"   - {note}")
     if not data["items"]:
         print("nothing to review")
+    _interrupted(data.get("interrupted"), "a review was interrupted (the process stopped midway); the next "
+                 "`membank review` finishes it")
+
+
+def _interrupted(left: dict[str, list[str]] | None, what: str) -> None:
+    if left is not None:
+        print(f"{what}: applied {', '.join(left['applied']) or 'nothing'}"
+              + (f"; not applied: {', '.join(left['notApplied'])}" if left["notApplied"] else ""))
 
 
 def _reviewed(data: dict[str, Any]) -> None:
     for op in data["ops"]:
         print(f"{op['id']}\t{op['op']}\t{op['status']}")
     c = data["counts"]
+    _interrupted(data.get("resumed"), "an interrupted review was finished first")
     print(f"{c['applied']} applied, {c['rejected']} rejected; {len(data['written'])} files written")
 
 

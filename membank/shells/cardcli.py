@@ -33,6 +33,8 @@ def imported_view(d: dict[str, Any]) -> None:
                       f"(~{book['alwaysOnTokens']:,} tokens), {scope}")
         for s in item.get("skipped", ()):
             out.print(f"  skipped  {s['name']}: {s['reason']}")
+        if "skippedTotal" in item:
+            out.print(f"  and {item['skippedTotal'] - len(item['skipped']):,} more skipped")
         for warning in item.get("warnings", ()):
             out.print(f"  warning: {warning}")
         for c in item["changes"]:
@@ -44,6 +46,8 @@ def imported_view(d: dict[str, Any]) -> None:
                     out.print(f"    kept {f['field']} (yours: {_short(f['mine'])}; the card's: {_short(f['theirs'])})")
                 else:
                     out.print(f"    {f['change']} {f['field']}")
+        if "changesTotal" in item:
+            out.print(f"  {item['changesTotal']:,} files in all (--json lists {len(item['changes'])} of them)")
 
 
 def exported_view(d: dict[str, Any]) -> None:

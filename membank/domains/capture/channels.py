@@ -4,7 +4,7 @@ checked, the valid ones kept in `.writenow/proposals/<document>.md`), and every 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Optional, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 
 from ...kernel.payload import DocPath, Id, Most
 from ..contract import Channel, Lazy, ProjectOnly
@@ -101,10 +101,17 @@ class PendingOp(TypedDict):
     notes: list[str]
 
 
+class Interrupted(TypedDict):
+    """A review killed midway (a crash): the accepted ops its files hold, and those they do not."""
+    applied: list[str]
+    notApplied: list[str]
+
+
 class Pending(TypedDict):
     documentId: str
     proposal: str
     items: list[PendingOp]
+    interrupted: NotRequired[Interrupted]  # a review killed midway, finished by the next review
 
 
 class Reviewed(TypedDict):
@@ -113,6 +120,7 @@ class Reviewed(TypedDict):
     ops: list[dict[str, Any]]  # each decided op: id, op, status (applied | rejected)
     written: list[str]  # the files written (cards, the proposal file), all or none
     counts: dict[str, int]
+    resumed: NotRequired[Interrupted]  # a review killed midway, finished (or reported) before this one
 
 
 class DocumentCapture(TypedDict):

@@ -6,9 +6,7 @@ what review read: files/exchange.py), the files of one folder side by side, seve
 disk commits fsyncs that arrive together at once). Each folder is fsynced once, when all its files
 are in; the proposal file is written last, after that, so it never records a decision whose files
 are not on disk. A crash midway leaves each file whole, old or new, and the proposal file as it
-was (its ops still pending or accepted): the next review checks every op again against the cards
-as they are, so an op a card already holds is refused (ALREADY_KNOWN, nothing written) and the
-writer rejects it, as when the change was made by hand."""
+was; review wrote the call's record first (intent.py), and the next review finishes the call from it."""
 
 from __future__ import annotations
 
@@ -35,6 +33,7 @@ class Write:
     rel: str
     original: bytes | None  # None: a new file
     new: bytes
+    ops: tuple[str, ...] = ()  # the ops whose changes it holds (intent.py names them after a crash)
 
 
 def _put(w: Write) -> MembankError | None:

@@ -25,7 +25,7 @@ from ...kernel import clock, errors
 from ...kernel.errors import MembankError
 from ..contract import Bank
 from ..story.state import progressions
-from . import bible, decide, edits, proposals, validate
+from . import bible, decide, edits, intent, proposals, validate
 from .commit import Write, commit
 from .evidence import Chapter, chapter_hashes
 from .flows import _read_proposal, _rel
@@ -130,7 +130,7 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
                 text = _with_items(render(c.item, c.body), c.items).encode("utf-8")
             except RewriteError as e:
                 raise _conflict(c.op_id, f"{bank.project.source(rel)} cannot be written: {e.message}") from None
-            writes.append(Write(path, bank.project.source(rel), bank.project, rel, None, text))
+            writes.append(Write(path, bank.project.source(rel), bank.project, rel, None, text, (c.op_id,)))
         else:
             by_target.setdefault((c.where, c.card or ""), []).append(c)
     for (where, ref), mine in by_target.items():
@@ -141,7 +141,7 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
             original = _read(path, source) if path.exists() else None
             new = _rewritten(original or b"", source, document, mine, versioned=False)
             _fits(new, source, ref, mine[0].op_id)
-            writes.append(Write(path, source, bank.project, ref, original, new))
+            writes.append(Write(path, source, bank.project, ref, original, new, tuple(c.op_id for c in mine)))
             continue
         found = bank.index.find(where, ref)
         if found is None:
@@ -158,7 +158,7 @@ def _card_writes(bank: Bank, document: str, changes: list[decide.Change]) -> tup
         new = _rewritten(original, record["source"], document, mine, versioned=True)
         if where == "card":
             _card_reads_back(new, record["source"], mine[0].op_id)
-        writes.append(Write(path, record["source"], root, rel, original, new))
+        writes.append(Write(path, record["source"], root, rel, original, new, tuple(c.op_id for c in mine)))
     return writes, moved
 
 
@@ -276,45 +276,72 @@ def _review(bank: Bank, document_id: str, decisions: list[dict[str, Any]] | None
     source = bank.project.source(_rel(bank, path))
     with bank.write_lock:
         check_inside(bank.project.path, path, bank.project.source)
-        old_text = _read_proposal(path)
-        if old_text is None:
-            raise MembankError(errors.NOT_FOUND, f"{document} has no proposal file ({source}): propose first")
-        meta, ops, problems = proposals.parse(old_text)
-        if problems:
-            line, message = problems[0]
-            raise MembankError(errors.CONFLICT, f"{source}:{line}: {message}; fix the file, nothing was applied",
-                               {"line": line})
-        kept = ops
-        ops = proposals.stale(ops, now_hashes)
-        if decisions is None:
-            chosen_all = {p.id: ("accepted", p.op) for p in ops if p.status == "accepted"}
-        else:
-            chosen_all = decide.decisions(ops, decisions)
-        chosen = {i: op for i, (s, op) in chosen_all.items() if s == "accepted"}
-        for attempt in (0, 1):
-            with bank.index.lock:
-                changes = _changes(bank, document, text, chosen)
-                writes, moved = _card_writes(bank, document, changes)
-            if not moved:
-                break
-            if attempt:
-                raise MembankError(errors.CONFLICT, "a card changes while it is reviewed; nothing was written")
-            with bank.index.transaction():  # a card edited since the index read it: read again, check again
-                for root, rel in moved:
-                    bank.sync_one(root, rel)
-        statuses = {i: ("applied" if s == "accepted" else "rejected") for i, (s, _) in chosen_all.items()}
-        patched = {i: op for i, (_, op) in chosen_all.items()}
-        lines = {c.op_id: c.line for c in changes}  # where it is now
-        after = [p if p.id not in patched else proposals.Proposed(p.id, patched[p.id], p.chapter_hash,
-                                                                    lines.get(p.id, p.line), p.flags, p.status, p.notes)
-                 for p in kept]
-        after = decide.recorded(after, statuses)
-        new_text = proposals.render(document, {k: v for k, v in meta.items() if k != "document"}, after)
-        if "\r\n" in old_text:  # saved with CRLF by the writer's editor: it stays so
-            new_text = new_text.replace("\n", "\r\n")
-        if new_text != old_text:
-            writes.append(Write(path, source, None, "", old_text.encode("utf-8"), new_text.encode("utf-8")))
+        resumed = intent.resume(bank, path)  # a review killed midway is finished (or reported) first
+        try:
+            answer = _apply(bank, document, text, now_hashes, path, source, decisions)
+        except MembankError as e:
+            if resumed is None:
+                raise
+            raise MembankError(e.code, f"{e.message} (an interrupted review was finished first: "
+                               f"{_said(resumed)})", {**(e.details or {}), "resumed": resumed}) from None
+    return answer if resumed is None else {**answer, "resumed": resumed}
+
+
+def _said(resumed: dict[str, list[str]]) -> str:
+    applied, missed = resumed["applied"], resumed["notApplied"]
+    return (f"applied {', '.join(applied) or 'nothing'}" +
+            (f"; not applied, as a file was changed since: {', '.join(missed)}" if missed else ""))
+
+
+def _apply(bank: Bank, document: str, text: str, now_hashes: Any, path: Path, source: str,
+           decisions: list[dict[str, Any]] | None) -> dict[str, Any]:
+    old_text = _read_proposal(path)
+    if old_text is None:
+        raise MembankError(errors.NOT_FOUND, f"{document} has no proposal file ({source}): propose first")
+    meta, ops, problems = proposals.parse(old_text)
+    if problems:
+        line, message = problems[0]
+        raise MembankError(errors.CONFLICT, f"{source}:{line}: {message}; fix the file, nothing was applied",
+                           {"line": line})
+    kept = ops
+    ops = proposals.stale(ops, now_hashes)
+    if decisions is None:
+        chosen_all = {p.id: ("accepted", p.op) for p in ops if p.status == "accepted"}
+    else:
+        chosen_all = decide.decisions(ops, decisions)
+    chosen = {i: op for i, (s, op) in chosen_all.items() if s == "accepted"}
+    for attempt in (0, 1):
+        with bank.index.lock:
+            changes = _changes(bank, document, text, chosen)
+            writes, moved = _card_writes(bank, document, changes)
+        if not moved:
+            break
+        if attempt:
+            raise MembankError(errors.CONFLICT, "a card changes while it is reviewed; nothing was written")
+        with bank.index.transaction():  # a card edited since the index read it: read again, check again
+            for root, rel in moved:
+                bank.sync_one(root, rel)
+    statuses = {i: ("applied" if s == "accepted" else "rejected") for i, (s, _) in chosen_all.items()}
+    patched = {i: op for i, (_, op) in chosen_all.items()}
+    lines = {c.op_id: c.line for c in changes}  # where it is now
+    after = [p if p.id not in patched else proposals.Proposed(p.id, patched[p.id], p.chapter_hash,
+                                                                lines.get(p.id, p.line), p.flags, p.status, p.notes)
+             for p in kept]
+    after = decide.recorded(after, statuses)
+    new_text = proposals.render(document, {k: v for k, v in meta.items() if k != "document"}, after)
+    if "\r\n" in old_text:  # saved with CRLF by the writer's editor: it stays so
+        new_text = new_text.replace("\n", "\r\n")
+    if new_text != old_text:
+        writes.append(Write(path, source, None, "", old_text.encode("utf-8"), new_text.encode("utf-8")))
+    # a progress or relate of a card this call makes is written into that new card: named by the new files
+    orphans = tuple(sorted(set(chosen) - {op for w in writes for op in w.ops}))
+    writes = [replace(w, ops=w.ops + orphans) if orphans and w.original is None else w for w in writes]
+    kept_at = intent.record(bank, path, writes) if len(writes) > 1 else None  # one file is whole or not
+    try:
         commit(bank, writes)
+    finally:
+        if kept_at is not None:
+            intent.drop(kept_at)
     return {"documentId": document, "proposal": source,
             "ops": [{"id": p.id, "op": p.op["op"], "status": p.status} for p in after if p.id in statuses],
             "written": [w.source for w in writes],
@@ -332,7 +359,9 @@ def pending(bank: Bank, document_id: str) -> dict[str, Any]:
         line, message = problems[0]
         raise MembankError(errors.CONFLICT, f"{source}:{line}: {message}; fix the file to see its ops", {"line": line})
     ops = proposals.stale(ops, chapter_hashes(text))
-    return {"documentId": document, "proposal": source,
-            "items": [{"id": p.id, "op": p.op["op"], "status": p.status, "fields": p.op, "evidence": p.op["evidence"],
-                       "where": f"{document}:{p.line}" if p.line is not None else None, "flags": list(p.flags),
-                       "notes": list(p.notes)} for p in ops if p.status in ("pending", "accepted", "stale")]}
+    answer = {"documentId": document, "proposal": source,
+              "items": [{"id": p.id, "op": p.op["op"], "status": p.status, "fields": p.op, "evidence": p.op["evidence"],
+                         "where": f"{document}:{p.line}" if p.line is not None else None, "flags": list(p.flags),
+                         "notes": list(p.notes)} for p in ops if p.status in ("pending", "accepted", "stale")]}
+    left = intent.waiting(bank, path)
+    return answer if left is None else {**answer, "interrupted": left}

@@ -38,7 +38,8 @@ class FieldChange(TypedDict):
 class Change(TypedDict):
     source: str  # .writenow/…
     change: Literal["new", "changed", "same", "kept"]  # against the last imported original (a merge)
-    fields: NotRequired[list[FieldChange]]
+    fields: NotRequired[list[FieldChange]]  # at most 200, the `kept` ones first
+    fieldsTotal: NotRequired[int]  # when more than 200: how many there are
 
 
 class BookReport(TypedDict):
@@ -61,8 +62,10 @@ class Imported(TypedDict):
     format: str  # e.g. "png, Character Card V3"
     target: str  # the character file or the book folder
     status: Literal["created", "unchanged", "pending", "updated"]  # pending: would change; import with update
-    changes: list[Change]
-    skipped: list[Skipped]  # files of the input never written (dot names, programs), listed here
+    changes: list[Change]  # at most 200: those that write or keep something first, then `same` ones
+    changesTotal: NotRequired[int]  # when more than 200: how many there are
+    skipped: list[Skipped]  # files of the input never written (dot names, programs), listed here (at most 200)
+    skippedTotal: NotRequired[int]  # when more than 200
     books: list[BookReport]  # the card's own book, or the lorebook
     warnings: list[str]  # e.g. the card's name is already another card's alias, another book with the same name
 

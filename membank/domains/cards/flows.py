@@ -24,7 +24,7 @@ from ...kernel.limits import MAX_FILE_BYTES
 from ...kernel.text import estimate_tokens
 from ..contract import Bank
 from ..story.cards import catalog
-from . import clashes, formats, identity, keys, mapping, merge, safety
+from . import clashes, formats, identity, keys, mapping, merge, report, safety
 
 Writes = list[tuple[str, bytes]]  # (bank-relative path, bytes)
 # a new card is never written here: its files would go to assets/world/, where lorebooks' originals are kept
@@ -435,7 +435,7 @@ def import_cards(bank: Bank, paths: list[str], update: bool = False) -> dict[str
                 plan.status = "updated" if plan.status == "changed" else plan.status
             elif plan.status == "changed":
                 plan.status = "pending"
-    return {"items": [{"file": p.file, "kind": p.kind, "format": p.format, "target": f".writenow/{p.target}",
-                       "status": p.status, "changes": p.changes, "skipped": p.skipped, "books": p.books,
-                       "warnings": p.warnings}
+    return {"items": [report.bounded({"file": p.file, "kind": p.kind, "format": p.format,
+                                      "target": f".writenow/{p.target}", "status": p.status, "changes": p.changes,
+                                      "skipped": p.skipped, "books": p.books, "warnings": p.warnings})
                       for p in plans]}

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ...files import write as write_files
+from ...files.project import BANK_DIR
 from ...files.scan import SECTIONS
-from ...kernel import cancel, clock
+from ...kernel import cancel, clock, errors
+from ...kernel.errors import MembankError
 from ..contract import Bank
 from . import strongfill
 from .sync import Progress, sync
@@ -20,6 +23,7 @@ def refresh(bank: Bank, rebuild: bool = False, progress: Progress | None = None)
     halfway would leave an index that answers nothing until the next sync."""
     with bank.write_lock:
         now = clock.timestamp()
+        rebuild = rebuild or _gone(bank)
         if not rebuild:
             # a sweep that is due rides on the sync's scan of the sections (the bulk of the files)
             temps: dict[str, list[str]] | None = {} if _sweep_due(bank, now) else None
@@ -27,6 +31,7 @@ def refresh(bank: Bank, rebuild: bool = False, progress: Progress | None = None)
             if temps is not None:
                 _sweep(bank, now, temps)
             _manuscript(bank)
+            _kept(bank)
             strongfill.kick(bank)  # the strong tier after the static one, in the background
             return report
         if _sweep_due(bank, now):
@@ -36,8 +41,37 @@ def refresh(bank: Bank, rebuild: bool = False, progress: Progress | None = None)
             bank.index.rebuild()
             report = sync(bank.index, bank.roots, progress, bank.embedder).to_api()
             _manuscript(bank)
+        _kept(bank)
         strongfill.kick(bank)
         return report
+
+
+def _gone(bank: Bank) -> bool:
+    """Whether the index file was deleted since the project opened (`.writenow/.index/` removed under a
+    sidecar): the sync starts a new file there, as a rebuild does, instead of filling the unlinked one
+    nobody will read again. A file (or anything else) put where the folder was is DB_ERROR, untouched."""
+    index = bank.index
+    if index.path is None or index.on_disk() or os.path.lexists(index.path):
+        return False  # still there, or another index file there now (the sync's transaction follows it)
+    folder = index.path.parent
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise MembankError(errors.DB_ERROR, f"{BANK_DIR}/{folder.name} is not a folder (something else is in"
+                           " its place): nothing was indexed; move it away and run `membank index` again")
+    return True
+
+
+def _kept(bank: Bank) -> None:
+    """DB_ERROR when the index file was deleted or replaced while the sync wrote it (NOT_FOUND when the
+    whole `.writenow/` went): what the sync wrote went into a file no longer on disk, so the sync did not
+    happen (the next one starts a new file)."""
+    if bank.index.on_disk():
+        return
+    if not bank.present():  # the whole bank went: the project is gone, as every later call says
+        raise MembankError(errors.NOT_FOUND, f"the project's {BANK_DIR}/ folder was deleted while this sync ran; "
+                           "nothing of it is kept (restore the folder, or open the project where it is now)",
+                           {"projectId": bank.info.id})
+    raise MembankError(errors.DB_ERROR, f"the index ({BANK_DIR}/.index/) was deleted or replaced while this"
+                       " sync ran: what it wrote is lost; run `membank index` again")
 
 
 def _manuscript(bank: Bank) -> None:

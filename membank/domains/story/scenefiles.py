@@ -87,13 +87,15 @@ def load(bank: Bank) -> tuple[dict[str, list[Scene]], tuple[dict[str, Any], ...]
     return found, memo["problems"]  # type: ignore[no-any-return]
 
 
-def _position(order: StoryOrder, at: str) -> str:
-    document, sep, title = at.partition("#")
+def _position(order: StoryOrder, at: str) -> tuple[str, str]:
+    """(the position as the order spells it, its document); a document whose name holds `#`
+    (`chapters/ch#1.md#雨夜`) is told from a scene's name by the documents the order holds."""
+    document, title = order.locate(at)
     path = document_path(document, "at")
     if not order.knows(path):
         raise errors.invalid("at", f"`{at}` is not a position of the story: list it in project.yaml `chapters:` "
                              "(or, without that list, create the file)")
-    return path + (sep + title if sep else "")
+    return path + (f"#{title}" if title is not None else ""), path
 
 
 def _view(scene: Scene) -> dict[str, Any]:
@@ -125,14 +127,14 @@ def get_scene(bank: Bank, at: str) -> dict[str, Any]:
     """`story:scene`: the scene state at `at` (a document, or `document#heading`), each value with its
     position, source and line, and the document's own scenes; nothing from a later position."""
     order = positions.story_order(bank)
-    position = _position(order, at)
+    position, document = _position(order, at)
     state, current = scene_at(bank, order, position)
     found, problems = load(bank)
-    mine = found.get(position.partition("#")[0], [])
+    mine = found.get(document, [])
     return {"at": position, "state": state, "line": scenes.line_of(state),
             "scene": _view(current) if current is not None else None,
             "scenes": [_view(s) for s in mine[:MAX_LISTED]],
-            "problems": [p for p in problems if p["source"].endswith(position.partition("#")[0] + ".md")]}
+            "problems": [p for p in problems if p["source"].endswith(document + ".md")]}
 
 
 def functional(bank: Bank) -> tuple[str, ...]:

@@ -99,17 +99,12 @@ def parse(data: bytes, document: str, source: str) -> tuple[list[Scene], list[tu
     return scenes, problems
 
 
-def _anchor(at: str) -> tuple[str, str | None]:
-    document, sep, title = at.partition("#")
-    return document, (title.strip() or None) if sep else None
-
-
 def state(scenes_of: Callable[[str], list[Scene]], order: StoryOrder, at: str
           ) -> tuple[dict[str, dict[str, Any]], Scene | None]:
     """The scene state at `at` (a document, or `document#heading` for one of its scenes): each value with
     the position, source and line it comes from; `present` only from the scene itself. And the scene.
     Without a heading, the document's last scene is the one in force (the one being written)."""
-    document, title = _anchor(at)
+    document, title = order.locate(at)  # `chapters/ch#1.md#雨夜`: the document is the one the order holds
     carried: dict[str, dict[str, Any]] = {}
     current = None
     if not order.knows(document):

@@ -1,0 +1,175 @@
+"""The record of a `capture:review` being written, so that a review killed midway (a crash, a power cut)
+is finished by the next one rather than left half-applied (capture.md: every file of a call or none).
+
+Before the first file is written, review writes the record (`.writenow/.index/reviews/<key>.json`,
+fsynced): each file of the call with the hash of what it held, its new bytes and the ops it carries. It
+is deleted once the call is over (written, or put back after a failure). The next review of that
+chapter finds a record left behind and finishes it: each file still holding what it held is written,
+then the proposal file (which records the decisions), all through commit.py's every-or-none; each
+file holding its new bytes already is left as it is, so no op is applied twice. If the writer changed
+one of the files since (neither old nor new bytes), nothing more is written: the answer names the ops
+applied and the ops not applied, and the next review checks those again against the cards as they
+are. `capture:pending` shows a record waiting (`interrupted`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ...files.reader import Unreadable, content_hash, read_regular
+from ...files.frontmatter import MAX_FILE_BYTES
+from ...files.write import atomic_write, check_inside
+from ...index.failures import storage_error
+from ...kernel.errors import MembankError
+from ..contract import Bank
+from .commit import Write, commit
+
+FOLDER = "reviews"  # under .writenow/.index/
+
+
+def _path(bank: Bank, proposal: Path) -> Path:
+    key = hashlib.sha256(proposal.relative_to(bank.project.path).as_posix().encode("utf-8")).hexdigest()[:24]
+    return bank.project.path / ".index" / FOLDER / f"{key}.json"
+
+
+def _bank_of(bank: Bank, write: Write) -> str:
+    return "proposal" if write.root is None else "global" if write.root is bank.global_ else "project"
+
+
+def record(bank: Bank, proposal: Path, writes: list[Write]) -> Path:
+    """The record of `writes`, on disk (fsynced) before any of them is written; DB_ERROR when it cannot be."""
+    files = [{"bank": _bank_of(bank, w), "rel": w.rel if w.root is not None else
+              w.path.relative_to(bank.project.path).as_posix(), "source": w.source, "ops": list(w.ops),
+              "original": content_hash(w.original) if w.original is not None else None,
+              "new": w.new.decode("utf-8")} for w in writes]
+    path = _path(bank, proposal)
+    try:
+        atomic_write(path, json.dumps({"version": 1, "files": files}, ensure_ascii=False).encode("utf-8"))
+    except OSError as e:
+        raise storage_error(e, f".index/{FOLDER}/{path.name}") from None
+    return path
+
+
+def drop(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _left(bank: Bank, proposal: Path, tidy: bool = True) -> tuple[Path, list[dict[str, Any]]] | None:
+    """The record a review killed midway left, if it can be finished from; `tidy`: one that cannot is
+    deleted (under the write lock only: a read leaves it)."""
+    path = _path(bank, proposal)
+    try:
+        data = json.loads(read_regular(path, 64 * MAX_FILE_BYTES)[0])
+    except (OSError, Unreadable):
+        return None
+    except ValueError:
+        data = None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list) or not all(_valid(bank, f) for f in files):
+        if tidy:
+            drop(path)  # torn, foreign or planted: nothing is finished from it (the next review checks each op)
+        return None
+    return path, files
+
+
+def _valid(bank: Bank, f: Any) -> bool:
+    """A recorded file as `record` writes it, naming a file inside its bank folder (links refused)."""
+    if not (isinstance(f, dict) and f.get("bank") in ("project", "global", "proposal")
+            and isinstance(f.get("rel"), str) and isinstance(f.get("source"), str) and isinstance(f.get("new"), str)
+            and (f.get("original") is None or isinstance(f.get("original"), str))
+            and isinstance(f.get("ops"), list) and all(isinstance(op, str) for op in f["ops"])):
+        return False
+    rel = f["rel"]
+    if not rel or rel.startswith("/") or "\\" in rel or ".." in rel.split("/") or "\0" in rel:
+        return False
+    root = bank.global_ if f["bank"] == "global" else bank.project
+    try:
+        check_inside(root.path, root.file(rel), root.source)
+        f["new"].encode("utf-8")
+    except (MembankError, OSError, ValueError):
+        return False
+    return True
+
+
+def _now(bank: Bank, f: dict[str, Any]) -> tuple[str, Path, bytes | None]:
+    """(`old`, `new` or `changed`, its path, its bytes now) of one recorded file."""
+    root = bank.global_ if f["bank"] == "global" else bank.project
+    path = root.file(f["rel"])
+    try:
+        data: bytes | None = read_regular(path, MAX_FILE_BYTES + 1)[0]
+    except FileNotFoundError:
+        data = None
+    except (OSError, Unreadable):
+        return "changed", path, None
+    if data is not None and data == f["new"].encode("utf-8"):
+        return "new", path, data
+    held = content_hash(data) if data is not None else None
+    return ("old" if held == f["original"] else "changed"), path, data
+
+
+def _split(files: list[dict[str, Any]], states: list[str], done: set[str]) -> dict[str, list[str]]:
+    """{applied: the ops whose every file (the proposal file aside) is in a state of `done`, notApplied: the rest}."""
+    by_op: dict[str, set[str]] = {}
+    for f, s in zip(files, states):
+        if f["bank"] != "proposal":
+            for op in f["ops"]:
+                by_op.setdefault(op, set()).add(s)
+    return {"applied": sorted(op for op, seen in by_op.items() if seen <= done),
+            "notApplied": sorted(op for op, seen in by_op.items() if not seen <= done)}
+
+
+def waiting(bank: Bank, proposal: Path) -> dict[str, list[str]] | None:
+    """What a review killed midway left (read only): the ops written, and those not yet. A record seen
+    while a writer holds the lock may be a review at work, not a crash's: not reported (never waited on)."""
+    if not _path(bank, proposal).exists():
+        return None
+    try:
+        bank.write_lock.acquire(0)
+    except MembankError:
+        return None
+    try:
+        left = _left(bank, proposal, tidy=False)
+        return None if left is None else _split(left[1], [_now(bank, f)[0] for f in left[1]], {"new"})
+    finally:
+        bank.write_lock.release()
+
+
+def resume(bank: Bank, proposal: Path) -> dict[str, list[str]] | None:
+    """Finish the review a crash left (under the write lock, before anything else is read): None when
+    there is none. Every file written, or none when the writer changed one since."""
+    left = _left(bank, proposal)
+    if left is None:
+        return None
+    path, files = left
+    seen = [(f, *_now(bank, f)) for f in files]
+    states = [s for _, s, _, _ in seen]
+    if "changed" in [s for f, s, _, _ in seen if f["bank"] != "proposal"]:
+        done = _split(files, states, {"new"})
+        drop(path)  # the next review checks the ops not applied against the cards as they are now
+        _sync(bank, [(f, p) for f, s, p, _ in seen if s == "new"])
+        return done
+    writes = []
+    for f, state, at, data in seen:
+        if state != "old":
+            continue
+        root = None if f["bank"] == "proposal" else bank.global_ if f["bank"] == "global" else bank.project
+        writes.append(Write(at, f["source"], root, f["rel"] if root is not None else "", data,
+                            f["new"].encode("utf-8"), tuple(f["ops"])))
+    commit(bank, writes)  # the proposal file last, after the cards; every file or none
+    _sync(bank, [(f, p) for f, s, p, _ in seen if s == "new"])
+    drop(path)
+    return _split(files, states, {"new", "old"})
+
+
+def _sync(bank: Bank, written: list[tuple[dict[str, Any], Path]]) -> None:
+    """The files a killed review wrote before it died: the index reads them now."""
+    with bank.index.transaction():
+        for name, root in (("project", bank.project), ("global", bank.global_)):
+            rels = [f["rel"] for f, _ in written if f["bank"] == name]
+            if rels:
+                bank.sync_many(root, rels)

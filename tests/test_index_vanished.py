@@ -1,0 +1,99 @@
+"""`.writenow/.index/` deleted or replaced while a sync writes it, or since the project opened: the
+sync never reports success for an index that is not on disk (files.md: the index is derived and safe
+to delete), and the next sync starts a new file. The fault comes from inside the sync (the first file
+it parses), so nothing here races the process."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from membank import Bank
+from membank.files import intake
+
+from .helpers import write_memory
+
+INDEX = Path(".writenow") / ".index"
+
+
+def _at_first_parse(monkeypatch: pytest.MonkeyPatch, fault: Callable[[], None]) -> None:
+    real = intake.parse_file
+    done: list[bool] = []
+
+    def parse(*args: Any) -> Any:
+        if not done:
+            done.append(True)
+            fault()
+        return real(*args)
+    monkeypatch.setattr(intake, "parse_file", parse)
+
+
+def _deleted(sample: Path) -> None:
+    shutil.rmtree(sample / INDEX)
+
+
+def _file_instead(sample: Path) -> None:
+    shutil.rmtree(sample / INDEX)
+    (sample / INDEX).write_text("not a folder\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("fault", [_deleted, _file_instead], ids=["deleted", "a-file-instead"])
+def test_a_sync_whose_index_vanished_midway_is_an_error(bank: Bank, sample: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        fault: Callable[[Path], None]) -> None:
+    write_memory(sample, "notes/late.md", "A late note about the lamp.", id="m-late", type="note")
+    _at_first_parse(monkeypatch, lambda: fault(sample))
+    envelope = bank.call("index:sync", {})
+    assert not envelope["ok"], envelope
+    assert envelope["error"]["code"] == "DB_ERROR"
+    assert ".writenow/.index/" in envelope["error"]["message"] and "run `membank index` again" in envelope["error"]["message"]
+    again = bank.call("index:sync", {})  # the next one: a new file where the folder was, or DB_ERROR for a file there
+    if fault is _deleted:
+        assert again["ok"] and again["data"]["added"] > 0, again
+        assert (sample / INDEX / "index.db").is_file()
+        assert bank.call("memory:get", {"id": "m-late"})["ok"]
+    else:
+        assert again["error"]["code"] == "DB_ERROR" and ".index" in again["error"]["message"]
+        assert (sample / INDEX).read_text(encoding="utf-8") == "not a folder\n"  # left as it was
+
+
+def test_a_sync_after_the_index_folder_was_deleted_makes_a_new_one(bank: Bank, sample: Path) -> None:
+    """A sidecar's project whose `.index/` was deleted between calls: the sync fills a new file, not the
+    unlinked one that a restart would never see."""
+    shutil.rmtree(sample / INDEX)
+    envelope = bank.call("index:sync", {})
+    assert envelope["ok"], envelope
+    assert envelope["data"]["added"] > 0 and (sample / INDEX / "index.db").is_file()
+    assert bank.call("index:sync", {})["data"]["added"] == 0
+
+
+@pytest.mark.parametrize("gone", [".writenow", ""], ids=["bank-folder", "project-root"])
+def test_a_project_deleted_while_it_syncs_is_not_found_never_a_crash(bank: Bank, sample: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch, gone: str) -> None:
+    write_memory(sample, "notes/late.md", "A late note about the lamp.", id="m-late", type="note")
+    _at_first_parse(monkeypatch, lambda: shutil.rmtree(sample / gone))
+    envelope = bank.call("index:sync", {})
+    assert envelope["error"]["code"] == "NOT_FOUND", envelope
+    assert "deleted while this sync ran" in envelope["error"]["message"]
+    assert envelope["error"]["details"] == {"projectId": "p-sample-lighthouse"}
+    assert bank.call("index:sync", {})["error"]["code"] == "NOT_FOUND"  # and so on, until the folder is back
+    assert not (sample / ".writenow").exists()  # nothing made again
+
+
+def test_the_manuscript_deleted_while_it_syncs_is_read_as_gone(bank: Bank, sample: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from membank.domains.manuscript import sync as manuscript_sync
+
+    (sample / "chapters" / "ch09.md").write_text("# Nine\n\nMaren walks the cliff path.\n", "utf-8")
+    real = manuscript_sync.read_document_bytes
+
+    def read(*args: Any, **kwargs: Any) -> Any:
+        shutil.rmtree(sample / "chapters", ignore_errors=True)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(manuscript_sync, "read_document_bytes", read)
+    assert bank.call("index:sync", {})["ok"]
+    monkeypatch.undo()
+    assert bank.call("index:sync", {})["ok"]
+    assert bank.call("manuscript:status", {})["data"]["items"] == []
