@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import secrets
 import stat as stat_
 import string
 import time
@@ -52,6 +51,8 @@ class LinkInBank(MembankError):
 
 
 def new_id(prefix: str = "m") -> str:
+    import secrets  # here: `random` and its imports are for writes, not every command
+
     return f"{prefix}-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(12))
 
 
@@ -259,6 +260,8 @@ def _set_aside(tmp: Path) -> None:
     base = tmp.name[: -len(TEMP_SUFFIX)]
     kept = tmp.with_name(base + KEPT_SUFFIX)
     while os.path.lexists(kept):
+        import secrets
+
         kept = tmp.with_name(f"{base}.{secrets.token_hex(4)}{KEPT_SUFFIX}")
     os.rename(tmp, kept)
     log.warning("%s kept aside: a writer was killed while it held what may be an editor's save", kept.name)
