@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import functools
-import logging
 import os
 import stat
 import sys
@@ -21,8 +20,8 @@ from pathlib import Path
 from typing import Callable
 
 from .reader import Unreadable, read_regular
+from ..kernel.log import log
 
-log = logging.getLogger("membank")
 
 TEMP_SUFFIX = ".membank-tmp"
 KEPT_SUFFIX = ".membank-kept"  # not a temporary file: the sweep leaves it for the writer

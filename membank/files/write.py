@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import stat as stat_
@@ -16,8 +15,8 @@ from ..kernel.errors import CONFLICT, DB_ERROR, MembankError
 from .exchange import KEPT_SUFFIX, TEMP_SUFFIX, Changed, fsync_dir, replace_unchanged, write_temp
 from .reader import Unreadable, read_regular
 from .frontmatter import MAX_FILE_BYTES
+from ..kernel.log import log
 
-log = logging.getLogger("membank")
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 # A temporary file nobody has touched for this long belongs to a writer that died (kill -9, power
 # loss): membank holds one for the milliseconds between writing and renaming it.
