@@ -150,3 +150,29 @@ def test_the_mcp_server_in_a_removed_current_folder_ends_with_2_not_a_traceback(
                           stdin=subprocess.DEVNULL, timeout=120)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and "cannot open the project" in done.stderr
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_bug_outside_the_channel_ends_with_the_internal_error_line_not_a_bare_traceback(
+        as_json: bool, sample: Path, home: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from membank.shells import clicall, clireads
+    from membank.shells.clireads import fast
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("a bug in the view")
+
+    monkeypatch.setattr(clireads, "settings_view", broken)  # the human view: after the channel answered
+    if as_json:
+        monkeypatch.setattr(clicall, "dispatch", broken)  # JSON has no view: the call itself
+    with pytest.raises(SystemExit) as ended:
+        fast(["settings", "get", "-C", str(sample)] + (["--json"] if as_json else []))
+    printed = capsys.readouterr()
+    assert ended.value.code == 1
+    message = "internal error in memory:settings:get; this is a bug in membank, see its log"
+    if as_json:
+        assert json.loads(printed.out) == {"ok": False, "error": {"code": "INTERNAL", "message": message}}
+    else:
+        assert printed.err.rstrip().endswith(f"error [INTERNAL]: {message}")

@@ -11,20 +11,17 @@ file is checked again just before a plain rename (a gap of one system call remai
 
 from __future__ import annotations
 
-import ctypes
 import errno
-import logging
+import functools
 import os
-import platform
-import secrets
 import stat
 import sys
 from pathlib import Path
 from typing import Callable
 
 from .reader import Unreadable, read_regular
+from ..kernel.log import log
 
-log = logging.getLogger("membank")
 
 TEMP_SUFFIX = ".membank-tmp"
 KEPT_SUFFIX = ".membank-kept"  # not a temporary file: the sweep leaves it for the writer
@@ -56,6 +53,9 @@ Swap = Callable[[bytes, bytes], int]
 
 
 def _linux_swap() -> Swap | None:
+    import ctypes
+    import platform
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
@@ -75,6 +75,8 @@ def _linux_swap() -> Swap | None:
 
 
 def _macos_swap() -> Swap | None:
+    import ctypes
+
     try:
         libc = ctypes.CDLL("/usr/lib/libSystem.B.dylib", use_errno=True)
         fn = libc.renamex_np  # macOS 10.12 and later
@@ -85,7 +87,9 @@ def _macos_swap() -> Swap | None:
     return lambda a, b: fn(a, b, _RENAME_SWAP)
 
 
+@functools.cache
 def _find_swap() -> Swap | None:
+    """The swap, looked for at the first write that needs it: a reading command never loads ctypes."""
     if sys.platform.startswith("linux"):
         return _linux_swap()
     if sys.platform == "darwin":
@@ -93,21 +97,21 @@ def _find_swap() -> Swap | None:
     return None  # Windows and the rest: check + rename
 
 
-_SWAP = _find_swap()
-
-
 def can_swap() -> bool:
     """Whether this system offers an atomic swap at all (a file system may still refuse it)."""
-    return _SWAP is not None
+    return _find_swap() is not None
 
 
 def swap(a: Path, b: Path) -> bool:
     """Exchange the two names atomically. False when the system or file system cannot; other
     failures (one of them missing, …) raise OSError."""
-    if _SWAP is None:
+    found = _find_swap()
+    if found is None:
         return False
-    if _SWAP(os.fsencode(a), os.fsencode(b)) == 0:
+    if found(os.fsencode(a), os.fsencode(b)) == 0:
         return True
+    import ctypes  # loaded by _find_swap
+
     code = ctypes.get_errno()
     if code in _UNSUPPORTED:
         return False
@@ -115,6 +119,8 @@ def swap(a: Path, b: Path) -> bool:
 
 
 def temp_path(path: Path) -> Path:
+    import secrets  # here: `random` and its imports are for writes, not every command
+
     return path.parent / f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
 
 
@@ -301,6 +307,8 @@ def _swap_back(path: Path, tmp: Path, placed: _Held, held: _Held, opened: list[_
 
 def _keep(path: Path, tmp: Path) -> Path:
     """Move a save that could not be put back where the writer (and no sweep) will find it."""
+    import secrets
+
     kept = path.parent / f"{path.name}.{secrets.token_hex(4)}{KEPT_SUFFIX}"
     os.replace(tmp, kept)  # never unlink a save that may be the newest
     log.warning("%s kept aside: membank could not put an editor's save back in place", kept.name)

@@ -17,7 +17,6 @@ is logged once per process.
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import threading
 import time
@@ -27,6 +26,7 @@ from types import TracebackType
 
 from ..kernel import env, errors
 from ..kernel.errors import MembankError
+from ..kernel.log import log
 
 try:
     import fcntl
@@ -42,7 +42,6 @@ DEFAULT_WAIT = 30.0
 WAIT_ENV = "MEMBANK_LOCK_WAIT"  # seconds; tests make it short
 
 
-log = logging.getLogger("membank")
 # flock's answers meaning "this file system has no file locks", not "another process holds it"
 NO_FILE_LOCK = frozenset(getattr(errno, n) for n in ("ENOLCK", "EINVAL", "ENOSYS", "EOPNOTSUPP", "ENOTSUP")
                          if hasattr(errno, n))

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
-import secrets
 import stat as stat_
 import string
 import time
@@ -17,8 +15,8 @@ from ..kernel.errors import CONFLICT, DB_ERROR, MembankError
 from .exchange import KEPT_SUFFIX, TEMP_SUFFIX, Changed, fsync_dir, replace_unchanged, write_temp
 from .reader import Unreadable, read_regular
 from .frontmatter import MAX_FILE_BYTES
+from ..kernel.log import log
 
-log = logging.getLogger("membank")
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 # A temporary file nobody has touched for this long belongs to a writer that died (kill -9, power
 # loss): membank holds one for the milliseconds between writing and renaming it.
@@ -52,6 +50,8 @@ class LinkInBank(MembankError):
 
 
 def new_id(prefix: str = "m") -> str:
+    import secrets  # here: `random` and its imports are for writes, not every command
+
     return f"{prefix}-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(12))
 
 
@@ -262,6 +262,8 @@ def _set_aside(tmp: Path) -> None:
     base = tmp.name[: -len(TEMP_SUFFIX)]
     kept = tmp.with_name(base + KEPT_SUFFIX)
     while os.path.lexists(kept):
+        import secrets
+
         kept = tmp.with_name(f"{base}.{secrets.token_hex(4)}{KEPT_SUFFIX}")
     os.rename(tmp, kept)
     log.warning("%s kept aside: a writer was killed while it held what may be an editor's save", kept.name)

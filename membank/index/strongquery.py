@@ -4,12 +4,12 @@ keeping the last ones."""
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..kernel.text import script_language
 from . import strongload
+from ..kernel.log import log
 
 if TYPE_CHECKING:
     import numpy as np
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from .strong import StrongEncoder
 
 
-log = logging.getLogger("membank")
 _FAILED: set[str] = set()  # the models whose query failed, logged once
 
 

@@ -11,7 +11,6 @@ written. Every change moves `strong_tag`, so each connection's in-memory copy kn
 from __future__ import annotations
 
 import json
-import secrets
 import threading
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -66,6 +65,8 @@ class StrongStore:
         self._strong_changed(None)
 
     def _strong_changed(self, rowids: Iterable[int] | None) -> None:
+        import secrets  # here: `random` and its imports are for writes, not every command
+
         before, tag = self.get_meta("strong_tag"), secrets.token_hex(8)
         self.set_meta("strong_tag", tag)
         written = None if rowids is None else frozenset(rowids)

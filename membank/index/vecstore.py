@@ -7,7 +7,6 @@ every project opens an index, and a command that reads no vector (`membank statu
 
 from __future__ import annotations
 
-import secrets
 import threading
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -64,6 +63,8 @@ class VectorStore:
         Each change is logged as a step from the tag before to the new one with the rowids written, so
         a copy at an older tag can be patched (those rows re-read) instead of reloaded. A rolled-back
         step is overwritten by the next one from the same tag; `None` (a new table) means reload."""
+        import secrets  # here: `random` and its imports are for writes, not every command
+
         before, tag = self.get_meta("vec_tag"), secrets.token_hex(8)
         self.set_meta("vec_tag", tag)
         written = None if rowids is None else frozenset(rowids)

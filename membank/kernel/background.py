@@ -12,14 +12,14 @@ its worker). `lowest_priority` puts the calling thread at the lowest scheduling 
 from __future__ import annotations
 
 import atexit
-import logging
 import os
 import queue
 import threading
 import weakref
 from typing import Callable, Protocol
 
-log = logging.getLogger("membank")
+from .log import log
+
 Job = Callable[[], None]
 _STOP = object()
 LOWEST = 19  # the nice value of a background fill's thread

@@ -10,7 +10,6 @@ Bank method makes to another are not converted: learning, say, still sees the re
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -20,9 +19,9 @@ from ..kernel.errors import MembankError
 from ..files.project import ProjectError, find_root
 from ..index import IndexError_, StorageError
 from ..index.failures import storage_error
+from ..kernel.log import log
 
 T = TypeVar("T")
-log = logging.getLogger("membank")
 
 
 class _Depth(threading.local):

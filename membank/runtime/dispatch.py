@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import logging
 from typing import Any
 
 from ..domains.contract import Channel
@@ -21,8 +20,8 @@ from ..kernel.payload import build
 from .catalog import cancellable, channel as find, field_name, fields
 from .project import Project
 from .registry import Registry
+from ..kernel.log import log
 
-log = logging.getLogger("membank")
 
 
 @functools.lru_cache(maxsize=None)

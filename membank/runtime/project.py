@@ -6,7 +6,6 @@ when first used: every CLI command imports this module, and `membank --help` ope
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -21,12 +20,12 @@ from ..index.failures import storage_error
 from ..kernel import errors
 from ..kernel.background import Worker
 from ..kernel.errors import MembankError
+from ..kernel.log import log
 
 if TYPE_CHECKING:
     from ..index.embed import Embedder, ModelInfo
 
 INDEX_FILE = "index.db"
-log = logging.getLogger("membank")
 
 
 class Project:

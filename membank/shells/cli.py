@@ -14,6 +14,9 @@ if __name__ == "__main__":  # `python -m membank.shells.cli`: no collection whil
 
     one_blas_thread()  # before numpy loads (blas.py says why)
     gc.disable()
+    from .codecache import install
+
+    install()  # the dataclasses' methods compiled once, not by every process (codecache.py)
     from .clireads import fast
 
     fast(sys.argv[1:])  # a reading command the bench times runs here, before typer is imported (clireads.py)

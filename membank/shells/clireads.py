@@ -15,9 +15,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NoReturn, Optional
 
-from ..runtime.dispatch import dispatch
+from ..kernel import errors
+from ..kernel.errors import MembankError
+from ..runtime.dispatch import dispatch, log
 from .clicall import call, finish, open_registry
 from .promptview import skills_view
 from .render import diagnostic_lines, memory_table, memory_view, out, settings_view, styled
@@ -182,13 +184,28 @@ def fast(args: list[str]) -> None:
         raise SystemExit(130) from None
     except OSError as e:
         if e.errno != errno.EPIPE:
-            raise
+            crashed(words, as_json)
         from typer._click.utils import PacifyFlushWrapper  # typer only now: the reader of the pipe left
 
         sys.stdout = PacifyFlushWrapper(sys.stdout)  # type: ignore[assignment]
         sys.stderr = PacifyFlushWrapper(sys.stderr)  # type: ignore[assignment]
         raise SystemExit(1) from None
+    except Exception:  # a bug outside the channel (its view, the printing): dispatch's answer, not a traceback
+        crashed(words, as_json)
 
+
+def crashed(words: tuple[str, ...], as_json: bool) -> NoReturn:
+    """A bug in a fast command outside its channel call ends as a bug inside one does (dispatch.py): the
+    traceback to membank's log (stderr, as no handler is set), then the usual `error [INTERNAL]: …` line
+    (or the envelope, with --json) and exit code 1. Called from an `except` block."""
+    channel = CHANNELS[words]
+    log.exception("internal error in %s", channel)
+    finish(MembankError(errors.INTERNAL, f"internal error in {channel}; this is a bug in membank, see its log"
+                        ).envelope(), as_json)
+
+
+CHANNELS = {("status",): "index:status", ("doctor",): "index:diagnostics", ("show",): "memory:get",
+            ("list",): "memory:list", ("settings", "get"): "memory:settings:get", ("skills",): "skill:list"}
 
 RUN: dict[tuple[str, ...], Callable[[Optional[Path], bool], None]] = {
     ("status",): status, ("doctor",): doctor, ("settings", "get"): settings_get, ("skills",): skills}

@@ -12,6 +12,9 @@ from .blas import one_blas_thread
 def main() -> None:
     one_blas_thread()
     gc.disable()  # no collection while the imports run; cli.main decides for the command
+    from .codecache import install
+
+    install()  # the dataclasses' methods compiled once, not by every process (codecache.py)
     from .clireads import fast
 
     fast(sys.argv[1:])  # returns unless it ran the command

@@ -10,11 +10,13 @@ than waited for. Whatever the worker held when it failed is taken in here."""
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ...files.intake import Outcome, take
-from ...files.intakeworker import IntakeWorker
 from ...files.scan import BankRoot, FileStat
+
+if TYPE_CHECKING:
+    from ...files.intakeworker import IntakeWorker
 
 PARALLEL_FROM = 1000  # fewer files: starting the worker (~0.1-0.2 s of a core) would cost more than it saves
 CHUNK = 256  # files a request names: fewer, larger replies wake the sync's threads less (256 × 4 ahead beat 128 × 8 by ~5%)
@@ -28,7 +30,11 @@ Item = tuple[BankRoot, FileStat, str | None]  # a file and the hash the index ho
 
 def taken(items: list[Item]) -> Iterator[tuple[Item, Outcome]]:
     """Each item with what taking it in gave, in the items' order."""
-    worker = IntakeWorker.start() if len(items) >= PARALLEL_FROM else None
+    worker = None
+    if len(items) >= PARALLEL_FROM:
+        from ...files.intakeworker import IntakeWorker  # here: a command's no-op sync loads no subprocess
+
+        worker = IntakeWorker.start()
     if worker is None:
         for item in items:
             yield item, take(*item)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import threading
 from typing import Any, Iterator
 
@@ -37,8 +36,8 @@ from ...kernel.background import Worker
 from ...kernel.errors import MembankError
 from ...kernel.text import script_language
 from ..contract import Bank
+from ...kernel.log import log
 
-log = logging.getLogger("membank")
 MEMO = "indexing.strong"
 BATCH = 32  # entries embedded per batch: one memory's vector lands in one
 CHUNK = 8  # texts per call of the model: a close waits at most for one chunk (~1 s of a core), not a batch

@@ -23,7 +23,6 @@ it, even when the project is gone from disk; a project gone stops a batch quietl
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Any
 
@@ -36,8 +35,8 @@ from ..contract import Bank
 from ...index.strongquery import embed_query
 from .passages import SENTENCE_END
 from .store import GENERATION
+from ...kernel.log import log
 
-log = logging.getLogger("membank")
 _MAKING = threading.Lock()  # one filler per project, whichever threads kick at once
 MODEL = "manuscript.strong_model"  # meta: the model the windows were made with
 TAG = "manuscript.strong_tag"  # meta: moves with every batch written

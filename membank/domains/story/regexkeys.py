@@ -15,16 +15,17 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Iterator
-
-import regex
+from typing import TYPE_CHECKING, Iterator
 
 from ...kernel import cancel, regexcost
+
+if TYPE_CHECKING:
+    import regex
 
 REGEX_KEY_SECONDS = 0.02  # one key on one text
 REGEX_CALL_SECONDS = 0.05  # every key on every text of one call together
 MIN_SLICE = 0.001  # less left than this: the allowance is spent
-_FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "u": 0, "g": 0}
+_FLAGS = {"i": "IGNORECASE", "m": "MULTILINE", "s": "DOTALL"}  # "u" and "g" change nothing
 
 Hit = tuple[str, str, str, str, int, int]  # card, role, key as written, the text matched, offset, length
 
@@ -150,12 +151,15 @@ class RegexKeys:
 
 def compile_key(key: str) -> tuple[regex.Pattern[str] | None, str, str]:
     """A key within the bounds compiled, "" and ""; or None, `invalid` and why regex refused it."""
+    import regex  # here, at the first key that is one: ~65 M instructions that a card file without one never pays
+
     parts = regexcost.split(key)
     assert parts is not None
     pattern, flags = parts
     bits = 0
     for flag in flags:  # regexcost.refusal has checked them
-        bits |= _FLAGS[flag]
+        if flag in _FLAGS:
+            bits |= getattr(regex, _FLAGS[flag])
     try:  # not kept in regex's own cache: the matcher holds it, for one generation of the cards
         return regex.compile(pattern, bits | regex.V0, cache_pattern=False), "", ""
     except (regex.error, ValueError, OverflowError, RecursionError) as e:

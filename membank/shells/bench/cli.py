@@ -5,7 +5,9 @@ at a terminal waits for it. Target: 300 ms each.
 The processes run with the bytecode an installed membank has: `pip install` compiles every module
 (.pyc beside the source), and Python writes what is missing at the first import. A process started
 under PYTHONDONTWRITEBYTECODE (some shells and CI set it) with no .pyc written would instead compile
-all ~300 of membank's modules from source each time (~0.35 s), which no user's command pays."""
+all ~300 of membank's modules from source each time (~0.35 s), which no user's command pays. The
+first run of each command, not counted, also writes what shells/codecache.py keeps (the dataclasses'
+methods compiled), as a user's first command does."""
 
 from __future__ import annotations
 

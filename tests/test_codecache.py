@@ -1,0 +1,63 @@
+"""The `membank` process's cache of the code dataclasses generate (shells/codecache.py): the classes made
+with it behave as without it, a second process compiles nothing, and a damaged or unwritable cache file
+changes nothing but the time. Each case runs in a process of its own: install() changes `dataclasses`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+PROBE = """import sys
+from pathlib import Path
+from membank.shells import codecache
+codecache.install(Path(sys.argv[1]))
+import builtins, dataclasses
+compiled = []
+real = builtins.compile
+builtins.compile = lambda *a, **k: compiled.append(1) or real(*a, **k)
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Point:
+    x: int
+    y: str = "林默"
+
+p = Point(1)
+assert (repr(p), p == Point(1), p < Point(2), hash(p) == hash(Point(1))) == ("Point(x=1, y='林默')", True, True, True)
+try:
+    p.x = 2
+except dataclasses.FrozenInstanceError:
+    pass
+else:
+    raise AssertionError("not frozen")
+print(len(compiled))
+"""
+
+
+def _run(cache: Path) -> int:
+    done = subprocess.run([sys.executable, "-c", PROBE, str(cache)], capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+def test_the_second_process_compiles_nothing_and_its_classes_behave_alike(tmp_path: Path) -> None:
+    cache = tmp_path / "code.marshal"
+    assert _run(cache) > 0 and cache.is_file()
+    before = cache.read_bytes()
+    assert _run(cache) == 0
+    assert cache.read_bytes() == before  # nothing new: not written again
+
+
+def test_a_damaged_cache_is_compiled_around_and_written_anew(tmp_path: Path) -> None:
+    cache = tmp_path / "code.marshal"
+    cache.write_bytes(b"\x00not marshal\xff" * 10)
+    assert _run(cache) > 0
+    assert _run(cache) == 0
+
+
+def test_a_cache_that_cannot_be_written_is_not_a_failure(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the folder should be", "utf-8")
+    cache = blocked / "code.marshal"
+    assert _run(cache) > 0
+    assert _run(cache) > 0 and blocked.read_text("utf-8") == "a file where the folder should be"
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]  # no temporary file left
