@@ -4,6 +4,7 @@ changes nothing but the time. Each case runs in a process of its own: install() 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,9 +35,20 @@ print(len(compiled))
 """
 
 
-def _run(cache: Path) -> int:
-    done = subprocess.run([sys.executable, "-c", PROBE, str(cache)], capture_output=True, text=True, check=True)
+def _run(cache: Path, *, bytecode: bool = True) -> int:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if not bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(cache)], capture_output=True, text=True, check=True, env=env
+    )
     return int(done.stdout)
+
+
+def test_no_file_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> None:
+    cache = tmp_path / "code.marshal"
+    assert _run(cache, bytecode=False) > 0
+    assert not cache.exists()
 
 
 def test_the_second_process_compiles_nothing_and_its_classes_behave_alike(tmp_path: Path) -> None:

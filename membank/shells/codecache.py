@@ -11,7 +11,7 @@ next process; the functions are still made by `exec` in the class's own namespac
 Only the `membank` command installs it (launch.py, `python -m membank.shells.cli`): a program that
 imports membank keeps its `dataclasses` untouched. A file that cannot be read, is damaged or comes from
 another Python is ignored (the code is compiled as without it); one that cannot be written (a read-only
-install) is not written. Like `.pyc` files, the file is trusted as the package's own."""
+install) is not written, nor is it under PYTHONDONTWRITEBYTECODE. Like `.pyc` files, the file is trusted as the package's own."""
 
 from __future__ import annotations
 
@@ -65,8 +65,8 @@ def install(path: Path = CACHE) -> None:
 
 def save(path: Path, kept: dict[str, Any], used: dict[str, Any]) -> None:
     """Write what this process used and the older entries (up to MOST), when it compiled anything new."""
-    if all(source in kept for source in used):
-        return
+    if sys.dont_write_bytecode or all(source in kept for source in used):
+        return  # PYTHONDONTWRITEBYTECODE (-B) keeps this file unwritten as it keeps the .pyc files
     merged = dict(used)
     for source, code in kept.items():
         if len(merged) >= MOST:
