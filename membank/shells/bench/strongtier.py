@@ -125,14 +125,14 @@ def strong_rows(bank: Any, corpus: Corpus, reps: int, quick: bool, chosen: str |
     say(quiet, "strong tier: previews and context:assemble, the static tier right after each")
     remembered, encoder.cache.size = encoder.cache.size, 0  # every query embedded: the rows' previews repeat texts
     encoder.cache.clear()
+    preview_rng = random.Random(rng.random())  # drawn in the order the rows always drew them: the same requests
     payloads = assemble_payloads(len((corpus.root / "chapters" / "ch20.md").read_text("utf-8")), "bench-all",
                                  reps, random.Random(rng.random()))
     tier = _preview_tier(bank)  # warm-up: the strong copy and its languages' means made before the rows
     caller(bank)("context:assemble", payloads[0])
     heap.settle()  # as the sidecar does once idle after a change (kernel/heap.py), and prompt.py's rows
     try:
-        preview = previews(bank, corpus.files, reps, True, random.Random(rng.random()), "preview_semantic_strong",
-                           TARGET_MS)
+        preview = previews(bank, corpus.files, reps, True, preview_rng, "preview_semantic_strong", TARGET_MS)
         preview.what = _preview_row(corpus.files).what
         preview.note = (f"{fill_note}; every query embedded (the query cache off); the answer's items ranked by "
                         f"the {tier} tier; the heap settled after the fill, as the sidecar settles it")
