@@ -17,6 +17,7 @@ not what a real fill would give."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import random
@@ -30,6 +31,7 @@ from ...files.intake import embed_text
 from ...index import strongload
 from ...index.store import reading
 from ...index.strong import STRONG_BUNDLED
+from ...kernel import heap
 from ...kernel.text import script_language
 from .corpus import Corpus
 from .measure import assemble_payloads, caller, previews
@@ -123,20 +125,23 @@ def strong_rows(bank: Any, corpus: Corpus, reps: int, quick: bool, chosen: str |
     say(quiet, "strong tier: previews and context:assemble, the static tier right after each")
     remembered, encoder.cache.size = encoder.cache.size, 0  # every query embedded: the rows' previews repeat texts
     encoder.cache.clear()
+    preview_rng = random.Random(rng.random())  # drawn in the order the rows always drew them: the same requests
+    payloads = assemble_payloads(len((corpus.root / "chapters" / "ch20.md").read_text("utf-8")), "bench-all",
+                                 reps, random.Random(rng.random()))
+    tier = _preview_tier(bank)  # warm-up: the strong copy and its languages' means made before the rows
+    caller(bank)("context:assemble", payloads[0])
+    heap.settle()  # as the sidecar does once idle after a change (kernel/heap.py), and prompt.py's rows
     try:
-        preview = previews(bank, corpus.files, reps, True, random.Random(rng.random()), "preview_semantic_strong",
-                           TARGET_MS)
+        preview = previews(bank, corpus.files, reps, True, preview_rng, "preview_semantic_strong", TARGET_MS)
         preview.what = _preview_row(corpus.files).what
-        tier = _preview_tier(bank)
         preview.note = (f"{fill_note}; every query embedded (the query cache off); the answer's items ranked by "
-                        f"the {tier} tier")
+                        f"the {tier} tier; the heap settled after the fill, as the sidecar settles it")
         assemble = _assemble_row(corpus.files)
-        payloads = assemble_payloads(len((corpus.root / "chapters" / "ch20.md").read_text("utf-8")), "bench-all",
-                                     reps, random.Random(rng.random()))
         _time_assemble(bank, payloads, assemble)
+        static = _static_now(bank, corpus, reps, payloads, rng)
     finally:
         encoder.cache.size = remembered
-    static = _static_now(bank, corpus, reps, payloads, rng)
+        gc.unfreeze()  # what runs after these rows measures the process as it was
     preview.note += f"; the static tier in the same minute: p95 {static[0]:.1f} ms"
     assemble.note = (f"{fill_note}; the static tier in the same minute: p95 {static[1]:.1f} ms "
                      f"(Layer 4 uses the strong tier only where context/memories.py passes it a strong query)")
