@@ -177,49 +177,6 @@ def test_each_read_thread_keeps_its_own_memo_until_the_data_moves(bank: Bank) ->
         assert bank.index.view_memo("probe") is None  # mid-write: nothing read may be kept
 
 
-# -- a thread the server never warmed (its stdin reader, answering short reads itself) -----------------
-
-
-def test_an_unwarmed_thread_connects_only_outside_a_rebuild_and_the_writers_lock(bank: Bank) -> None:
-    expected = bank.list_memories()["items"]
-
-    def ready_then_read() -> tuple[bool, int | None]:
-        if not bank.index.prepare_reader(settled=True):
-            return False, None
-        with reading():
-            return True, len(bank.list_memories()["items"])
-    bank.index.rebuild()  # a new, empty file awaiting its first commit: a first connection would see it
-    assert _in_thread(ready_then_read) == (False, None)
-    bank.sync()
-    assert _in_thread(ready_then_read) == (True, len(expected))  # the rebuilt file, complete
-    with bank.index.lock:  # a writer at work (a sync may be about to rebuild): no first connection now
-        assert _in_thread(ready_then_read) == (False, None)
-
-
-def test_a_short_read_is_answered_while_every_read_thread_is_busy(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from membank.domains.memories import read
-
-    entered, release = threading.Event(), threading.Event()
-    listing = read.list_
-
-    def held(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        entered.set()
-        release.wait(30)
-        return listing(*args, **kwargs)
-    wire = Wire(lambda fd: Server(Registry(), fd, watch=False, read_workers=1))
-    try:
-        wire.call("project:open", {"path": str(sample)})
-        monkeypatch.setattr(read, "list_", held)
-        listed = wire.send("memory:list")
-        assert entered.wait(30)  # the one read thread holds the list
-        assert wire.call("index:status")["counts"]["memories"] > 0  # answered all the same
-        release.set()
-        assert wire.reply(listed)["items"]
-    finally:
-        release.set()
-        wire.close()
-
-
 def test_the_index_commits_without_a_sync_of_its_own_and_readers_are_read_only(bank: Bank) -> None:
     """The index is derived from the files (which are fsynced): its commits go to the WAL unsynced
     (synchronous NORMAL; FULL would fsync at every commit, ~10 ms of a write on a busy disk)."""

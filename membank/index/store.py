@@ -66,6 +66,7 @@ CREATE VIRTUAL TABLE fts USING fts5(body, names, contentless_delete=1, content='
 """
 
 
+
 # `counts()` groups every entry (`membank status`): without this covering index it reads every record's
 # JSON (~9 ms at 10,000 entries, the table's pages), with it a few pages of short keys (~1.5 ms). Registered
 # as a domain's object is, so an index made before it gets it on open, without a rebuild or a re-read.
@@ -109,11 +110,13 @@ def reading() -> Iterator[None]:
 
 def _file_identity(path: Path | None) -> tuple[int, int] | None:
     """(device, inode) of the index file, or None (in memory, or no file there now)."""
+    if path is None:
+        return None
     try:
-        found = os.stat(path) if path is not None else None
+        found = os.stat(path)
     except OSError:
         return None
-    return (found.st_dev, found.st_ino) if found is not None else None
+    return found.st_dev, found.st_ino
 
 
 class IndexError_(Exception):
@@ -293,19 +296,10 @@ class Index(EntryStore, VectorStore, StrongStore):
         """Whether this thread reads inside `reading()`: its own connection, one snapshot."""
         return bool(_reading.depth and self.path is not None)
 
-    def prepare_reader(self, settled: bool = False) -> bool:
-        """Give this thread its read connection now (a server warms its read threads so); whether it has one.
-        `settled`: only where a first connection cannot land on a rebuilt file awaiting its first commit
-        (the writer's lock free, nothing rebuilt), for a thread never warmed (the sidecar's stdin reader)."""
-        if self.path is None or (settled and threading.get_ident() in self._readers):
-            return self.path is not None  # in memory there is no read connection: reads take the lock
-        if settled and not self._lock.acquire(blocking=False):
-            return False
-        try:
-            return not (settled and self._reconnected) and self._reader_conn() is not None
-        finally:
-            if settled:
-                self._lock.release()
+    def prepare_reader(self) -> None:
+        """Give the calling thread its read connection now (a server warms its read threads so)."""
+        if self.path is not None:
+            self._reader_conn()
 
     def _open_reader(self) -> apsw.Connection:
         assert self.path is not None
@@ -384,6 +378,8 @@ class Index(EntryStore, VectorStore, StrongStore):
 
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- files ------------------------------------------------------------------------------
 
     # -- entries ----------------------------------------------------------------------------
 

@@ -8,8 +8,7 @@ docs/sidecar.md is the protocol for app developers.
 Concurrency: reads run on a small pool, each in a read-only snapshot of the index on a connection
 of their own (`index.store.reading`), so they never queue behind a long sync. Writes run on one
 lane per project (a single thread each), so writes to one project keep their order and a slow
-write to one project never holds up another. The shortest reads (`INLINE`) are answered by the
-stdin thread itself, with no hand-off to a read thread. Replies go out as each call finishes, stdout lines
+write to one project never holds up another. Replies go out as each call finishes, stdout lines
 written whole under a lock; the id ties a reply to its request. `$/cancelRequest {id}` cancels a call
 queued or running (cancels.py), and a payload's `deadlineMs` counts from the request's arrival.
 """
@@ -33,7 +32,7 @@ from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
 from ..kernel.errors import MembankError
 from ..index.store import reading
-from . import cancels, chapterwatch, framing
+from . import cancels, chapterwatch
 from .requestid import ID_SCAN, no_constants, request_id, valid_id
 from .daily import Daily
 from .settler import Settler
@@ -62,9 +61,7 @@ def _signal_wait() -> float:
 
 READ_WORKERS = 4
 # Channels that only read (the catalog's mode) run concurrently, in a snapshot, and are refused any
-# write (query_only). Every other channel is a write and runs on its project's lane. These short reads
-# the stdin thread answers itself, with no hand-off, when it can read the index now (`_readable_here`).
-INLINE = frozenset({"index:status", "memory:get", "memory:settings:get"})
+# write (query_only). Every other channel is a write and runs on its project's lane.
 
 _OPEN_LANE = "\x00open"  # the channels about projects (project:open, project:init), one at a time
 _OTHER_LANE = "\x00other"  # writes naming no open project: they fail fast with an envelope
@@ -149,8 +146,43 @@ class Server:
     # -- input ----------------------------------------------------------------------------------
 
     def read_lines(self, fd: int) -> None:
-        """Handle each line that arrives on `fd` (framing.py) until it ends."""
-        framing.read_lines(fd, self.max_line, self._handle_safely, self._too_large)
+        """Split what arrives on `fd` into lines and handle each; a line over `max_line` is skipped whole
+        (its first ID_SCAN bytes are kept, to answer with the request's own id)."""
+        buf = bytearray()
+        skipping: bytes | None = None  # the head of a line being skipped
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError as e:
+                log.warning("cannot read stdin (%s); stopping", e.strerror or e.__class__.__name__)
+                chunk = b""
+            if not chunk:
+                if skipping is not None:
+                    self._too_large(skipping)
+                elif buf.strip():
+                    self._handle_safely(bytes(buf))
+                break
+            start = 0
+            while True:
+                end = chunk.find(b"\n", start)
+                if end < 0:
+                    if skipping is None:
+                        buf += chunk[start:]
+                        if len(buf) > self.max_line:
+                            skipping = bytes(buf[:ID_SCAN])
+                            buf.clear()
+                    break
+                if skipping is not None:
+                    self._too_large(skipping)
+                    skipping = None
+                else:
+                    buf += chunk[start:end]
+                    if len(buf) > self.max_line:
+                        self._too_large(bytes(buf[:ID_SCAN]))
+                    else:
+                        self._handle_safely(bytes(buf))
+                    buf.clear()
+                start = end + 1
         self._eof.set()
 
     def _handle_safely(self, line: bytes) -> None:
@@ -215,9 +247,6 @@ class Server:
             if has_id:
                 self.error(id_, SHUTTING_DOWN, "the server is shutting down")
             return
-        if read and method in INLINE and self._readable_here(params):
-            self._call(method, params, cancels.Call(has_id, id_), True)  # never queued: nothing to cancel
-            return
         call = self._pending.add(has_id, id_)
         try:
             executor = self._reads if read else self._lane(method, params)
@@ -237,31 +266,25 @@ class Server:
             self.respond(call.id, cancels.canceled_before_running())
             self._done()  # its worker skips it (Pending.begin): counted done here
 
-    def _readable_here(self, params: Any) -> bool:
-        """Whether this thread can read the open project `params` names now, without a half-built rebuild."""
-        bank = self.registry.banks.get(self._lane_key(params))
-        try:
-            return bank is not None and bank.index.prepare_reader(settled=True)
-        except Exception:  # the index file gone (the project deleted): a read thread answers NOT_FOUND
-            return False
-
     def _lane(self, method: str, params: Any) -> ThreadPoolExecutor:
         """The single-thread lane a write runs on: one per open project (the catalog's target says which
         channels are about projects instead: they share one lane)."""
-        key = _OPEN_LANE if CATALOG[method].target == "registry" else self._lane_key(params)
+        if CATALOG[method].target == "registry":
+            key = _OPEN_LANE
+        else:
+            project_id = params.get("projectId") if isinstance(params, dict) else None
+            open_ids = list(self.registry.banks)
+            if isinstance(project_id, str) and project_id in open_ids:
+                key = project_id
+            elif project_id is None and len(open_ids) == 1:
+                key = open_ids[0]
+            else:
+                key = _OTHER_LANE
         with self._lanes_lock:
             lane = self._lanes.get(key)
             if lane is None:
                 lane = self._lanes[key] = ThreadPoolExecutor(1, thread_name_prefix="membank-write")
             return lane
-
-    def _lane_key(self, params: Any) -> str:
-        """The open project a call names (or the one open, when it names none), else `_OTHER_LANE`."""
-        project_id = params.get("projectId") if isinstance(params, dict) else None
-        open_ids = list(self.registry.banks)
-        if isinstance(project_id, str) and project_id in open_ids:
-            return project_id
-        return open_ids[0] if project_id is None and len(open_ids) == 1 else _OTHER_LANE
 
     def _call(self, method: str, params: Any, call: cancels.Call, read: bool) -> None:
         if not self._pending.begin(call):
