@@ -85,8 +85,8 @@ def _grown(base: Candidates, added: np.ndarray) -> tuple[np.ndarray, list[int]]:
     """`base.matrix` with `added` rows after it. Written into the room left after it in the array it is a
     view of, when no later table took that room; else copied once into an array with room to grow."""
     matrix, n = base.matrix, base.matrix.shape[0]
-    room = matrix.base if isinstance(matrix.base, np.ndarray) else None
-    if room is not None and base.grown[0] == n and room.shape[0] >= n + len(added) and room.shape[1:] == matrix.shape[1:]:
+    room = matrix.base if isinstance(matrix.base, np.ndarray) and matrix.base.ndim == 2 else None
+    if room is not None and base.grown[0] == n and room.shape[0] >= n + len(added) and room.shape[1] == added.shape[1]:
         room[n:n + len(added)] = added
         base.grown[0] = n + len(added)
         return room[:n + len(added)], base.grown
