@@ -95,3 +95,24 @@ def test_the_asked_scene_comes_first_then_similarity_times_decay() -> None:  # M
     assert ranked[0].reason("dialogue")["detail"] == "sceneType dialogue · similarity 0.80 × decay 1.00"
     assert [r.id for r in rank(found, None, None, NOW.timestamp(), 3)] == ["a", "d2", "d4"]  # decay, then newest, id
     assert rank(_candidates([]), None, "dialogue", NOW.timestamp(), 5) == []
+
+
+def test_an_evicted_episodes_row_left_in_place_is_never_ranked() -> None:
+    """The table keeps an evicted episode's row, marked dead, until it is read whole again: the ranking
+    is the one without the row, whatever the limit (fewer live rows than it included)."""
+    from dataclasses import replace
+
+    rows = [("a", "action", 0), ("d1", "dialogue", 40), ("d2", "dialogue", 0), ("d3", "dialogue", 5),
+            ("x", None, 0), ("d4", "dialogue", 0)]
+    sims = np.array([0.99, 0.9, 0.2, 0.8, 0.95, 0.8])
+    dead = {"d4", "a"}
+    alive = np.array([r[0] not in dead for r in rows])
+    marked = replace(_candidates(rows), alive=alive)
+    without = _candidates([r for r in rows if r[0] not in dead])
+    for limit in (1, 2, 3, 4, 5, 6, 10):
+        for scene, similarity in (("dialogue", sims), (None, None)):
+            got = rank(marked, similarity, scene, NOW.timestamp(), limit)
+            want = rank(without, None if similarity is None else sims[alive], scene, NOW.timestamp(), limit)
+            assert got == want and not dead & {r.id for r in got}
+    everyone = replace(_candidates(rows), alive=np.zeros(len(rows), dtype=bool))
+    assert everyone.live == 0 and rank(everyone, sims, "dialogue", NOW.timestamp(), 5) == []

@@ -175,3 +175,13 @@ def test_each_read_thread_keeps_its_own_memo_until_the_data_moves(bank: Bank) ->
         assert bank.index.view_memo("probe") == {}
     with bank.index.transaction():
         assert bank.index.view_memo("probe") is None  # mid-write: nothing read may be kept
+
+
+def test_the_index_commits_without_a_sync_of_its_own_and_readers_are_read_only(bank: Bank) -> None:
+    """The index is derived from the files (which are fsynced): its commits go to the WAL unsynced
+    (synchronous NORMAL; FULL would fsync at every commit, ~10 ms of a write on a busy disk)."""
+    assert bank.index.db.execute("PRAGMA journal_mode").fetchall() == [("wal",)]
+    assert bank.index.db.execute("PRAGMA synchronous").fetchall() == [(1,)]  # NORMAL
+    with reading():
+        assert bank.index.db.execute("PRAGMA query_only").fetchall() == [(1,)]
+        assert bank.index.db.execute("PRAGMA synchronous").fetchall() == [(1,)]

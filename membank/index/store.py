@@ -167,7 +167,8 @@ class Index(EntryStore, VectorStore, StrongStore):
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
         db = apsw.Connection(str(path), flags=flags)
         db.set_busy_timeout(5000)
-        db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF")
+        # fetched: apsw runs the statements after one that returns a row (journal_mode) only as it is read
+        db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF").fetchall()
         db.execute("CREATE VIRTUAL TABLE temp.fts_vocab USING fts5vocab(main, fts, 'row')")  # per connection
         self.vec_error = _load_vec(db)
         self.caches.clear()  # keyed by connection: a new one may reuse an old one's id()

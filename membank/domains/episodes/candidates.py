@@ -8,7 +8,7 @@ thousands of rows again."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -20,6 +20,8 @@ KEPT = 4  # tables kept: read threads may see a generation or two behind the wri
 
 @dataclass(frozen=True)
 class Candidates:
+    """The live episodes as columns. An episode evicted since the table was read stays in its row, marked
+    dead in `alive`, until too many are (COMPACT): a new episode is a row added, not the table copied."""
     ids: list[str]
     scenes: list[str | None]
     since: np.ndarray  # seconds since the epoch of the last recall, or of the creation
@@ -31,6 +33,13 @@ class Candidates:
     generation: int = 0
     masks: dict[str | None, np.ndarray] = field(default_factory=dict, compare=False)  # sceneType → rows of it
     rows: dict[str, int] = field(default_factory=dict, compare=False)  # id → row, made when first needed
+    alive: np.ndarray | None = None  # the rows still live; None: all of them
+    grown: list[int] = field(default_factory=lambda: [-1], compare=False)  # rows of matrix.base in use, shared
+
+    @property
+    def live(self) -> int:
+        """How many episodes the table holds (dead rows left out)."""
+        return len(self.ids) if self.alive is None else int(np.count_nonzero(self.alive))
 
     def row_of(self) -> dict[str, int]:
         if len(self.rows) != len(self.ids):
@@ -52,6 +61,7 @@ class Candidates:
 
 
 _COLUMNS = "id, scene_type, since, recall_count, importance, pinned, created_at, vec"
+COMPACT = 1 / 8  # dead rows beyond this share of the table: it is read whole again
 
 
 def _matrix(vectors: list[bytes | None], size: int) -> np.ndarray:
@@ -71,9 +81,25 @@ def _read(index: Index, generation: int) -> Candidates:
                       np.asarray(cols[5], dtype=np.int64), list(cols[6]), _matrix(list(cols[7]), size), generation)
 
 
+def _grown(base: Candidates, added: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """`base.matrix` with `added` rows after it. Written into the room left after it in the array it is a
+    view of, when no later table took that room; else copied once into an array with room to grow."""
+    matrix, n = base.matrix, base.matrix.shape[0]
+    room = matrix.base if isinstance(matrix.base, np.ndarray) and matrix.base.ndim == 2 else None
+    if room is not None and base.grown[0] == n and room.shape[0] >= n + len(added) and room.shape[1] == added.shape[1]:
+        room[n:n + len(added)] = added
+        base.grown[0] = n + len(added)
+        return room[:n + len(added)], base.grown
+    room = np.empty((n + len(added) + max(64, n // 4), added.shape[1]), dtype=np.float32)
+    room[:n] = matrix if matrix.shape[1] == added.shape[1] else 0  # a first vector's size (no rows yet)
+    room[n:n + len(added)] = added
+    return room[:n + len(added)], [n + len(added)]
+
+
 def _patched(index: Index, base: Candidates, ids: set[str], generation: int) -> Candidates | None:
-    """`base` with the rows of `ids` read again: changed in place, added at the end, or taken out when
-    gone or evicted. None when a row cannot be patched in (a vector of another size): read whole."""
+    """`base` with the rows of `ids` read again: changed in place, added at the end, or marked dead when
+    gone or evicted. None when it cannot be patched (a vector of another size, too many dead rows): read
+    it whole."""
     found: dict[str, tuple] = {}
     wanted = sorted(ids)
     for start in range(0, len(wanted), 500):
@@ -82,10 +108,10 @@ def _patched(index: Index, base: Candidates, ids: set[str], generation: int) -> 
             f"SELECT {_COLUMNS}, evicted FROM episodes WHERE id IN ({','.join('?' * len(part))})", part).fetchall())
     size = base.matrix.shape[1] * 4
     at = base.row_of()
-    ids_, scenes, created = list(base.ids), list(base.scenes), list(base.created)
+    scenes, created = base.scenes, base.created  # copied before the first change
     since, recalls, importance, pinned = (base.since.copy(), base.recall_count.copy(), base.importance.copy(),
                                           base.pinned.copy())
-    keep = np.ones(len(ids_), dtype=bool)
+    alive = base.alive.copy() if base.alive is not None else np.ones(len(base.ids), dtype=bool)
     rows_changed: dict[int, bytes | None] = {}
     added: list[tuple] = []
     masks = base.masks
@@ -93,7 +119,7 @@ def _patched(index: Index, base: Candidates, ids: set[str], generation: int) -> 
         row = found.get(episode_id)
         if row is None or row[8]:  # gone, or evicted
             if episode_id in at:
-                keep[at[episode_id]] = False
+                alive[at[episode_id]] = False
             continue
         vec = row[7]
         if vec and len(vec) != size:
@@ -104,47 +130,39 @@ def _patched(index: Index, base: Candidates, ids: set[str], generation: int) -> 
             added.append(row)
             continue
         i = at[episode_id]
+        alive[i] = True
         if scenes[i] != row[1]:
-            masks = {}
-        scenes[i], since[i], recalls[i], importance[i], pinned[i], created[i] = row[1], row[2], row[3], row[4], \
-            row[5], row[6]
+            scenes, masks = list(scenes) if scenes is base.scenes else scenes, {}
+            scenes[i] = row[1]
+        if created[i] != row[6]:
+            created = list(created) if created is base.created else created
+            created[i] = row[6]
+        since[i], recalls[i], importance[i], pinned[i] = row[2], row[3], row[4], row[5]
         if vec != (base.matrix[i].tobytes() if size else None):
             rows_changed[i] = vec
-    matrix = base.matrix
-    if rows_changed or added or not keep.all():
-        kept = np.flatnonzero(keep)
-        width = size // 4
-        matrix = np.empty((len(kept) + len(added), width), dtype=np.float32)  # one copy, whatever changed
-        if width == base.matrix.shape[1]:
-            matrix[:len(kept)] = base.matrix[kept]
-        else:
-            matrix[:len(kept)] = 0
-        moved = None if len(kept) == len(keep) else {int(old): n for n, old in enumerate(kept)}
+    if len(alive) - np.count_nonzero(alive) > COMPACT * len(alive):
+        return None
+    matrix, grown = base.matrix, base.grown
+    if rows_changed:  # an episode's text changed: a copy, since older tables share the rows
+        matrix, grown = matrix.copy(), [-1]
         for i, vec in rows_changed.items():
-            row = i if moved is None else moved.get(i)
-            if row is not None:
-                matrix[row] = np.frombuffer(vec, dtype=np.float32) if vec else 0
-        if added:
-            matrix[len(kept):] = _matrix([r[7] for r in added], size)
-        if not keep.all():
-            masks = {}
-            ids_ = [x for x, k in zip(ids_, keep) if k]
-            scenes = [x for x, k in zip(scenes, keep) if k]
-            created = [x for x, k in zip(created, keep) if k]
-            since, recalls, importance, pinned = since[keep], recalls[keep], importance[keep], pinned[keep]
-        if added:
-            masks = {scene: np.concatenate([mask[keep] if len(mask) == len(keep) else mask,
-                                            [scene is not None and r[1] == scene for r in added]])
-                     for scene, mask in masks.items()}
-            ids_ += [r[0] for r in added]
-            scenes += [r[1] for r in added]
-            created += [r[6] for r in added]
-            since = np.concatenate([since, [r[2] for r in added]])
-            recalls = np.concatenate([recalls, [r[3] for r in added]])
-            importance = np.concatenate([importance, [r[4] for r in added]])
-            pinned = np.concatenate([pinned, np.asarray([r[5] for r in added], dtype=np.int64)])
-    rows = dict(at) if keep.all() else {}
-    return Candidates(ids_, scenes, since, recalls, importance, pinned, created, matrix, generation, masks, rows)
+            matrix[i] = np.frombuffer(vec, dtype=np.float32) if vec else 0
+    rows = at
+    if added:
+        matrix, grown = _grown(replace(base, matrix=matrix, grown=grown), _matrix([r[7] for r in added], size))
+        masks = {scene: np.concatenate([mask, [scene is not None and r[1] == scene for r in added]])
+                 for scene, mask in masks.items()}
+        rows = dict(at)
+        rows.update((r[0], len(base.ids) + n) for n, r in enumerate(added))
+        scenes, created = scenes + [r[1] for r in added], created + [r[6] for r in added]
+        since = np.concatenate([since, [r[2] for r in added]])
+        recalls = np.concatenate([recalls, [r[3] for r in added]])
+        importance = np.concatenate([importance, [r[4] for r in added]])
+        pinned = np.concatenate([pinned, np.asarray([r[5] for r in added], dtype=np.int64)])
+        alive = np.concatenate([alive, np.ones(len(added), dtype=bool)])
+    ids_ = base.ids + [r[0] for r in added] if added else base.ids
+    return Candidates(ids_, scenes, since, recalls, importance, pinned, created, matrix, generation, masks, rows,
+                      None if alive.all() else alive, grown)
 
 
 _LOCK = threading.Lock()  # the sidecar's read threads share the tables: one builds, the others wait

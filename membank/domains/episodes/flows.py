@@ -181,7 +181,7 @@ def best(bank: Bank, scene: str | None, query: str | None, limit: int) -> tuple[
     with bank.index.lock:
         found = candidates.table(bank.index)
         made_with = store.model(bank.index)
-    if not found.ids:
+    if not found.live:
         return [], []  # nothing to rank: the query is not even embedded (every prompt of a new project)
     reasons: list[dict[str, str]] = []
     vector = None

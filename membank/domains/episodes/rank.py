@@ -41,18 +41,21 @@ def rank(found: Candidates, similarity: np.ndarray | None, scene: str | None, no
     no vector), or None when there is no query."""
     import numpy as np
 
-    if not found.ids:
+    live = found.live
+    if not live:
         return []
     decay = scores(found.importance, found.since, found.recall_count, found.pinned, now)
     score = decay * np.clip(similarity, 0.0, 1.0) if similarity is not None else decay
     score = np.round(score, 6)
     match = found.scene_mask(scene)
     key = score + 2.0 * match  # the asked sceneType first, then the score
-    if len(key) > limit:  # only the best (and whatever ties with the last of them) need sorting
+    if found.alive is not None:
+        key = np.where(found.alive, key, -np.inf)  # an evicted episode's row, left in place: never chosen
+    if live > limit:  # only the best (and whatever ties with the last of them) need sorting
         floor = np.partition(key, len(key) - limit)[len(key) - limit]
         pool = [int(i) for i in np.flatnonzero(key >= floor)]
     else:
-        pool = list(range(len(key)))
+        pool = list(range(len(key))) if found.alive is None else [int(i) for i in np.flatnonzero(found.alive)]
     pool.sort(key=lambda i: found.ids[i])
     pool.sort(key=lambda i: found.created[i], reverse=True)
     pool.sort(key=lambda i: -key[i])
