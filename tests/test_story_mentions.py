@@ -48,3 +48,17 @@ def test_an_entry_of_a_book_switched_on_is_an_entity(tmp_path: Path) -> None:
         assert _flags(bank, "chapters/ch01.md") == {("NOT_YET_INTRODUCED", "world/old/stone")}
     finally:
         bank.close()
+
+
+def test_an_alias_inside_the_cards_own_key_is_not_a_mention(tmp_path: Path) -> None:
+    """第一回 names the jade, 通灵宝玉, and 贾宝玉's alias 宝玉 sits inside that key: the real chapter drew a
+    false NOT_YET_INTRODUCED (issue 33, point 5). The alias standing on its own still counts."""
+    bank = story(tmp_path)
+    try:
+        jade = ok(bank, "kg:consistency:check", documentId="chapters/ch01.md", text="石上镌着通灵宝玉四字。")
+        assert jade["flags"] == []
+        assert [e["id"] for e in jade["entities"]] == ["characters/jia-baoyu"]  # still evidence
+        both = ok(bank, "kg:consistency:check", documentId="chapters/ch01.md", text="宝玉摘下通灵宝玉。")
+        assert {(f["code"], f["entity"]) for f in both["flags"]} == {("NOT_YET_INTRODUCED", "characters/jia-baoyu")}
+    finally:
+        bank.close()
