@@ -17,7 +17,7 @@ def _boxes() -> Any:
     return shown_console(highlight=False, markup=False, emoji=False)
 
 _RULE_ORDER = ("surrounding", "characters", "project-settings", "preferences", "memories", "episodes", "history",
-               "max_tokens")
+               "working", "recall", "recap", "threads", "scene", "max_tokens")
 
 
 def _rules(rules: dict[str, Any]) -> str:

@@ -27,7 +27,8 @@ class Seen:
 
 def _counted_keys(card: dict[str, Any]) -> frozenset[str] | None:
     """The written forms a mention of `card` may be (None: any of its keys, `mention_keys: true`)."""
-    if card.get("mention_keys") is True:
+    meta = card.get("metadata")
+    if card.get("mention_keys") is True or (isinstance(meta, dict) and meta.get("mention_keys") is True):
         return None
     return frozenset(normalize(str(n).strip()) for n in (card.get("name"), *(card.get("aliases") or ())) if n)
 
@@ -81,7 +82,12 @@ def _mentions(cat: Catalog, text: str) -> tuple[tuple[int, str], ...]:
     counted = allowed["keys"]
     out = []
     rows, _ = cat.matcher.mention_rows(text)
-    for offset, _, card_id, key, _ in rows:
+    ends: dict[str, int] = {}  # per card, the furthest end of its words so far (rows: by offset, longest first)
+    for offset, length, card_id, key, _ in rows:
+        end, reached = offset - length, ends.get(card_id, -1)
+        ends[card_id] = max(end, reached)
+        if end <= reached:
+            continue  # inside a word of the same card: 宝玉 in 贾宝玉 is one mention, in its key 通灵宝玉 none
         keys = counted.get(card_id, frozenset())
         if keys is not None and normalize(key.strip()) not in keys:
             continue

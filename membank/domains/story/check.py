@@ -187,22 +187,37 @@ def mentioned(catalog: Catalog, spans: dict[str, list[tuple[int, int, str]]],
             rows = merged[card_id] = [(a, length, first_key[card_id], seen) for a, length, seen in mine]
         rows += [(a, length, key, seen) for a, length, seen in found]
 
+    keyed: dict[str, list[tuple[int, int, str]]] = {}  # a card's spans of keys that are not mentions of it
+
+    def note(card_id: str, names: bool, found: list[tuple[int, int, str]]) -> None:
+        if names:
+            named.add(card_id)
+        else:
+            keyed.setdefault(card_id, []).extend(found)
+
     for word, found in spans.items():
         cards = targets.get(word)
         if cards is None:
             cards = targets[word] = _targets(catalog, catalog.matcher.named(word))
         for card_id, key, names in cards:
-            if names:
-                named.add(card_id)
+            note(card_id, names, found)
             add(card_id, key, found)
     for offset, length, row_card, row_key, seen in regex_rows:
         for card_id, key, names in _targets(catalog, ((row_card, row_key),)):
-            if names:
-                named.add(card_id)
+            note(card_id, names, [(offset, length, seen)])
             add(card_id, key, [(offset, length, seen)])
     for card_id, rows in merged.items():
         by_card[card_id] = [(a, length, seen) for a, length, _, seen in sorted(set(rows))]
+    for card_id in named & keyed.keys():  # 宝玉 inside its key 通灵宝玉 names the object, not 贾宝玉
+        keys = keyed[card_id]
+        if all(span in keys or _within(span[0], -span[1], keys) for span in by_card[card_id]):
+            named.discard(card_id)
     return by_card, named
+
+
+def _within(start: int, size: int, keys: list[tuple[int, int, str]]) -> bool:
+    """Whether the span at `start` of `size` lies inside a longer one of `keys`' spans (offset, -length, word)."""
+    return any(a <= start and start + size <= a - length and -length > size for a, length, _ in keys)
 
 
 def _targets(catalog: Catalog, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str, bool], ...]:
