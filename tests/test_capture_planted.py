@@ -8,7 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from .capturekit import D, fresh, ok, proposed, MOVE
+from .capturekit import D, MOVE, NANNY, fresh, ok, proposed
 
 
 def _plant(root: Path, files: list[dict[str, object]]) -> Path:
@@ -36,5 +36,25 @@ def test_a_planted_record_writes_nothing_into_the_global_bank(tmp_path: Path, ho
         assert not (home / "memories" / "facts" / "planted.md").exists()
         assert not (home / "settings.yaml").exists() or "planted" not in (home / "settings.yaml").read_text("utf-8")
         assert not record.exists()
+    finally:
+        bank.close()
+
+
+def test_a_planted_link_for_the_records_folder_is_not_written_through(tmp_path: Path) -> None:
+    """`.writenow/.index/reviews` committed as a link out of the project: the record is not written (then
+    deleted) out there; the review refuses and writes nothing."""
+    root = tmp_path / "cloned"
+    bank = fresh(root)
+    try:
+        ids = proposed(bank, [MOVE, NANNY])
+        away = tmp_path / "away"
+        away.mkdir()
+        (root / ".writenow" / ".index" / "reviews").symlink_to(away, target_is_directory=True)
+        card = (root / ".writenow" / "characters" / "lin-daiyu.md").read_text("utf-8")
+        error = bank.call("capture:review", {"documentId": D, "decisions": [{"id": i, "decision": "accept"}
+                                                                            for i in ids]})
+        assert not error["ok"] and list(away.iterdir()) == []
+        assert (root / ".writenow" / "characters" / "lin-daiyu.md").read_text("utf-8") == card
+        assert not (root / ".writenow" / "characters" / "奶娘.md").exists()
     finally:
         bank.close()

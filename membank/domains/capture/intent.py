@@ -69,6 +69,7 @@ def record(bank: Bank, proposal: Path, writes: list[Write]) -> Path:
               "original": content_hash(w.original) if w.original is not None else None,
               "new": w.new.decode("utf-8")} for w in writes]
     path = _path(bank, proposal)
+    check_inside(bank.project.path, path, bank.project.source)  # `.index/reviews` a link: never written through
     try:
         seal = _seal(bank, files, make=True)
         atomic_write(path, json.dumps({"version": 1, "files": files, "seal": seal}, ensure_ascii=False).encode("utf-8"))
