@@ -41,20 +41,24 @@ def test_a_planted_record_writes_nothing_into_the_global_bank(tmp_path: Path, ho
 
 
 def test_a_planted_link_for_the_records_folder_is_not_written_through(tmp_path: Path) -> None:
-    """`.writenow/.index/reviews` committed as a link out of the project: the record is not written (then
-    deleted) out there; the review refuses and writes nothing."""
+    """`.writenow/.index/reviews` committed as a link out of the project: no record is written (then
+    deleted) out there, nor a file of that name read or deleted as a torn record; the review refuses
+    (CONFLICT) and writes nothing."""
     root = tmp_path / "cloned"
     bank = fresh(root)
     try:
         ids = proposed(bank, [MOVE, NANNY])
         away = tmp_path / "away"
         away.mkdir()
+        mine = away / f"{hashlib.sha256(f'proposals/{D}'.encode('utf-8')).hexdigest()[:24]}.json"
+        mine.write_text("the writer's own file, not a record\n", "utf-8")  # read as a torn record, never deleted
         (root / ".writenow" / ".index" / "reviews").symlink_to(away, target_is_directory=True)
         card = (root / ".writenow" / "characters" / "lin-daiyu.md").read_text("utf-8")
         error = bank.call("capture:review", {"documentId": D, "decisions": [{"id": i, "decision": "accept"}
                                                                             for i in ids]})
-        assert not error["ok"] and list(away.iterdir()) == []
+        assert error["error"]["code"] == "CONFLICT" and [p.name for p in away.iterdir()] == [mine.name]
         assert (root / ".writenow" / "characters" / "lin-daiyu.md").read_text("utf-8") == card
         assert not (root / ".writenow" / "characters" / "奶娘.md").exists()
+        assert "interrupted" not in ok(bank, "capture:pending", documentId=D) and mine.exists()
     finally:
         bank.close()

@@ -90,8 +90,9 @@ def _left(bank: Bank, proposal: Path, tidy: bool = True) -> tuple[Path, list[dic
     deleted (under the write lock only: a read leaves it)."""
     path = _path(bank, proposal)
     try:
+        check_inside(bank.project.path, path, bank.project.source)  # never read or deleted through a link
         data = json.loads(read_regular(path, 64 * MAX_FILE_BYTES)[0])
-    except (OSError, Unreadable):
+    except (OSError, Unreadable, MembankError):
         return None
     except ValueError:
         data = None
