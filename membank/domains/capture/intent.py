@@ -97,8 +97,9 @@ def _left(bank: Bank, proposal: Path, tidy: bool = True) -> tuple[Path, list[dic
     except ValueError:
         data = None
     files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, list) or not all(_valid(bank, f) for f in files) or \
-            not hmac.compare_digest(str(data.get("seal")), _seal(bank, files) or ""):
+    seal = _seal(bank, files) if isinstance(files, list) and all(_valid(bank, f) for f in files) else None
+    if seal is None or not hmac.compare_digest(str(data.get("seal")).encode("utf-8", "surrogatepass"),  # type: ignore
+                                               seal.encode("ascii")):  # bytes: any text a planted one holds
         if tidy:
             drop(path)  # torn, foreign or planted: nothing is finished from it (the next review checks each op)
         return None
