@@ -14,7 +14,9 @@ are. `capture:pending` shows a record waiting (`interrupted`)."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +29,33 @@ from ..contract import Bank
 from .commit import Write, commit
 
 FOLDER = "reviews"  # under .writenow/.index/
+KEY = ".index/review.key"  # in the global bank: a record's seal, which a cloned repository cannot make
 
 
 def _path(bank: Bank, proposal: Path) -> Path:
     key = hashlib.sha256(proposal.relative_to(bank.project.path).as_posix().encode("utf-8")).hexdigest()[:24]
     return bank.project.path / ".index" / FOLDER / f"{key}.json"
+
+
+def _seal(bank: Bank, files: list[dict[str, Any]], make: bool = False) -> str | None:
+    """The record's seal: an HMAC of its files under this machine's key (the global bank's, made on the
+    first record), so a record planted in a cloned project (its `.index/` committed) finishes nothing;
+    None when there is no key."""
+    path = bank.global_.path / KEY
+    try:
+        key = read_regular(path, 256)[0]
+    except FileNotFoundError:
+        if not make:
+            return None
+        try:
+            atomic_write(path, secrets.token_hex(32).encode("ascii"), exclusive=True)
+        except FileExistsError:
+            pass  # another process made it meanwhile
+        key = read_regular(path, 256)[0]
+    except (OSError, Unreadable):
+        return None
+    body = json.dumps(files, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
 def _bank_of(bank: Bank, write: Write) -> str:
@@ -45,9 +69,11 @@ def record(bank: Bank, proposal: Path, writes: list[Write]) -> Path:
               "original": content_hash(w.original) if w.original is not None else None,
               "new": w.new.decode("utf-8")} for w in writes]
     path = _path(bank, proposal)
+    check_inside(bank.project.path, path, bank.project.source)  # `.index/reviews` a link: never written through
     try:
-        atomic_write(path, json.dumps({"version": 1, "files": files}, ensure_ascii=False).encode("utf-8"))
-    except OSError as e:
+        seal = _seal(bank, files, make=True)
+        atomic_write(path, json.dumps({"version": 1, "files": files, "seal": seal}, ensure_ascii=False).encode("utf-8"))
+    except (OSError, Unreadable) as e:
         raise storage_error(e, f".index/{FOLDER}/{path.name}") from None
     return path
 
@@ -64,13 +90,16 @@ def _left(bank: Bank, proposal: Path, tidy: bool = True) -> tuple[Path, list[dic
     deleted (under the write lock only: a read leaves it)."""
     path = _path(bank, proposal)
     try:
+        check_inside(bank.project.path, path, bank.project.source)  # never read or deleted through a link
         data = json.loads(read_regular(path, 64 * MAX_FILE_BYTES)[0])
-    except (OSError, Unreadable):
+    except (OSError, Unreadable, MembankError):
         return None
     except ValueError:
         data = None
     files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, list) or not all(_valid(bank, f) for f in files):
+    seal = _seal(bank, files) if isinstance(files, list) and all(_valid(bank, f) for f in files) else None
+    if seal is None or not hmac.compare_digest(str(data.get("seal")).encode("utf-8", "surrogatepass"),  # type: ignore
+                                               seal.encode("ascii")):  # bytes: any text a planted one holds
         if tidy:
             drop(path)  # torn, foreign or planted: nothing is finished from it (the next review checks each op)
         return None
