@@ -197,3 +197,31 @@ def test_a_review_at_work_is_not_shown_as_interrupted(tmp_path: Path, monkeypatc
         assert answers[0]["ok"] and "resumed" not in answers[0]["data"]  # type: ignore[operator]
     finally:
         bank.close()
+
+
+def test_a_home_that_cannot_hold_the_key_reviews_without_a_record(tmp_path: Path, home: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The global bank cannot keep the machine's key (a read-only or broken home, faulted in-process): no
+    seal can vouch for a record, so none is kept (it would never be finished) and the review is applied
+    as before records existed, rather than refused."""
+    from membank.domains.capture import intent
+
+    real = intent.atomic_write
+
+    def no_key(path: Path, *args: object, **kwargs: object) -> object:
+        if path.name == "review.key":
+            raise PermissionError(13, "read-only home", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(intent, "atomic_write", no_key)
+    root = tmp_path / "hlm"
+    bank = fresh(root)
+    try:
+        ids = _proposed(bank, [MOVE, CRY])
+        done = ok(bank, "capture:review", documentId=D, decisions=[{"id": i, "decision": "accept"} for i in ids])
+        assert done["counts"]["applied"] == len(ids) and len(done["written"]) > 1
+        assert not (home / ".index" / "review.key").exists()
+        assert not list((root / ".writenow" / ".index" / "reviews").glob("*.json"))
+        assert "interrupted" not in ok(bank, "capture:pending", documentId=D)
+    finally:
+        bank.close()

@@ -62,8 +62,10 @@ def _bank_of(bank: Bank, write: Write) -> str:
     return "proposal" if write.root is None else "global" if write.root is bank.global_ else "project"
 
 
-def record(bank: Bank, proposal: Path, writes: list[Write]) -> Path:
-    """The record of `writes`, on disk (fsynced) before any of them is written; DB_ERROR when it cannot be."""
+def record(bank: Bank, proposal: Path, writes: list[Write]) -> Path | None:
+    """The record of `writes`, on disk (fsynced) before any of them is written; DB_ERROR when it cannot be.
+    None when the global bank cannot hold the machine's key (a read-only or broken home): a record no seal
+    vouches for would never be finished, so the review goes on without one, as before records existed."""
     files = [{"bank": _bank_of(bank, w), "rel": w.rel if w.root is not None else
               w.path.relative_to(bank.project.path).as_posix(), "source": w.source, "ops": list(w.ops),
               "original": content_hash(w.original) if w.original is not None else None,
@@ -72,6 +74,11 @@ def record(bank: Bank, proposal: Path, writes: list[Write]) -> Path:
     check_inside(bank.project.path, path, bank.project.source)  # `.index/reviews` a link: never written through
     try:
         seal = _seal(bank, files, make=True)
+    except (OSError, Unreadable):
+        seal = None
+    if seal is None:
+        return None
+    try:
         atomic_write(path, json.dumps({"version": 1, "files": files, "seal": seal}, ensure_ascii=False).encode("utf-8"))
     except (OSError, Unreadable) as e:
         raise storage_error(e, f".index/{FOLDER}/{path.name}") from None
