@@ -78,11 +78,11 @@ def test_spellings_of_one_term_share_its_rows_and_each_ranks_as_fts5_ranks_it() 
     index = _index(["storm gull", "storms", "Storming lamp", "lamp"])
     try:
         for match in ('"storms"', '"Storm"', '"STORMING" OR "lamp"', '"lamp" OR "storm"', '"storm gull"',
-                      '"Storms Gulls"'):  # each after the rows of an earlier spelling are kept
+                      '"Storms Gulls"', '"' + "storm" * 20_000 + '"'):  # each after an earlier spelling's rows
             want = [(int(i), float(s)) for i, s in index.db.execute(
                 "SELECT rowid, bm25(manuscript_fts) FROM manuscript_fts WHERE manuscript_fts MATCH ? ORDER BY 2, 1",
                 (match,))]
-            assert want and words.composed(index, match, [3, 6, 9, 12], 10) == want
+            assert (want or len(match) > 100) and words.composed(index, match, [3, 6, 9, 12], 10) == want
     finally:
         index.close()
 

@@ -3,6 +3,7 @@ only from before a story position when one is given: a passage at or after it is
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -56,11 +57,17 @@ def limit_of(bank: Bank, before: str | None) -> Before | None:
 
 
 
+@functools.lru_cache(maxsize=WITHIN_KEPT)
+def _listed(documents: tuple[str, ...]) -> str:
+    """The documents as a JSON list, for `json_each` (made once per position's earlier documents)."""
+    return json.dumps(list(documents))
+
+
 def _allowed_sql(limit: Before | None, document: str | None) -> tuple[str, list[Any]]:
     clauses, args = [], []
     if limit is not None:
         clauses.append("(p.document IN (SELECT value FROM json_each(?)) OR (p.document = ? AND p.scene_no < ?))")
-        args += [json.dumps(list(limit.earlier)), limit.document or "", limit.scene_below]
+        args += [_listed(limit.earlier), limit.document or "", limit.scene_below]
     if document is not None:
         clauses.append("p.document = ?")
         args.append(document)

@@ -155,7 +155,8 @@ def _kept(index: Index) -> dict[str, Any]:
     return kept  # type: ignore[no-any-return]
 
 
-TERMS_KEPT = 8192  # phrases whose tokens are kept (`_term`)
+TERMS_KEPT = 8192  # phrases whose tokens are kept (`_term`), each of at most TERM_CHARS_KEPT code points
+TERM_CHARS_KEPT = 64
 _terms: dict[str, Any] = {}  # phrase -> the tokens FTS5 looks up for it (one tokenizer, FTS5's, in every process)
 
 
@@ -165,9 +166,10 @@ def _term(index: Index, phrase: str) -> Any:
     found = _terms.get(phrase)
     if found is None:
         found = tuple(index.fts_tokens(phrase[1:-1])) or phrase
-        if len(_terms) >= TERMS_KEPT:
-            _terms.clear()
-        _terms[phrase] = found
+        if len(phrase) <= TERM_CHARS_KEPT:  # (a 100,000-letter word is tokenized again: never held 8,192 times)
+            if len(_terms) >= TERMS_KEPT:
+                _terms.clear()
+            _terms[phrase] = found
     return found
 
 
