@@ -136,13 +136,15 @@ def _passages(index: Any, ids: list[int]) -> dict[int, store.Stored]:
     """The passages with these ids, kept per generation of the passages: a passage's text, lines and scene
     move only in a write that moves the generation (sync.py `_write`)."""
     kept = words.generation_memo(index).setdefault("passages", {})
-    missing = [i for i in ids if i not in kept]
+    got: dict[int, Any] = {i: kept.get(i) for i in ids}  # (a read thread on the same generation may empty `kept` meanwhile)
+    missing = [i for i, p in got.items() if p is None]
     if missing:
-        if len(kept) + len(missing) > PASSAGES_KEPT:
+        read = {p.id: p for p in store.passages(index, missing)}
+        if len(kept) + len(read) > PASSAGES_KEPT:
             kept.clear()
-            missing = ids
-        kept.update((p.id, p) for p in store.passages(index, missing))
-    return {i: kept[i] for i in ids}
+        kept.update(read)
+        got.update(read)
+    return got
 
 
 def search(bank: Bank, query_text: str, before: str | None = None, document_id: str | None = None,
