@@ -136,7 +136,7 @@ def _passages(index: Any, ids: list[int]) -> dict[int, store.Stored]:
     """The passages with these ids, kept per generation of the passages: a passage's text, lines and scene
     move only in a write that moves the generation (sync.py `_write`)."""
     kept = words.generation_memo(index).setdefault("passages", {})
-    got: dict[int, Any] = {i: kept.get(i) for i in ids}  # (a read thread on the same generation may empty `kept` meanwhile)
+    got: dict[int, Any] = {i: kept.get(i) for i in ids}  # (another read thread may empty `kept`)
     missing = [i for i, p in got.items() if p is None]
     if missing:
         read = {p.id: p for p in store.passages(index, missing)}
