@@ -79,6 +79,34 @@ def test_a_changed_chapter_rewrites_only_its_changed_passages(bank: Bank, projec
     assert sync_manuscript(bank).changed == []  # nothing changed since: nothing read again
 
 
+def test_a_search_after_a_sync_cites_the_moved_passage_where_it_now_is(bank: Bank, project: Path) -> None:
+    def cited() -> list[tuple[str, int, str]]:
+        return [(i["scene"], i["line"], i["text"]) for i in bank.search_manuscript(
+            query_text="lighthouse keeper died", document_id="chapters/ch02.md")["items"]]
+
+    assert cited()[0][:2] == ("灯塔之死", 5)  # asked once: what the search shows is kept until the passages move
+    chapter = project / "chapters" / "ch02.md"
+    chapter.write_text("新的开头。\n\n" + CH2.replace("## 灯塔之死", "## 守灯人"), "utf-8")
+    sync_manuscript(bank)
+    assert cited()[0][:2] == ("守灯人", 7)
+    chapter.write_text(CH2.replace("died at", "drowned off"), "utf-8")
+    sync_manuscript(bank)
+    assert "drowned off" in cited()[0][2]
+
+
+def test_a_search_before_a_chapter_follows_a_chapter_added_in_front_of_it(bank: Bank, project: Path) -> None:
+    (project / "chapters" / "ch03.md").write_text("## 尾声\n\n天又亮了。\n", "utf-8")
+    bank.sync()
+    def sources(before: str) -> list[str]:
+        return [i["source"] for i in bank.search_manuscript(query_text="信鸽", before=before)["items"]]
+
+    assert "chapters/ch02b.md" not in sources("chapters/ch03.md")  # asked once: the chapters before ch03 are kept
+    (project / "chapters" / "ch02b.md").write_text("一只信鸽落在窗台上。\n", "utf-8")
+    bank.sync()
+    assert sources("chapters/ch03.md")[0] == "chapters/ch02b.md"
+    assert "chapters/ch02b.md" not in sources("chapters/ch02b.md")
+
+
 def test_index_sync_follows_removed_and_added_chapters(bank: Bank, project: Path) -> None:
     (project / "chapters" / "ch02.md").unlink()
     (project / "chapters" / "ch03.md").write_text("第三章：风暴来了。\n", "utf-8")

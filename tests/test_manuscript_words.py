@@ -17,7 +17,7 @@ SQL = ("SELECT f.rowid, bm25(manuscript_fts) FROM manuscript_fts AS f JOIN manus
 
 _text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)
 _phrase = st.sampled_from(['"storm"', '"gull"', '"lamp"', '"keel"', '"maren"', '"林 默"', '"灯 塔"', '"the"', '"x"',
-                           '"nowhere"', '"storm gull"'])
+                           '"nowhere"', '"storm gull"', '"Storms"', '"STORM"', '"Storms gulls"', '"_"'])
 
 
 def _index(texts: list[str]) -> Index:
@@ -70,6 +70,19 @@ def test_a_new_generation_of_passages_is_read_again() -> None:
         assert {i for i, _ in after} == {3, 6, 9, 12} and {i for i, _ in before} == {3, 6, 9}
         assert after == [(int(i), float(s)) for i, s in index.db.execute(
             "SELECT rowid, bm25(manuscript_fts) FROM manuscript_fts WHERE manuscript_fts MATCH ? ORDER BY 2", (match,))]
+    finally:
+        index.close()
+
+
+def test_spellings_of_one_term_share_its_rows_and_each_ranks_as_fts5_ranks_it() -> None:
+    index = _index(["storm gull", "storms", "Storming lamp", "lamp"])
+    try:
+        for match in ('"storms"', '"Storm"', '"STORMING" OR "lamp"', '"lamp" OR "storm"', '"storm gull"',
+                      '"Storms Gulls"', '"' + "storm" * 20_000 + '"'):  # each after an earlier spelling's rows
+            want = [(int(i), float(s)) for i, s in index.db.execute(
+                "SELECT rowid, bm25(manuscript_fts) FROM manuscript_fts WHERE manuscript_fts MATCH ? ORDER BY 2, 1",
+                (match,))]
+            assert (want or len(match) > 100) and words.composed(index, match, [3, 6, 9, 12], 10) == want
     finally:
         index.close()
 

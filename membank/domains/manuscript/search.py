@@ -3,6 +3,7 @@ only from before a story position when one is given: a passage at or after it is
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,9 @@ from . import store, strong, words
 from .sync import documents
 
 CANDIDATES = 50  # per side, before fusion
+# positions whose allowed passages (and their kept positions, words.py `kept_for`) are kept per generation: a
+# search before each of 100 chapters in turn must not clear them every 64 (~30 KB each at 1,000,000 code points)
+WITHIN_KEPT = 256
 
 
 @dataclass(frozen=True)
@@ -38,17 +42,32 @@ def limit_of(bank: Bank, before: str | None) -> Before | None:
     order = story_order(bank)
     if not order.knows(before):
         raise store.unknown_position("before", before)
+    walk = bank.memo.get("story.order", {}).get("walk")  # (documents' files: made afresh when the folder moved)
+    kept = words.generation_memo(bank.index).setdefault("limits", {})
+    found = kept.get(before)
+    if found is not None and found[0] is order and found[1] is walk:  # held with it: ids are never reused
+        return found[2]  # type: ignore[no-any-return]
     at, scene = order.rank(before)
     earlier = tuple(d for d in documents(bank) if order.rank(d)[0] < at)
-    return Before(earlier, order.locate(before)[0], scene)
+    bound = Before(earlier, order.locate(before)[0], scene)
+    if len(kept) >= WITHIN_KEPT:
+        kept.clear()
+    kept[before] = (order, walk, bound)
+    return bound
 
+
+
+@functools.lru_cache(maxsize=WITHIN_KEPT)
+def _listed(documents: tuple[str, ...]) -> str:
+    """The documents as a JSON list, for `json_each` (made once per position's earlier documents)."""
+    return json.dumps(list(documents))
 
 
 def _allowed_sql(limit: Before | None, document: str | None) -> tuple[str, list[Any]]:
     clauses, args = [], []
     if limit is not None:
         clauses.append("(p.document IN (SELECT value FROM json_each(?)) OR (p.document = ? AND p.scene_no < ?))")
-        args += [json.dumps(list(limit.earlier)), limit.document or "", limit.scene_below]
+        args += [_listed(limit.earlier), limit.document or "", limit.scene_below]
     if document is not None:
         clauses.append("p.document = ?")
         args.append(document)
@@ -104,10 +123,28 @@ def _within(bank: Bank, where: str, args: list[Any], bound: Before | None, docum
     found = kept.get(key)
     if found is None:
         found = [i for (i,) in bank.index.db.execute(f"SELECT p.id FROM manuscript_passages AS p WHERE {where}", args)]
-        if len(kept) >= 64:
+        if len(kept) >= WITHIN_KEPT:
             kept.clear()
         kept[key] = found
     return found  # type: ignore[no-any-return]
+
+
+PASSAGES_KEPT = 2048  # passages kept per generation as the answers show them (a prompt's recall asks ~13)
+
+
+def _passages(index: Any, ids: list[int]) -> dict[int, store.Stored]:
+    """The passages with these ids, kept per generation of the passages: a passage's text, lines and scene
+    move only in a write that moves the generation (sync.py `_write`)."""
+    kept = words.generation_memo(index).setdefault("passages", {})
+    got: dict[int, Any] = {i: kept.get(i) for i in ids}  # (another read thread may empty `kept`)
+    missing = [i for i, p in got.items() if p is None]
+    if missing:
+        read = {p.id: p for p in store.passages(index, missing)}
+        if len(kept) + len(read) > PASSAGES_KEPT:
+            kept.clear()
+        kept.update(read)
+        got.update(read)
+    return got
 
 
 def search(bank: Bank, query_text: str, before: str | None = None, document_id: str | None = None,
@@ -143,7 +180,7 @@ def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | N
         nearest = _nearest(bank, query_text, within, exclude, CANDIDATES)
     hits = sorted(fuse(nearest, lexical), key=lambda h: -round(h.fused, 9))
     hits = [h for h in hits if h.fused > 0][:limit]
-    rows = {p.id: p for p in store.passages(index, [h.rowid for h in hits])}
+    rows = _passages(index, [h.rowid for h in hits])
     items = []
     for rank, h in enumerate(hits, 1):
         p = rows[h.rowid]

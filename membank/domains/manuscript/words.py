@@ -107,7 +107,8 @@ def allowed_mask(index: Index, ids: Any, allowed: list[int]) -> Any:
     return kept_for(index, "mask", ids, allowed, make)
 
 
-POSITIONS_KEPT = 64  # answers of `kept_positions` and `allowed_mask` kept per generation
+POSITIONS_KEPT = 2048  # answers of `kept_positions`, `allowed_mask` and strong.py's runs kept per generation: a
+# few for each of search.py's WITHIN_KEPT positions (fewer cleared them all on every search of a 100-chapter walk)
 
 
 def kept_for(index: Index, kind: str, ids: Any, allowed: list[int], make: Any) -> Any:
@@ -154,11 +155,30 @@ def _kept(index: Index) -> dict[str, Any]:
     return kept  # type: ignore[no-any-return]
 
 
+TERMS_KEPT = 8192  # phrases whose tokens are kept (`_term`), each of at most TERM_CHARS_KEPT code points
+TERM_CHARS_KEPT = 64
+_terms: dict[str, Any] = {}  # phrase -> the tokens FTS5 looks up for it (one tokenizer, FTS5's, in every process)
+
+
+def _term(index: Index, phrase: str) -> Any:
+    """What a phrase's rows are kept under: the tokens FTS5 makes of it ("Storm", "storm" and "storms" are all
+    `storm`: one term, one doclist, the same bm25 in a query of its own), the phrase itself without any."""
+    found = _terms.get(phrase)
+    if found is None:
+        found = tuple(index.fts_tokens(phrase[1:-1])) or phrase
+        if len(phrase) <= TERM_CHARS_KEPT:  # (a 100,000-letter word is tokenized again: never held 8,192 times)
+            if len(_terms) >= TERMS_KEPT:
+                _terms.clear()
+            _terms[phrase] = found
+    return found
+
+
 def _phrase(index: Index, kept: dict[str, Any], phrase: str) -> tuple[Any, Any]:
-    """(positions in `kept["ids"]`, bm25) of the passages holding `phrase`, kept."""
+    """(positions in `kept["ids"]`, bm25) of the passages holding `phrase`, kept under its tokens (`_term`)."""
     import numpy as np
 
-    found = kept["phrases"].get(phrase)
+    key = _term(index, phrase)
+    found = kept["phrases"].get(key)
     if found is None:
         ids = kept["ids"]
         rows = index.db.execute(f"SELECT rowid, {SQL_BM25} FROM manuscript_fts WHERE manuscript_fts MATCH ?",
@@ -172,6 +192,6 @@ def _phrase(index: Index, kept: dict[str, Any], phrase: str) -> tuple[Any, Any]:
         if kept["rows"] + len(rows) > ROWS_KEPT:
             kept["phrases"].clear()
             kept["rows"] = 0
-        kept["phrases"][phrase] = found
+        kept["phrases"][key] = found
         kept["rows"] += len(rows)
     return found  # type: ignore[no-any-return]
