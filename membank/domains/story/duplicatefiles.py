@@ -1,6 +1,6 @@
 """`story:duplicates` (issue 33.6): near-duplicate cards (a name or alias two live cards answer to) and
-facts (nearly the same words), each with both sources; `membank doctor` prints them as suggestions
-after its problems (they are not problems: the index's diagnostics stay what the files get wrong)."""
+facts (nearly the same words, or the same meaning by the index's stored vectors: meaning.py), each with
+both sources; `membank doctor` prints them as suggestions after its problems (they are not problems: the index's diagnostics stay what the files get wrong)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from ..contract import Bank
-from . import duplicates
+from . import duplicates, meaning
 from .refs import LIVE, NAME
 
 
@@ -27,7 +27,7 @@ def _cards(bank: Bank) -> list[dict[str, Any]]:
     out = []
     for name, ids in duplicates.shared_names((i, (c["name"], *(c.get("aliases") or ())))
                                              for i, c in sorted(cards.items())):
-        out.append({"kind": "card", "name": name, "ids": list(ids), "score": None,
+        out.append({"kind": "card", "name": name, "ids": list(ids), "score": None, "by": "name",
                     "sources": [{"source": cards[i]["source"], "line": (cards[i].get("lines") or {}).get("name") or 1}
                                 for i in ids],
                     "message": f"`{name}` is a name or alias of {len(ids)} cards: merge them, or give each a "
@@ -35,17 +35,56 @@ def _cards(bank: Bank) -> list[dict[str, Any]]:
     return out
 
 
-_FACTS = ("SELECT id, source, record FROM entries WHERE kind = 'memory' AND type = 'fact' AND removed_at IS NULL"
-          " AND deleted = 0 AND shadowed = 0")
+_FACTS = ("SELECT rowid, id, source, record FROM entries WHERE kind = 'memory' AND type = 'fact'"
+          " AND removed_at IS NULL AND deleted = 0 AND shadowed = 0")
+
+
+def _by_meaning(bank: Bank, rowids: list[int], texts: list[str]) -> list[tuple[int, int, float]]:
+    """(i, j, cosine) of the facts (positions in `rowids`) that say the same thing by the index's stored
+    vectors: the strong tier's when every fact has its strong vector, and the static tier's (each tier
+    at its own measured threshold, meaning.py); nothing when neither tier has a vector for every fact."""
+    if len(rowids) < 2:
+        return []
+    import numpy as np  # here: only a bank with two facts or more computes with vectors
+
+    from ...kernel.text import script_language
+
+    zh = np.array([script_language(t) == "zh" for t in texts])
+    found: dict[tuple[int, int], float] = {}
+    tiers = []
+    copy = bank.index.vector_copy() if bank.index.vec_error is None else None
+    if copy is not None:
+        tiers.append((copy.rowids, lambda at: copy.matrix[at], meaning.STATIC))
+    strong = bank.index.strong_copy()
+    if strong is not None:
+        tiers.append((strong.rowids, lambda at: strong.rows[at].astype(np.float32) * strong.factor[at, None],
+                      meaning.STRONG))
+    for ids, rows, threshold in tiers:
+        position = {int(r): n for n, r in enumerate(ids.tolist())}
+        at = [position.get(r) for r in rowids]
+        if any(p is None for p in at):
+            continue  # a fact still waiting for its vector: this tier cannot compare every fact yet
+        unit = meaning.centred(rows(np.array(at, np.int64)), zh)
+        for i, j, score in meaning.close_pairs(unit, threshold):
+            found[(i, j)] = max(score, found.get((i, j), 0.0))
+    return [(i, j, s) for (i, j), s in sorted(found.items())]
 
 
 def _facts(bank: Bank) -> list[dict[str, Any]]:
-    found = {i: (source, json.loads(record).get("content") or "")
-             for i, source, record in bank.index.db.execute(_FACTS)}
-    return [{"kind": "fact", "name": None, "ids": [a, b], "score": score,
-             "sources": [{"source": found[a][0], "line": 1}, {"source": found[b][0], "line": 1}],
-             "message": f"two facts say nearly the same thing ({int(score * 100)}% of their words): merge them"}
-            for a, b, score in duplicates.similar_texts({i: text for i, (_, text) in found.items()})]
+    rows = [(rowid, i, source, json.loads(record).get("content") or "")
+            for rowid, i, source, record in bank.index.db.execute(_FACTS)]
+    rows.sort(key=lambda r: r[1])
+    source = {i: s for _, i, s, _ in rows}
+    words = duplicates.similar_texts({i: text for _, i, _, text in rows})
+    ids = [i for _, i, _, _ in rows]
+    near = [(ids[i], ids[j], s) for i, j, s in _by_meaning(bank, [r for r, *_ in rows], [t for *_, t in rows])]
+    out = []
+    for a, b, score, how in meaning.merged(words, near):
+        said = f"{int(score * 100)}% of their words" if how == "words" else f"by meaning, cosine {score:.2f}"
+        out.append({"kind": "fact", "name": None, "ids": [a, b], "score": score, "by": how,
+                    "sources": [{"source": source[a], "line": 1}, {"source": source[b], "line": 1}],
+                    "message": f"two facts say nearly the same thing ({said}): merge them"})
+    return out
 
 
 def find(bank: Bank) -> dict[str, Any]:
