@@ -70,7 +70,7 @@ SAME = {  # (issue 33.6) written twice in other words: the trigram rule misses e
 def test_close_pairs_and_centring() -> None:
     import numpy as np
 
-    from membank.domains.story.meaning import centred, close_pairs, merged
+    from membank.domains.story.meaning import centred, close_pairs, groups, merged
 
     unit = np.array([[1, 0, 0], [0.99, 0.14, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]], np.float32)
     unit /= np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1e-9)
@@ -84,8 +84,22 @@ def test_close_pairs_and_centring() -> None:
     flat = centred(zh_rows, np.ones(8, bool))
     assert abs(float(flat[0] @ flat[2])) < 1e-5 and float(flat[0] @ flat[4]) > 0.999
     assert not centred(unit, np.zeros(5, bool))[4].any()  # no direction stays none
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((200, 16)).astype(np.float32)
+    twins = np.vstack([base, base + 0.05 * rng.standard_normal(base.shape).astype(np.float32)])
+    twins /= np.linalg.norm(twins, axis=1, keepdims=True)
+    together = [set(g.tolist()) for g in groups(twins)]  # ~20 groups of 400 rows, not one
+    assert len(together) > 5 and all(any({i, i + 200} <= g for g in together) for i in range(200))
     assert merged([("b", "a", 0.9)], [("a", "b", 0.95), ("a", "c", 0.9)]) == \
         [("a", "b", 0.9, "words"), ("a", "c", 0.9, "meaning")]
+
+
+def test_language_of_a_fact_as_recall_tells_it() -> None:
+    from membank.domains.story.duplicatefiles import is_chinese
+    from membank.kernel.text import script_language
+
+    for text in ("林黛玉自幼体弱多病", "Lin Daiyu 林黛玉 is sick", "abc 林", "", "123", "かな漢字 abc", "Ｆｕｌｌ 林黛玉"):
+        assert is_chinese(text) == (script_language(text) == "zh"), text
 
 
 def test_facts_the_same_by_meaning_in_a_bilingual_bank(tmp_path: Path, home: Path) -> None:

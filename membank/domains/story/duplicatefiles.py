@@ -5,6 +5,7 @@ both sources; `membank doctor` prints them as suggestions after its problems (th
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..contract import Bank
@@ -39,6 +40,17 @@ _FACTS = ("SELECT rowid, id, source, record FROM entries WHERE kind = 'memory' A
           " AND removed_at IS NULL AND deleted = 0 AND shadowed = 0")
 
 
+LANGUAGE_CHARS = 64  # a fact's language is told by its start (the whole of 3,000 long facts: 1.8 s)
+_LETTER = re.compile(r"[^\W\d_]")
+_CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]")
+
+
+def is_chinese(text: str) -> bool:
+    """kernel.text.script_language's rule (30% of the letters CJK) by two regular expressions: ~10x faster."""
+    letters = len(_LETTER.findall(text))
+    return bool(letters) and len(_CJK.findall(text)) / letters >= 0.3
+
+
 def _by_meaning(bank: Bank, rowids: list[int], texts: list[str]) -> list[tuple[int, int, float]]:
     """(i, j, cosine) of the facts (positions in `rowids`) that say the same thing by the index's stored
     vectors: the strong tier's when every fact has its strong vector, and the static tier's (each tier
@@ -47,9 +59,7 @@ def _by_meaning(bank: Bank, rowids: list[int], texts: list[str]) -> list[tuple[i
         return []
     import numpy as np  # here: only a bank with two facts or more computes with vectors
 
-    from ...kernel.text import script_language
-
-    zh = np.array([script_language(t) == "zh" for t in texts])
+    zh = np.array([is_chinese(t[:LANGUAGE_CHARS]) for t in texts])
     found: dict[tuple[int, int], float] = {}
     tiers = []
     copy = bank.index.vector_copy() if bank.index.vec_error is None else None
