@@ -64,6 +64,8 @@ SAME = {  # (issue 33.6) written twice in other words: the trigram rule misses e
     ".writenow/memories/facts/y2.md":
         "---\ntype: fact\n---\nYe Zhiqiu keeps secret that the harbour magistrate is her father.\n",
     ".writenow/memories/facts/y3.md": "---\ntype: fact\n---\nYe Zhiqiu's father is a fisherman who died at sea.\n",
+    ".writenow/memories/facts/e1.md": "---\ntype: fact\n---\n🙂🙂\n",  # no known word: a zero vector, never stored
+    ".writenow/memories/facts/e2.md": "---\ntype: fact\n---\n🙂🙂🙂\n",
 }
 
 

@@ -53,8 +53,9 @@ def is_chinese(text: str) -> bool:
 
 def _by_meaning(bank: Bank, rowids: list[int], texts: list[str]) -> list[tuple[int, int, float]]:
     """(i, j, cosine) of the facts (positions in `rowids`) that say the same thing by the index's stored
-    vectors: the strong tier's when every fact has its strong vector, and the static tier's (each tier
-    at its own measured threshold, meaning.py); nothing when neither tier has a vector for every fact."""
+    vectors: the static tier's (a fact without one, still waiting or with no known word, is not compared),
+    and the strong tier's when every fact has its strong vector; each tier at its own measured threshold
+    (meaning.py), a pair either finds kept with its higher cosine."""
     if len(rowids) < 2:
         return []
     import numpy as np  # here: only a bank with two facts or more computes with vectors
@@ -64,18 +65,21 @@ def _by_meaning(bank: Bank, rowids: list[int], texts: list[str]) -> list[tuple[i
     tiers = []
     copy = bank.index.vector_copy() if bank.index.vec_error is None else None
     if copy is not None:
-        tiers.append((copy.rowids, lambda at: copy.matrix[at], meaning.STATIC))
+        tiers.append((copy.rowids, lambda at: copy.matrix[at], meaning.STATIC, False))
     strong = bank.index.strong_copy()
     if strong is not None:
         tiers.append((strong.rowids, lambda at: strong.rows[at].astype(np.float32) * strong.factor[at, None],
-                      meaning.STRONG))
-    for ids, rows, threshold in tiers:
+                      meaning.STRONG, True))
+    for ids, rows, threshold, every in tiers:
+        if not len(ids):
+            continue
         position = {int(r): n for n, r in enumerate(ids.tolist())}
-        at = [position.get(r) for r in rowids]
-        if any(p is None for p in at):
-            continue  # a fact still waiting for its vector: this tier cannot compare every fact yet
-        unit = meaning.centred(rows(np.array(at, np.int64)), zh)
-        for i, j, score in meaning.close_pairs(unit, threshold):
+        at = np.array([position.get(r, -1) for r in rowids], np.int64)
+        if every and (at < 0).any():
+            continue  # a fact still waiting for its strong vector: the tier cannot compare every fact yet
+        unit = rows(np.maximum(at, 0))
+        unit[at < 0] = 0.0  # no vector: no direction, never a pair
+        for i, j, score in meaning.close_pairs(meaning.centred(unit, zh), threshold):
             found[(i, j)] = max(score, found.get((i, j), 0.0))
     return [(i, j, s) for (i, j), s in sorted(found.items())]
 
@@ -86,8 +90,8 @@ def _facts(bank: Bank) -> list[dict[str, Any]]:
     rows.sort(key=lambda r: r[1])
     source = {i: s for _, i, s, _ in rows}
     words = duplicates.similar_texts({i: text for _, i, _, text in rows})
-    ids = [i for _, i, _, _ in rows]
-    near = [(ids[i], ids[j], s) for i, j, s in _by_meaning(bank, [r for r, *_ in rows], [t for *_, t in rows])]
+    said = [r for r in rows if r[3].strip()]  # an empty fact has no meaning to compare (nor a strong vector)
+    near = [(said[i][1], said[j][1], s) for i, j, s in _by_meaning(bank, [r[0] for r in said], [r[3] for r in said])]
     out = []
     for a, b, score, how in meaning.merged(words, near):
         said = f"{int(score * 100)}% of their words" if how == "words" else f"by meaning, cosine {score:.2f}"
