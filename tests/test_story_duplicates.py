@@ -76,7 +76,7 @@ def test_close_pairs_and_centring() -> None:
 
     unit = np.array([[1, 0, 0], [0.99, 0.14, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]], np.float32)
     unit /= np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1e-9)
-    assert [(i, j) for i, j, _ in close_pairs(unit, 0.95)] == [(0, 1)]
+    assert close_pairs(unit, 0.95) == [(0, 1, 0.99)]  # rounded to 2 places, as a Python float
     assert close_pairs(unit, 0.95, block=2) == close_pairs(unit, 0.95)  # blocks give the same pairs
     assert close_pairs(unit[:1], 0.5) == [] and close_pairs(unit, 1.01) == []
     # a language's mean removed: two Chinese rows alike only in what every Chinese row shares are not a pair

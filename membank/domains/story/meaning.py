@@ -108,7 +108,8 @@ def _exact(rows: np.ndarray, threshold: float, neighbours: int, block: int) -> l
         near = np.argpartition(-sims, k - 1, axis=1)[:, :k]
         scores = np.take_along_axis(sims, near, axis=1)
         hit_r, hit_c = np.nonzero(scores >= threshold)
-        out.extend(zip((hit_r + a).tolist(), near[hit_r, hit_c].tolist(), np.round(scores[hit_r, hit_c], 2).tolist()))
+        out.extend((i, j, round(s, 2)) for i, j, s in
+                   zip((hit_r + a).tolist(), near[hit_r, hit_c].tolist(), scores[hit_r, hit_c].astype(float).tolist()))
     return out
 
 
