@@ -1,6 +1,7 @@
 """`story:duplicates` (issue 33.6): near-duplicate cards (a name or alias two live cards answer to) and
 facts (nearly the same words, or the same meaning by the index's stored vectors: meaning.py), each with
-both sources; `membank doctor` prints them as suggestions after its problems (they are not problems: the index's diagnostics stay what the files get wrong)."""
+both sources; `membank doctor` prints them as suggestions after its problems (they are not problems:
+the index's diagnostics stay what the files get wrong)."""
 
 from __future__ import annotations
 
@@ -94,10 +95,10 @@ def _facts(bank: Bank) -> list[dict[str, Any]]:
     near = [(said[i][1], said[j][1], s) for i, j, s in _by_meaning(bank, [r[0] for r in said], [r[3] for r in said])]
     out = []
     for a, b, score, how in meaning.merged(words, near):
-        said = f"{int(score * 100)}% of their words" if how == "words" else f"by meaning, cosine {score:.2f}"
+        reason = f"{int(score * 100)}% of their words" if how == "words" else f"by meaning, cosine {score:.2f}"
         out.append({"kind": "fact", "name": None, "ids": [a, b], "score": score, "by": how,
                     "sources": [{"source": source[a], "line": 1}, {"source": source[b], "line": 1}],
-                    "message": f"two facts say nearly the same thing ({said}): merge them"})
+                    "message": f"two facts say nearly the same thing ({reason}): merge them"})
     return out
 
 
