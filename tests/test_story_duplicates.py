@@ -53,3 +53,66 @@ def test_doctor_suggests_the_merges(tmp_path: Path, home: Path) -> None:
     shown = membank("doctor", str(tmp_path / "hlm"), cwd=tmp_path / "hlm", home=home)
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert "merge?" in shown.stdout and "characters/daiyu-2.md:2" in shown.stdout and "facts/b.md:1" in shown.stdout
+
+
+SAME = {  # (issue 33.6) written twice in other words: the trigram rule misses each pair
+    ".writenow/memories/facts/d1.md": "---\ntype: fact\n---\n林黛玉自幼体弱多病，常年服用人参养荣丸，身子单薄。\n",
+    ".writenow/memories/facts/d2.md": "---\ntype: fact\n---\n林黛玉自幼十分体弱多病，常年服用人参养荣丸，身子单薄。\n",
+    ".writenow/memories/facts/d3.md": "---\ntype: fact\n---\n林黛玉自幼体弱多病，后来病逝于潇湘馆。\n",  # a look-alike
+    ".writenow/memories/facts/y1.md":
+        "---\ntype: fact\n---\nYe Zhiqiu hides that her father is the harbour magistrate.\n",
+    ".writenow/memories/facts/y2.md":
+        "---\ntype: fact\n---\nYe Zhiqiu keeps secret that the harbour magistrate is her father.\n",
+    ".writenow/memories/facts/y3.md": "---\ntype: fact\n---\nYe Zhiqiu's father is a fisherman who died at sea.\n",
+    ".writenow/memories/facts/e1.md": "---\ntype: fact\n---\n🙂🙂\n",  # no known word: a zero vector, never stored
+    ".writenow/memories/facts/e2.md": "---\ntype: fact\n---\n🙂🙂🙂\n",
+}
+
+
+def test_close_pairs_and_centring() -> None:
+    import numpy as np
+
+    from membank.domains.story.meaning import centred, close_pairs, groups, merged
+
+    unit = np.array([[1, 0, 0], [0.99, 0.14, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]], np.float32)
+    unit /= np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1e-9)
+    assert close_pairs(unit, 0.95) == [(0, 1, 0.99)]  # rounded to 2 places, as a Python float
+    assert close_pairs(unit, 0.95, block=2) == close_pairs(unit, 0.95)  # blocks give the same pairs
+    assert close_pairs(unit[:1], 0.5) == [] and close_pairs(unit, 1.01) == []
+    # a language's mean removed: two Chinese rows alike only in what every Chinese row shares are not a pair
+    zh_rows = np.array([[0.9, 0.3, 0], [0.9, -0.3, 0], [0.9, 0, 0.3], [0.9, 0, -0.3]] * 2, np.float32)
+    zh_rows /= np.linalg.norm(zh_rows, axis=1, keepdims=True)
+    assert (zh_rows @ zh_rows.T)[0, 2] > 0.8
+    flat = centred(zh_rows, np.ones(8, bool))
+    assert abs(float(flat[0] @ flat[2])) < 1e-5 and float(flat[0] @ flat[4]) > 0.999
+    assert not centred(unit, np.zeros(5, bool))[4].any()  # no direction stays none
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((200, 16)).astype(np.float32)
+    twins = np.vstack([base, base + 0.05 * rng.standard_normal(base.shape).astype(np.float32)])
+    twins /= np.linalg.norm(twins, axis=1, keepdims=True)
+    together = [set(g.tolist()) for g in groups(twins)]  # ~20 groups of 400 rows, not one
+    assert len(together) > 5 and all(any({i, i + 200} <= g for g in together) for i in range(200))
+    assert merged([("b", "a", 0.9)], [("a", "b", 0.95), ("a", "c", 0.9)]) == \
+        [("a", "b", 0.9, "words"), ("a", "c", 0.9, "meaning")]
+
+
+def test_language_of_a_fact_as_recall_tells_it() -> None:
+    from membank.domains.story.duplicatefiles import is_chinese
+    from membank.kernel.text import script_language
+
+    for text in ("林黛玉自幼体弱多病", "Lin Daiyu 林黛玉 is sick", "abc 林", "", "123", "かな漢字 abc", "Ｆｕｌｌ 林黛玉"):
+        assert is_chinese(text) == (script_language(text) == "zh"), text
+
+
+def test_facts_the_same_by_meaning_in_a_bilingual_bank(tmp_path: Path, home: Path) -> None:
+    bank = story(tmp_path, SAME)
+    try:
+        found = [i for i in ok(bank, "story:duplicates")["items"] if i["kind"] == "fact"]
+        fits("story:duplicates", ok(bank, "story:duplicates"))
+        pairs = {tuple(s["source"].rsplit("/", 1)[1] for s in f["sources"]): f for f in found}
+        assert set(pairs) == {("d1.md", "d2.md"), ("y1.md", "y2.md")}, pairs  # not the look-alikes d3, y3
+        assert all(f["by"] == "meaning" and "by meaning" in f["message"] and f["score"] >= 0.78 for f in found)
+    finally:
+        bank.close()
+    shown = membank("doctor", str(tmp_path / "hlm"), cwd=tmp_path / "hlm", home=home)
+    assert "facts/d2.md:1" in shown.stdout and "by meaning" in shown.stdout, shown.stdout

@@ -548,6 +548,7 @@ export interface Duplicate {
   name: string | null;
   ids: string[];
   score: number | null;
+  by: string;
   sources: Where[];
   message: string;
 }

@@ -281,7 +281,8 @@ class Duplicate(TypedDict):
     kind: str  # card | fact
     name: Optional[str]  # the name or alias the cards share
     ids: list[str]
-    score: Optional[float]  # facts: the share of their words in common
+    score: Optional[float]  # facts: the share of their words in common (by words), or the cosine (by meaning)
+    by: str  # name (cards) | words | meaning (facts)
     sources: list[Where]
     message: str
 
@@ -330,6 +331,7 @@ CHANNELS = (
             "reader"),
     Channel("story:duplicates", ProjectOnly, Duplicates, Lazy("membank.domains.story.duplicatefiles", "find"),
             "read", "duplicates",
-            "Near-duplicate cards (a shared name or alias) and facts (nearly the same words), with both sources.",
+            "Near-duplicate cards (a shared name or alias) and facts (nearly the same words or meaning), with both"
+            " sources.",
             "duplicates"),
 )

@@ -1,0 +1,127 @@
+"""Near-duplicates by meaning (issue 33.6): two facts whose stored vectors point the same way, whatever
+their words. Pure: unit rows in, pairs out; no model is loaded (the index's
+vectors are the ones the entries were stored with, `duplicatefiles.py` reads them).
+
+Each language's mean vector is removed from its rows first (as recall's calibration does, calibrate.py):
+a multilingual model puts every Chinese text near every other, so a raw cosine across languages is not
+comparable with one within a language. Each row is then compared with its NEIGHBOURS nearest (blocked
+products: bounded memory, n² dot products at most), and a pair at or above the tier's threshold is
+suggested. The thresholds were measured on written paraphrases (Chinese facts of the real 红楼梦 excerpt,
+English ones of the fixture's novel, and across the two languages) against every pair of the retrieval
+fixture's facts and written look-alikes (benchmarks/duplicates.py): a step above the lowest threshold
+with precision 1.0 on that set, at the same recall (a suggestion a writer dismisses is noise). A fact and
+its translation stay below it (centred cosines 0.14-0.56): across languages only the words' rule and
+the cards' names find twins. Cards are not compared by meaning: on the fixture's 46 cards, written
+duplicates (0.46-0.55 static) stood barely above the nearest unrelated pair (0.43)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
+
+STRONG = 0.82  # centred strong cosine (e5-small) at or above which two facts say the same thing
+STATIC = 0.78  # the same for the static tier's vectors (the strong tier off, or not every row embedded yet)
+NEIGHBOURS = 4  # the nearest rows each row is compared with
+BLOCK = 512  # rows multiplied at a time: a 512 x n float32 block (20 MB at 10,000 rows)
+EXACT = 2000  # rows compared every one with every other; more, and within groups (`groups`)
+PROBES = 3  # the groups each row joins
+ROUNDS = 3  # k-means rounds that place the groups' centres
+MIN_CENTRE = 8  # fewer rows of a language, and the mean of every row centres it (strongcopy.py alike)
+
+
+def centred(unit: np.ndarray, zh: np.ndarray) -> np.ndarray:
+    """The rows with their language's mean (over these rows) removed, at unit length again (a row with no
+    direction stays zero; a language of fewer than MIN_CENTRE rows is centred by every row's mean)."""
+    import numpy as np
+
+    rows = np.asarray(unit, np.float32)
+    base, base_zh = rows, np.asarray(zh, bool)
+    zh = base_zh
+    live = np.linalg.norm(base, axis=1) > 0
+    shared = base[live].mean(axis=0) if live.any() else np.zeros(rows.shape[1], np.float32)
+    out = rows.copy()
+    for lang in (True, False):
+        pool = live & (base_zh == lang)
+        mean = base[pool].mean(axis=0) if int(pool.sum()) >= MIN_CENTRE else shared
+        mine = (zh == lang) & (np.linalg.norm(rows, axis=1) > 0)
+        out[mine] -= mean
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return np.divide(out, norms, out=np.zeros_like(out), where=norms > 1e-6)
+
+
+def close_pairs(unit: np.ndarray, threshold: float, neighbours: int = NEIGHBOURS,
+                block: int = BLOCK) -> list[tuple[int, int, float]]:
+    """(i, j, cosine) with i < j for each pair of unit rows at or above `threshold` where one is among
+    the other's `neighbours` nearest; by i then j. Cosines are rounded to 2 places. Up to EXACT rows every
+    row is compared with every other; more, and with the rows of the GROUPS it lies nearest to (`groups`)."""
+    import numpy as np
+
+    rows = np.ascontiguousarray(unit, np.float32)
+    found: dict[tuple[int, int], float] = {}
+    for members in groups(rows) if len(rows) > EXACT else [np.arange(len(rows))]:
+        for i, j, score in _exact(rows[members], threshold, neighbours, block):
+            a, b = int(members[i]), int(members[j])
+            found[(min(a, b), max(a, b))] = score
+    return sorted((i, j, s) for (i, j), s in found.items())
+
+
+def groups(rows: np.ndarray, probes: int = PROBES, rounds: int = ROUNDS) -> list[np.ndarray]:
+    """The rows (positions) of each of about sqrt(n) groups, each row in the `probes` groups whose centres
+    lie nearest it: two rows that point nearly the same way share one (a coarse k-means, its first centres
+    rows spread evenly through the input: the same input, the same groups). Comparing within groups costs
+    about probes x n^1.5 products instead of n^2."""
+    import numpy as np
+
+    n = len(rows)
+    count = max(1, int(round(np.sqrt(n))))
+    centres = rows[np.linspace(0, n - 1, count).astype(np.int64)].copy()
+    for _ in range(rounds):
+        nearest = np.argmax(rows @ centres.T, axis=1)
+        order = np.argsort(nearest, kind="stable")
+        held, starts = np.unique(nearest[order], return_index=True)
+        sums = np.zeros_like(centres)
+        sums[held] = np.add.reduceat(rows[order], starts, axis=0)
+        lengths = np.linalg.norm(sums, axis=1, keepdims=True)
+        centres = np.where(lengths > 1e-6, sums / np.maximum(lengths, 1e-6), centres).astype(np.float32)
+    p = min(probes, count)
+    top = np.argpartition(-(rows @ centres.T), p - 1, axis=1)[:, :p] if p < count else \
+        np.tile(np.arange(count), (n, 1))
+    order = np.argsort(top.ravel(), kind="stable")
+    owners = (order // p).astype(np.int64)
+    cuts = np.flatnonzero(np.diff(top.ravel()[order])) + 1
+    return [g for g in np.split(owners, cuts) if len(g) > 1]
+
+
+def _exact(rows: np.ndarray, threshold: float, neighbours: int, block: int) -> list[tuple[int, int, float]]:
+    """close_pairs over every pair of `rows` (blocked products)."""
+    import numpy as np
+
+    n = len(rows)
+    k = min(max(neighbours, 0), n - 1)
+    if k <= 0:
+        return []
+    out = []
+    for a in range(0, n, block):
+        sims = rows[a:a + block] @ rows.T
+        b = len(sims)
+        sims[np.arange(b), np.arange(a, a + b)] = -np.inf  # not with itself
+        near = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        scores = np.take_along_axis(sims, near, axis=1)
+        hit_r, hit_c = np.nonzero(scores >= threshold)
+        found = zip((hit_r + a).tolist(), near[hit_r, hit_c].tolist(), scores[hit_r, hit_c].astype(float).tolist())
+        out.extend((i, j, round(s, 2)) for i, j, s in found)
+    return out
+
+
+def merged(by_words: Sequence[tuple[str, str, float]], by_meaning: Sequence[tuple[str, str, float]]
+           ) -> list[tuple[str, str, float, str]]:
+    """One suggestion per pair of ids: (a, b, score, "words" | "meaning"), a < b; a pair both rules find
+    is "words" (the plainer reason, with its share of trigrams), by a then b."""
+    out: dict[tuple[str, str], tuple[float, str]] = {}
+    for a, b, score in by_meaning:
+        out[(min(a, b), max(a, b))] = (score, "meaning")
+    for a, b, score in by_words:
+        out[(min(a, b), max(a, b))] = (score, "words")
+    return [(a, b, s, how) for (a, b), (s, how) in sorted(out.items())]
