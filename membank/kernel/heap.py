@@ -9,8 +9,8 @@ allocate at that moment: measured at 10,000 files, `kg:consistency:check` p95 we
 `settle` collects once and moves everything alive into the permanent generation, which later
 collections skip. It unfreezes first, so garbage frozen by the previous settle (an old generation's
 caches with reference cycles) is found, and raises the young generation's threshold (YOUNG), so that a
-call's own short-lived objects stop starting passes that free nothing. A library must not do this behind its caller's back: the
-sidecar calls it when idle after a change; an embedding app may call it the same way.
+call's own short-lived objects stop starting passes that free nothing. A library must not do this behind
+its caller's back: the sidecar calls it when idle after a change; an embedding app may call it the same way.
 
 `release` hands the C heap's free memory back to the operating system. glibc keeps what a process
 frees for its next allocations (in the main heap and in one arena per thread that allocated), so after
