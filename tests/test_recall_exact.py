@@ -103,3 +103,23 @@ def test_nearest_gives_the_einsum_distances_to_the_bit_among_near_ties(seed: int
                         / (copy.norms * np.float32(np.linalg.norm(vector))), np.inf)
     plain = sorted((float(d), int(r)) for r, d in zip(copy.rowids, distance) if np.isfinite(d))[:k]
     assert copy.nearest(vector, k, allowed if masked else None) == [(r, d) for d, r in plain]
+
+
+def test_a_kept_mask_answers_each_query_as_a_fresh_one() -> None:
+    """A view asks with the one mask it keeps: the second query reads the spans and rows kept from the
+    first (index/vectors.py `_Spans`) and answers as a copy that never saw the mask."""
+    import numpy as np
+
+    from membank.index.vectors import Vectors
+
+    rng = np.random.default_rng(7)
+    matrix = rng.standard_normal((600, 16)).astype(np.float32)
+    rowids = rng.permutation(2000)[:600].astype(np.int64)
+    allowed = np.zeros(600, bool)
+    allowed[20:300] = allowed[380:420] = allowed[590:] = True
+    allowed &= rng.random(600) < 0.9
+    kept = Vectors("t", rowids, matrix)
+    for _ in range(3):
+        vector = rng.standard_normal(16).astype(np.float32)
+        assert kept.nearest(vector, 25, allowed) == Vectors("t", rowids, matrix).nearest(vector, 25, allowed)
+    assert kept.nearest(vector, 25, np.zeros(600, bool)) == []

@@ -15,6 +15,7 @@ class _Node:
 
 
 def test_settle_freezes_what_is_alive_and_finds_garbage_frozen_before():
+    threshold = gc.get_threshold()
     try:
         node = _Node()
         node.me = node  # a reference cycle: only the cycle collector frees it
@@ -29,6 +30,36 @@ def test_settle_freezes_what_is_alive_and_finds_garbage_frozen_before():
         assert alive() is None
     finally:
         gc.unfreeze()
+        gc.set_threshold(*threshold)
+
+
+def test_once_settled_a_calls_own_objects_in_flight_start_no_collection():
+    """A prompt holds ~1,000 container objects at its peak and leaves ~50: after `settle`, making and
+    dropping thousands starts no young-generation pass (CPython's default started one at 700)."""
+    threshold = gc.get_threshold()
+    passes: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    try:
+        gc.set_threshold(700, 10, 10)
+        heap.settle()
+        gc.callbacks.append(seen)
+        for _ in range(20):  # twenty calls' worth, each dropped whole
+            in_flight = [{"piece": i} for i in range(4_000)]
+            del in_flight
+        assert passes == []
+        assert gc.get_threshold() == (heap.YOUNG, 10, 10)
+        gc.set_threshold(50_000, 10, 10)  # a process's own higher threshold stays
+        heap.settle()
+        assert gc.get_threshold() == (50_000, 10, 10)
+    finally:
+        if seen in gc.callbacks:
+            gc.callbacks.remove(seen)
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
 
 
 def test_a_burst_of_changes_settles_once():

@@ -50,10 +50,23 @@ def month_file(at: str, folder: str = FOLDER) -> str:
     return f"{folder}/{at[:7]}.jsonl"
 
 
+def encode(event: dict[str, Any], raw: dict[str, str] | None = None) -> str:
+    """The event's line (without its newline): JSON, keys sorted. `raw`: fields already encoded as
+    `json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)` gives them (keys that
+    `event` does not have), placed among the others as that would place them: the same bytes as
+    encoding the whole event, for a caller that keeps the encoding of parts that repeat."""
+    if not raw:
+        return json.dumps(event, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    fields = {k: json.dumps(v, ensure_ascii=False, sort_keys=True, allow_nan=False) for k, v in event.items()}
+    fields.update(raw)
+    return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {fields[k]}" for k in sorted(fields)) + "}"
+
+
 def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PROJECT_PREFIX + rel,
-           durable: bool = True, folder: str = FOLDER) -> str:
+           durable: bool = True, folder: str = FOLDER, raw: dict[str, str] | None = None) -> str:
     """Append one event as one line (a single write, then fsync); returns the journal file's path under the bank.
-    The event gets a unique `eventId` unless it has one. `folder`: `TRACES` for a run.
+    The event gets a unique `eventId` unless it has one. `folder`: `TRACES` for a run. `raw`: fields of
+    the event already encoded (`encode`).
 
     Refused (a MembankError, nothing written) when a link leads the journal out of the bank or the
     month's file is not a regular file."""
@@ -61,7 +74,7 @@ def append(bank_folder: Path, event: dict[str, Any], cite: Cite = lambda rel: PR
     event.setdefault(ID, new_id("e"))
     rel = month_file(at, folder)
     path = bank_folder / rel
-    line = (json.dumps(event, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
+    line = (encode(event, raw) + "\n").encode("utf-8")
     check_target(bank_folder, at, cite, folder)
     # O_NONBLOCK: a FIFO planted under the name must not hang the write; it is refused below.
     # O_NOFOLLOW: a link swapped in after the check is refused too, where the system has it.

@@ -22,7 +22,7 @@ class Vectors:
         self.rowids = rowids
         self.matrix = matrix
         self.norms = _norms(matrix) if norms is None else norms
-        self._spans: tuple[np.ndarray, list[tuple[int, int]] | None] | None = None  # of the last mask given
+        self._spans: tuple[np.ndarray, _Spans | None] | None = None  # of the last mask given
 
     @classmethod
     def load(cls, db: apsw.Connection, tag: str) -> "Vectors":
@@ -100,18 +100,19 @@ class Vectors:
         spans = None
         if keep is not None:
             last = self._spans  # a view's queries come with the one mask it keeps (recall/queries.py)
-            spans = last[1] if last is not None and last[0] is keep else _spans(keep)
+            spans = last[1] if last is not None and last[0] is keep else _Spans.of(keep)
             self._spans = (keep, spans)
         # a rough pass (`_rough`: faster than the einsum, but not its bits), then the einsum's own distance for
         # the rows that pass could still put among the k nearest: the answer is the einsum's, to the bit
         if spans is None:
             distance = 1.0 - _rough(self.matrix, q) / (self.norms * qn)
-        else:  # the rows the allowed ones lie in alone
-            distance = np.full(len(self.rowids), np.inf, np.float32)
-            for a, b in spans:
-                distance[a:b] = 1.0 - _rough(self.matrix[a:b], q) / (self.norms[a:b] * qn)
+            if keep is not None:
+                distance = np.where(keep, distance, np.inf)  # the others sort last
+            rows = None
+        else:  # the rows the allowed ones lie in alone, the others among them sorting last
+            distance = spans.distances(self.matrix, self.norms, q, qn)
+            rows = spans.rows
         if keep is not None:
-            distance = np.where(keep, distance, np.inf)  # the others sort last
             k = min(k, int(np.isfinite(distance).sum()))
             if k <= 0:
                 return []
@@ -120,6 +121,8 @@ class Vectors:
             part = np.flatnonzero(distance <= rough + 2 * slack(len(q)))
         else:
             part = np.arange(len(distance))
+        if rows is not None:
+            part = rows[part]  # in row order, as the spans are
         exact = 1.0 - np.einsum("ij,j->i", self.matrix[part], q) / (self.norms[part] * qn)
         if k < len(exact):
             tied = exact <= np.partition(exact, k - 1)[k - 1]  # every row tied with the k-th: ties go by rowid
@@ -163,3 +166,29 @@ def _spans(keep: np.ndarray) -> list[tuple[int, int]] | None:
     if len(starts) > SPANS or int((ends - starts).sum()) > 0.9 * len(keep):
         return None
     return list(zip(starts.tolist(), ends.tolist()))
+
+
+class _Spans:
+    """A mask's spans (`_spans`) and what a query over them needs that the mask alone decides, made once
+    per mask: the rows the spans hold (in row order) and which of them the mask leaves out. A query then
+    works on those rows alone, never on an array of every row (a view's mask is asked again and again)."""
+
+    def __init__(self, spans: list[tuple[int, int]], keep: np.ndarray):
+        self.spans = spans
+        self.rows = np.concatenate([np.arange(a, b) for a, b in spans]) if spans else np.zeros(0, np.int64)
+        self.out = np.flatnonzero(~keep[self.rows])  # positions among `rows`
+
+    @classmethod
+    def of(cls, keep: np.ndarray) -> "_Spans | None":
+        spans = _spans(keep)
+        return None if spans is None else cls(spans, keep)
+
+    def distances(self, matrix: np.ndarray, norms: np.ndarray, q: np.ndarray, qn: np.float32) -> np.ndarray:
+        """The rough distance of each of `rows` (`nearest`'s), inf for those the mask leaves out."""
+        distance = np.empty(len(self.rows), np.float32)
+        at = 0
+        for a, b in self.spans:
+            distance[at:at + b - a] = 1.0 - _rough(matrix[a:b], q) / (norms[a:b] * qn)
+            at += b - a
+        distance[self.out] = np.inf
+        return distance

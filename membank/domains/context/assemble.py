@@ -8,12 +8,10 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...files import journal
 from ...files.frontmatter import MAX_FILE_BYTES
 from ...files.reader import Unreadable, read_regular
 from ...files.write import new_id
 from ...kernel import callmemo, cancel
-from ...kernel.errors import MembankError
 from ...kernel.limits import MAX_LISTED
 from ...kernel.payload import MAX_QUERY_CHARS
 from ...kernel.paths import document_path
@@ -29,7 +27,7 @@ from ..story import positions
 from ..story.cards import Catalog, catalog as story_catalog
 from ..story.manuscript import read_document
 from ..story.order import StoryOrder
-from . import budget, cardtext, memories, narrative, session
+from . import budget, cardtext, memories, narrative, session, trace
 from . import manuscript as from_manuscript
 from . import meaning
 from .activation import activate
@@ -167,9 +165,25 @@ def _memory_pieces(bank: Bank, req: Request, passage: Passage, rules: dict[str, 
     kept = bank.index.view_memo("context.memory_texts")
     kept = {} if kept is None else kept
     return [_retrieved_piece("memories", f, kept) for f in chosen] + \
-        [_retrieved_piece("document", f, kept)
-         for f in memories.document_memories(bank, document, hidden, timed, rules["preferences"],
-                                             rules["memories"] > 0)]
+        _document_pieces(bank, document, hidden, timed, rules["preferences"], rules["memories"] > 0, kept)
+
+
+def _document_pieces(bank: Bank, document: str | None, hidden: set[int], timed: set[int], preferences: bool,
+                     others: bool, kept: dict[int, tuple[str, int]]) -> list[Piece]:
+    """Layer 4's pieces of `memories.document_memories`, made once per view of the index and the same
+    arguments: they carry no score, so every prompt for the document makes the same ones (a chapter holds
+    dozens, and the budget mostly drops them). A piece is frozen: the prompts share it."""
+    memo = bank.index.view_memo("context.document_pieces")
+    key = (document, frozenset(hidden), frozenset(timed), preferences, others)
+    made = memo.get(key) if memo is not None else None
+    if made is None:
+        made = [_retrieved_piece("document", f, kept)
+                for f in memories.document_memories(bank, document, hidden, timed, preferences, others)]
+        if memo is not None:
+            if len(memo) >= 8:
+                memo.clear()  # a session asks for a few documents and story positions
+            memo[key] = made
+    return list(made)
 
 
 def _episode_pieces(bank: Bank, req: Request, passage: Passage, k: int) -> list[Piece]:
@@ -377,7 +391,7 @@ def finish(bank: Bank, req: Request, skill: dict[str, Any], rules: dict[str, Any
         },
     }
     cancel.check()  # the last checkpoint: a call stopped here leaves no trace line; once journaled it answers
-    _journal_run(bank, data, document)
+    trace.journal_run(bank, data, document)
     data["diagnostics"]["tookMs"] = round((time.perf_counter() - f.started) * 1000, 3)
     return data
 
@@ -399,19 +413,3 @@ def _dropped(fitted: list[Dropped], capped: list[dict[str, Any]], late: list[dic
         more = more[:MAX_LISTED - len(out)]
         out.extend(map(dict.copy, more) if shared else more)
     return out
-
-
-def _journal_run(bank: Bank, data: dict[str, Any], document: str | None) -> None:
-    """The generation trace (episodes.md): ids, sources, tokens, scores and the prefix hash; never
-    manuscript text. Not fsynced: a trace lost to a crash costs one run's history, while an fsync per
-    prompt would cost every prompt (feedback and memories are still fsynced)."""
-    event = {"event": "run", "runId": data["runId"], "skillId": data["skillId"], "documentId": document,
-             "stablePrefixHash": data["stablePrefixHash"],
-             "pieces": [{"layer": i["layer"], "kind": i["kind"], "id": i["id"], "source": i["source"],
-                         "tokens": i["tokens"], "score": i.get("score")} for i in data["items"]
-                        if i["kind"] not in ("instruction", "before", "selection", "after")]}
-    try:
-        journal.append(bank.project.path, event, durable=False, folder=journal.TRACES)  # not tracked by git
-    except (OSError, MembankError) as e:
-        data["diagnostics"]["reasons"].append({"code": "TRACE_NOT_WRITTEN", "message": "the run could not be "
-                                               f"journaled ({getattr(e, 'message', e.__class__.__name__)})"})
