@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Iterable, NamedTuple
 
 from ...kernel import regexcost
@@ -113,7 +114,7 @@ class Matcher:
         conditional: set[str] = set()  # cards found whose secondary logic decides
         primary: list[tuple[int, int, tuple[str, ...]]] = []
         for word, (a, b) in kept.items():
-            cards, _, excludes, secondary, asks = self._roles[word]
+            cards, _, excludes, secondary, asks, _ = self._roles[word]
             if cards:
                 primary.append((a, b, cards))
             excluded.update(excludes)
@@ -232,22 +233,18 @@ class Matcher:
         """`activated` for `keep` "first" or "last", word by word (`_Roles`), not key by key: each card's best
         span among its words, then its regex keys' matches; the cards in the order `_scan` finds them (its
         literal words', then those of regex keys alone)."""
-        first = keep == "first"
-        best: dict[str, tuple[int, int, str]] = {}  # card -> its best literal span and key as written
+        kept = self._kept(text, keep)
+        roles = self._roles
         excluded: set[str] = set()
         present: dict[str, set[str]] = {}  # card -> its secondary keys that occur
-        roles = self._roles
-        for word, (a, b) in self._kept(text, keep).items():
-            _, named, excludes, secondary, _ = roles[word]
-            for card_id, key in named:
-                prev = best.get(card_id)
-                if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
-                                    (b > prev[1] or b == prev[1] and a < prev[0])):
-                    best[card_id] = (a, b, key)
+        gated = False  # whether a card found has secondary logic
+        for word in kept:
+            _, _, excludes, secondary, asks, _ = roles[word]
             if excludes:
                 excluded.update(excludes)
             for card_id, key in secondary:
                 present.setdefault(card_id, set()).add(key)
+            gated = gated or bool(asks)
         regex_found, skipped = self._regex_matches(text)
         extra: dict[str, list[Match]] = {}  # card -> its primary regex keys' matches
         for (card_id, role), matches in regex_found.items():
@@ -257,18 +254,44 @@ class Matcher:
                 excluded.add(card_id)
             else:
                 present.setdefault(card_id, set()).update(m.key for m in matches)
+        best = self._best_words(text, kept, keep)
+        if not (excluded or extra or gated):
+            return best, skipped
         conditional = self._conditional
         out: dict[str, list[Match]] = {}
-        for card_id, (a, b, key) in best.items():
+        for card_id, matches in best.items():
             if card_id in excluded or card_id in conditional and not _secondary_ok(self.cards[card_id],
                                                                                   present.get(card_id, set())):
                 continue
-            match = _match((card_id, key, text[a:b], a, b - a))
             more = extra.get(card_id)
-            out[card_id] = [match] if more is None else _best_of([match, *more], keep)
+            out[card_id] = matches if more is None else _best_of([*matches, *more], keep)
         for card_id, matches in extra.items():
             if card_id in best or card_id in excluded or card_id in conditional and not _secondary_ok(
                     self.cards[card_id], present.get(card_id, set())):
                 continue
             out[card_id] = matches if len(matches) == 1 else _best_of(matches, keep)
         return out, skipped
+
+    def _best_words(self, text: str, kept: dict[str, tuple[int, int]], keep: str) -> dict[str, list[Match]]:
+        """Each card's best span among the words kept, by `keep`, in the order the words were found: a word's
+        cards at a time (in C) where none has a span yet, as most have not."""
+        first = keep == "first"
+        out: dict[str, list[Match]] = {}
+        roles = self._roles
+        for word, (a, b) in kept.items():
+            cards, named, _, _, _, written = roles[word]
+            if not cards:
+                continue
+            seen = text[a:b]
+            if out.keys().isdisjoint(cards):
+                out.update(zip(cards, map(list, zip(map(_match, zip(cards, written, repeat(seen), repeat(a),
+                                                                     repeat(b - a)))))))
+                continue
+            for card_id, key in named:
+                prev = out.get(card_id)
+                if prev is not None:
+                    a0, b0 = prev[0].offset, prev[0].offset + prev[0].length
+                    if not ((a < a0 or a == a0 and b > b0) if first else (b > b0 or b == b0 and a < a0)):
+                        continue
+                out[card_id] = [_match((card_id, key, seen, a, b - a))]
+        return out
