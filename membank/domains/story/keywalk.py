@@ -49,14 +49,26 @@ def folded(text: str) -> tuple[str, list[int]]:
             if _fold_char(ch) != ch:
                 lowered = lowered.replace(ch, _fold_char(ch))
         return lowered, range(len(text) + 1)  # type: ignore[return-value]
-    out: list[str] = []
-    where: list[int] = []
-    for i, ch in enumerate(text):
+    table: dict[int, str] = {}  # character by character, by `str.translate`: ß → ss, … → ...
+    sizes: dict[str, int] = {}  # the characters that fold to other than one
+    for ch in set(text):
         low = _fold_char(ch)
-        out.append(low)
-        where.extend([i] * len(low))
-    where.append(len(text))
-    return "".join(out), where
+        if low != ch:
+            table[ord(ch)] = low
+        if len(low) != 1:
+            sizes[ch] = len(low)
+    lowered = text.translate(table)
+    if not sizes:
+        return lowered, range(len(text) + 1)  # type: ignore[return-value]
+    where: list[int] = []
+    at = 0
+    for found in re.finditer("[" + "".join(map(re.escape, sizes)) + "]", text):
+        i = found.start()
+        where.extend(range(at, i))
+        where.extend([i] * sizes[found.group()])
+        at = i + 1
+    where.extend(range(at, len(text) + 1))
+    return lowered, where
 
 
 def _word_char(ch: str) -> bool:
