@@ -49,26 +49,24 @@ def folded(text: str) -> tuple[str, list[int]]:
             if _fold_char(ch) != ch:
                 lowered = lowered.replace(ch, _fold_char(ch))
         return lowered, range(len(text) + 1)  # type: ignore[return-value]
-    table: dict[int, str] = {}  # character by character, by `str.translate`: ß → ss, … → ...
-    sizes: dict[str, int] = {}  # the characters that fold to other than one
-    for ch in set(text):
-        low = _fold_char(ch)
-        if low != ch:
-            table[ord(ch)] = low
-        if len(low) != 1:
-            sizes[ch] = len(low)
-    lowered = text.translate(table)
-    if not sizes:
-        return lowered, range(len(text) + 1)  # type: ignore[return-value]
+    # a few characters fold to several (… → ..., ß → ss): the rest by the C calls above, with each of them
+    # held by a NUL meanwhile (every other character folds alone), then theirs put in, positions by ranges
+    special = "[" + "".join(re.escape(ch) for ch in odd if not _lowers_one_to_one(ch)) + "]"
+    places = [found.start() for found in re.finditer(special, text)]
+    low, _ = folded(re.sub(special, "\0", text))
+    out: list[str] = []
     where: list[int] = []
     at = 0
-    for found in re.finditer("[" + "".join(map(re.escape, sizes)) + "]", text):
-        i = found.start()
+    for i in places:
+        out.append(low[at:i])
         where.extend(range(at, i))
-        where.extend([i] * sizes[found.group()])
+        ch = _fold_char(text[i])
+        out.append(ch)
+        where.extend([i] * len(ch))
         at = i + 1
+    out.append(low[at:])
     where.extend(range(at, len(text) + 1))
-    return lowered, where
+    return "".join(out), where
 
 
 def _word_char(ch: str) -> bool:
