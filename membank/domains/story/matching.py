@@ -5,19 +5,18 @@ Cyrillic or Greek script matches whole words only (with the endings s, es, 's); 
 characters matches as a substring (Chinese has no spaces). A `/pattern/flags` key is a regular
 expression, compiled only within bounds and run within the call's time allowance (regexkeys.py).
 Every literal key of every card sits in one Aho–Corasick
-automaton (pyahocorasick), built once per generation of the cards: a text is walked once, however
+automaton (keywalk.py), built once per generation of the cards: a text is walked once, whole, however
 many cards there are."""
 
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Iterable, NamedTuple
 
-import ahocorasick
-
 from ...kernel import regexcost
+from .keywalk import KeyWalk, Occurrence, folded
 from .names import normalize
 from .matchrules import (Payload, Roles as _Roles, best_of as _best_of,
                          secondary_ok as _secondary_ok)
@@ -25,10 +24,6 @@ from .regexkeys import REGEX_CALL_SECONDS, REGEX_KEY_SECONDS, RegexKeys, Skipped
 
 __all__ = ["Keyed", "Match", "Matcher", "Skipped", "allowance_spent", "call_allowance", "folded_text", "is_regex_key",
            "normalize", "REGEX_CALL_SECONDS", "REGEX_KEY_SECONDS"]
-
-_CJK = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-                  r"\U00020000-\U0002ffff]")
-_ENDINGS = ("'s", "’s", "es", "s")
 
 
 @dataclass(frozen=True)
@@ -58,75 +53,28 @@ _match = functools.partial(tuple.__new__, Match)  # without NamedTuple's __new__
 is_regex_key = regexcost.is_regex_key
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _fold_char(ch: str) -> str:
-    return normalize(ch) if not ch.isascii() else ch.lower()
-
-
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _lowers_one_to_one(ch: str) -> bool:
-    """Whether `ch` folds to one character, which folding `ch.lower()` also gives, and stays."""
-    low, folded = ch.lower(), _fold_char(ch)
-    return len(low) == 1 and len(folded) == 1 and _fold_char(low) == folded and _fold_char(folded) == folded
-
-
-def _folded(text: str) -> tuple[str, list[int]]:
-    """`text` normalized character by character, and for each normalized position the original one
-    (NFKC and case folding can change lengths: ß → ss, ﬁ → fi). When every character folds to one,
-    as in Chinese and ASCII, positions map one to one and the text is folded by C calls: `str.lower`,
-    then a replace per distinct character that folds further (full-width ，, a final ς)."""
-    if text.isascii():
-        return text.lower(), range(len(text) + 1)  # type: ignore[return-value]
-    odd = set("".join(_NON_ASCII.findall(text)))
-    if all(_lowers_one_to_one(ch) for ch in odd):
-        lowered = text.lower()
-        for ch in {c.lower() for c in odd} | ({"ς"} if "Σ" in odd else set()):  # lower() ends a word's Σ as ς
-            if _fold_char(ch) != ch:
-                lowered = lowered.replace(ch, _fold_char(ch))
-        return lowered, range(len(text) + 1)  # type: ignore[return-value]
-    out: list[str] = []
-    where: list[int] = []
-    for i, ch in enumerate(text):
-        folded = _fold_char(ch)
-        out.append(folded)
-        where.extend([i] * len(folded))
-    where.append(len(text))
-    return "".join(out), where
-
-
 def folded_text(text: str) -> str:
     """`text` as the matcher compares it, line by line (NFKC + case folding): a literal key word occurs
     in it (as a substring) wherever the matcher finds the key, so it filters texts before a scan."""
-    return "\n".join(_folded(line)[0] for line in text.split("\n"))
-
-
-def _word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
+    return "\n".join(folded(line)[0] for line in text.split("\n"))
 
 
 ROLES = ("primary", "exclude", "secondary")
-LINES_KEPT = 8192  # lines whose key words a matcher keeps (a long chapter's worth several times)
-Occurrence = tuple[int, int, str, Payload]  # start, end, the folded word, who it stands for
 
 
 class Matcher:
-    def __init__(self, cards: dict[str, Keyed], automaton: ahocorasick.Automaton | None,
-                 regexes: RegexKeys):
+    def __init__(self, cards: dict[str, Keyed], walk: KeyWalk | None, regexes: RegexKeys):
         self.cards = cards
-        self._automaton = automaton
+        self._walk = walk
         self._regexes = regexes
-        self._by_line: dict[str, list[Occurrence]] = {}
         self._conditional = frozenset(c.id for c in cards.values() if c.secondary_keys)
         self._roles = {word: _Roles.of(payload, self._conditional)
-                       for _, (word, _, payload) in (automaton.items() if automaton is not None else ())}
+                       for word, payload in (walk.words.items() if walk is not None else ())}
 
     @classmethod
     def build(cls, cards: Iterable[Keyed], regex_timeout: float = REGEX_KEY_SECONDS) -> Matcher:
         by_id = {c.id: c for c in sorted(cards, key=lambda c: c.id)}
-        words: dict[str, list[tuple[str, str, str, bool]]] = {}
+        words: list[tuple[str, tuple[str, str, str]]] = []
         regexes = []
         for card in by_id.values():
             for role, keys in (("primary", (card.name, *card.aliases, *card.keys)), ("exclude", card.exclude_keys),
@@ -135,60 +83,17 @@ class Matcher:
                     if is_regex_key(key):
                         regexes.append((card.id, role, key))
                         continue
-                    words.setdefault(normalize(key.strip()), []).append((card.id, role, key))
-        automaton = None
-        if words:
-            automaton = ahocorasick.Automaton()
-            for folded, payload in words.items():
-                automaton.add_word(folded, (folded, bool(_CJK.search(folded)), tuple(payload)))
-            automaton.make_automaton()
-        return cls(by_id, automaton, RegexKeys.build(regexes, regex_timeout))
+                    words.append((normalize(key.strip()), (card.id, role, key)))
+        return cls(by_id, KeyWalk.of(words) if words else None, RegexKeys.build(regexes, regex_timeout))
 
     def _occurrences(self, text: str) -> list[Occurrence]:
-        """Where each literal key word occurs in `text` (code points), line by line: a line's are
-        kept, since a prompt's surrounding text is mostly lines the prompt before it scanned. No key
-        spans a line break (a key is one line; the whole text would not match one across it either)."""
-        out: list[Occurrence] = []
-        at = 0
-        for line in text.split("\n"):
-            found = self._by_line.get(line)
-            if found is None:
-                found = self._line(line)
-                if len(self._by_line) >= LINES_KEPT:
-                    self._by_line.clear()
-                self._by_line[line] = found
-            if found and at:
-                out.extend((a + at, b + at, word, payload) for a, b, word, payload in found)
-            elif found:
-                out.extend(found)
-            at += len(line) + 1
-        return out
-
-    def _line(self, line: str) -> list[Occurrence]:
-        out: list[Occurrence] = []
-        if not line or self._automaton is None:
-            return out
-        folded, where = _folded(line)
-        size = len(folded)
-        for end, (word, cjk, payload) in self._automaton.iter(folded):  # by end: a later one may start earlier
-            start = end - len(word) + 1
-            if cjk:
-                hit: int | None = end + 1
-            elif start and (folded[start - 1].isalnum() or folded[start - 1] == "_"):
-                continue  # `_whole_word`'s first test, inline: most hits inside a longer word end here
-            elif end + 1 >= size or not (folded[end + 1].isalnum() or folded[end + 1] in "_'’"):
-                hit = end + 1  # and its plain end, inline
-            else:
-                hit = _whole_word(folded, start, end + 1)
-                if hit is None:
-                    continue
-            out.append((where[start], where[hit], word, payload))
-        return out
+        """Where each literal key word occurs in `text` (code points), by where it ends (keywalk.py)."""
+        return self._walk.occurrences(text) if self._walk is not None else []
 
     def _scan(self, text: str) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
         """Every occurrence of the keys by (card, role), in the text's order (regex keys' after)."""
         found: dict[tuple[str, str], list[Match]] = {}
-        if self._automaton is not None and text:
+        if self._walk is not None and text:
             for a, b, _, payload in self._occurrences(text):
                 for card_id, role, key in payload:
                     found.setdefault((card_id, role), []).append(_match((card_id, key, text[a:b], a, b - a)))
@@ -209,7 +114,7 @@ class Matcher:
         conditional: set[str] = set()  # cards found whose secondary logic decides
         primary: list[tuple[int, int, tuple[str, ...]]] = []
         for word, (a, b) in kept.items():
-            cards, _, excludes, secondary, asks = self._roles[word]
+            cards, _, excludes, secondary, asks, _ = self._roles[word]
             if cards:
                 primary.append((a, b, cards))
             excluded.update(excludes)
@@ -235,7 +140,7 @@ class Matcher:
         """Each literal key word's best span in `text` by `keep` ("first" or "last"), the words in the order
         they are first found."""
         kept: dict[str, tuple[int, int]] = {}
-        if self._automaton is not None and text:
+        if self._walk is not None and text:
             first = keep == "first"  # `_better`, written out: a scan compares hundreds of spans
             for a, b, word, _ in self._occurrences(text):
                 prev = kept.get(word)
@@ -275,7 +180,7 @@ class Matcher:
         rows of the regex keys where no word of their card is; the regex keys that could not run. A word
         many cards share is one list, however many cards it stands for."""
         spans: dict[str, list[tuple[int, int, str]]] = {}
-        if self._automaton is not None and text:
+        if self._walk is not None and text:
             unsorted = set()
             for a, b, word, _ in self._occurrences(text):
                 found = spans.get(word)
@@ -328,22 +233,18 @@ class Matcher:
         """`activated` for `keep` "first" or "last", word by word (`_Roles`), not key by key: each card's best
         span among its words, then its regex keys' matches; the cards in the order `_scan` finds them (its
         literal words', then those of regex keys alone)."""
-        first = keep == "first"
-        best: dict[str, tuple[int, int, str]] = {}  # card -> its best literal span and key as written
+        kept = self._kept(text, keep)
+        roles = self._roles
         excluded: set[str] = set()
         present: dict[str, set[str]] = {}  # card -> its secondary keys that occur
-        roles = self._roles
-        for word, (a, b) in self._kept(text, keep).items():
-            _, named, excludes, secondary, _ = roles[word]
-            for card_id, key in named:
-                prev = best.get(card_id)
-                if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
-                                    (b > prev[1] or b == prev[1] and a < prev[0])):
-                    best[card_id] = (a, b, key)
+        gated = False  # whether a card found has secondary logic
+        for word in kept:
+            _, _, excludes, secondary, asks, _ = roles[word]
             if excludes:
                 excluded.update(excludes)
             for card_id, key in secondary:
                 present.setdefault(card_id, set()).add(key)
+            gated = gated or bool(asks)
         regex_found, skipped = self._regex_matches(text)
         extra: dict[str, list[Match]] = {}  # card -> its primary regex keys' matches
         for (card_id, role), matches in regex_found.items():
@@ -353,15 +254,17 @@ class Matcher:
                 excluded.add(card_id)
             else:
                 present.setdefault(card_id, set()).update(m.key for m in matches)
+        best = self._best_words(text, kept, keep)
+        if not (excluded or extra or gated):
+            return best, skipped
         conditional = self._conditional
         out: dict[str, list[Match]] = {}
-        for card_id, (a, b, key) in best.items():
+        for card_id, matches in best.items():
             if card_id in excluded or card_id in conditional and not _secondary_ok(self.cards[card_id],
                                                                                   present.get(card_id, set())):
                 continue
-            match = _match((card_id, key, text[a:b], a, b - a))
             more = extra.get(card_id)
-            out[card_id] = [match] if more is None else _best_of([match, *more], keep)
+            out[card_id] = matches if more is None else _best_of([*matches, *more], keep)
         for card_id, matches in extra.items():
             if card_id in best or card_id in excluded or card_id in conditional and not _secondary_ok(
                     self.cards[card_id], present.get(card_id, set())):
@@ -369,15 +272,26 @@ class Matcher:
             out[card_id] = matches if len(matches) == 1 else _best_of(matches, keep)
         return out, skipped
 
-
-def _whole_word(folded: str, start: int, stop: int) -> int | None:
-    """Where a whole-word match ending at `stop` really ends (after an s / es / 's ending), or None."""
-    if start > 0 and _word_char(folded[start - 1]):
-        return None
-    if stop >= len(folded) or not _word_char(folded[stop]) and folded[stop] not in "'’":
-        return stop
-    for ending in _ENDINGS:
-        end = stop + len(ending)
-        if folded.startswith(ending, stop) and (end >= len(folded) or not _word_char(folded[end])):
-            return end
-    return None
+    def _best_words(self, text: str, kept: dict[str, tuple[int, int]], keep: str) -> dict[str, list[Match]]:
+        """Each card's best span among the words kept, by `keep`, in the order the words were found: a word's
+        cards at a time (in C) where none has a span yet, as most have not."""
+        first = keep == "first"
+        out: dict[str, list[Match]] = {}
+        roles = self._roles
+        for word, (a, b) in kept.items():
+            cards, named, _, _, _, written = roles[word]
+            if not cards:
+                continue
+            seen = text[a:b]
+            if out.keys().isdisjoint(cards):
+                out.update(zip(cards, map(list, zip(map(_match, zip(cards, written, repeat(seen), repeat(a),
+                                                                     repeat(b - a)))))))
+                continue
+            for card_id, key in named:
+                prev = out.get(card_id)
+                if prev is not None:
+                    a0, b0 = prev[0].offset, prev[0].offset + prev[0].length
+                    if not ((a < a0 or a == a0 and b > b0) if first else (b > b0 or b == b0 and a < a0)):
+                        continue
+                out[card_id] = [_match((card_id, key, seen, a, b - a))]
+        return out

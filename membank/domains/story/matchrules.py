@@ -39,6 +39,7 @@ class Roles(NamedTuple):
     excludes: tuple[str, ...]  # the cards it is an exclude key of
     secondary: tuple[tuple[str, str], ...]  # (card, key as written) it is a secondary key of
     conditional: tuple[str, ...]  # its primary cards that have secondary keys (their logic decides)
+    written: tuple[str, ...]  # `named`'s keys as written, in `primary`'s order
 
     @classmethod
     def of(cls, payload: Payload, conditional: frozenset[str]) -> "Roles":
@@ -50,7 +51,7 @@ class Roles(NamedTuple):
         primary = tuple(firsts)
         return cls(primary, named, tuple(c for c, role, _ in payload if role == "exclude"),
                    tuple((c, k) for c, role, k in payload if role == "secondary"),
-                   tuple(c for c in primary if c in conditional))
+                   tuple(c for c in primary if c in conditional), tuple(firsts.values()))
 
 
 def best_of(matches: list[M], keep: str) -> list[M]:

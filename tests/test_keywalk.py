@@ -1,0 +1,60 @@
+"""The key words' walk (story.md, Matching): one walk over the whole text finds what scanning it line by line
+would, around lone surrogates and characters that fold to several, with keys no walk can hold (a line break,
+a surrogate) found or left out as before."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from membank.domains.story.matching import Keyed, Matcher
+
+CARDS = [Keyed("maren", "Maren Voss", ("Maren",)), Keyed("lin", "林默", ("阿默", "默默")), Keyed("mo", "Mo"),
+         Keyed("street", "STRASSE", ("ß",)), Keyed("odd", "a\ud800b"), Keyed("broken", "Maren\nVoss"),
+         Keyed("fi", "ﬁsh", exclude_keys=("默默默",)), Keyed("sea", "sea", secondary_keys=("Mo", "gull"),
+                                                           logic="and_all")]
+PIECES = ["Maren", "maren's", "Voss", "林默", "默默默", "阿默", "Mo", "mo'", "straße", "STRASSE", "ß", "ﬁsh", "fish",
+          "sea", "gull", "a\ud800b", "\ud800", "\udfff", "'s", "es", " ", "\n", "，", "_", "Ꭰ", "İ"]
+
+
+def _rows(m: Matcher, text: str) -> list[tuple[int, int, str, str, str]]:
+    return m.mention_rows(text)[0]
+
+
+def test_a_lone_surrogate_is_walked_around_and_a_key_holding_one_is_found() -> None:
+    m = Matcher.build(CARDS)
+    text = "\ud800Maren\udfff a\ud800b 林默\ud800"  # JSON's "\ud800" reaches the sidecar as this
+    assert [(a, card, word) for a, _, card, _, word in _rows(m, text)] == [
+        (1, "maren", "Maren"), (8, "odd", "a\ud800b"), (12, "lin", "林默")]
+    found, _ = m.activated(text, keep="first")
+    assert list(found) == ["maren", "odd", "lin"]
+
+
+def test_a_key_holding_a_line_break_matches_nowhere() -> None:
+    m = Matcher.build(CARDS)
+    assert "broken" not in m.activated("Maren\nVoss", keep="all")[0]
+    assert "broken" not in m.activated("Maren\nVoss", keep="first")[0]
+
+
+def test_cjk_words_overlap_and_every_one_is_found() -> None:
+    m = Matcher.build(CARDS)
+    assert [(a, -n, card) for a, n, card, _, _ in _rows(m, "默默默")] == [(0, 2, "lin"), (1, 2, "lin")]
+    assert "fi" not in m.activated("ﬁsh 默默默", keep="first")[0]  # its exclude key, overlapping two of lin's
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=24), st.sampled_from(["first", "last", "all"]))
+def test_the_whole_text_finds_what_its_lines_find(pieces: list[str], keep: str) -> None:
+    """Scanning the text once equals scanning each line alone, offsets moved by where the line starts (a key
+    never spans a line break), for every `keep`, the secondary logic and exclude keys included."""
+    m = Matcher.build(CARDS)
+    text = "".join(pieces)
+    rows, at = [], 0
+    for line in text.split("\n"):
+        rows.extend((a + at, n, card, key, word) for a, n, card, key, word in _rows(m, line))
+        at += len(line) + 1
+    assert _rows(m, text) == sorted(rows)
+    whole, _ = m.activated(text, keep=keep)
+    cards = {card for _, _, card, _, _ in rows}
+    assert set(whole) <= cards
+    for card, matches in whole.items():
+        assert all(text[x.offset:x.offset + x.length] == x.word for x in matches)
