@@ -4,6 +4,7 @@ the story order, the passage and the facts in; never anything from a later posit
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter
@@ -237,14 +238,36 @@ def _targets(catalog: Catalog, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[
 _UNSEEN = frozenset({"<unseen>"})
 
 
+def scene_flags(catalog: Catalog, order: StoryOrder, card_id: str, mentions: list[tuple[int, int, str]],
+                scenes: list[tuple[int, str]], first: list[Flag]) -> list[Flag]:
+    """The flags of a card's mentions, each judged at the position of the scene it is in (`first`: those
+    at the document's start, for the first scene); a code once, at the first scene that raises it."""
+    starts = [start for start, _ in scenes]
+    out: dict[str, Flag] = {}
+    for n in sorted({bisect_right(starts, offset) for offset, _, _ in mentions}):
+        if n == 0:
+            mine = first
+        else:
+            at: dict[str, tuple[dict[str, Any], list[Flag]]] = catalog.memo("check.entities", order, scenes[n - 1][1])
+            made = at.get(card_id)
+            if made is None:
+                made = at[card_id] = _entity(catalog.cards[card_id], catalog, order, scenes[n - 1][1])
+            mine = made[1]
+        for flag in mine:
+            out.setdefault(flag.code, flag)
+    return list(out.values())
+
+
 def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
-          facts: Callable[[], Facts]) -> dict[str, Any]:
+          facts: Callable[[], Facts], scenes: list[tuple[int, str]] | None = None) -> dict[str, Any]:
     """`kg:consistency:check`'s data: every entity mentioned in `text` (its mentions, its state, facets
     and relations at `position`), the facts valid there that name one, and the flags. Each list holds at
     most MAX_LISTED items in full (entities by first mention, each with its first mentions), with its
     total beside it (`entitiesTotal`, `mentionsTotal`, …): a chapter full of one-character names answers
     in kilobytes, not in a hundred megabytes. The regex keys of all scans share one time allowance: the
-    passage is scanned first, then `facts()` (the facts valid there, each with the cards it names) is asked."""
+    passage is scanned first, then `facts()` (the facts valid there, each with the cards it names) is asked.
+    `scenes`: (start offset, position) of each scene after the first in a whole document: a mention there
+    is judged at that scene's position (the views and facts stay those at `position`, its start)."""
     with call_allowance():
         spans, regex_rows, skipped = catalog.matcher.word_spans(text)  # `mention_rows`, by word
     by_card, named = mentioned(catalog, spans, regex_rows)
@@ -258,7 +281,8 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
         if made is None:
             made = at[card_id] = _entity(catalog.cards[card_id], catalog, order, position)
         if card_id in named:  # a card its extra keys bring is evidence, but what a mention contradicts is not
-            found_flags += made[1]
+            found_flags += scene_flags(catalog, order, card_id, by_card[card_id], scenes, made[1]) if scenes \
+                else made[1]
         if n >= MAX_LISTED:
             continue  # counted, its flags kept; not listed
         view = fresh_entity(made[0])  # the kept view stays as it was, whatever a caller does with this one
