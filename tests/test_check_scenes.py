@@ -23,7 +23,8 @@ progressions:
 ---
 宁国府的蓉大奶奶。
 """
-FILES = {"chapters/ch03.md": CH03, ".writenow/characters/qin-keqing.md": QIN}
+FILES = {"chapters/ch03.md": CH03, ".writenow/characters/qin-keqing.md": QIN,
+         ".writenow/scenes/chapters/ch03.md.md": "## 进府\npresent: [林黛玉]\nlocation: 扬州\n"}
 
 
 def _dead(data: dict) -> list[dict]:
@@ -60,6 +61,18 @@ def test_a_scene_position_checks_that_scene_there(tmp_path: Path) -> None:
         bank.close()
 
 
+def test_a_scene_position_reads_no_later_scene_state(tmp_path: Path) -> None:
+    bank = _bank(tmp_path)
+    try:
+        def moved(at: str) -> list[dict]:
+            data = ok(bank, "kg:consistency:check", documentId=at)
+            return [f for f in data["flags"] if f["code"] == "LOCATION_MISMATCH"]
+        assert moved("chapters/ch03.md#1") == []  # 进府's scene state comes after scene 1
+        assert len(moved("chapters/ch03.md#进府")) == 1 and len(moved("chapters/ch03.md")) == 1
+    finally:
+        bank.close()
+
+
 def test_a_whole_chapter_is_judged_scene_by_scene(tmp_path: Path) -> None:
     bank = _bank(tmp_path)
     try:
@@ -83,9 +96,9 @@ def test_membank_check_takes_the_passage_on_stdin_or_as_text(tmp_path: Path) -> 
     home = tmp_path / "home"
     scene = membank("check", "chapters/ch03.md#进府", cwd=root, home=home)
     assert scene.returncode == 1 and "NOT_ALIVE" in scene.stdout
-    piped = membank("check", "chapters/ch09.md#2", "-", cwd=root, home=home, stdin="可卿 came back.")
-    assert piped.returncode == 0, piped.stderr
-    given = membank("check", "chapters/ch03.md#进府", "--text", "林黛玉 came.", cwd=root, home=home)
-    assert given.returncode == 0 and "NOT_ALIVE" not in given.stdout
+    piped = membank("check", "chapters/ch03.md#1", "-", cwd=root, home=home, stdin="可卿 came back.")
+    assert piped.returncode == 0 and "秦可卿" in piped.stdout and "林黛玉" not in piped.stdout  # stdin, not the file
+    given = membank("check", "chapters/ch03.md#1", "--text", "可卿 came.", cwd=root, home=home)
+    assert given.returncode == 0 and "秦可卿" in given.stdout and "NOT_ALIVE" not in given.stdout
     missing = membank("check", "chapters/ch09.md", cwd=root, home=home)
     assert missing.returncode == 1 and "--text" in missing.stderr and "as `text`" not in missing.stderr
