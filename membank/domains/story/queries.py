@@ -88,22 +88,23 @@ def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> 
     document, scene = order.locate(position) if "#" in position else (position, None)
     position = document if scene is None else position
     from_app = text is not None
-    scenes = None
+    scenes, blank = None, 0  # blank: the blanked code points before a scene cut from its file
     if text is None:
         text = read_document(bank.root, document)
         if text is None:
             raise errors.invalid("documentId", f"there is no file {document}; {SEND_TEXT}")
         text = unconflicted(document, text)
-        if scene is not None or len(text) <= MAX_PASSAGE_CHARS:
+        if scene is not None or (len(text) <= MAX_PASSAGE_CHARS and order.knows(document)):
             found = checkscenes.spans(document, text)
             if scene is not None:
-                text = checkscenes.in_place(text, checkscenes.pick(document, scene, found))
+                span = checkscenes.pick(document, scene, found)
+                blank, text = span.start, checkscenes.in_place(text, span)
             elif len(found) > 1:
                 scenes = checkscenes.positions(order, document, found)
-    if len(text) > MAX_PASSAGE_CHARS:  # a check is of a passage at one story position, not of a whole book
-        what = "the passage to check" if from_app else f"the document {document}"
+    if len(text) - blank > MAX_PASSAGE_CHARS:  # a check is of a passage at one story position, not a whole book
+        what = "the passage to check" if from_app else f"the {'scene' if scene is not None else 'document'} {position}"
         raise errors.invalid("text" if from_app else "documentId",
-                             f"{what} is {len(text):,} characters long, more than the {MAX_PASSAGE_CHARS:,} a "
+                             f"{what} is {len(text) - blank:,} characters long, more than the {MAX_PASSAGE_CHARS:,} a "
                              "check reads at once; check a chapter or a scene at a time (a book in one file: "
                              "split it into chapter files, or send the passage as `text`)")
     known = order.knows(position)
