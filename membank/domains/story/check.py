@@ -238,21 +238,27 @@ def _targets(catalog: Catalog, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[
 _UNSEEN = frozenset({"<unseen>"})
 
 
+Judged = dict[str, tuple[dict[str, Any], list[Flag]]]  # card -> its view and flags at one position
+
+
 def scene_flags(catalog: Catalog, order: StoryOrder, card_id: str, mentions: list[tuple[int, int, str]],
-                scenes: list[tuple[int, str]], first: list[Flag]) -> list[Flag]:
-    """The flags of a card's mentions, each judged at the position of the scene it is in (`first`: those
-    at the document's start, for the first scene); a code once, at the first scene that raises it."""
-    starts = [start for start, _ in scenes]
+                scenes: list[tuple[int, str]], first: list[Flag], starts: list[int], made: list[Judged]
+                ) -> list[Flag]:
+    """The flags of a card's mentions, each judged at the position of the scene it is
+    in (`first`: those at the document's start, for the first scene; `starts`: each later scene's offset;
+    `made`: what is judged at each, kept per generation of the cards); a code once, at the first scene that
+    raises it."""
+    numbers = (bisect_right(starts, mentions[0][0]),) if len(mentions) == 1 else \
+        sorted({bisect_right(starts, offset) for offset, _, _ in mentions})
     out: dict[str, Flag] = {}
-    for n in sorted({bisect_right(starts, offset) for offset, _, _ in mentions}):
+    for n in numbers:
         if n == 0:
             mine = first
         else:
-            at: dict[str, tuple[dict[str, Any], list[Flag]]] = catalog.memo("check.entities", order, scenes[n - 1][1])
-            made = at.get(card_id)
-            if made is None:
-                made = at[card_id] = _entity(catalog.cards[card_id], catalog, order, scenes[n - 1][1])
-            mine = made[1]
+            judged = made[n - 1].get(card_id)
+            if judged is None:
+                judged = made[n - 1][card_id] = _entity(catalog.cards[card_id], catalog, order, scenes[n - 1][1])
+            mine = judged[1]
         for flag in mine:
             out.setdefault(flag.code, flag)
     return list(out.values())
@@ -274,15 +280,17 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
     entities, found_flags = [], []
     # a card's view and flags at a position are the same for every passage checked there: made once
     # per generation of the cards
-    at: dict[str, tuple[dict[str, Any], list[Flag]]] = catalog.memo("check.entities", order, position)
+    at: Judged = catalog.memo("check.entities", order, position)
+    starts = [start for start, _ in scenes or ()]
+    made_at = [catalog.memo("check.scenes", order, at_scene, kept=64) for _, at_scene in scenes or ()]  # a chapter's
     for n, (_, card_id) in enumerate(sorted([(mine[0][0], c) for c, mine in by_card.items()])):
         cancel.check()  # canceled or past its deadline: nothing is kept (a read; caches are filled whole)
         made = at.get(card_id)
         if made is None:
             made = at[card_id] = _entity(catalog.cards[card_id], catalog, order, position)
         if card_id in named:  # a card its extra keys bring is evidence, but what a mention contradicts is not
-            found_flags += scene_flags(catalog, order, card_id, by_card[card_id], scenes, made[1]) if scenes \
-                else made[1]
+            found_flags += scene_flags(catalog, order, card_id, by_card[card_id], scenes, made[1], starts, made_at) \
+                if scenes else made[1]
         if n >= MAX_LISTED:
             continue  # counted, its flags kept; not listed
         view = fresh_entity(made[0])  # the kept view stays as it was, whatever a caller does with this one
