@@ -167,6 +167,9 @@ def _entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, position:
 Mentions = dict[str, list[tuple[int, int, str]]]  # card -> its mentions (offset, -length, word as found)
 
 
+Judged = dict[str, tuple[dict[str, Any], list[Flag]]]  # card -> its view and flags at one position
+
+
 def mentioned(catalog: Catalog, spans: dict[str, list[tuple[int, int, str]]],
               regex_rows: list[tuple[int, int, str, str, str]]) -> tuple[Mentions, set[str]]:
     """Each card the text mentions, with its mentions in `mention_rows`' order (a card one word brings, as
@@ -238,28 +241,30 @@ def _targets(catalog: Catalog, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[
 _UNSEEN = frozenset({"<unseen>"})
 
 
-Judged = dict[str, tuple[dict[str, Any], list[Flag]]]  # card -> its view and flags at one position
-
-
 def scene_flags(catalog: Catalog, order: StoryOrder, card_id: str, mentions: list[tuple[int, int, str]],
-                scenes: list[tuple[int, str]], first: list[Flag], starts: list[int], made: list[Judged]
+                scenes: list[tuple[int, str]], first: list[Flag], starts: list[int], made: dict[str, Any]
                 ) -> list[Flag]:
-    """The flags of a card's mentions, each judged at the position of the scene it is
-    in (`first`: those at the document's start, for the first scene; `starts`: each later scene's offset;
-    `made`: what is judged at each, kept per generation of the cards); a code once, at the first scene that
-    raises it."""
+    """The flags of a card's mentions, each judged at the position of the scene it is in (`first`: those at
+    the document's start, for the first scene; `starts`: each later scene's offset); a code once, at the
+    first scene that raises it. `made`: each card's flags at every scene (an empty tuple for a card with
+    none, as most are), kept per generation of the cards and chapter."""
+    every = made.get(card_id)
+    if every is None:
+        every = [first]
+        for _, at_scene in scenes:
+            judged: Judged = catalog.memo("check.scenes", order, at_scene, kept=64)
+            view = judged.get(card_id)
+            if view is None:
+                view = judged[card_id] = _entity(catalog.cards[card_id], catalog, order, at_scene)
+            every.append(view[1])
+        every = made[card_id] = tuple(every) if any(every) else ()
+    if not every:
+        return []
     numbers = (bisect_right(starts, mentions[0][0]),) if len(mentions) == 1 else \
         sorted({bisect_right(starts, offset) for offset, _, _ in mentions})
     out: dict[str, Flag] = {}
     for n in numbers:
-        if n == 0:
-            mine = first
-        else:
-            judged = made[n - 1].get(card_id)
-            if judged is None:
-                judged = made[n - 1][card_id] = _entity(catalog.cards[card_id], catalog, order, scenes[n - 1][1])
-            mine = judged[1]
-        for flag in mine:
+        for flag in every[n]:
             out.setdefault(flag.code, flag)
     return list(out.values())
 
@@ -282,7 +287,7 @@ def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
     # per generation of the cards
     at: Judged = catalog.memo("check.entities", order, position)
     starts = [start for start, _ in scenes or ()]
-    made_at = [catalog.memo("check.scenes", order, at_scene, kept=64) for _, at_scene in scenes or ()]  # a chapter's
+    made_at = catalog.memo("check.chapter", order, position, tuple(scenes or ()))  # its scenes' judgements
     for n, (_, card_id) in enumerate(sorted([(mine[0][0], c) for c, mine in by_card.items()])):
         cancel.check()  # canceled or past its deadline: nothing is kept (a read; caches are filled whole)
         made = at.get(card_id)
