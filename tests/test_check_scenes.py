@@ -103,3 +103,22 @@ def test_membank_check_takes_the_passage_on_stdin_or_as_text(tmp_path: Path) -> 
     assert given.returncode == 0 and "秦可卿" in given.stdout and "NOT_ALIVE" not in given.stdout
     missing = membank("check", "chapters/ch09.md", cwd=root, home=home)
     assert missing.returncode == 1 and "--text" in missing.stderr and "as `text`" not in missing.stderr
+
+
+def test_scenes_cut_for_a_check_keep_the_chapters_offsets_and_lines() -> None:
+    import pytest
+
+    import membank.domains.manuscript  # noqa: F401  (it provides the scene cutter)
+    from membank.domains.story import checkscenes
+    from membank.kernel.errors import MembankError
+
+    for text in ("前言 Qin\r\n\r\n## 进府\r\n可卿 was gone.\r\n", "前言\r\r## 进府\r可卿 was gone.\r",
+                 "---\ntitle: x\n---\n# 第三回\n\nA.\n\n* * *\n\n可卿 was gone.\n"):
+        found = checkscenes.spans("chapters/ch03.md", text)
+        assert len(found) == 2 and found[1].end == len(text) and found[0].end == found[1].start
+        scene = checkscenes.in_place(text, checkscenes.pick("chapters/ch03.md", "2", found))
+        assert scene.index("可卿") == text.index("可卿") and scene.count("\n") <= text.count("\n")
+        assert "前言" not in scene and "A." not in scene  # nothing of scene 1 is read
+    with pytest.raises(MembankError) as e:
+        checkscenes.pick("chapters/ch03.md", "#3", found)
+    assert "#2" in e.value.message and e.value.code == "INVALID_ARGUMENT"
