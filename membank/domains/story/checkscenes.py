@@ -3,8 +3,8 @@
 document is judged scene by scene, so a death in scene 2 is not true in scene 1.
 
 The manuscript domain cuts a document into scenes (domains/manuscript imports story, so story cannot import
-it): its channel table registers the cutter here, named lazily. Without one, a document is one scene.
-Pure apart from that call."""
+it): its package registers the cutter here, named lazily, when imported (as it is whenever a project
+opens). Without one, a document is one scene. Pure apart from that call."""
 
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> 
             elif len(found) > 1:
                 scenes = checkscenes.positions(order, document, found)
     if len(text) - blank > MAX_PASSAGE_CHARS:  # a check is of a passage at one story position, not a whole book
-        what = "the passage to check" if from_app else f"the {'scene' if scene is not None else 'document'} {position}"
+        what = "the passage to check" if from_app else f"the {'document' if scene is None else 'scene'} {position}"
         raise errors.invalid("text" if from_app else "documentId",
                              f"{what} is {len(text) - blank:,} characters long, more than the {MAX_PASSAGE_CHARS:,} a "
                              "check reads at once; check a chapter or a scene at a time (a book in one file: "
@@ -179,12 +179,13 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
     if made is None:
         timed = positions.timed_memories(index)
         hidden = {r for r, (since, until) in timed.items() if not order.holds(since, until, document if known else None)}
+        own = order.locate(document)[0] if "#" in document else document  # a scene's document
         out = []
         for rowid, digest in view["rows"]:
             found = facts.get((rowid, digest))
             if found is None or rowid in hidden:
                 continue
-            if found[0]["scope"] == "document" and found[0]["documentId"] != order.locate(document)[0]:
+            if found[0]["scope"] == "document" and found[0]["documentId"] != own:
                 continue
             out.append(found)
         if len(view["lists"]) >= 8:
