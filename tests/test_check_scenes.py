@@ -24,7 +24,8 @@ progressions:
 宁国府的蓉大奶奶。
 """
 FILES = {"chapters/ch03.md": CH03, ".writenow/characters/qin-keqing.md": QIN,
-         ".writenow/scenes/chapters/ch03.md.md": "## 进府\npresent: [林黛玉]\nlocation: 扬州\n"}
+         ".writenow/scenes/chapters/ch03.md.md": "## 进府\npresent: [林黛玉]\nlocation: 扬州\n",
+         ".writenow/memories/facts/funeral.md": "---\ntype: fact\nsince: \"chapters/ch03.md#进府\"\n---\n秦可卿 was buried.\n"}
 
 
 def _dead(data: dict) -> list[dict]:
@@ -51,6 +52,9 @@ def test_a_scene_position_checks_that_scene_there(tmp_path: Path) -> None:
             assert "林黛玉" not in {e["name"] for e in data["entities"]}  # scene 1 is not this scene
         first = ok(bank, "kg:consistency:check", documentId="chapters/ch03.md#1")
         assert _dead(first) == [] and {e["name"] for e in first["entities"]} == {"秦可卿", "林黛玉"}
+        assert first["facts"] == []  # the funeral fact holds from scene 2: nothing later is consulted
+        buried, = ok(bank, "kg:consistency:check", documentId="chapters/ch03.md#进府")["facts"]
+        assert buried["content"].strip() == "秦可卿 was buried."
         sent = ok(bank, "kg:consistency:check", documentId="chapters/ch03.md#进府", text="可卿 came back.")
         assert len(_dead(sent)) == 1 and sent["entities"][0]["mentions"][0]["offset"] == 0
         early = ok(bank, "kg:consistency:check", documentId="chapters/ch03.md", text="可卿 came back.")
