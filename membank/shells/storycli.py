@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import typer
 
+from ..domains.story.manuscript import SEND_TEXT
 from ..runtime.dispatch import dispatch
 from .clikit import JsonOpt, ProjectOpt, call, command, finish, open_registry
 from .narrativeview import duplicates_view, reader_view, scene_view, threads_view
@@ -84,13 +85,25 @@ def progress(name: str = NameArg, at: str = typer.Option(..., "--at", help="Wher
 
 
 @command("kg:consistency:check")
-def check(document: str = typer.Argument(..., metavar="DOCUMENT", help="A chapter, e.g. chapters/ch05.md."),
+def check(document: str = typer.Argument(..., metavar="DOCUMENT",
+                                         help="A chapter or a scene, e.g. chapters/ch05.md or chapters/ch05.md#2."),
+          stdin: Optional[str] = typer.Argument(None, metavar="[-]", help="-: read the passage to check from stdin."),
+          text: Optional[str] = typer.Option(None, "--text", help="The passage to check (-: read it from stdin)."),
           project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
+    if stdin is not None and (stdin != "-" or text is not None):
+        finish({"ok": False, "error": {"code": "INVALID_ARGUMENT", "message": "after DOCUMENT only `-` (read the "
+                "passage from stdin) is accepted; send a passage with --text TEXT"}}, as_json)
+    if stdin == "-" or text == "-":
+        text = sys.stdin.read()
     registry = open_registry(project, as_json)
     try:
-        envelope = dispatch(registry, "kg:consistency:check", {"documentId": document})
+        envelope = dispatch(registry, "kg:consistency:check",
+                            {"documentId": document, **({} if text is None else {"text": text})})
     finally:
         registry.close()
+    if not envelope["ok"] and SEND_TEXT in envelope["error"]["message"]:  # name the CLI's way, not the payload's
+        envelope["error"]["message"] = envelope["error"]["message"].replace(
+            SEND_TEXT, f"send its text with --text TEXT, or on stdin: membank check {document} - < passage.txt")
     if envelope["ok"] and envelope["data"]["flags"]:
         if as_json:
             sys.stdout.write(json.dumps(envelope, ensure_ascii=False, indent=2) + "\n")

@@ -4,6 +4,7 @@ the story order, the passage and the facts in; never anything from a later posit
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter
@@ -166,6 +167,9 @@ def _entity(card: dict[str, Any], catalog: Catalog, order: StoryOrder, position:
 Mentions = dict[str, list[tuple[int, int, str]]]  # card -> its mentions (offset, -length, word as found)
 
 
+Judged = dict[str, tuple[dict[str, Any], list[Flag]]]  # card -> its view and flags at one position
+
+
 def mentioned(catalog: Catalog, spans: dict[str, list[tuple[int, int, str]]],
               regex_rows: list[tuple[int, int, str, str, str]]) -> tuple[Mentions, set[str]]:
     """Each card the text mentions, with its mentions in `mention_rows`' order (a card one word brings, as
@@ -237,28 +241,61 @@ def _targets(catalog: Catalog, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[
 _UNSEEN = frozenset({"<unseen>"})
 
 
+def scene_flags(catalog: Catalog, order: StoryOrder, card_id: str, mentions: list[tuple[int, int, str]],
+                scenes: list[tuple[int, str]], first: list[Flag], starts: list[int], made: dict[str, Any]
+                ) -> list[Flag]:
+    """The flags of a card's mentions, each judged at the position of the scene it is in (`first`: those at
+    the document's start, for the first scene; `starts`: each later scene's offset); a code once, at the
+    first scene that raises it. `made`: each card's flags at every scene (an empty tuple for a card with
+    none, as most are), kept per generation of the cards and chapter."""
+    every = made.get(card_id)
+    if every is None:
+        every = [first]
+        for _, at_scene in scenes:
+            judged: Judged = catalog.memo("check.scenes", order, at_scene, kept=64)
+            view = judged.get(card_id)
+            if view is None:
+                view = judged[card_id] = _entity(catalog.cards[card_id], catalog, order, at_scene)
+            every.append(view[1])
+        every = made[card_id] = tuple(every) if any(every) else ()
+    if not every:
+        return []
+    numbers = (bisect_right(starts, mentions[0][0]),) if len(mentions) == 1 else \
+        sorted({bisect_right(starts, offset) for offset, _, _ in mentions})
+    out: dict[str, Flag] = {}
+    for n in numbers:
+        for flag in every[n]:
+            out.setdefault(flag.code, flag)
+    return list(out.values())
+
+
 def check(catalog: Catalog, order: StoryOrder, position: str | None, text: str,
-          facts: Callable[[], Facts]) -> dict[str, Any]:
+          facts: Callable[[], Facts], scenes: list[tuple[int, str]] | None = None) -> dict[str, Any]:
     """`kg:consistency:check`'s data: every entity mentioned in `text` (its mentions, its state, facets
     and relations at `position`), the facts valid there that name one, and the flags. Each list holds at
     most MAX_LISTED items in full (entities by first mention, each with its first mentions), with its
     total beside it (`entitiesTotal`, `mentionsTotal`, …): a chapter full of one-character names answers
     in kilobytes, not in a hundred megabytes. The regex keys of all scans share one time allowance: the
-    passage is scanned first, then `facts()` (the facts valid there, each with the cards it names) is asked."""
+    passage is scanned first, then `facts()` (the facts valid there, each with the cards it names) is asked.
+    `scenes`: (start offset, position) of each scene after the first in a whole document: a mention there
+    is judged at that scene's position (the views and facts stay those at `position`, its start)."""
     with call_allowance():
         spans, regex_rows, skipped = catalog.matcher.word_spans(text)  # `mention_rows`, by word
     by_card, named = mentioned(catalog, spans, regex_rows)
     entities, found_flags = [], []
     # a card's view and flags at a position are the same for every passage checked there: made once
     # per generation of the cards
-    at: dict[str, tuple[dict[str, Any], list[Flag]]] = catalog.memo("check.entities", order, position)
+    at: Judged = catalog.memo("check.entities", order, position)
+    starts = [start for start, _ in scenes or ()]
+    made_at = catalog.memo("check.chapter", order, position, tuple(scenes or ()))  # its scenes' judgements
     for n, (_, card_id) in enumerate(sorted([(mine[0][0], c) for c, mine in by_card.items()])):
         cancel.check()  # canceled or past its deadline: nothing is kept (a read; caches are filled whole)
         made = at.get(card_id)
         if made is None:
             made = at[card_id] = _entity(catalog.cards[card_id], catalog, order, position)
         if card_id in named:  # a card its extra keys bring is evidence, but what a mention contradicts is not
-            found_flags += made[1]
+            found_flags += scene_flags(catalog, order, card_id, by_card[card_id], scenes, made[1], starts, made_at) \
+                if scenes else made[1]
         if n >= MAX_LISTED:
             continue  # counted, its flags kept; not listed
         view = fresh_entity(made[0])  # the kept view stays as it was, whatever a caller does with this one

@@ -11,6 +11,7 @@ from ...kernel import errors
 from ...kernel.errors import MembankError
 
 MAX_MANUSCRIPT_BYTES = 8 * 1024 * 1024  # a chapter file membank reads (the surrounding text, a check)
+SEND_TEXT = "send its text as `text`"  # a check of a missing file: the CLI names its own way (--text, `-`)
 
 
 def read_document(root: Path, document: str) -> str | None:

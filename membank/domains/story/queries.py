@@ -11,9 +11,9 @@ from ...kernel.limits import MAX_LISTED, MAX_MENTIONS, MAX_PASSAGE_CHARS
 from ...kernel.paths import document_path
 from ..contract import Bank
 from . import check as checking
-from . import graph, positions, seen
+from . import checkscenes, graph, positions, seen
 from .cards import Catalog, catalog
-from .manuscript import read_document, unconflicted
+from .manuscript import SEND_TEXT, read_document, unconflicted
 from .matching import allowance_spent, call_allowance
 from .order import StoryOrder
 from .positions import known_position
@@ -80,29 +80,42 @@ def mentions(bank: Bank, text: str, document_id: str | None = None) -> dict[str,
 
 
 def consistency_check(bank: Bank, document_id: str, text: str | None = None) -> dict[str, Any]:
+    """The check of `text` (else of the document's file) at `documentId`'s position. A scene position
+    (`chapters/ch03.md#进府`, `#2`) checks that scene, its text cut from the file when none is sent; a whole
+    file is judged scene by scene (checkscenes.py)."""
     cat, order = _graph(bank)
-    document = document_path(document_id)
+    position = document_path(document_id)
+    document, scene = order.locate(position) if "#" in position else (position, None)
+    position = document if scene is None else position
     from_app = text is not None
+    scenes, blank = None, 0  # blank: the blanked code points before a scene cut from its file
     if text is None:
         text = read_document(bank.root, document)
         if text is None:
-            raise errors.invalid("documentId", f"there is no file {document}; send its text as `text`")
+            raise errors.invalid("documentId", f"there is no file {document}; {SEND_TEXT}")
         text = unconflicted(document, text)
-    if len(text) > MAX_PASSAGE_CHARS:  # a check is of a passage at one story position, not of a whole book
-        what = "the passage to check" if from_app else f"the document {document}"
+        if scene is not None or (len(text) <= MAX_PASSAGE_CHARS and order.knows(document)):
+            found = checkscenes.spans(document, text)
+            if scene is not None:
+                span = checkscenes.pick(document, scene, found)
+                blank, text = span.start, checkscenes.in_place(text, span)
+            elif len(found) > 1:
+                scenes = checkscenes.positions(order, document, found)
+    if len(text) - blank > MAX_PASSAGE_CHARS:  # a check is of a passage at one story position, not a whole book
+        what = "the passage to check" if from_app else f"the {'document' if scene is None else 'scene'} {position}"
         raise errors.invalid("text" if from_app else "documentId",
-                             f"{what} is {len(text):,} characters long, more than the {MAX_PASSAGE_CHARS:,} a "
+                             f"{what} is {len(text) - blank:,} characters long, more than the {MAX_PASSAGE_CHARS:,} a "
                              "check reads at once; check a chapter or a scene at a time (a book in one file: "
                              "split it into chapter files, or send the passage as `text`)")
-    known = order.knows(document)
+    known = order.knows(position)
     cancel.check()
     with call_allowance():  # every regex key of the call, over the passage then the facts, shares it
-        data = checking.check(cat, order, document if known else None, text,
-                              lambda: _facts(bank, cat, order, document, known))
+        data = checking.check(cat, order, position if known else None, text,
+                              lambda: _facts(bank, cat, order, position, known), scenes if known else None)
     if known:  # the narrative flags (threads, scenes, reveals) read files of their own
         from .narrative import more_flags
-        data = more_flags(bank, cat, order, document, text, from_app, data)
-    return {**data, "documentId": document, "positionKnown": known}
+        data = more_flags(bank, cat, order, position, text, from_app, data)
+    return {**data, "documentId": position, "positionKnown": known}
 
 
 FACT_KEYS = ("id", "content", "source", "scope", "documentId", "since", "until", "updatedAt")
@@ -166,12 +179,13 @@ def _facts(bank: Bank, cat: Catalog, order: StoryOrder, document: str, known: bo
     if made is None:
         timed = positions.timed_memories(index)
         hidden = {r for r, (since, until) in timed.items() if not order.holds(since, until, document if known else None)}
+        own = order.locate(document)[0] if "#" in document else document  # a scene's document
         out = []
         for rowid, digest in view["rows"]:
             found = facts.get((rowid, digest))
             if found is None or rowid in hidden:
                 continue
-            if found[0]["scope"] == "document" and found[0]["documentId"] != document:
+            if found[0]["scope"] == "document" and found[0]["documentId"] != own:
                 continue
             out.append(found)
         if len(view["lists"]) >= 8:

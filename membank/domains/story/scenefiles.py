@@ -146,9 +146,13 @@ def functional(bank: Bank) -> tuple[str, ...]:
 
 def mismatch_flags(bank: Bank, cat: Catalog, order: StoryOrder, document: str) -> list[Flag]:
     """`LOCATION_MISMATCH` for each character present in a scene of `document` whose functional facet
-    there (location, …) differs from the scene's."""
+    there (location, …) differs from the scene's. At a scene position (`document#2`), only the scenes up to
+    it (a later scene of the chapter is not consulted)."""
     found, _ = load(bank)
+    position, document = document, (order.locate(document)[0] if "#" in document else document)
     mine = found.get(document)
+    if mine and position != document:
+        mine = [s for s in mine if not s.title or order.reached(f"{document}#{s.title}", position)]
     if not mine:
         return []
     rank = order.document_rank(document)
