@@ -316,6 +316,19 @@ def test_last_seen_is_the_last_mention_at_or_before_at(seen_bank: Bank) -> None:
     assert last("chapters/ch01.md#2") is None  # a mention later in the chapter is not seen yet
 
 
+def test_the_command_line_shows_last_seen_too(seen_bank: Bank, project: Path, home: Path) -> None:
+    """`membank story NAME` loads the story table alone: lastSeen still comes from the mention index (it
+    came back null on the command line while Python answered it)."""
+    import json
+
+    from .helpers import membank as run
+
+    seen_bank.close()
+    done = run("story", "林默", "--json", cwd=project, home=home)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["data"]["lastSeen"] == "chapters/ch03.md#海"
+
+
 def test_the_heat_strip_lines_up_chinese_chapter_names(seen_bank: Bank, project: Path) -> None:
     from typer.testing import CliRunner
 

@@ -3,7 +3,9 @@ its store whenever a project opens), so what it provides the story domain is the
 loads the story table alone."""
 
 from ..contract import Lazy
-from ..story import checkscenes
+from ..story import checkscenes, seen
 
 # the consistency check cuts a document into scenes with the manuscript's own cutter (passages.py)
 checkscenes.provide(Lazy("membank.domains.manuscript.passages", "scenes"))
+# lastSeen in kg:entity:list/get comes from the mention index (mentions.py), whatever table a command loads
+seen.provide(Lazy("membank.domains.manuscript.mentions", "seen"))

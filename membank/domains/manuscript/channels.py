@@ -8,7 +8,6 @@ from typing import Annotated, Literal, TypedDict
 
 from ...kernel.payload import DocPath, Id, Most, Within
 from ..contract import Channel, Lazy, ProjectOnly
-from ..story import seen
 
 Position = Annotated[str, Most(chars=1300)]  # a document path, optionally `#scene`
 
@@ -126,4 +125,3 @@ CHANNELS = (
 
 
 # `lastSeen` in kg:entity:list/get: the story domain asks the manuscript's mention index through this
-seen.provide(Lazy("membank.domains.manuscript.mentions", "seen"))
