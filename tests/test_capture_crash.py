@@ -225,3 +225,21 @@ def test_a_home_that_cannot_hold_the_key_reviews_without_a_record(tmp_path: Path
         assert "interrupted" not in ok(bank, "capture:pending", documentId=D)
     finally:
         bank.close()
+
+
+def test_a_proposal_file_decided_by_hand_since_the_crash_stops_the_finishing(
+        crashed: tuple[Path, list[str], dict[str, str]]) -> None:
+    """The writer rejects an op in the proposal file after the crash: the killed call's cards are not
+    written over that decision (the proposal file is one of the call's files, capture.md)."""
+    root, ids, before = crashed
+    proposal = root / ".writenow" / "proposals" / D
+    text = proposal.read_text("utf-8")
+    head, tail = text.split(ids[0], 1)
+    proposal.write_text(head + ids[0] + tail.replace("- status: pending", "- status: rejected", 1), "utf-8")
+    bank = membank.open(root)
+    try:
+        done = ok(bank, "capture:review", documentId=D)
+        assert done["resumed"] == {"applied": sorted(ids[2:]), "notApplied": sorted(ids[:2])}
+        assert _texts(root)[CARD] == before[CARD]  # the rejected op (and its companion) not written
+    finally:
+        bank.close()

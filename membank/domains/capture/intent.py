@@ -184,7 +184,7 @@ def resume(bank: Bank, proposal: Path) -> dict[str, list[str]] | None:
     path, files = left
     seen = [(f, *_now(bank, f)) for f in files]
     states = [s for _, s, _, _ in seen]
-    if "changed" in [s for f, s, _, _ in seen if f["bank"] != "proposal"]:
+    if "changed" in states:  # the proposal file too: the writer may have decided an op there since
         done = _split(files, states, {"new"})
         drop(path)  # the next review checks the ops not applied against the cards as they are now
         _sync(bank, [(f, p) for f, s, p, _ in seen if s == "new"])

@@ -38,7 +38,7 @@ class FieldChange(TypedDict):
 class Change(TypedDict):
     source: str  # .writenow/…
     change: Literal["new", "changed", "same", "kept"]  # against the last imported original (a merge)
-    fields: NotRequired[list[FieldChange]]  # at most 200, the `kept` ones first
+    fields: NotRequired[list[FieldChange]]  # at most 200, in order: the `kept` ones chosen first
     fieldsTotal: NotRequired[int]  # when more than 200: how many there are
 
 
@@ -62,7 +62,7 @@ class Imported(TypedDict):
     format: str  # e.g. "png, Character Card V3"
     target: str  # the character file or the book folder
     status: Literal["created", "unchanged", "pending", "updated"]  # pending: would change; import with update
-    changes: list[Change]  # at most 200: those that write or keep something first, then `same` ones
+    changes: list[Change]  # at most 200, in order: chosen among those that write or keep something first
     changesTotal: NotRequired[int]  # when more than 200: how many there are
     skipped: list[Skipped]  # files of the input never written (dot names, programs), listed here (at most 200)
     skippedTotal: NotRequired[int]  # when more than 200
