@@ -243,3 +243,25 @@ def test_a_proposal_file_decided_by_hand_since_the_crash_stops_the_finishing(
         assert _texts(root)[CARD] == before[CARD]  # the rejected op (and its companion) not written
     finally:
         bank.close()
+
+
+def test_a_record_copied_into_another_project_finishes_nothing_there(crashed: tuple[Path, list[str], dict[str, str]],
+                                                                    tmp_path: Path) -> None:
+    """The seal binds the record to its project and chapter: the killed review's project copied whole (its
+    `.index/` too) finishes nothing in the copy, where the ops are checked again; the original still does."""
+    import shutil
+
+    root, ids, _ = crashed
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    bank = membank.open(copy)
+    try:
+        assert "interrupted" not in ok(bank, "capture:pending", documentId=D)
+        assert "resumed" not in ok(bank, "capture:review", documentId=D)
+    finally:
+        bank.close()
+    bank = membank.open(root)
+    try:
+        assert ok(bank, "capture:pending", documentId=D)["interrupted"]["applied"] == sorted(ids[2:])
+    finally:
+        bank.close()

@@ -37,7 +37,7 @@ def _path(bank: Bank, proposal: Path) -> Path:
     return bank.project.path / ".index" / FOLDER / f"{key}.json"
 
 
-def _seal(bank: Bank, files: list[dict[str, Any]], make: bool = False) -> str | None:
+def _seal(bank: Bank, proposal: Path, files: list[dict[str, Any]], make: bool = False) -> str | None:
     """The record's seal: an HMAC of its files under this machine's key (the global bank's, made on the
     first record), so a record planted in a cloned project (its `.index/` committed) finishes nothing;
     None when there is no key."""
@@ -54,7 +54,10 @@ def _seal(bank: Bank, files: list[dict[str, Any]], make: bool = False) -> str | 
         key = read_regular(path, 256)[0]
     except (OSError, Unreadable):
         return None
-    body = json.dumps(files, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    # bound to this project and chapter too: a sealed record copied into another project is not finished
+    body = json.dumps({"project": str(bank.project.path), "proposal": proposal.relative_to(bank.project.path).as_posix(),
+                       "files": files},
+                      ensure_ascii=False, sort_keys=True).encode("utf-8")
     return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
@@ -73,7 +76,7 @@ def record(bank: Bank, proposal: Path, writes: list[Write]) -> Path | None:
     path = _path(bank, proposal)
     check_inside(bank.project.path, path, bank.project.source)  # `.index/reviews` a link: never written through
     try:
-        seal = _seal(bank, files, make=True)
+        seal = _seal(bank, proposal, files, make=True)
     except (OSError, Unreadable):
         seal = None
     if seal is None:
@@ -104,7 +107,7 @@ def _left(bank: Bank, proposal: Path, tidy: bool = True) -> tuple[Path, list[dic
     except ValueError:
         data = None
     files = data.get("files") if isinstance(data, dict) else None
-    seal = _seal(bank, files) if isinstance(files, list) and all(_valid(bank, f) for f in files) else None
+    seal = _seal(bank, proposal, files) if isinstance(files, list) and all(_valid(bank, f) for f in files) else None
     if seal is None or not hmac.compare_digest(str(data.get("seal")).encode("utf-8", "surrogatepass"),  # type: ignore
                                                seal.encode("ascii")):  # bytes: any text a planted one holds
         if tidy:
