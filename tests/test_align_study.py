@@ -85,3 +85,23 @@ def test_the_held_out_check_finds_every_translation_once_the_map_undoes_a_rotati
     rotation, _ = np.linalg.qr(rng.normal(size=(10, 10)))
     found = held_out(zh, zh @ rotation.T)
     assert found["a 1.0"] == 1.0 and found["no map"] < 1.0
+
+
+def test_a_blended_rotation_moves_same_language_cosines_so_its_everywhere_rows_are_measured(tmp_path) -> None:
+    """(1 - a) I + a W is orthogonal only at a = 1: below it, a Chinese question's cosine to a Chinese memory
+    moves, so `everywhere` is not `cross only` and is measured; at a = 1 it is the same numbers, skipped."""
+    rng = np.random.default_rng(7)
+    w, _ = np.linalg.qr(rng.normal(size=(8, 8)))
+    x, y = rng.normal(size=(2, 8))
+    half = 0.5 * np.eye(8) + 0.5 * w
+    cos = lambda a, b: float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))  # noqa: E731
+    assert abs(cos(half @ x, half @ y) - cos(x, y)) > 1e-3 and abs(cos(w @ x, w @ y) - cos(x, y)) < 1e-9
+    path = tmp_path / "maps.npz"
+    np.savez(path, counts=json.dumps({"sentences": 1}), **{"procrustes sentences": w.astype(np.float32)})
+    zh = np.arange(6) % 2 == 0
+    cen = rng.normal(size=(2, 6))
+    labels: list[str] = []
+    alignstudy.rows(lambda name, *_: labels.append(name), path, lambda transform: cen, cen,
+                    rng.normal(size=(2, 6)), zh, [True, False], np.zeros((2, 6)))
+    everywhere = {label for label in labels if label.endswith("everywhere, + shipped")}
+    assert everywhere == {f"map procrustes sentences, a {a}, everywhere, + shipped" for a in (0.25, 0.5, 0.75)}

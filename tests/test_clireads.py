@@ -176,3 +176,14 @@ def test_a_bug_outside_the_channel_ends_with_the_internal_error_line_not_a_bare_
         assert json.loads(printed.out) == {"ok": False, "error": {"code": "INTERNAL", "message": message}}
     else:
         assert printed.err.rstrip().endswith(f"error [INTERNAL]: {message}")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_an_answer_that_cannot_be_written_ends_with_1_and_one_traceback(tmp_path: Path) -> None:
+    """stdout full (ENOSPC, not a closed pipe): the error is logged once and the process ends with 1; the
+    envelope is not written again to the stdout that just failed, raising inside the handler."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "membank.shells.cli", "status", "--json"], cwd=tmp_path,
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("Traceback") == 1 and "During handling" not in done.stderr, done.stderr

@@ -73,3 +73,21 @@ def test_a_cache_that_cannot_be_written_is_not_a_failure(tmp_path: Path) -> None
     assert _run(cache) > 0
     assert _run(cache) > 0 and blocked.read_text("utf-8") == "a file where the folder should be"
     assert [p.name for p in tmp_path.iterdir()] == ["file"]  # no temporary file left
+
+
+def test_code_kept_without_this_pythons_bytecode_magic_is_not_run(tmp_path: Path) -> None:
+    """The file is run as code: like a .pyc, it is used only when it says it holds this Python's bytecode
+    (a pre-release or another build shares the cache tag, not the bytecode)."""
+    import marshal
+
+    from membank.shells import codecache
+
+    cache = tmp_path / "code.marshal"
+    assert _run(cache) > 0
+    sources = list(codecache.load(cache))
+    assert sources
+    foreign = compile("raise RuntimeError('bytecode of another Python')", "<string>", "exec")
+    cache.write_bytes(marshal.dumps({source: foreign for source in sources}))  # no magic: whose bytecode?
+    assert _run(cache) > 0
+    cache.write_bytes(marshal.dumps((b"\x00\x00\r\n", {source: foreign for source in sources})))
+    assert _run(cache) > 0

@@ -200,8 +200,11 @@ def crashed(words: tuple[str, ...], as_json: bool) -> NoReturn:
     (or the envelope, with --json) and exit code 1. Called from an `except` block."""
     channel = CHANNELS[words]
     log.exception("internal error in %s", channel)
-    finish(MembankError(errors.INTERNAL, f"internal error in {channel}; this is a bug in membank, see its log"
-                        ).envelope(), as_json)
+    try:
+        finish(MembankError(errors.INTERNAL, f"internal error in {channel}; this is a bug in membank, see its log"
+                            ).envelope(), as_json)
+    except OSError:  # the stdout that failed (ENOSPC, EIO) fails again: logged above, the exit code says it
+        raise SystemExit(1) from None
 
 
 CHANNELS = {("status",): "index:status", ("doctor",): "index:diagnostics", ("show",): "memory:get",

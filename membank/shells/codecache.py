@@ -10,8 +10,9 @@ next process; the functions are still made by `exec` in the class's own namespac
 
 Only the `membank` command installs it (launch.py, `python -m membank.shells.cli`): a program that
 imports membank keeps its `dataclasses` untouched. A file that cannot be read, is damaged or comes from
-another Python is ignored (the code is compiled as without it); one that cannot be written (a read-only
-install) is not written, nor is it under PYTHONDONTWRITEBYTECODE. Like `.pyc` files, the file is trusted as the package's own."""
+another Python (it holds its bytecode's magic number, as a `.pyc` does) is ignored (the code is compiled
+as without it); one that cannot be written (a read-only install) is not written, nor is it under
+PYTHONDONTWRITEBYTECODE. Like `.pyc` files, the file is trusted as the package's own."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import builtins
 import marshal
 import os
 import sys
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +34,11 @@ MOST = 2048  # entries kept: what this process used first, then the older ones (
 def load(path: Path) -> dict[str, Any]:
     """The code kept at `path` by its source text; {} when there is none or it cannot be used."""
     try:
-        found = marshal.loads(path.read_bytes())
+        magic, found = marshal.loads(path.read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
         return {}
-    if not isinstance(found, dict):
-        return {}
+    if magic != MAGIC_NUMBER or not isinstance(found, dict):
+        return {}  # bytecode of another Python (the cache tag is shared by its pre-releases and builds)
     return {k: v for k, v in found.items() if isinstance(k, str) and type(v) is type(load.__code__)}
 
 
@@ -75,7 +77,7 @@ def save(path: Path, kept: dict[str, Any], used: dict[str, Any]) -> None:
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(exist_ok=True)
-        temporary.write_bytes(marshal.dumps(merged))
+        temporary.write_bytes(marshal.dumps((MAGIC_NUMBER, merged)))
         os.replace(temporary, path)  # another process's write is replaced whole, never mixed
     except (OSError, ValueError):
         try:
