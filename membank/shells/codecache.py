@@ -67,6 +67,7 @@ def install(path: Path = CACHE) -> None:
 
 def save(path: Path, kept: dict[str, Any], used: dict[str, Any]) -> None:
     """Write what this process used and the older entries (up to MOST), when it compiled anything new."""
+    used = dict(used)  # a daemon thread may still define a class while the process exits
     if sys.dont_write_bytecode or all(source in kept for source in used):
         return  # PYTHONDONTWRITEBYTECODE (-B) keeps this file unwritten as it keeps the .pyc files
     merged = dict(used)
