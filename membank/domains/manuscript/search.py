@@ -125,6 +125,8 @@ def _within(bank: Bank, where: str, args: list[Any], bound: Before | None, docum
         found = [i for (i,) in bank.index.db.execute(f"SELECT p.id FROM manuscript_passages AS p WHERE {where}", args)]
         if len(kept) >= WITHIN_KEPT:
             kept.clear()
+            # what words.kept_for made for those lists goes with them: it would keep them alive, unbounded
+            words.generation_memo(bank.index).pop("positions", None)
         kept[key] = found
     return found  # type: ignore[no-any-return]
 
