@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from membank.domains.story.matching import Keyed, Matcher
+from membank.domains.story.keywalk import folded, stable
+from membank.domains.story.matching import Keyed, Matcher, normalize
 
 CARDS = [Keyed("maren", "Maren Voss", ("Maren",)), Keyed("lin", "林默", ("阿默", "默默")), Keyed("mo", "Mo"),
          Keyed("street", "STRASSE", ("ß",)), Keyed("odd", "a\ud800b"), Keyed("broken", "Maren\nVoss"),
@@ -58,3 +59,32 @@ def test_the_whole_text_finds_what_its_lines_find(pieces: list[str], keep: str) 
     assert set(whole) <= cards
     for card, matches in whole.items():
         assert all(text[x.offset:x.offset + x.length] == x.word for x in matches)
+
+
+STABLE_BLOCKS = [(0x3041, 0x3096), (0x30A1, 0x30FA), (0x3400, 0x9FFF), (0xAC00, 0xD7A3), (0x20000, 0x2F7FF),
+                 (0x30000, 0x3134F)]
+
+
+def test_the_blocks_folding_passes_by_fold_and_lower_to_themselves() -> None:
+    for lo, hi in STABLE_BLOCKS:
+        for code in range(lo, hi + 1):
+            ch = chr(code)
+            assert stable(ch) and normalize(ch) == ch and ch.lower() == ch, hex(code)
+    for ch in ("\uf900", "\U0002f800", "\u3000", "\uff0c", "\u3131", "\u309b", "\uff76", "A", "é"):
+        assert not stable(ch), hex(ord(ch))  # compatibility ideographs, full-width forms, jamo: NFKC maps them
+
+
+def test_cjk_text_folds_character_by_character() -> None:
+    # compatibility ideographs (豈 U+F900 -> 豈), full-width forms, … and ß (to several), an astral ideograph,
+    # kana, Hangul, a Yijing hexagram, a lone surrogate amid Chinese
+    text = "甄士隐\uf900．ＡＢ，“林默…”STRAẞE straße 𠀀ニ한\u4dc0\ud800默Σ。\u3000ﬁ"
+    low, where = folded(text)
+    pieces = [normalize(ch) if not ch.isascii() else ch.lower() for ch in text]
+    assert low == "".join(pieces)
+    assert [where[i] for i in range(len(low))] == [i for i, p in enumerate(pieces) for _ in p]
+
+
+def test_a_compatibility_ideograph_in_the_text_names_the_card_of_its_unified_one() -> None:
+    m = Matcher.build([Keyed("gai", "豈"), Keyed("lin", "林默")])
+    assert [(a, card, word) for a, _, card, _, word in _rows(m, "说\uf900．林默…豈")] == [
+        (1, "gai", "\uf900"), (3, "lin", "林默"), (6, "gai", "豈")]

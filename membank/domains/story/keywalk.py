@@ -42,8 +42,23 @@ def folded(text: str) -> tuple[str, list[int]]:
     then a replace per distinct character that folds further (full-width ，, a final ς)."""
     if text.isascii():
         return text.lower(), range(len(text) + 1)  # type: ignore[return-value]
-    odd = set("".join(_NON_ASCII.findall(text)))
-    if all(_lowers_one_to_one(ch) for ch in odd):
+    return _folded(text, {ch for ch in set("".join(_NON_ASCII.findall(text))) if not stable(ch)})
+
+
+def stable(ch: str) -> bool:
+    """Whether `ch` is in a block every character of which NFKC + case folding and `str.lower` leave as it is:
+    kana, the CJK unified ideographs (and the Yijing hexagrams amid them; not the compatibility ones, U+F900..,
+    U+2F800.., which NFKC maps), Hangul syllables. A Chinese text holds thousands of distinct ideographs: none
+    is then folded alone (test_keywalk.py checks every character of these blocks against `normalize`)."""
+    return "\u3400" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7a3" \
+        or "\u3041" <= ch <= "\u3096" or "\u30a1" <= ch <= "\u30fa" or "\U00020000" <= ch <= "\U0002f7ff" \
+        or "\U00030000" <= ch <= "\U0003134f"
+
+
+def _folded(text: str, odd: set[str]) -> tuple[str, list[int]]:
+    """`folded`, given the distinct characters of `text` that are neither ASCII nor `stable`."""
+    several = {ch for ch in odd if not _lowers_one_to_one(ch)}
+    if not several:
         lowered = text.lower()
         for ch in {c.lower() for c in odd} | ({"ς"} if "Σ" in odd else set()):  # lower() ends a word's Σ as ς
             if _fold_char(ch) != ch:
@@ -51,9 +66,9 @@ def folded(text: str) -> tuple[str, list[int]]:
         return lowered, range(len(text) + 1)  # type: ignore[return-value]
     # a few characters fold to several (… → ..., ß → ss): the rest by the C calls above, with each of them
     # held by a NUL meanwhile (every other character folds alone), then theirs put in, positions by ranges
-    special = "[" + "".join(re.escape(ch) for ch in odd if not _lowers_one_to_one(ch)) + "]"
+    special = "[" + "".join(re.escape(ch) for ch in several) + "]"
     places = [found.start() for found in re.finditer(special, text)]
-    low, _ = folded(re.sub(special, "\0", text))
+    low, _ = _folded(re.sub(special, "\0", text), odd - several)
     out: list[str] = []
     where: list[int] = []
     at = 0
