@@ -129,7 +129,10 @@ def test_the_reading_commands_run_without_typer(sample: Path, home: Path, tmp_pa
         assert "membank.domains.memories.read" in loaded, command  # the project was opened
         assert _roots(loaded) & {"typer", "click"} == set(), command
         # what only a write, a large sync or a log line needs (kernel/log.py, files/exchange.py, intakes.py)
-        assert _roots(loaded) & {"logging", "subprocess", "ctypes", "secrets", "random"} == set(), command
+        unneeded = {"logging", "subprocess", "ctypes", "secrets", "random"}
+        if command == "doctor":  # its facts compared by meaning need numpy, which loads ctypes (not the others)
+            unneeded -= {"ctypes"}
+        assert _roots(loaded) & unneeded == set(), command
 
 
 @pytest.mark.parametrize("command", ("list", "show", "settings get", "skills"))
