@@ -61,6 +61,22 @@ def test_the_whole_text_finds_what_its_lines_find(pieces: list[str], keep: str) 
         assert all(text[x.offset:x.offset + x.length] == x.word for x in matches)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=24), st.lists(st.sampled_from(PIECES), max_size=24),
+       st.sampled_from(["first", "last", "all"]))
+def test_a_matcher_that_kept_some_lines_answers_as_a_fresh_one(seen: list[str], pieces: list[str], keep: str) -> None:
+    """Lines a matcher scanned before are kept and the others walked together: a text sharing lines with the
+    one before (a prompt's surrounding text moving down the chapter) answers what a fresh matcher answers."""
+    used = Matcher.build(CARDS)
+    before = "".join(seen)
+    used.mention_rows(before)
+    text = before[len(before) // 2:] + "".join(pieces) + "\n" + before
+    fresh = Matcher.build(CARDS)
+    assert _rows(used, text) == _rows(fresh, text)
+    assert used.activated(text, keep=keep)[0] == fresh.activated(text, keep=keep)[0]
+    assert used.spans(text, "first" if keep == "all" else keep) == fresh.spans(text, "first" if keep == "all" else keep)
+
+
 STABLE_BLOCKS = [(0x3041, 0x3096), (0x30A1, 0x30FA), (0x3400, 0x9FFF), (0xAC00, 0xD7A3), (0x20000, 0x2F7FF),
                  (0x30000, 0x3134F)]
 

@@ -11,6 +11,7 @@ many cards there are."""
 from __future__ import annotations
 
 import functools
+from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Iterable, NamedTuple
@@ -60,6 +61,7 @@ def folded_text(text: str) -> str:
 
 
 ROLES = ("primary", "exclude", "secondary")
+LINES_KEPT = 8192  # lines whose key words a matcher keeps (a long chapter's worth several times)
 
 
 class Matcher:
@@ -67,6 +69,7 @@ class Matcher:
         self.cards = cards
         self._walk = walk
         self._regexes = regexes
+        self._by_line: dict[str, list[Occurrence]] = {}
         self._conditional = frozenset(c.id for c in cards.values() if c.secondary_keys)
         self._roles = {word: _Roles.of(payload, self._conditional)
                        for word, payload in (walk.words.items() if walk is not None else ())}
@@ -87,8 +90,44 @@ class Matcher:
         return cls(by_id, KeyWalk.of(words) if words else None, RegexKeys.build(regexes, regex_timeout))
 
     def _occurrences(self, text: str) -> list[Occurrence]:
-        """Where each literal key word occurs in `text` (code points), by where it ends (keywalk.py)."""
-        return self._walk.occurrences(text) if self._walk is not None else []
+        """Where each literal key word occurs in `text` (code points), by where it ends (keywalk.py). A
+        line's are kept, since a prompt's surrounding text is mostly lines the prompt before it scanned; the
+        lines not kept are walked together, in one call. No key spans a line break (keywalk leaves such keys
+        out), and a line break is no word character, so a line walked among others finds what it finds
+        alone."""
+        if self._walk is None or not text:
+            return []
+        lines = text.split("\n")
+        kept = self._by_line
+        new = [line for line in dict.fromkeys(lines) if line not in kept]
+        fresh: dict[str, list[Occurrence]] = {}
+        if new:
+            found = self._walk.occurrences("\n".join(new))
+            starts = [0]
+            for line in new[:-1]:
+                starts.append(starts[-1] + len(line) + 1)
+            per: list[list[Occurrence]] = [[] for _ in new]
+            for a, b, word, payload in found:
+                n = bisect_right(starts, a) - 1
+                at = starts[n]
+                per[n].append((a - at, b - at, word, payload))
+            fresh = dict(zip(new, per))
+            if len(new) <= LINES_KEPT:  # a text of more new lines than that (20 MB of them) is not kept
+                if len(kept) + len(new) > LINES_KEPT:
+                    kept.clear()
+                kept.update(fresh)
+        out: list[Occurrence] = []
+        at = 0
+        for line in lines:
+            got = fresh.get(line)
+            if got is None:
+                got = kept.get(line)
+            if got is None:  # cleared by another thread meanwhile: this line alone
+                got = self._walk.occurrences(line)
+            if got:
+                out.extend([(a + at, b + at, word, payload) for a, b, word, payload in got] if at else got)
+            at += len(line) + 1
+        return out
 
     def _scan(self, text: str) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
         """Every occurrence of the keys by (card, role), in the text's order (regex keys' after)."""
