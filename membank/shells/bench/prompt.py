@@ -95,8 +95,8 @@ def assemble_rows(bank: Any, corpus: Corpus, reps: int, rng: random.Random) -> l
     cards = len(catalog(bank.index).cards)
     row = Row("context_assemble", f"context:assemble, {cards:,} cards, 50,000-character chapter, every rule on", "ms",
               corpus.files, target=10, target_text="p95 ≤ 10 ms", note="semantic recall and activation, threads and "
-              "the scene included; the heap settled "
-              "after warm-up, as the sidecar settles it")
+              "the scene included; the matcher keeps the key words of each chapter line it scanned, as over a "
+              "writing session; the heap settled after warm-up, as the sidecar settles it")
     payloads = assemble_payloads(len(text), "bench-all", reps, rng)
     for p in payloads[:5]:
         call("context:assemble", p)
@@ -109,7 +109,7 @@ def assemble_rows(bank: Any, corpus: Corpus, reps: int, rng: random.Random) -> l
         row.samples.append((time.perf_counter() - started) * 1000)
     scan = Row("activation_scan", f"card activation scan, {cards:,} cards over 20,000 characters", "ms", corpus.files,
                target=2, target_text="p95 ≤ 2 ms", note="the matcher built once per generation of the cards; "
-               "each scan over text it has not seen, walked whole")
+               "each scan over text it has not seen (no line it keeps), its lines walked together")
     matcher = catalog(bank.index).matcher
     for _ in range(reps):
         window = _chapter(rng, names, 20_000)  # fresh text, not the prompts' above
