@@ -1,7 +1,7 @@
 """The thresholds of near-duplicates by meaning (issue 33.6; membank/domains/story/meaning.py).
 
 Positives: pairs of facts written twice in other words (Chinese, English, across the two, 红楼梦
-facts of the real excerpt in /work/shared/data). Negatives: every pair of the retrieval fixture's
+facts of the public-domain excerpt the project tests against). Negatives: every pair of the retrieval fixture's
 facts (one novel: the same names in many different facts, look-alike distractors), and every pair of
 positives' texts that are not each other's. Each text is embedded by the static and the strong model,
 each language's mean removed over the whole set (as a bank's), and each threshold's precision and
