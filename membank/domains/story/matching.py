@@ -5,8 +5,8 @@ Cyrillic or Greek script matches whole words only (with the endings s, es, 's); 
 characters matches as a substring (Chinese has no spaces). A `/pattern/flags` key is a regular
 expression, compiled only within bounds and run within the call's time allowance (regexkeys.py).
 Every literal key of every card sits in one Aho–Corasick
-automaton (keywalk.py), built once per generation of the cards: a text is walked once, whole, however
-many cards there are."""
+automaton (keywalk.py), built once per generation of the cards: the lines of a text the matcher has not
+seen are walked together in one call, however many cards there are, and each line's key words are kept."""
 
 from __future__ import annotations
 
