@@ -18,7 +18,7 @@ from .render import err, settings_view
 def settings_main(ctx: typer.Context, project: Optional[Path] = ProjectOpt, as_json: bool = JsonOpt) -> None:
     """Show the effective settings (or use `get` / `set KEY=VALUE`)."""
     if ctx.invoked_subcommand is None:
-        call(project, "memory:settings:get", {}, as_json, settings_view)
+        reads.settings_get(project, as_json)
 
 
 @command("memory:settings:get", group=settings_app)
