@@ -4,7 +4,6 @@ preference signal (thin shells; the decisions are in signal.py, decay.py, rank.p
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -13,6 +12,7 @@ from ...files import journal
 from ...files.write import new_id
 from ...kernel import cancel, clock, errors
 from ...kernel.errors import MembankError
+from ...kernel.log import log
 from ...index import StorageError
 from ..contract import Bank
 from ..skills import read as skills
@@ -23,7 +23,6 @@ from .episode import to_api
 from .rank import Ranked, rank
 from .signal import UNDO_AFTER_ACCEPT, WEIGHTS, Signal, implicit_signal, importance, undo_replaces
 
-log = logging.getLogger("membank")
 WRITE_FAILED = "MEMORY_EPISODE_WRITE_FAILED"
 TRIES = 3
 BACKOFF = (0.05, 0.2)  # seconds before the second and the third try

@@ -3,7 +3,6 @@ written (thin shells over the bank; the decisions are in decisions.py)."""
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +13,7 @@ from ...files.reader import Unreadable, read_regular
 from ...files.write import check_inside, free_path, slug
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
+from ...kernel.log import log
 from ..contract import Bank
 from ..memories import read, write
 from . import events
@@ -21,7 +21,6 @@ from .decisions import (LEARNED_FOLDER, MIN_EVIDENCE, POLARITY, WEIGHT, EVIDENCE
                         closest, confidence, evidence_hash, holds_text, learned_id, normalize, signal_key, without_labels,
                         worded_from_label, wording)
 
-log = logging.getLogger("membank")
 
 
 def _clean_journals(bank: Bank) -> dict[str, tuple[int, int]]:

@@ -13,7 +13,6 @@ a project (`serve` and `watch` run `daily`) writes no file when nothing moved. A
 
 from __future__ import annotations
 
-import logging
 import time
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,6 +23,7 @@ from ...files.scan import PROJECT_PREFIX
 from ...files.write import atomic_write, check_inside
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
+from ...kernel.log import log
 from ..contract import Bank
 from ..episodes import capacity, flows as episodes, store, traces
 from ..episodes.episode import clean
@@ -31,7 +31,6 @@ from ..episodes.decay import TO_COMPRESS, TO_EVICT, level, scores
 from . import history, runs
 
 DAY = timedelta(days=1)
-log = logging.getLogger("membank")
 
 
 def due(last_daily: str | None, now: datetime) -> bool:

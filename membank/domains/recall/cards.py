@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ...index import Index
 from ...index.vecstore import VEC0_MAX_K
 from .rank import STRONG_VECTOR_WEIGHT, Hit, fuse, strong_scores
-from .tiers import StrongQuery
+from .tiers import StrongQuery, static_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,10 +131,9 @@ def _static_rows(index: Index, copy: StrongVectors, at: np.ndarray, vector: np.n
     key = (copy.tag, static.tag, len(at))
     where = memo.get(key) if memo is not None else None
     if where is None:
-        order = np.argsort(static.rowids, kind="stable")
-        found = np.minimum(np.searchsorted(static.rowids[order], copy.rowids[at]), len(order) - 1)
-        hit = static.rowids[order][found] == copy.rowids[at]
-        where = (np.flatnonzero(hit), order[found[hit]])  # (positions among the cards, rows of the static copy)
+        mine = static_rows(index, copy, static)[at]  # (the memories' mapping, tiers.py: -1 where none)
+        hit = np.flatnonzero(mine >= 0)
+        where = (hit, mine[hit])  # (positions among the cards, rows of the static copy)
         if memo is not None:
             memo.clear()
             memo[key] = where

@@ -73,15 +73,11 @@ def _centred_of(seen: dict[str, Any], rowids: list[int]) -> dict[int, float]:
     return {int(copy.rowids[i]): float(seen["centred"][i]) for i in at}
 
 
-def static_cosines(index: Index, copy: StrongVectors, vector: np.ndarray | None) -> np.ndarray:
-    """The static cosine of each of `copy`'s rows with the query's static `vector` (0 for a row with no
-    static vector, and for all without a query vector or a static copy). Where each strong row's static
-    row lies is worked out once per pair of copies."""
+def static_rows(index: Index, copy: StrongVectors, static: Any) -> np.ndarray:
+    """Where each of `copy`'s rows lies in the static copy `static` (-1: a row with no static vector), worked
+    out once per pair of copies."""
     import numpy as np
 
-    static = index.vector_copy() if vector is not None else None
-    if static is None or not len(static) or vector is None:
-        return np.zeros(len(copy), np.float32)
     key = (copy.tag, static.tag)
     cached = index.caches.get("recall.strong_static")
     if cached is None or cached[0] != key:
@@ -91,7 +87,19 @@ def static_cosines(index: Index, copy: StrongVectors, vector: np.ndarray | None)
         found = static.rowids[order][at] == copy.rowids
         cached = (key, np.where(found, order[at], -1))
         index.caches["recall.strong_static"] = cached
-    where = cached[1]
+    return cached[1]  # type: ignore[no-any-return]
+
+
+def static_cosines(index: Index, copy: StrongVectors, vector: np.ndarray | None) -> np.ndarray:
+    """The static cosine of each of `copy`'s rows with the query's static `vector` (0 for a row with no
+    static vector, and for all without a query vector or a static copy). Where each strong row's static
+    row lies is worked out once per pair of copies."""
+    import numpy as np
+
+    static = index.vector_copy() if vector is not None else None
+    if static is None or not len(static) or vector is None:
+        return np.zeros(len(copy), np.float32)
+    where = static_rows(index, copy, static)
     q = np.asarray(vector, np.float32)
     q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
     every = np.einsum("ij,j->i", static.matrix, q) / np.where(static.norms > 0, static.norms, 1.0)

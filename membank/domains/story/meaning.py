@@ -37,16 +37,14 @@ def centred(unit: np.ndarray, zh: np.ndarray) -> np.ndarray:
     import numpy as np
 
     rows = np.asarray(unit, np.float32)
-    base, base_zh = rows, np.asarray(zh, bool)
-    zh = base_zh
-    live = np.linalg.norm(base, axis=1) > 0
-    shared = base[live].mean(axis=0) if live.any() else np.zeros(rows.shape[1], np.float32)
+    zh = np.asarray(zh, bool)
+    live = np.linalg.norm(rows, axis=1) > 0
+    shared = rows[live].mean(axis=0) if live.any() else np.zeros(rows.shape[1], np.float32)
     out = rows.copy()
     for lang in (True, False):
-        pool = live & (base_zh == lang)
-        mean = base[pool].mean(axis=0) if int(pool.sum()) >= MIN_CENTRE else shared
-        mine = (zh == lang) & (np.linalg.norm(rows, axis=1) > 0)
-        out[mine] -= mean
+        pool = live & (zh == lang)
+        mean = rows[pool].mean(axis=0) if int(pool.sum()) >= MIN_CENTRE else shared
+        out[pool] -= mean
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return np.divide(out, norms, out=np.zeros_like(out), where=norms > 1e-6)
 

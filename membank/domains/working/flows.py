@@ -4,7 +4,6 @@ those episodes; everything else stays in this process (thin shells; the decision
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Any
 
@@ -13,6 +12,7 @@ import numpy as np
 from ...files.write import new_id
 from ...kernel import clock, errors
 from ...kernel.errors import MembankError
+from ...kernel.log import log
 from ...kernel.text import estimate_tokens
 from ..contract import Bank
 from ..episodes import flows as episodes
@@ -20,7 +20,6 @@ from ..episodes.episode import to_api
 from . import decide
 from .sessions import Entry, Session, Store
 
-log = logging.getLogger("membank")
 MEMO = "working"  # bank.memo: the project's Store
 _MAKING = threading.Lock()
 
