@@ -4,16 +4,15 @@ since its last run — when a project opens, then at each hourly look."""
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Callable
 
 from ..domains.lifecycle.triggers import due
 from ..kernel import clock
+from ..kernel.log import log
 from ..runtime.dispatch import dispatch
 from ..runtime.registry import Registry
 
-log = logging.getLogger("membank")
 LOOK_EVERY = 3600.0  # seconds between looks; a day late by at most an hour
 
 
