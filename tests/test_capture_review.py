@@ -309,6 +309,38 @@ def test_a_write_that_fails_midway_puts_back_what_was_written(bank: Bank, monkey
     assert ok(bank, "kg:state", name="林黛玉", at=D)["state"] == "随父在扬州"  # the index holds the old card
 
 
+def test_a_put_back_that_fails_names_the_file_it_left_and_the_next_review_finishes_the_call(
+        bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One card cannot be written and the other, written already, cannot be put back (a disk error, faulted
+    in-process): the call is DB_ERROR naming that card in `details.unknownState`, never "nothing written";
+    the call's record stays, so the next review finishes the call rather than leave it half-applied."""
+    from membank.domains.capture import commit
+
+    move, cry = _proposed(bank, [MOVE, CRY])
+    granny_path = bank.root / ".writenow" / "characters" / "jia-mu.md"
+    card, granny = _card(bank), granny_path.read_text("utf-8")
+    real = commit.replace_unchanged
+    seen: list[Path] = []
+
+    def faulty(path: Path, data: bytes, expected: bytes, **how: bool) -> str:
+        seen.append(path)
+        if path == granny_path or seen.count(path) == 2:  # granny's write, and every put-back
+            raise OSError(5, "Input/output error")
+        return real(path, data, expected, **how)
+
+    monkeypatch.setattr(commit, "replace_unchanged", faulty)
+    error = refused(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"},
+                                                                      {"id": cry, "decision": "accept"}])
+    monkeypatch.undo()
+    assert error["code"] == "DB_ERROR" and error["details"]["unknownState"] == [f".writenow/{CARD}"]
+    assert f".writenow/{CARD} could not be put back" in error["message"] and "nothing was written" not in error["message"]
+    assert _card(bank) != card and granny_path.read_text("utf-8") == granny  # as the answer says
+    assert ok(bank, "capture:pending", documentId=D)["interrupted"] == {"applied": [move], "notApplied": [cry]}
+    done = ok(bank, "capture:review", documentId=D)
+    assert done["resumed"] == {"applied": sorted([move, cry]), "notApplied": []}
+    assert granny_path.read_text("utf-8") != granny and _file(bank).count("- status: applied") == 2
+
+
 def test_each_folder_is_fsynced_once_and_the_proposal_file_is_written_after_the_cards(
         bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
     from membank.domains.capture import commit

@@ -58,15 +58,30 @@ def _put_all(writes: list[Write]) -> list[MembankError | None]:
         return list(pool.map(_put, writes))
 
 
-def _undo(done: list[Write]) -> None:
+def _undo(done: list[Write]) -> list[Write]:
+    """Each file of `done` put back; those that could not be (a disk error): what they hold is not known."""
+    stuck = []
     for w in reversed(done):
         try:
             if w.original is None:
-                w.path.unlink()
+                w.path.unlink(missing_ok=True)  # (removed meanwhile: put back as well)
             else:
                 replace_unchanged(w.path, w.original, w.new)
-        except (Changed, OSError):
+        except Changed:
             pass  # an editor saved meanwhile: the writer's version stays
+        except OSError:
+            stuck.append(w)
+    return stuck[::-1]
+
+
+def _unknown(failure: MembankError, stuck: list[Write]) -> MembankError:
+    """DB_ERROR naming, in `details.unknownState`, the files a failed put-back left as they may be: the
+    call never says nothing was written when a file may hold its change (`_undo` could not put it back)."""
+    names = ", ".join(w.source for w in stuck)
+    why = failure.message.removesuffix("; nothing was written")
+    return MembankError(errors.DB_ERROR, f"{why}; and {names} could not be put back as "
+                        f"{'it was' if len(stuck) == 1 else 'they were'}: check {'it' if len(stuck) == 1 else 'them'}, "
+                        "it may hold this call's change", {**failure.details, "unknownState": [w.source for w in stuck]})
 
 
 def _folders(done: list[Write]) -> dict[Path, None]:
@@ -100,11 +115,10 @@ def commit(bank: Bank, writes: list[Write]) -> None:
                 break
             fsync_dir(w.path.parent)
             done.append(w)
-    if failure is not None:
-        _undo(done)
+    stuck = _undo(done) if failure is not None else []
     roots = {id(w.root): w.root for w in done if w.root is not None}
     with bank.index.transaction():  # one sync per bank, not one per card
         for key, root in roots.items():
             bank.sync_many(root, [w.rel for w in done if id(w.root) == key])
     if failure is not None:
-        raise failure
+        raise _unknown(failure, stuck) if stuck else failure

@@ -339,6 +339,12 @@ def _apply(bank: Bank, document: str, text: str, now_hashes: Any, path: Path, so
     kept_at = intent.record(bank, path, writes) if len(writes) > 1 else None  # one file is whole or not
     try:
         commit(bank, writes)
+    except MembankError as e:
+        if kept_at is not None and "unknownState" in e.details:  # half-written, as a crash leaves it: the
+            kept_at = None  # record stays, so the next review finishes the call
+            raise MembankError(e.code, f"{e.message}; the next review of {document} finishes the call",
+                               e.details) from None
+        raise
     finally:
         if kept_at is not None:
             intent.drop(kept_at)
