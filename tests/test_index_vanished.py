@@ -97,3 +97,69 @@ def test_the_manuscript_deleted_while_it_syncs_is_read_as_gone(bank: Bank, sampl
     monkeypatch.undo()
     assert bank.call("index:sync", {})["ok"]
     assert bank.call("manuscript:status", {})["data"]["items"] == []
+
+
+# -- `.index/` deleted under a running process (a writer resetting it): made again, never written unlinked --
+
+def _other_sees(sample: Path, memory_id: str) -> bool:
+    """Whether another process would find `memory_id` in the index file on disk (a bank opened without a sync)."""
+    import membank
+
+    other = membank.open(sample, sync=False)
+    try:
+        return bool(other.call("memory:get", {"id": memory_id})["ok"])
+    finally:
+        other.close()
+
+
+def test_a_write_after_the_index_folder_was_deleted_makes_a_new_index(bank: Bank, sample: Path) -> None:
+    """The next write finds the file gone and makes a new index from the files before writing: another
+    process (and a new read thread of a sidecar) sees that write and everything before it."""
+    import threading
+
+    from membank.index.store import reading
+
+    shutil.rmtree(sample / INDEX)
+    made = bank.call("memory:create", {"type": "note", "scope": "project", "content": "The gull remembers the storm."})
+    assert made["ok"], made
+    assert _other_sees(sample, made["data"]["id"]) and _other_sees(sample, "m-fact-maren-father")
+    read: list[dict[str, Any]] = []
+
+    def new_reader() -> None:
+        with reading():  # a read thread connecting now: to the file on disk
+            read.append(bank.call("memory:list", {}))
+    thread = threading.Thread(target=new_reader)
+    thread.start()
+    thread.join()
+    assert read[0]["ok"] and made["data"]["id"] in {m["id"] for m in read[0]["data"]["items"]}
+
+
+def test_a_file_where_the_index_folder_was_is_an_error_until_it_goes(bank: Bank, sample: Path) -> None:
+    """Something else put where `.index/` was: DB_ERROR naming `.index/`, nothing written; once it is moved
+    away, the next call makes the index again."""
+    _file_instead(sample)
+    refused = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Blocked."})
+    assert refused["error"]["code"] == "DB_ERROR" and ".index/" in refused["error"]["message"], refused
+    (sample / INDEX).unlink()
+    made = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through."})
+    assert made["ok"] and _other_sees(sample, made["data"]["id"])
+
+
+def test_a_watcher_makes_the_deleted_index_again_and_keeps_later_changes(bank: Bank, sample: Path) -> None:
+    """Under a running watcher (`membank serve`), `.index/` deleted: the watcher makes it again from the
+    files, and a memory saved afterwards by an editor reaches the file on disk."""
+    from membank.shells.watch import Watcher
+
+    from .watching import wait_until
+
+    watcher = Watcher(bank, debounce=0.05, reconcile_every=None)
+    watcher.start()
+    try:
+        wait_until(watcher.idle, what="the first reconcile")
+        shutil.rmtree(sample / INDEX)
+        wait_until(lambda: (sample / INDEX / "index.db").is_file() and watcher.idle(), what="a new index")
+        write_memory(sample, "notes/late.md", "A late note about the lamp.", id="m-late", type="note")
+        wait_until(lambda: _other_sees(sample, "m-late"), what="the late note in the index on disk")
+        assert _other_sees(sample, "m-fact-maren-father")  # made from every file, not only the later ones
+    finally:
+        watcher.stop()

@@ -226,3 +226,28 @@ def test_init_expands_a_tilde_like_every_other_command(tmp_path: Path, monkeypat
     assert result.exit_code == 0, result.output
     assert (tmp_path / "fakehome" / "novels" / "a" / ".writenow" / "project.yaml").is_file()
     assert not (tmp_path / "~").exists()
+
+
+def test_a_lock_file_deleted_while_it_is_taken_is_not_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`.index/` deleted between opening the lock file and locking it (faulted in-process): a lock on the
+    unlinked file would exclude nobody who opens the path now, so the file at the path is the one held."""
+    from membank.files import lock
+
+    index = tmp_path / ".writenow" / ".index"
+    index.mkdir(parents=True)
+    real, faulted = lock._try_lock, []
+
+    def deleted_first(fd: int) -> bool:
+        if not faulted:
+            faulted.append(True)
+            shutil.rmtree(index)
+        return real(fd)
+    monkeypatch.setattr(lock, "_try_lock", deleted_first)
+    held = WriteLock.at(index / "write.lock")
+    with held:
+        other = os.open(index / "write.lock", os.O_RDWR)  # as another process would open it now
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(other)

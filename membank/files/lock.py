@@ -12,6 +12,10 @@ operating system when the process dies, so a killed writer never leaves the bank
 neither exists, or the file system refuses file locks (ENOLCK: NFS without lockd; EINVAL, ENOSYS,
 EOPNOTSUPP), only the thread lock applies (and SQLite's own busy timeout between processes); that
 is logged once per process.
+
+A lock file deleted while it is opened and locked (`.index/` removed to reset the index) would exclude
+nobody who opens the path afterwards: a writer checks, once it holds the lock, that its file is still the
+one at the path, and locks the one there now otherwise.
 """
 
 from __future__ import annotations
@@ -80,6 +84,15 @@ def _try_lock(fd: int) -> bool:
     return True
 
 
+def _is_at(fd: int, path: Path) -> bool:
+    """Whether the open file `fd` is still the file at `path` (not deleted, nor replaced)."""
+    try:
+        held, there = os.fstat(fd), os.lstat(path)
+    except OSError:
+        return False
+    return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
+
+
 def _unlock(fd: int) -> None:
     try:
         if fcntl is not None:
@@ -145,6 +158,17 @@ class WriteLock:
         self.release()
 
     def _lock_file(self, deadline: float, wait: float) -> int | None:
+        for _ in range(100):
+            fd = self._lock_once(deadline, wait)
+            if fd is None or _is_at(fd, self.path):
+                return fd
+            # the file was deleted (`.index/` removed) while it was opened and locked: a lock on it excludes
+            # nobody who opens the path now, so the file there now is locked instead
+            _unlock(fd)
+        raise MembankError(errors.DB_ERROR, "the write lock in .index/ is deleted as fast as it is made; nothing "
+                           "was written, try again")
+
+    def _lock_once(self, deadline: float, wait: float) -> int | None:
         if fcntl is None and msvcrt is None:
             return None
         if not self.path.parent.parent.is_dir():  # the bank folder is gone: never made again without project.yaml

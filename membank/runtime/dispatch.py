@@ -49,6 +49,8 @@ def run(channel: Channel, bank: Project, checked: Any, extras: dict[str, Any] | 
     sidecar) the lock is a no-op and the read has a connection and snapshot of its own."""
     kwargs = {**arguments(channel, checked), **(extras or {})}
     bank.check_present()  # a project deleted under the process: NOT_FOUND, nothing read or written
+    if not bank.index.in_snapshot() and channel.name != "index:sync":  # (a sidecar's reads: its watcher)
+        bank.renew_index()  # `.index/` deleted under the process: a new index from the files first
     if channel.mode == "read":
         with bank.index.lock:
             return channel.function(bank, **kwargs)

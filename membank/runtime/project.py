@@ -105,6 +105,20 @@ class Project:
                                " or open the project where it is now)",
                                {"projectId": self.info.id})
 
+    def renew_index(self) -> bool:
+        """After the index file was deleted under this process (`.writenow/.index/` removed to reset it): a
+        new one made from the files, as `index:sync` makes it (DB_ERROR when something else is where the
+        folder was), instead of writing on into the unlinked file nobody else reads. One stat while the file
+        is there; True when it was made again."""
+        index = self.index
+        if index.path is None or index.on_disk() or os.path.lexists(index.path):
+            return False  # there, or another process's file there now (the next write's transaction follows it)
+        from ..domains.indexing.refresh import refresh
+
+        log.warning("the index of %s was deleted; making it again from the files", self.info.id)
+        refresh(self)  # it sees the file gone and starts a new one (a rebuild)
+        return True
+
     def drain(self, timeout: float | None = None) -> bool:
         """Wait for the writes accepted off the caller's path (`memory:episode:record`) to finish."""
         return self.background.drain(timeout)

@@ -263,6 +263,9 @@ class Watcher:
                 self._pending.manuscript = True
             return self._pending.manuscript
         _, root, parts = found
+        if gone and parts == [".index"] and root.bank == "project":
+            self._pending.full = True  # the index deleted (to reset it): the batch makes it again (watchbatch.py)
+            return True
         if parts and (parts[0] not in SECTIONS or any(p.startswith(".") for p in parts)):
             return False  # .index/, journal/, history/, hidden folders: nothing the index holds
         self._pending.full = True  # a folder came, went or moved: a stat scan finds out what is in it
