@@ -120,3 +120,34 @@ def test_reader_on_the_command_line(tmp_path: Path, home: Path) -> None:
     shown = membank("reader", "--at", "chapters/ch02.md", cwd=tmp_path / "hlm", home=home)
     assert shown.returncode == 0, shown.stderr
     assert "宝玉衔玉而生" in shown.stdout and "青埂峰" not in shown.stdout
+
+
+def test_a_scene_the_chapter_lacks_is_a_warning_in_every_answer(tmp_path: Path, home: Path) -> None:
+    """manuscript.md: an unknown scene is a warning and counts as the end of its document. `story:reader`,
+    `story:threads` and `story:scene` at `chapters/ch04.md#9` (ch04 has one scene) answer at the end of
+    ch04 and say so, in Python, on the command line and from the sidecar; a known scene carries none."""
+    from .sidecar import Sidecar
+
+    bank = story(tmp_path, FACTS)
+    try:
+        at_end = ok(bank, "story:reader", at="chapters/ch04.md#9")
+        assert at_end["warnings"] == ["chapters/ch04.md has no scene `9`: it counts as the end of chapters/ch04.md"]
+        assert "facts/stone" in [f["id"] for f in at_end["items"]]  # revealed in ch04: the end of ch04 knows it
+        fits("story:reader", at_end)
+        assert "warnings" not in ok(bank, "story:reader", at="chapters/ch04.md#1")
+        for channel in ("story:threads", "story:scene"):
+            assert ok(bank, channel, at="chapters/ch04.md#9")["warnings"] == at_end["warnings"], channel
+            assert "warnings" not in ok(bank, channel, at="chapters/ch04.md"), channel
+    finally:
+        bank.close()
+    root = tmp_path / "hlm"
+    for command in (["reader", "--at"], ["threads", "--at"], ["scene"]):
+        shown = membank(*command, "chapters/ch04.md#9", cwd=root, home=home)
+        assert shown.returncode == 0, shown.stderr
+        assert "warning chapters/ch04.md has no scene `9`" in shown.stdout, command
+    server = Sidecar("--project", str(root), home=home)
+    try:
+        assert server.ok("story:reader", {"at": "chapters/ch04.md#9"})["warnings"] == at_end["warnings"]
+        assert server.close() == 0
+    finally:
+        server.kill()

@@ -574,6 +574,7 @@ export interface Edge {
 
 export interface Edges {
   edges: Edge[];
+  warnings?: string[];
 }
 
 /** `model`: a model2vec folder (relative to the project, or absolute); null is the bundled model. `strong`: the strong tier of vectors, `auto` (where it can run) or `off` (recall.md, Tiers). */
@@ -596,6 +597,7 @@ export interface EmbeddingUpdate {
 
 export interface Entities {
   items: Entity[];
+  warnings?: string[];
 }
 
 export interface Entity {
@@ -617,6 +619,7 @@ export interface Entity {
   mentions?: { [key: string]: unknown }[];
   mentionsTotal?: number;
   lastSeen?: string | null;
+  warnings?: string[];
 }
 
 export interface EntityGet {
@@ -1114,6 +1117,7 @@ export interface PassageItem {
 
 export interface PassageItems {
   items: PassageItem[];
+  warnings?: string[];
 }
 
 export interface Pending {
@@ -1303,6 +1307,7 @@ export interface Reader {
   at: string;
   items: KnownFact[];
   total: number;
+  warnings?: string[];
 }
 
 export interface ReaderGet {
@@ -1353,6 +1358,7 @@ export interface Scene {
   scene: SceneView | null;
   scenes: SceneView[];
   problems: StorySceneProblem[];
+  warnings?: string[];
 }
 
 export interface SceneGet {
@@ -1493,6 +1499,7 @@ export interface State {
   since: string | null;
   source: string | null;
   line: number | null;
+  warnings?: string[];
 }
 
 export interface StateGet {
@@ -1584,6 +1591,7 @@ export interface Threads {
   items: ThreadItem[];
   total: number;
   problems: StorySceneProblem[];
+  warnings?: string[];
 }
 
 export interface ThreadsGet {

@@ -9,7 +9,7 @@ import typer
 
 from .cells import cells, clip, pad
 from .clikit import JsonOpt, ProjectOpt, call, command
-from .render import out, plain_columns, plain_lines
+from .render import out, plain_columns, plain_lines, position_warnings
 
 EXCERPT = 80  # terminal cells of a passage or summary shown on its line
 
@@ -19,6 +19,7 @@ def _excerpt(text: str) -> str:
 
 
 def passages_view(d: dict[str, Any]) -> None:
+    position_warnings(d)
     if not d["items"]:
         out.print("no passages")
         return

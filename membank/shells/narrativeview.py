@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 
-from .render import out, styled
+from .render import out, position_warnings as _warnings, styled
 
 _STYLE = {"open": "yellow bold", "resolved": "green", "dropped": "dim"}
 
@@ -24,6 +24,7 @@ def threads_view(d: dict[str, Any]) -> None:
             out.print(f"             {t['note'].splitlines()[0]}")
     for p in d.get("problems") or []:
         out.print(styled(("  not a thread ", "red"), f"{p['source']}:{p['line']}  {p['message']}"))
+    _warnings(d)
 
 
 def scene_view(d: dict[str, Any]) -> None:
@@ -33,10 +34,12 @@ def scene_view(d: dict[str, Any]) -> None:
         out.print(f"  {key:<9} {value}  ({v['at']}, {v['source']}:{v['line']})")
     for p in d.get("problems") or []:
         out.print(styled(("  not read ", "red"), f"{p['source']}:{p['line']}  {p['message']}"))
+    _warnings(d)
 
 
 def reader_view(d: dict[str, Any]) -> None:
     out.print(styled(("the reader knows", "bold"), f" at {d['at']}: {d['total']:,} fact(s)"))
+    _warnings(d)
     for f in d["items"]:
         since = f"revealed {f['revealed']}" if f["revealed"] else "from the start"
         out.print(styled(f"  {f['content'].splitlines()[0] if f['content'] else f['id']}",

@@ -79,6 +79,12 @@ def diagnostic_lines(items: list[dict[str, Any]]) -> None:
         out.print(styled((d["severity"], style), f" {d['source']}:{d['line']}: {d['message']}"))
 
 
+def position_warnings(d: dict[str, Any]) -> None:
+    """An answer's `warnings` about its position (`--at`/`--before` naming a scene its chapter lacks)."""
+    for warning in d.get("warnings") or ():
+        out.print(styled(("  warning ", "yellow"), warning))
+
+
 def shown(value: Any) -> str:
     """A value as YAML writes it on one line: `true`, `null`, `[讽刺, pacing]`, `{mood: wistful}`; text as it
     is (never a Python repr such as `['讽刺']` or `False`)."""

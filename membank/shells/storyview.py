@@ -27,6 +27,7 @@ def _edge(e: dict[str, Any]) -> str:
 
 
 def entities_view(d: dict[str, Any]) -> None:
+    render.position_warnings(d)
     if not d["items"]:
         out.print("no characters or world entries")
         return
@@ -40,6 +41,7 @@ def entities_view(d: dict[str, Any]) -> None:
 def entity_view(e: dict[str, Any]) -> None:
     """One entity: a timeline of every position where something about it happens (or its state at
     one position, with --at)."""
+    render.position_warnings(e)
     out.print(styled((e["name"], "bold"), f"  ({e['kind']}, {e['id']}, {e['source']})"))
     if e["summary"]:
         out.print(e["summary"])
@@ -85,6 +87,7 @@ def _now(e: dict[str, Any]) -> None:
 
 
 def edges_view(d: dict[str, Any]) -> None:
+    render.position_warnings(d)
     if not d["edges"]:
         out.print("no relations hold there")
         return
@@ -95,6 +98,7 @@ def edges_view(d: dict[str, Any]) -> None:
 
 
 def state_view(d: dict[str, Any]) -> None:
+    render.position_warnings(d)
     out.print(styled(("state: ", "bold"), d["state"] or "(none)",
                             f"  (since {d['since']}, {d['source']}:{d['line']})" if d["state"] else ""))
     for key, v in d["facets"].items():

@@ -4,7 +4,7 @@ document's state."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Literal, NotRequired, TypedDict
 
 from ...kernel.payload import DocPath, Id, Most, Within
 from ..contract import Channel, Lazy, ProjectOnly
@@ -33,6 +33,7 @@ class PassageItem(TypedDict):
 
 class PassageItems(TypedDict):
     items: list[PassageItem]
+    warnings: NotRequired[list[str]]  # `before` names a scene its document lacks: its end is the bound
 
 
 class DocumentState(TypedDict):

@@ -11,6 +11,7 @@ from typing import Any
 from ...index.fusion import fuse
 from ...kernel.text import fts_query
 from ..contract import Bank
+from ..story import positions
 from ..story.positions import story_order
 from . import store, strong, words
 from .sync import documents
@@ -151,7 +152,8 @@ def _passages(index: Any, ids: list[int]) -> dict[int, store.Stored]:
 
 def search(bank: Bank, query_text: str, before: str | None = None, document_id: str | None = None,
            limit: int = 10) -> dict[str, Any]:
-    return {"items": answered(ranked(bank, query_text, before, document_id, limit)[0])}
+    items = answered(ranked(bank, query_text, before, document_id, limit)[0])
+    return positions.warned({"items": items}, story_order(bank), before) if before else {"items": items}
 
 
 def answered(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ answers are `graph`'s and `check`'s."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Optional, TypedDict
+from typing import Annotated, Any, NotRequired, Optional, TypedDict
 
 from ...kernel.limits import MAX_PASSAGE_CHARS
 from ...kernel.payload import DeadlineMs, Id, Most
@@ -115,14 +115,17 @@ class Entity(TypedDict, total=False):
     mentions: list[dict[str, Any]]  # kg:consistency:check: the first 200 (kernel/limits.py MAX_LISTED)
     mentionsTotal: int
     lastSeen: str | None  # kg:entity:list/get: the last scene at or before `at` it is mentioned in (`doc#scene`)
+    warnings: list[str]  # kg:entity:get: `at` names a scene its document lacks: answered at the document's end
 
 
 class Entities(TypedDict):
     items: list[Entity]
+    warnings: NotRequired[list[str]]  # `at` names a scene its document lacks: answered at the document's end
 
 
 class Edges(TypedDict):
     edges: list[Edge]
+    warnings: NotRequired[list[str]]  # `at` names a scene its document lacks: answered at the document's end
 
 
 class State(TypedDict):
@@ -131,6 +134,7 @@ class State(TypedDict):
     since: str | None
     source: str | None
     line: int | None
+    warnings: NotRequired[list[str]]  # `at` names a scene its document lacks: answered at the document's end
 
 
 class Mention(TypedDict):
@@ -221,6 +225,7 @@ class Threads(TypedDict):
     items: list[ThreadItem]  # the first 200, in the order they were opened
     total: int
     problems: list[Problem]  # thread files that are not threads (no `opened:`, bad YAML)
+    warnings: NotRequired[list[str]]  # `at` names a scene its document lacks: answered at the document's end
 
 
 @dataclass(frozen=True)
@@ -250,6 +255,7 @@ class Scene(TypedDict):
     scene: Optional[SceneView]  # the scene in force: the named one, else the document's last
     scenes: list[SceneView]  # the document's own scenes
     problems: list[Problem]
+    warnings: NotRequired[list[str]]  # `at` names a scene its document lacks: answered at the document's end
 
 
 @dataclass(frozen=True)
@@ -270,6 +276,7 @@ class Reader(TypedDict):
     at: str
     items: list[KnownFact]  # the first 200, by id
     total: int
+    warnings: NotRequired[list[str]]  # `at` names a scene its document lacks: answered at the document's end
 
 
 class Where(TypedDict):

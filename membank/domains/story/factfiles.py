@@ -62,9 +62,9 @@ def reader(bank: Bank, at: str) -> dict[str, Any]:
     assert position is not None
     found, _ = facts(bank.index)
     known = reveals.reader(found.values(), order, position)
-    return {"at": position, "items": [{"id": f.id, "content": f.content, "source": f.source,
-                                       "revealed": f.revealed, "keys": list(f.keys)} for f in known[:MAX_LISTED]],
-            "total": len(known)}
+    return positions.warned({"at": position, "items": [{"id": f.id, "content": f.content, "source": f.source,
+                                                        "revealed": f.revealed, "keys": list(f.keys)}
+                                                       for f in known[:MAX_LISTED]], "total": len(known)}, order, position)
 
 
 def unrevealed(index: Index, order: StoryOrder, at: str | None) -> frozenset[str]:

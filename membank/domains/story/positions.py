@@ -239,6 +239,21 @@ def hidden_memories(index: Index, order: StoryOrder, position: str | None) -> li
     return sorted(r for r, (since, until) in timed_memories(index).items() if not order.holds(since, until, position))
 
 
+def scene_warnings(order: StoryOrder, at: str | None) -> list[str]:
+    """manuscript.md: an unknown scene is a warning and counts as the end of its document; a read at one
+    says so in its answer (`warnings`), as the command line prints it."""
+    if at is None or not order.unknown_scene(at):
+        return []
+    document, scene = order.locate(at)
+    return [f"{document} has no scene `{scene}`: it counts as the end of {document}"]
+
+
+def warned(answer: dict[str, Any], order: StoryOrder, at: str | None) -> dict[str, Any]:
+    """`answer`, with `warnings` when `at` names a scene its document lacks (no key otherwise)."""
+    found = scene_warnings(order, at)
+    return {**answer, "warnings": found} if found else answer
+
+
 def known_position(order: StoryOrder, at: str | None) -> str | None:
     """A position the story order holds, as every story read takes `at`; INVALID_ARGUMENT for one it does
     not (a typo would otherwise answer with nothing but timeless values)."""

@@ -30,8 +30,9 @@ def entity_list(bank: Bank, kind: str | None = None, at: str | None = None) -> d
                     if (kind is None or c["kind"] == kind) and not _later(c, order, position)),
                    key=lambda c: (c["section"], c["kind"], c["name"], c["id"]))
     places = seen.scenes(bank, cat) if cards else {}
-    return {"items": [{**graph.entity(c, cat, order, position),
-                       "lastSeen": seen.last_seen(order, places.get(c["id"], []), position)} for c in cards]}
+    return positions.warned({"items": [{**graph.entity(c, cat, order, position),
+                                        "lastSeen": seen.last_seen(order, places.get(c["id"], []), position)}
+                                       for c in cards]}, order, position)
 
 
 def _later(card: dict[str, Any], order: StoryOrder, position: str | None) -> bool:
@@ -45,8 +46,9 @@ def _later(card: dict[str, Any], order: StoryOrder, position: str | None) -> boo
 def entity_get(bank: Bank, id_: str | None = None, name: str | None = None, at: str | None = None) -> dict[str, Any]:
     cat, order = _graph(bank)
     card, position = graph.find(cat, id_, name), known_position(order, at)
-    return {**graph.entity(card, cat, order, position, whole=True),
-            "lastSeen": seen.last_seen(order, seen.scenes(bank, cat).get(card["id"], []), position)}
+    return positions.warned({**graph.entity(card, cat, order, position, whole=True),
+                             "lastSeen": seen.last_seen(order, seen.scenes(bank, cat).get(card["id"], []), position)},
+                            order, position)
 
 
 def relations(bank: Bank, id_: str | None = None, name: str | None = None, at: str | None = None,
@@ -55,16 +57,20 @@ def relations(bank: Bank, id_: str | None = None, name: str | None = None, at: s
         raise errors.invalid("depth", f"`depth` is 1 to {graph.MAX_DEPTH}")
     cat, order = _graph(bank)
     card = graph.find(cat, id_, name)
-    return {"edges": [e.to_api() for e in graph.walk(cat, card["id"], order, known_position(order, at), depth)]}
+    position = known_position(order, at)
+    return positions.warned({"edges": [e.to_api() for e in graph.walk(cat, card["id"], order, position, depth)]},
+                            order, position)
 
 
 def state(bank: Bank, at: str, id_: str | None = None, name: str | None = None) -> dict[str, Any]:
     cat, order = _graph(bank)
     card = graph.find(cat, id_, name)
-    view = graph.entity(card, cat, order, known_position(order, at))
+    position = known_position(order, at)
+    view = graph.entity(card, cat, order, position)
     now = view["state"]
-    return {"state": now["value"] if now else None, "facets": view["facets"], "since": now["at"] if now else None,
-            "source": now["source"] if now else None, "line": now["line"] if now else None}
+    return positions.warned({"state": now["value"] if now else None, "facets": view["facets"],
+                             "since": now["at"] if now else None, "source": now["source"] if now else None,
+                             "line": now["line"] if now else None}, order, position)
 
 
 def mentions(bank: Bank, text: str, document_id: str | None = None) -> dict[str, Any]:

@@ -131,10 +131,10 @@ def get_scene(bank: Bank, at: str) -> dict[str, Any]:
     state, current = scene_at(bank, order, position)
     found, problems = load(bank)
     mine = found.get(document, [])
-    return {"at": position, "state": state, "line": scenes.line_of(state),
-            "scene": _view(current) if current is not None else None,
-            "scenes": [_view(s) for s in mine[:MAX_LISTED]],
-            "problems": [p for p in problems if p["source"].endswith(document + ".md")]}
+    return positions.warned({"at": position, "state": state, "line": scenes.line_of(state),
+                             "scene": _view(current) if current is not None else None,
+                             "scenes": [_view(s) for s in mine[:MAX_LISTED]],
+                             "problems": [p for p in problems if p["source"].endswith(document + ".md")]}, order, position)
 
 
 def functional(bank: Bank) -> tuple[str, ...]:

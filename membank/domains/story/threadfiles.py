@@ -94,7 +94,8 @@ def list_threads(bank: Bank, at: str | None = None, status: str | None = None) -
     position = known_position(order, at)
     found, problems = load(bank)
     items = threads.at_position(found, order, position, status)
-    return {"at": position, "items": items[:MAX_LISTED], "total": len(items), "problems": list(problems)}
+    return positions.warned({"at": position, "items": items[:MAX_LISTED], "total": len(items),
+                             "problems": list(problems)}, order, position)
 
 
 def _names(cat: Catalog) -> Any:
