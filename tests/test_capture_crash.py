@@ -265,3 +265,43 @@ def test_a_record_copied_into_another_project_finishes_nothing_there(crashed: tu
         assert ok(bank, "capture:pending", documentId=D)["interrupted"]["applied"] == sorted(ids[2:])
     finally:
         bank.close()
+
+
+KILLED_AFTER = """
+import os, sys
+import membank
+from membank.domains.capture import intent
+def die(path):
+    os._exit(9)  # every file of the call written, the proposal file too; the record not deleted yet
+intent.drop = die
+bank = membank.open(sys.argv[1])
+print(bank.call("capture:review", {"documentId": "chapters/ch03.md", "decisions": [
+    {"id": i, "decision": "accept"} for i in sys.argv[2:]]}))
+"""
+
+
+def test_a_review_killed_after_its_last_file_is_not_reported_as_finished_later(tmp_path: Path) -> None:
+    """Killed once every file was written, before its record went (or a record of a call that was over,
+    copied back): nothing is left to finish, so the next review says nothing was `resumed` and `capture:pending`
+    shows nothing `interrupted`; the record goes, and the cards stay as the call wrote them."""
+    root = tmp_path / "hlm"
+    bank = fresh(root)
+    try:
+        ids = _proposed(bank, [MOVE, CRY])
+    finally:
+        bank.close()
+    done = subprocess.run([sys.executable, "-c", KILLED_AFTER, str(root), *ids], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 9, done.stderr
+    after = _texts(root)
+    assert after[f"proposals/{D}"].count("- status: applied") == 2
+    assert list((root / ".writenow" / ".index" / "reviews").glob("*.json"))  # the record was left
+    bank = membank.open(root)
+    try:
+        assert "interrupted" not in ok(bank, "capture:pending", documentId=D)
+        assert "resumed" not in ok(bank, "capture:review", documentId=D)
+        assert _texts(root) == after
+        assert not list((root / ".writenow" / ".index" / "reviews").glob("*.json"))
+        assert ok(bank, "kg:state", name="林黛玉", at=D)["state"] == "舍父进京"
+    finally:
+        bank.close()

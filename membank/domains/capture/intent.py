@@ -151,6 +151,11 @@ def _now(bank: Bank, f: dict[str, Any]) -> tuple[str, Path, bytes | None]:
     return ("old" if held == f["original"] else "changed"), path, data
 
 
+def _over(states: list[str]) -> bool:
+    """Whether every file of a record holds its new bytes already, the proposal file too: the call was over."""
+    return all(s == "new" for s in states)
+
+
 def _split(files: list[dict[str, Any]], states: list[str], done: set[str]) -> dict[str, list[str]]:
     """{applied: the ops whose every file (the proposal file aside) is in a state of `done`, notApplied: the rest}."""
     by_op: dict[str, set[str]] = {}
@@ -173,7 +178,8 @@ def waiting(bank: Bank, proposal: Path) -> dict[str, list[str]] | None:
         return None
     try:
         left = _left(bank, proposal, tidy=False)
-        return None if left is None else _split(left[1], [_now(bank, f)[0] for f in left[1]], {"new"})
+        states = [] if left is None else [_now(bank, f)[0] for f in left[1]]
+        return None if left is None or _over(states) else _split(left[1], states, {"new"})
     finally:
         bank.write_lock.release()
 
@@ -187,6 +193,10 @@ def resume(bank: Bank, proposal: Path) -> dict[str, list[str]] | None:
     path, files = left
     seen = [(f, *_now(bank, f)) for f in files]
     states = [s for _, s, _, _ in seen]
+    if _over(states):  # the call was over before the record went (killed just then, or a stale copy of it):
+        _sync(bank, [(f, p) for f, _, p, _ in seen])  # nothing to finish, nor to report as finished
+        drop(path)
+        return None
     if "changed" in states:  # the proposal file too: the writer may have decided an op there since
         done = _split(files, states, {"new"})
         drop(path)  # the next review checks the ops not applied against the cards as they are now
