@@ -115,8 +115,12 @@ class Project:
             return False  # there, or another process's file there now (the next write's transaction follows it)
         from ..domains.indexing.refresh import refresh
 
-        log.warning("the index of %s was deleted; making it again from the files", self.info.id)
-        refresh(self)  # it sees the file gone and starts a new one (a rebuild)
+        with self.write_lock:
+            if index.on_disk() or os.path.lexists(index.path):
+                return False  # another thread made it meanwhile
+            check_inside(self.project.path, index.path, self.project.source)  # `.index` a link now: refused
+            log.warning("the index of %s was deleted; making it again from the files", self.info.id)
+            refresh(self)  # it sees the file gone and starts a new one (a rebuild)
         return True
 
     def drain(self, timeout: float | None = None) -> bool:
