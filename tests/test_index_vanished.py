@@ -163,3 +163,15 @@ def test_a_watcher_makes_the_deleted_index_again_and_keeps_later_changes(bank: B
         assert _other_sees(sample, "m-fact-maren-father")  # made from every file, not only the later ones
     finally:
         watcher.stop()
+
+
+def test_a_link_where_the_index_folder_was_is_never_written_through(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    """`.index/` deleted and a link to a folder outside put in its place: CONFLICT naming it, and nothing
+    (not even the write lock) is made in the folder it leads to."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.rmtree(sample / INDEX)
+    (sample / INDEX).symlink_to(outside, target_is_directory=True)
+    refused = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through a link?"})
+    assert refused["error"]["code"] == "CONFLICT" and ".writenow/.index" in refused["error"]["message"], refused
+    assert list(outside.iterdir()) == []

@@ -174,6 +174,10 @@ class WriteLock:
         if not self.path.parent.parent.is_dir():  # the bank folder is gone: never made again without project.yaml
             raise MembankError(errors.NOT_FOUND, f"the bank folder {self.path.parent.parent} is gone; nothing was "
                                "written", {"path": str(self.path.parent.parent)})
+        if os.path.islink(self.path.parent):  # `.index` made a link (after a deletion): never written through
+            raise MembankError(errors.CONFLICT, f"{self.path.parent.parent.name}/{self.path.parent.name} is a link; "
+                               "membank writes its lock only in the folder itself, so nothing was written (replace "
+                               "the link with a folder)", {"source": f"{self.path.parent.parent.name}/{self.path.parent.name}"})
         try:
             self.path.parent.mkdir(exist_ok=True)
             # never through a link: the lock file is created inside .index/, nowhere else
