@@ -309,12 +309,15 @@ def test_a_write_that_fails_midway_puts_back_what_was_written(bank: Bank, monkey
     assert ok(bank, "kg:state", name="林黛玉", at=D)["state"] == "随父在扬州"  # the index holds the old card
 
 
+@pytest.mark.parametrize("put_back", ["disk-error", "save-kept-aside"])
 def test_a_put_back_that_fails_names_the_file_it_left_and_the_next_review_finishes_the_call(
-        bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One card cannot be written and the other, written already, cannot be put back (a disk error, faulted
-    in-process): the call is DB_ERROR naming that card in `details.unknownState`, never "nothing written";
-    the call's record stays, so the next review finishes the call rather than leave it half-applied."""
+        bank: Bank, monkeypatch: pytest.MonkeyPatch, put_back: str) -> None:
+    """One card cannot be written and the other, written already, cannot be put back (a disk error, or an
+    editor's save that had to be kept beside it: faulted in-process): the call is DB_ERROR naming that card
+    in `details.unknownState`, never "nothing written"; the call's record stays, so the next review
+    finishes the call rather than leave it half-applied."""
     from membank.domains.capture import commit
+    from membank.files.exchange import Changed
 
     move, cry = _proposed(bank, [MOVE, CRY])
     granny_path = bank.root / ".writenow" / "characters" / "jia-mu.md"
@@ -324,8 +327,10 @@ def test_a_put_back_that_fails_names_the_file_it_left_and_the_next_review_finish
 
     def faulty(path: Path, data: bytes, expected: bytes, **how: bool) -> str:
         seen.append(path)
-        if path == granny_path or seen.count(path) == 2:  # granny's write, and every put-back
+        if path == granny_path:
             raise OSError(5, "Input/output error")
+        if seen.count(path) == 2:  # the put-back
+            raise OSError(5, "Input/output error") if put_back == "disk-error" else Changed(path.with_name("kept"))
         return real(path, data, expected, **how)
 
     monkeypatch.setattr(commit, "replace_unchanged", faulty)

@@ -67,8 +67,9 @@ def _undo(done: list[Write]) -> list[Write]:
                 w.path.unlink(missing_ok=True)  # (removed meanwhile: put back as well)
             else:
                 replace_unchanged(w.path, w.original, w.new)
-        except Changed:
-            pass  # an editor saved meanwhile: the writer's version stays
+        except Changed as e:  # an editor saved meanwhile: the writer's version stays (unless it had to be
+            if e.kept is not None:  # kept beside the file, in the never-seen case exchange.py describes)
+                stuck.append(w)
         except OSError:
             stuck.append(w)
     return stuck[::-1]
