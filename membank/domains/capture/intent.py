@@ -3,7 +3,9 @@ is finished by the next one rather than left half-applied (capture.md: every fil
 
 Before the first file is written, review writes the record (`.writenow/.index/reviews/<key>.json`,
 fsynced): each file of the call with the hash of what it held, its new bytes and the ops it carries. It
-is deleted once the call is over (written, or put back after a failure). The next review of that
+is deleted once the call is over (written, or put back after a failure; kept when a file could not be
+put back, commit.py, as after a crash). A record whose files all hold their new bytes was over already:
+it finishes nothing and is not reported. The next review of that
 chapter finds a record left behind and finishes it: each file still holding what it held is written,
 then the proposal file (which records the decisions), all through commit.py's every-or-none; each
 file holding its new bytes already is left as it is, so no op is applied twice. If the writer changed
