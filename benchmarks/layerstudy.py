@@ -6,7 +6,8 @@ machine (docs/model.md, "Other models, and e5's own layers"). What is left to tr
 itself: the middle layers of multilingual transformers are known to be less language-specific than the last
 one, and its memories can be embedded as e5 embeds a symmetric pair. Each memory and question of
 fixtures/retrieval is run through the strong folder's 12 layers in numpy (float32, the folder's int8
-weights; the fallback path of membank/index/contextual.py) and every layer's token states are mean-pooled:
+weights; the fallback path of membank/index/contextual.py) and the token states after layers 4 and 6-12 are
+mean-pooled:
 
 - `layer L`: the mean of the states after layer L (12: the shipped vector, to the fallback's arithmetic);
 - `layers L + 12`: the two layers' centred unit vectors averaged (one forward pass gives both);
