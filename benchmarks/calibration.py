@@ -35,6 +35,8 @@ static model, and ranks every memory for every query under several rules, vector
   in the blend in place of the static one, or beside both, under the shipped gate, cap and bridge;
 - `map` (with `--align FILE`, a study only: benchmarks/alignstudy.py): a supervised Chinese-to-English map of
   the centred strong vectors, learned from parallel text by scripts/build_alignment.py;
+- `e5 layer` (with `--layers`, a study only: benchmarks/layerstudy.py): the strong model's middle layers'
+  mean-pooled states, alone or averaged with the last layer's, and memories embedded with the `query: ` prefix;
 - `role link` (with `--roles`, a study only: benchmarks/rolelink.py): a question's content-word phrases that a
   card's summary (or body) holds name that card by its role; memories naming it gain `own` times that in the
   question's own pool, and/or (`across`) the name bridge counts the card as named.
@@ -62,7 +64,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import alignstudy, lexicon, rolelink, usestudy  # noqa: E402
+from benchmarks import alignstudy, layerstudy, lexicon, rolelink, usestudy  # noqa: E402
 from membank.domains.recall.bridge import Bridge  # noqa: E402
 from membank.domains.recall.calibrate import (  # noqa: E402
     CAP, GATE, LIFT, STRONG_WEIGHT, Candidate, calibrate, calibrated_arrays, script_language)
@@ -282,8 +284,8 @@ def evaluate(rank: Callable[[int], list[int]], ids: list[str], plang: list[str],
 
 
 def study(cache: Path | None = None, fixture: Path = FIXTURE, split: str | None = None,
-          lexicons: list[Path] | None = None, use: bool = False, roles: bool = False, align: Path | None = None
-          ) -> tuple[list[tuple[str, dict[str, float]]], dict[str, int]]:
+          lexicons: list[Path] | None = None, use: bool = False, roles: bool = False, align: Path | None = None,
+          layers: bool = False) -> tuple[list[tuple[str, dict[str, float]]], dict[str, int]]:
     ids, texts = memories(fixture)
     qs = queries(fixture)
     v = vectors(ids, texts, qs, cache)
@@ -350,6 +352,11 @@ def study(cache: Path | None = None, fixture: Path = FIXTURE, split: str | None 
                                   else cache.with_name(cache.stem + "-use.npz"))
         usestudy.rows(measure, lambda a, b: centred(a, b, qlang, plang), up, uq, cen, static, zh,
                       [x == "zh" for x in qlang], evidence)
+    if layers:  # the strong model's own middle layers (benchmarks/layerstudy.py; study only)
+        layered = layerstudy.vectors(texts, [q["query"] for q in qs], None if cache is None
+                                     else cache.with_name(cache.stem + "-layers.npz"))
+        layerstudy.rows(measure, lambda a, b: centred(a, b, qlang, plang), layered, static, zh,
+                        [x == "zh" for x in qlang], evidence)
     if roles:  # a question's words naming a card by its role (benchmarks/rolelink.py; study only)
         rolelink.rows(measure, fixture, texts, qs, zh, evidence, cen, static, [x == "zh" for x in qlang], lifted)
     if align is not None:  # a supervised map across languages (benchmarks/alignstudy.py; study only)
@@ -404,8 +411,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--use", action="store_true", help="the full USE-multilingual's rows (benchmarks/usestudy.py)")
     parser.add_argument("--roles", action="store_true", help="the role link's rows (benchmarks/rolelink.py)")
     parser.add_argument("--align", type=Path, help="maps of scripts/build_alignment.py: their rows (alignstudy.py)")
+    parser.add_argument("--layers", action="store_true", help="the strong model's middle layers (layerstudy.py)")
     args = parser.parse_args(argv)
-    rows, counts = study(args.cache, args.fixture, args.split, args.lexicon, args.use, args.roles, args.align)
+    rows, counts = study(args.cache, args.fixture, args.split, args.lexicon, args.use, args.roles, args.align,
+                         args.layers)
     print(json.dumps({"rows": dict(rows), "counts": counts}, indent=2) if args.json else table(rows, counts))
 
 
