@@ -47,8 +47,9 @@ def cosine(query: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def _dots(rows: np.ndarray, q: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
-    """Each int8 row (with `at`, the rows at those positions alone) times the float32 vector `q`, a block at
-    a time (einsum: one thread). A row's product is its own: the same number whichever rows share its block."""
+    """Each int8 row (with `at`, the rows at those positions alone: in range, as `np.flatnonzero` gives them)
+    times the float32 vector `q`, a block at a time (einsum: one thread). A row's product is its own: the
+    same number whichever rows share its block."""
     n = len(rows) if at is None else len(at)
     out = np.empty(n, np.float32)
     buffer = np.empty((min(SCAN_BLOCK, n), rows.shape[1]), np.float32)
