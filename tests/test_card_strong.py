@@ -154,3 +154,34 @@ def test_the_cards_are_scored_as_the_memories_are_and_word_matches_keep_their_ce
         assert told == {int(r): float(c) for r, c in zip(copy.rowids[at], centred)}
     finally:
         bank.close()
+
+
+def test_the_memories_are_scored_on_their_competing_rows_alone(sample: Path) -> None:
+    """The strong side scores only the rows that may compete (no card, here): the very scores, order and
+    centred cosines of a pass over every row."""
+    from membank.domains.recall import bridgebank, queries, tiers
+    from membank.domains.recall.rank import strong_scores
+
+    bank = _with_sensei(sample)
+    try:
+        model = bank.embedder()
+        assert model is not None
+        for text in ("Who is the Coding Sensei?", "谁是编程老师？", "the cat"):
+            query = tiers.strong_query(bank, text)
+            assert query is not None
+            vector = model.encode([text])[0]
+            with bank.index.lock:
+                index = bank.index
+                copy = index.strong_copy()
+                assert copy is not None
+                allowed = copy.mask(np.array(queries.eligible_rowids(index, None), np.int64)) & (copy.scale > 0)
+                assert 0 < allowed.sum() < len(copy)  # the cards' rows are in the copy but do not compete
+                centred = copy.centred_cosines(query.vector, query.zh)  # every row
+                scores = strong_scores(centred, tiers.static_cosines(index, copy, vector), copy.zh, query.zh,
+                                       allowed, bridgebank.evidence(index, copy, text)).astype(np.float32)
+                side = tiers.strong_side(bank, query, 3, None, vector)
+            best = sorted(np.flatnonzero(allowed), key=lambda i: (-scores[i], copy.rowids[i]))[:3]
+            assert side.nearest == [(int(copy.rowids[i]), float(1.0 - scores[i])) for i in best]
+            assert side.centred == {int(copy.rowids[i]): float(centred[i]) for i in best}
+    finally:
+        bank.close()

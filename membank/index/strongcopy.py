@@ -46,13 +46,22 @@ def cosine(query: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", rows, np.asarray(query, np.float32)) / np.where(norms > 0, norms, 1.0)
 
 
-def _dots(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Each int8 row times the float32 vector `q`, a block at a time (einsum: one thread)."""
-    out = np.empty(len(rows), np.float32)
-    buffer = np.empty((min(SCAN_BLOCK, len(rows)), rows.shape[1]), np.float32)
-    for a in range(0, len(rows), SCAN_BLOCK):
-        block = buffer[:len(rows[a:a + SCAN_BLOCK])]
-        np.copyto(block, rows[a:a + SCAN_BLOCK], casting="unsafe")
+def _dots(rows: np.ndarray, q: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
+    """Each int8 row (with `at`, the rows at those positions alone: in range, as `np.flatnonzero` gives them)
+    times the float32 vector `q`, a block at a time (einsum: one thread). A row's product is its own: the
+    same number whichever rows share its block."""
+    n = len(rows) if at is None else len(at)
+    out = np.empty(n, np.float32)
+    buffer = np.empty((min(SCAN_BLOCK, n), rows.shape[1]), np.float32)
+    picked = np.empty(buffer.shape, rows.dtype) if at is not None else None
+    for a in range(0, n, SCAN_BLOCK):
+        if picked is None:
+            part = rows[a:a + SCAN_BLOCK]
+        else:  # gathered into a buffer that stays in the cache, as the whole pass's blocks are
+            where = at[a:a + SCAN_BLOCK]
+            part = np.take(rows, where, axis=0, out=picked[:len(where)], mode="clip")
+        block = buffer[:len(part)]
+        np.copyto(block, part, casting="unsafe")
         out[a:a + len(block)] = np.einsum("ij,j->i", block, q)
     return out
 
@@ -161,14 +170,13 @@ class StrongVectors:
         (row positions), those rows' alone: the same numbers as the whole pass's at those rows (each row's
         product is its own), for a scan of a few rows (the cards') without one over every row."""
         means, lengths = self._centre()
-        rows, factor, zh = (self.rows, self.factor, self.zh) if at is None else \
-            (self.rows[at], self.factor[at], self.zh[at])
+        factor, zh = (self.factor, self.zh) if at is None else (self.factor[at], self.zh[at])
         if at is not None:
             lengths = lengths[at]
         q = np.asarray(query, np.float32)
         q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0)) - means[bool(query_zh)]
         q = q / (np.float32(np.linalg.norm(q)) or np.float32(1.0))
-        dots = _dots(rows, q)
+        dots = _dots(self.rows, q, at)
         dots *= factor
         dots -= np.where(zh, float(means[True] @ q), float(means[False] @ q)).astype(np.float32)
         return np.divide(dots, lengths, out=np.zeros_like(dots), where=lengths > 1e-6)

@@ -50,8 +50,15 @@ def strong_side(bank: Bank, query: StrongQuery | None, k: int, document: str | N
     seen: dict[str, Any] = {}
 
     def scorer(copy: StrongVectors, allowed: np.ndarray) -> np.ndarray:
-        seen["copy"], seen["centred"] = copy, copy.centred_cosines(query.vector, query.zh)
-        return strong_scores(seen["centred"], static_cosines(index, copy, static), copy.zh, query.zh, allowed,
+        # the competing rows alone (an assembly's are about half the copy: no cards, no preferences, no
+        # document's own memories): the very numbers of a pass over every row, at those rows
+        import numpy as np
+
+        at = np.flatnonzero(allowed)
+        centred = np.zeros(len(copy), np.float32)
+        centred[at] = copy.centred_cosines(query.vector, query.zh, at)
+        seen["copy"], seen["centred"] = copy, centred
+        return strong_scores(centred, static_cosines(index, copy, static), copy.zh, query.zh, allowed,
                              bridgebank.evidence(index, copy, query.text))
 
     nearest, keys, missing, total = queries.strong_nearest(index, model, query.vector, k, document, scorer)
