@@ -333,5 +333,5 @@ CHANNELS = (
             "read", "duplicates",
             "Near-duplicate cards (a shared name or alias) and facts (nearly the same words or meaning), with both"
             " sources.",
-            "duplicates"),
+            "duplicates", snapshot=True),
 )

@@ -9,6 +9,7 @@ import json
 import re
 from typing import Any
 
+from ...files.frontmatter import FrontMatterError, decode, split
 from ..contract import Bank
 from . import duplicates, meaning
 from .refs import LIVE, NAME
@@ -85,6 +86,18 @@ def _by_meaning(bank: Bank, rowids: list[int], texts: list[str]) -> list[tuple[i
     return [(i, j, s) for (i, j), s in sorted(found.items())]
 
 
+def text_line(bank: Bank, source: str) -> int:
+    """The line a memory file's text starts on, below its front matter (1 when the file is not readable,
+    or its front matter broken: the index then holds no such fact; read for the facts suggested only)."""
+    rel = source[len(".writenow/"):] if source.startswith(".writenow/") else None
+    if rel is None:
+        return 1
+    try:
+        return split(decode(bank.project.file(rel).read_bytes())).body_line  # as the index read it
+    except (OSError, FrontMatterError):
+        return 1
+
+
 def _facts(bank: Bank) -> list[dict[str, Any]]:
     rows = [(rowid, i, source, json.loads(record).get("content") or "")
             for rowid, i, source, record in bank.index.db.execute(_FACTS)]
@@ -94,10 +107,12 @@ def _facts(bank: Bank) -> list[dict[str, Any]]:
     said = [r for r in rows if r[3].strip()]  # an empty fact has no meaning to compare (nor a strong vector)
     near = [(said[i][1], said[j][1], s) for i, j, s in _by_meaning(bank, [r[0] for r in said], [r[3] for r in said])]
     out = []
+    lines: dict[str, int] = {}
     for a, b, score, how in meaning.merged(words, near):
         reason = f"{int(score * 100)}% of their words" if how == "words" else f"by meaning, cosine {score:.2f}"
         out.append({"kind": "fact", "name": None, "ids": [a, b], "score": score, "by": how,
-                    "sources": [{"source": source[a], "line": 1}, {"source": source[b], "line": 1}],
+                    "sources": [{"source": source[i], "line": lines.get(source[i]) or
+                                 lines.setdefault(source[i], text_line(bank, source[i]))} for i in (a, b)],
                     "message": f"two facts say nearly the same thing ({reason}): merge them"})
     return out
 
