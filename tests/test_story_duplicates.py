@@ -167,3 +167,50 @@ def test_a_write_proceeds_while_duplicates_runs(tmp_path: Path, monkeypatch: Any
         written.set()
         reader.join()
         bank.close()
+
+
+TWINS = {  # (issue 33.6) one physician written twice under two names, and a physician who is someone else
+    ".writenow/characters/ye-zhiqiu.md":
+        "---\nname: Ye Zhiqiu\nkind: character\naliases: [叶知秋, Doctor Ye]\nsummary: Physician from Hundred Herbs"
+        " Valley working in Egret Harbour; Murong Lie's daughter, which she hides.\n---\nQuick, dry and exact. She"
+        " counts everything: pulses, coins, days. She will treat anyone who comes to the Hall of Benevolence,"
+        " Company marines included, and she has never told anyone why she left the Valley.\n",
+    ".writenow/characters/zhiqiu-ye.md":
+        "---\nname: Zhiqiu Ye\nkind: character\nsummary: A doctor from Hundred Herbs Valley practising in Egret"
+        " Harbour; secretly Murong Lie's daughter.\n---\nPrecise, dry, quick. She counts pulses, coins and days."
+        " She treats whoever walks into the Hall of Benevolence, even Company marines, and never says why she"
+        " left the Valley.\n",
+    ".writenow/characters/doctor-lan.md":
+        "---\nname: Doctor Lan\nkind: character\nsummary: An old physician of Hundred Herbs Valley who taught Ye"
+        " Zhiqiu and still writes to her.\n---\nSlow, kind and forgetful; he keeps his needles in a case carved"
+        " with cranes.\n",
+}
+
+
+def test_cover_of_sentences() -> None:
+    import numpy as np
+
+    from membank.domains.story.meaning import cover, sentences
+
+    assert sentences("Dead. He keeps his promises. 他十七岁，爱吃桂花糕。练剑总是偷懒的") == \
+        ["He keeps his promises.", "他十七岁，爱吃桂花糕。", "练剑总是偷懒的"]  # "Dead." too short to match
+    a = np.eye(3, dtype=np.float32)
+    assert cover(a[:2], a) == 1.0 and cover(a, a[:2]) == 1.0  # the shorter card is said again whole
+    assert cover(a[:2], a[1:]) == 0.5 and cover(a[1:], a[:2]) == 0.5  # the same either way round
+    assert cover(a[:0], a) == 0.0
+
+
+def test_cards_the_same_by_meaning(tmp_path: Path, home: Path) -> None:
+    bank = story(tmp_path, TWINS)
+    try:
+        answer = ok(bank, "story:duplicates")
+        fits("story:duplicates", answer)
+        cards = [i for i in answer["items"] if i["kind"] == "card" and i["by"] == "meaning"]
+        assert [c["ids"] for c in cards] == [["characters/ye-zhiqiu", "characters/zhiqiu-ye"]], cards
+        assert cards[0]["sources"] == [{"source": ".writenow/characters/ye-zhiqiu.md", "line": 5},
+                                       {"source": ".writenow/characters/zhiqiu-ye.md", "line": 4}]
+        assert cards[0]["score"] >= 0.8 and cards[0]["name"] is None  # not Doctor Lan, who taught her
+    finally:
+        bank.close()
+    shown = membank("duplicates", cwd=tmp_path / "hlm", home=home)
+    assert "zhiqiu-ye.md:4" in shown.stdout and "say the same things" in shown.stdout, shown.stdout

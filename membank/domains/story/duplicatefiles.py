@@ -5,6 +5,7 @@ the index's diagnostics stay what the files get wrong)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -35,6 +36,55 @@ def _cards(bank: Bank) -> list[dict[str, Any]]:
                                 for i in ids],
                     "message": f"`{name}` is a name or alias of {len(ids)} cards: merge them, or give each a "
                                "name of its own"})
+    return out
+
+
+_CARDS = f"WITH {LIVE} SELECT e.rowid, e.record FROM live JOIN entries AS e ON e.rowid = live.entry ORDER BY e.id"
+
+
+def _cards_by_meaning(bank: Bank, named: set[frozenset[str]]) -> list[dict[str, Any]]:
+    """Two live cards that say the same things sentence by sentence (meaning.cover at or above COVER, by the
+    static model's sentence vectors, each language's mean removed), compared with the CARD_NEIGHBOURS
+    nearest by the vectors the index stores; a pair the name rule found (`named`) is not said twice. The
+    model is loaded only when some card has a neighbour to compare with."""
+    copy = bank.index.vector_copy() if bank.index.vec_error is None else None
+    if copy is None:
+        return []
+    import numpy as np
+
+    position = {int(r): n for n, r in enumerate(copy.rowids.tolist())}
+    cards = [(position[rowid], json.loads(record)) for rowid, record in bank.index.db.execute(_CARDS)
+             if rowid in position]
+    said = [[s for f in (c.get("summary"), c.get("state"), c.get("content")) for s in meaning.sentences(f or "")]
+            for _, c in cards]
+    keep = [n for n, s in enumerate(said) if s]
+    if len(keep) < 2:
+        return []
+    whole = copy.matrix[np.array([cards[n][0] for n in keep], np.int64)]
+    zh = np.array([is_chinese(" ".join(said[n])[:LANGUAGE_CHARS]) for n in keep])
+    near = meaning.close_pairs(meaning.centred(whole, zh), -1.0, meaning.CARD_NEIGHBOURS)
+    near = [(keep[i], keep[j]) for i, j, _ in near if frozenset((cards[keep[i]][1]["id"], cards[keep[j]][1]["id"]))
+            not in named]
+    model = bank.embedder() if near else None
+    if model is None:
+        return []
+    used = sorted({n for pair in near for n in pair})
+    texts = [s for n in used for s in said[n]]
+    rows = meaning.centred(model.encode(texts), np.array([is_chinese(t[:LANGUAGE_CHARS]) for t in texts]))
+    start, at = {}, 0
+    for n in used:
+        start[n], at = at, at + len(said[n])
+    out = []
+    for a, b in sorted(near, key=lambda p: (cards[p[0]][1]["id"], cards[p[1]][1]["id"])):
+        score = meaning.cover(rows[start[a]:start[a] + len(said[a])], rows[start[b]:start[b] + len(said[b])])
+        if score < meaning.COVER:
+            continue
+        pair = sorted((cards[a][1], cards[b][1]), key=lambda c: c["id"])
+        out.append({"kind": "card", "name": None, "ids": [c["id"] for c in pair], "score": score, "by": "meaning",
+                    "sources": [{"source": c["source"], "line": (c.get("lines") or {}).get("summary")
+                                 or (c.get("lines") or {}).get("name") or 1} for c in pair],
+                    "message": f"two cards say the same things (by meaning, {score:.2f}): merge them, or tell "
+                               "them apart"})
     return out
 
 
@@ -124,7 +174,9 @@ def find(bank: Bank) -> dict[str, Any]:
         if memo is not None and "found" in memo:
             items = memo["found"]
         else:
-            items = _cards(bank) + _facts(bank)
+            by_name = _cards(bank)
+            named = {frozenset(pair) for i in by_name for pair in itertools.combinations(i["ids"], 2)}
+            items = by_name + _cards_by_meaning(bank, named) + _facts(bank)
             if memo is not None:
                 memo["found"] = items
     return {"items": [dict(i) for i in items[:200]], "total": len(items)}
