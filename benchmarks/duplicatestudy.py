@@ -84,7 +84,7 @@ def study_cards(static) -> None:
     for n, c in enumerate(cards):
         for name in [c["name"], *(c.get("aliases") or [])]:
             names[str(name).casefold()] = n
-    sents = [card_texts(c) for c in cards]
+    sents = meaning.untemplated([card_texts(c) for c in cards])
     flat = [s for ss in sents for s in ss]
     owner = np.array([n for n, ss in enumerate(sents) for _ in ss])
     zh = np.array([script_language(s) == "zh" for s in flat])

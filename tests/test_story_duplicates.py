@@ -184,16 +184,22 @@ TWINS = {  # (issue 33.6) one physician written twice under two names, and a phy
         "---\nname: Doctor Lan\nkind: character\nsummary: An old physician of Hundred Herbs Valley who taught Ye"
         " Zhiqiu and still writes to her.\n---\nSlow, kind and forgetful; he keeps his needles in a case carved"
         " with cranes.\n",
+    **{f".writenow/characters/stub-{n}.md": f"---\nname: Stub {n}\nkind: character\n---\nAge: unknown. Height:"
+       " average. Hair: brown.\n" for n in range(3)},  # a template's lines: nothing of their own
+    ".writenow/characters/smile.md": "---\nname: Smile\nkind: character\n---\n🙂🙂🙂🙂🙂🙂🙂🙂. 🙂🙂🙂🙂🙂🙂🙂🙂!\n",
+    ".writenow/characters/grin.md": "---\nname: Grin\nkind: character\n---\n🙂🙂🙂🙂🙂🙂🙂🙂. 🙂🙂🙂🙂🙂🙂🙂🙂!\n",
 }
 
 
 def test_cover_of_sentences() -> None:
     import numpy as np
 
-    from membank.domains.story.meaning import cover, sentences
+    from membank.domains.story.meaning import cover, sentences, untemplated
 
-    assert sentences("Dead. He keeps his promises. 他十七岁，爱吃桂花糕。练剑总是偷懒的") == \
-        ["He keeps his promises.", "他十七岁，爱吃桂花糕。", "练剑总是偷懒的"]  # "Dead." too short to match
+    assert sentences("Dead. He keeps his promises. 他十七岁，爱吃桂花糕。练剑总是偷懒的。🙂🙂🙂🙂🙂🙂🙂. 1234567.") == \
+        ["He keeps his promises.", "他十七岁，爱吃桂花糕。", "练剑总是偷懒的。"]  # too few letters to match
+    assert untemplated([["Age: unknown.", "A"], ["age:  Unknown.", "B"], ["Age: unknown."], ["A"]]) == \
+        [["A"], ["B"], [], ["A"]]  # in three cards: a template's
     a = np.eye(3, dtype=np.float32)
     assert cover(a[:2], a) == 1.0 and cover(a, a[:2]) == 1.0  # the shorter card is said again whole
     assert cover(a[:2], a[1:]) == 0.5 and cover(a[1:], a[:2]) == 0.5  # the same either way round

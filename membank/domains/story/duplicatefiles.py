@@ -55,8 +55,8 @@ def _cards_by_meaning(bank: Bank, named: set[frozenset[str]]) -> list[dict[str, 
     position = {int(r): n for n, r in enumerate(copy.rowids.tolist())}
     cards = [(position[rowid], json.loads(record)) for rowid, record in bank.index.db.execute(_CARDS)
              if rowid in position]
-    said = [[s for f in (c.get("summary"), c.get("state"), c.get("content")) for s in meaning.sentences(f or "")]
-            for _, c in cards]
+    said = meaning.untemplated([[s for f in (c.get("summary"), c.get("state"), c.get("content"))
+                                 for s in meaning.sentences(f or "")] for _, c in cards])
     keep = [n for n, s in enumerate(said) if s]
     if len(keep) < 2:
         return []
@@ -81,11 +81,16 @@ def _cards_by_meaning(bank: Bank, named: set[frozenset[str]]) -> list[dict[str, 
             continue
         pair = sorted((cards[a][1], cards[b][1]), key=lambda c: c["id"])
         out.append({"kind": "card", "name": None, "ids": [c["id"] for c in pair], "score": score, "by": "meaning",
-                    "sources": [{"source": c["source"], "line": (c.get("lines") or {}).get("summary")
-                                 or (c.get("lines") or {}).get("name") or 1} for c in pair],
+                    "sources": [{"source": c["source"], "line": _card_line(c)} for c in pair],
                     "message": f"two cards say the same things (by meaning, {score:.2f}): merge them, or tell "
                                "them apart"})
     return out
+
+
+def _card_line(card: dict[str, Any]) -> int:
+    """A card's summary's line (what a merge compares first), or its name's when it has no summary."""
+    lines = card.get("lines") or {}
+    return (lines.get("summary") if card.get("summary") else lines.get("name")) or 1
 
 
 _FACTS = ("SELECT rowid, id, source, record FROM entries WHERE kind = 'memory' AND type = 'fact'"
@@ -157,12 +162,10 @@ def _facts(bank: Bank) -> list[dict[str, Any]]:
     said = [r for r in rows if r[3].strip()]  # an empty fact has no meaning to compare (nor a strong vector)
     near = [(said[i][1], said[j][1], s) for i, j, s in _by_meaning(bank, [r[0] for r in said], [r[3] for r in said])]
     out = []
-    lines: dict[str, int] = {}
     for a, b, score, how in meaning.merged(words, near):
         reason = f"{int(score * 100)}% of their words" if how == "words" else f"by meaning, cosine {score:.2f}"
         out.append({"kind": "fact", "name": None, "ids": [a, b], "score": score, "by": how,
-                    "sources": [{"source": source[i], "line": lines.get(source[i]) or
-                                 lines.setdefault(source[i], text_line(bank, source[i]))} for i in (a, b)],
+                    "sources": [{"source": source[i], "line": None} for i in (a, b)],  # `shown` reads it
                     "message": f"two facts say nearly the same thing ({reason}): merge them"})
     return out
 
@@ -179,4 +182,16 @@ def find(bank: Bank) -> dict[str, Any]:
             items = by_name + _cards_by_meaning(bank, named) + _facts(bank)
             if memo is not None:
                 memo["found"] = items
-    return {"items": [dict(i) for i in items[:200]], "total": len(items)}
+        lines = memo.setdefault("lines", {}) if memo is not None else {}
+        return {"items": [shown(bank, i, lines) for i in items[:200]], "total": len(items)}
+
+
+def shown(bank: Bank, item: dict[str, Any], lines: dict[str, int]) -> dict[str, Any]:
+    """A copy of `item` with each fact's line read from its file (only the items answered: a bank of
+    thousands of facts alike has thousands of pairs), each file once per view (`lines`)."""
+    sources = []
+    for s in item["sources"]:
+        if s["line"] is None and s["source"] not in lines:
+            lines[s["source"]] = text_line(bank, s["source"])
+        sources.append({**s, "line": lines[s["source"]]} if s["line"] is None else dict(s))
+    return {**item, "sources": sources}

@@ -34,14 +34,27 @@ PROBES = 3  # the groups each row joins
 ROUNDS = 3  # k-means rounds that place the groups' centres
 MIN_CENTRE = 8  # fewer rows of a language, and the mean of every row centres it (strongcopy.py alike)
 COVER = 0.80  # two cards' `cover` (static sentence vectors, centred) at or above which they are one entity
-CARD_NEIGHBOURS = 4  # the cards (nearest by their stored vectors) each card's sentences are compared with
-MIN_SENTENCE = 6  # shorter pieces ("Dead.") say too little to match
+CARD_NEIGHBOURS = 1  # the cards (nearest by their stored vectors) each card's sentences are compared with:
+# each written twin was the other's nearest of 177 cards (benchmarks/duplicatestudy.py)
+MIN_SENTENCE = 6  # pieces of fewer letters ("Dead.", "🙂🙂🙂🙂🙂🙂.", "1.5") say too little to match
+TEMPLATE = 3  # a sentence written word for word in this many cards is a template's, not what a card says
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def sentences(text: str) -> list[str]:
-    """`text` cut after each sentence's end (Latin or CJK), pieces shorter than MIN_SENTENCE dropped."""
-    return [s for s in (p.strip() for p in _SENTENCE.split(text or "")) if len(s) >= MIN_SENTENCE]
+    """`text` cut after each sentence's end (Latin or CJK), pieces of fewer than MIN_SENTENCE letters dropped."""
+    return [s for s in (p.strip() for p in _SENTENCE.split(text or "")) if len(_LETTER.findall(s)) >= MIN_SENTENCE]
+
+
+def untemplated(said: list[list[str]]) -> list[list[str]]:
+    """Each card's sentences less those written word for word (spaces and case aside) in TEMPLATE cards or
+    more: two stubs made of one template's lines ("Age: unknown.") say nothing of their own."""
+    from collections import Counter
+
+    key = [[" ".join(s.casefold().split()) for s in ss] for ss in said]
+    counts = Counter(k for ks in key for k in set(ks))
+    return [[s for s, k in zip(ss, ks) if counts[k] < TEMPLATE] for ss, ks in zip(said, key)]
 
 
 def cover(a: np.ndarray, b: np.ndarray) -> float:
