@@ -332,7 +332,7 @@ CHANNELS = (
             "reader"),
     Channel("story:duplicates", ProjectOnly, Duplicates, Lazy("membank.domains.story.duplicatefiles", "find"),
             "read", "duplicates",
-            "Near-duplicate cards (a shared name or alias) and facts (nearly the same words or meaning), with both"
-            " sources.",
+            "Near-duplicate cards (a shared name or alias, or the same sentences) and facts (nearly the same words"
+            " or meaning), with both sources.",
             "duplicates", snapshot=True),
 )

@@ -39,12 +39,12 @@ CARD_NEIGHBOURS = 1  # the cards (nearest by their stored vectors) each card's s
 MIN_SENTENCE = 6  # pieces of fewer letters ("Dead.", "🙂🙂🙂🙂🙂🙂.", "1.5") say too little to match
 TEMPLATE = 3  # a sentence written word for word in this many cards is a template's, not what a card says
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*")
-_LETTER = re.compile(r"[^\W\d_]")
+_LETTERS = re.compile(r"[^\W\d_](?:[\W\d_]*[^\W\d_]){%d}" % (MIN_SENTENCE - 1))  # MIN_SENTENCE letters
 
 
 def sentences(text: str) -> list[str]:
     """`text` cut after each sentence's end (Latin or CJK), pieces of fewer than MIN_SENTENCE letters dropped."""
-    return [s for s in (p.strip() for p in _SENTENCE.split(text or "")) if len(_LETTER.findall(s)) >= MIN_SENTENCE]
+    return [s for s in (p.strip() for p in _SENTENCE.split(text or "")) if _LETTERS.search(s)]
 
 
 def untemplated(said: list[list[str]]) -> list[list[str]]:
