@@ -220,3 +220,12 @@ def test_cards_the_same_by_meaning(tmp_path: Path, home: Path) -> None:
         bank.close()
     shown = membank("duplicates", cwd=tmp_path / "hlm", home=home)
     assert "zhiqiu-ye.md:4" in shown.stdout and "say the same things" in shown.stdout, shown.stdout
+    from .sidecar import Sidecar
+
+    server = Sidecar("--project", str(tmp_path / "hlm"), home=home)
+    try:
+        served = server.ok("story:duplicates", {})
+        assert [i["ids"] for i in served["items"] if i["by"] == "meaning"] == [[c["ids"] for c in cards][0]]
+        assert server.close() == 0
+    finally:
+        server.kill()
