@@ -60,7 +60,8 @@ def untemplated(said: list[list[str]]) -> list[list[str]]:
 def cover(a: np.ndarray, b: np.ndarray) -> float:
     """How well one card's sentences (unit rows) are each said again by the other's: the mean, over the
     card with fewer sentences, of each one's best cosine with the other's (0.0 when either has none),
-    rounded to 2 places; with as many sentences each, the lower of the two. A twin says each thing again; a card about a neighbour shares a sentence or two."""
+    rounded to 2 places; with as many sentences each, the lower of the two. A twin says each thing again;
+    a card about a neighbour shares a sentence or two."""
     import numpy as np
 
     if not len(a) or not len(b):
