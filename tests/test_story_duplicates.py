@@ -218,8 +218,10 @@ def test_cards_the_same_by_meaning(tmp_path: Path, home: Path) -> None:
         assert cards[0]["score"] >= 0.8 and cards[0]["name"] is None  # not Doctor Lan, who taught her
     finally:
         bank.close()
-    shown = membank("duplicates", cwd=tmp_path / "hlm", home=home)
-    assert "zhiqiu-ye.md:4" in shown.stdout and "say the same things" in shown.stdout, shown.stdout
+    for command in ("duplicates", "doctor"):
+        shown = membank(command, cwd=tmp_path / "hlm", home=home)
+        assert "zhiqiu-ye.md:4" in shown.stdout and "say the same things" in shown.stdout, shown.stdout
+        assert "doctor-lan.md" not in shown.stdout and "smile.md" not in shown.stdout
     from .sidecar import Sidecar
 
     server = Sidecar("--project", str(tmp_path / "hlm"), home=home)
