@@ -99,7 +99,7 @@ def test_close_pairs_and_centring() -> None:
 
 
 def test_language_of_a_fact_as_recall_tells_it() -> None:
-    from membank.domains.story.duplicatefiles import is_chinese
+    from membank.domains.story.meaning import is_chinese
     from membank.kernel.text import script_language
 
     for text in ("林黛玉自幼体弱多病", "Lin Daiyu 林黛玉 is sick", "abc 林", "", "123", "かな漢字 abc", "Ｆｕｌｌ 林黛玉"):

@@ -38,6 +38,9 @@ CARD_NEIGHBOURS = 1  # the cards (nearest by their stored vectors) each card's s
 # each written twin was the other's nearest of 177 cards (benchmarks/duplicatestudy.py)
 MIN_SENTENCE = 6  # pieces of fewer letters ("Dead.", "🙂🙂🙂🙂🙂🙂.", "1.5") say too little to match
 TEMPLATE = 3  # a sentence written word for word in this many cards is a template's, not what a card says
+LANGUAGE_CHARS = 64  # a text's language is told by its start (the whole of 3,000 long facts: 1.8 s)
+_LETTER = re.compile(r"[^\W\d_]")
+_CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]")
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*")
 _LETTERS = re.compile(r"[^\W\d_](?:[\W\d_]*[^\W\d_]){%d}" % (MIN_SENTENCE - 1))  # MIN_SENTENCE letters
 
@@ -47,14 +50,25 @@ def sentences(text: str) -> list[str]:
     return [s for s in (p.strip() for p in _SENTENCE.split(text or "")) if _LETTERS.search(s)]
 
 
+def is_chinese(text: str) -> bool:
+    """kernel.text.script_language's rule (30% of the letters CJK) by two regular expressions: ~10x faster."""
+    letters = len(_LETTER.findall(text))
+    return bool(letters) and len(_CJK.findall(text)) / letters >= 0.3
+
+
 def untemplated(said: list[list[str]]) -> list[list[str]]:
     """Each card's sentences less those written word for word (spaces and case aside) in TEMPLATE cards or
     more: two stubs made of one template's lines ("Age: unknown.") say nothing of their own."""
+    return [[ss[i] for i in at] for ss, at in zip(said, own(said))]
+
+
+def own(said: list[list[str]]) -> list[list[int]]:
+    """The positions of the sentences `untemplated` keeps of each card."""
     from collections import Counter
 
     key = [[" ".join(s.casefold().split()) for s in ss] for ss in said]
     counts = Counter(k for ks in key for k in set(ks))
-    return [[s for s, k in zip(ss, ks) if counts[k] < TEMPLATE] for ss, ks in zip(said, key)]
+    return [[i for i, k in enumerate(ks) if counts[k] < TEMPLATE] for ks in key]
 
 
 def cover(a: np.ndarray, b: np.ndarray) -> float:
