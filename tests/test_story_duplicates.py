@@ -231,3 +231,90 @@ def test_cards_the_same_by_meaning(tmp_path: Path, home: Path) -> None:
         assert server.close() == 0
     finally:
         server.kill()
+
+
+def _by_meaning(bank: Any, calls: list[int]) -> list[tuple[list[str], list[str], float]]:
+    """The cards suggested by meaning (ids, sources, score), asserting the call loaded no model."""
+    before = len(calls)
+    found = [(i["ids"], [f"{s['source']}:{s['line']}" for s in i["sources"]], i["score"])
+             for i in ok(bank, "story:duplicates")["items"] if i["kind"] == "card" and i["by"] == "meaning"]
+    assert len(calls) == before, "story:duplicates asked for the model"
+    return found
+
+
+def _counting(bank: Any, monkeypatch: Any) -> list[int]:
+    calls: list[int] = []
+    real = bank.embedder
+    monkeypatch.setattr(bank, "embedder", lambda: calls.append(1) or real())
+    return calls
+
+
+def test_cards_kept_in_step_without_a_model(tmp_path: Path, monkeypatch: Any) -> None:
+    """Each card's sentence vectors are kept in the index as it is embedded: story:duplicates loads no
+    model, and a card edited, renamed or deleted changes its suggestion at the next sync."""
+    bank = story(tmp_path, TWINS)
+    calls = _counting(bank, monkeypatch)
+    cards = tmp_path / "hlm" / ".writenow" / "characters"
+    twin = (cards / "zhiqiu-ye.md").read_text("utf-8")
+    try:
+        assert [ids for ids, _, _ in _by_meaning(bank, calls)] == [["characters/ye-zhiqiu", "characters/zhiqiu-ye"]]
+        (cards / "zhiqiu-ye.md").write_text("---\nname: Zhiqiu Ye\nkind: character\nsummary: A smuggler who"
+                                            " runs salt past the customs boats at night.\n---\nLoud, generous and"
+                                            " always in debt to someone.\n", "utf-8")
+        assert ok(bank, "index:sync")["updated"] == 1 and calls  # the sync embeds the card (and its sentences)
+        assert _by_meaning(bank, calls) == []  # edited away
+        (cards / "zhiqiu-ye.md").unlink()
+        (cards / "zq.md").write_text(twin, "utf-8")  # back, under another file name
+        ok(bank, "index:sync")
+        found = _by_meaning(bank, calls)
+        assert [(ids, sources[1]) for ids, sources, _ in found] == \
+            [(["characters/ye-zhiqiu", "characters/zq"], ".writenow/characters/zq.md:4")]
+        (cards / "ye-zhiqiu.md").unlink()
+        ok(bank, "index:sync")
+        assert _by_meaning(bank, calls) == []  # deleted: gone from the suggestions
+    finally:
+        bank.close()
+
+
+def test_kept_sentences_answer_as_encoding_on_the_fly(tmp_path: Path, monkeypatch: Any) -> None:
+    """The kept vectors give the answer the model gives on the fly (an index without them: a card embedded
+    before they were kept is said by the model), and they come back with the index: an index made before
+    them re-reads its cards at the next sync; `index --rebuild` (a large sync's embedding beside its writes
+    too); the index deleted."""
+    from membank.domains.indexing import intakes
+
+    import membank
+
+    bank = story(tmp_path, TWINS)
+    calls = _counting(bank, monkeypatch)
+    try:
+        kept = _by_meaning(bank, calls)
+        assert kept and kept[0][2] >= 0.8
+        with bank.index.lock:  # as an index made before the table, opened without a sync
+            bank.index.db.execute("DELETE FROM story_sentences")
+        before = len(calls)
+        assert [(i["ids"], i["score"]) for i in ok(bank, "story:duplicates")["items"] if i["by"] == "meaning"
+                and i["kind"] == "card"] == [(kept[0][0], kept[0][2])] and len(calls) > before  # said on the fly
+        with bank.index.lock:
+            bank.index.db.execute("DROP TABLE story_sentences; DELETE FROM meta WHERE key = 'schema:story.sentences'")
+    finally:
+        bank.close()
+    root = tmp_path / "hlm"
+    bank = membank.open(root)  # the table made again, the cards forgotten and read again by the sync
+    calls = _counting(bank, monkeypatch)
+    try:
+        assert _by_meaning(bank, calls) == kept
+        monkeypatch.setattr(intakes, "PARALLEL_FROM", 1)  # the embedding beside a large sync's writes
+        ok(bank, "index:sync", rebuild=True)
+        assert _by_meaning(bank, calls) == kept
+    finally:
+        bank.close()
+    import shutil
+
+    shutil.rmtree(root / ".writenow" / ".index")
+    bank = membank.open(root)
+    calls = _counting(bank, monkeypatch)
+    try:
+        assert _by_meaning(bank, calls) == kept
+    finally:
+        bank.close()
