@@ -25,8 +25,8 @@ FIELDS = ("summary", "state", "content")  # what a card says, in this order
 
 
 def card_sentences(card: dict[str, Any]) -> list[str]:
-    """The sentences of a card's API record, in FIELDS' order."""
-    return [s for field in FIELDS for s in meaning.sentences(card.get(field) or "")]
+    """The sentences of a card's API record, in FIELDS' order: its first meaning.CARD_SENTENCES."""
+    return [s for field in FIELDS for s in meaning.sentences(card.get(field) or "")][:meaning.CARD_SENTENCES]
 
 
 def _embeds(kind: str, record: str) -> list[str] | None:
