@@ -290,6 +290,11 @@ def test_kept_sentences_answer_as_encoding_on_the_fly(tmp_path: Path, monkeypatc
     try:
         kept = _by_meaning(bank, calls)
         assert kept and kept[0][2] >= 0.8
+        with bank.index.lock:  # a card rewritten without its rows (an older membank's sync): not read
+            bank.index.db.execute("UPDATE entries SET hash = 'x' || hash WHERE id = 'characters/zhiqiu-ye'")
+        before = len(calls)
+        assert [(i["ids"], i["score"]) for i in ok(bank, "story:duplicates")["items"] if i["by"] == "meaning"
+                and i["kind"] == "card"] == [(kept[0][0], kept[0][2])] and len(calls) > before  # said on the fly
         with bank.index.lock:  # as an index made before the table, opened without a sync
             bank.index.db.execute("DELETE FROM story_sentences")
         before = len(calls)

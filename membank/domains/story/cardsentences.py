@@ -3,10 +3,10 @@ static model, kept in the index as the card is embedded (index/sidevectors.py: b
 same step as the card's own vector), so `story:duplicates` and `membank doctor` compare two cards
 sentence by sentence (meaning.cover) without loading a model or encoding anything.
 
-One row per card embedded, even with no sentence: a live card with a vector and no row was embedded
-before this table came (an index opened without a sync since) and is said on the fly. The rows go with
-the card's entry (`clear`: the card edited, deleted, renamed; the index rebuilt); what is a template's
-(meaning.untemplated) depends on every card and is decided when the cards are compared."""
+One row per card embedded, even with no sentence: a live card with a vector and no row of its hash
+was embedded before this table came (an index opened without a sync since) and is said on the fly. The
+rows go with the card's entry (`clear`: the card edited, deleted, renamed; the index rebuilt); what is a
+template's (meaning.untemplated) depends on every card and is decided when the cards are compared."""
 
 from __future__ import annotations
 
@@ -38,19 +38,23 @@ def _embedded(texts: list[str], vectors: np.ndarray) -> list[tuple[str, str, int
 
     zh = "".join("1" if meaning.is_chinese(t[:meaning.LANGUAGE_CHARS]) else "0" for t in texts)
     whole = meaning.is_chinese(" ".join(texts)[:meaning.LANGUAGE_CHARS])
-    return [(json.dumps(texts, ensure_ascii=False), zh, int(whole), np.ascontiguousarray(vectors, np.float32).tobytes())]
+    kept = np.ascontiguousarray(vectors, np.float32).tobytes()
+    return [(json.dumps(texts, ensure_ascii=False), zh, int(whole), kept)]
 
 
 register(DomainSchema(
     "story.sentences", 1,
-    # zh: '1' or '0' a sentence (Chinese or not); zh_card: the card's (its sentences' start) as a whole
-    "CREATE TABLE story_sentences(entry INTEGER PRIMARY KEY, texts TEXT NOT NULL, zh TEXT NOT NULL,"
-    " zh_card INTEGER NOT NULL, vectors BLOB NOT NULL)",
+    # hash: the entry's when it was embedded (a row of another is not read: whatever rewrote the entry
+    # without its rows, an older membank's sync); zh: '1' or '0' a sentence (Chinese or not); zh_card: the
+    # card's (its sentences' start) as a whole
+    "CREATE TABLE story_sentences(entry INTEGER PRIMARY KEY, hash TEXT NOT NULL, texts TEXT NOT NULL,"
+    " zh TEXT NOT NULL, zh_card INTEGER NOT NULL, vectors BLOB NOT NULL)",
     "DROP TABLE IF EXISTS story_sentences",
     # an index made before this table: its cards are read again by the next sync, and embedded with it
     derived_from=tuple(f"{prefix}{section}/" for prefix in (PROJECT_PREFIX, GLOBAL_PREFIX)
                        for section in ("characters", "world")),
-    insert="INSERT INTO story_sentences(entry, texts, zh, zh_card, vectors) VALUES (?, ?, ?, ?, ?)",
+    insert="INSERT INTO story_sentences(entry, hash, texts, zh, zh_card, vectors)"
+           " VALUES (?1, (SELECT hash FROM entries WHERE rowid = ?1), ?2, ?3, ?4, ?5)",
     clear="DELETE FROM story_sentences WHERE entry = ?",
     embeds=_embeds, embedded=_embedded))
 

@@ -39,9 +39,9 @@ def _cards(bank: Bank) -> list[dict[str, Any]]:
 
 
 # each live card's kept sentences (cardsentences.py); its record only when it has none kept
-_CARDS = (f"WITH {LIVE} SELECT live.entry, live.id, s.texts, s.zh, s.zh_card, s.vectors, CASE WHEN s.entry IS NULL THEN e.record END"
-          " FROM live JOIN entries AS e ON e.rowid = live.entry LEFT JOIN story_sentences AS s ON s.entry = live.entry"
-          " ORDER BY live.id")
+_CARDS = (f"WITH {LIVE} SELECT live.entry, live.id, s.texts, s.zh, s.zh_card, s.vectors,"
+          " CASE WHEN s.entry IS NULL THEN e.record END FROM live JOIN entries AS e ON e.rowid = live.entry"
+          " LEFT JOIN story_sentences AS s ON s.entry = live.entry AND s.hash = e.hash ORDER BY live.id")
 _RECORDS = "SELECT rowid, record FROM entries WHERE rowid IN (SELECT value FROM json_each(?))"
 
 
