@@ -83,10 +83,10 @@ def cover(a: np.ndarray, b: np.ndarray) -> float:
     if not len(a) or not len(b):
         return 0.0
     sims = np.asarray(a, np.float32) @ np.asarray(b, np.float32).T
-    said_a, said_b = float(sims.max(axis=1).mean()), float(sims.max(axis=0).mean())
-    if len(a) == len(b):
-        return round(min(said_a, said_b), 2)  # the same either way round
-    return round(said_a if len(a) < len(b) else said_b, 2)
+    said = [float(np.add.reduce(best) / len(best)) for best in  # .mean()'s sum, without its Python (~2,700 calls)
+            ([sims.max(axis=1)] if len(a) < len(b) else [sims.max(axis=0)] if len(a) > len(b) else
+             [sims.max(axis=1), sims.max(axis=0)])]
+    return round(min(said), 2)  # with as many sentences each, the same either way round
 
 
 def centred(unit: np.ndarray, zh: np.ndarray) -> np.ndarray:
