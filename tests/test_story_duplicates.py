@@ -333,3 +333,14 @@ def test_a_card_of_thousands_of_sentences_is_bounded() -> None:
 
     said = card_sentences({"summary": "A physician of the Valley.", "content": "林黛玉自幼体弱多病。" * 30000})
     assert len(said) == CARD_SENTENCES and said[:2] == ["A physician of the Valley.", "林黛玉自幼体弱多病。"]
+
+
+def test_a_damaged_row_fails_nothing(tmp_path: Path) -> None:
+    """Kept vectors that do not fit their sentences (a damaged index) leave that card out; doctor answers."""
+    bank = story(tmp_path, TWINS)
+    try:
+        with bank.index.lock:
+            bank.index.db.execute("UPDATE story_sentences SET vectors = x'0102'")
+        assert ok(bank, "story:duplicates")["total"] >= 0
+    finally:
+        bank.close()

@@ -77,11 +77,13 @@ class Said:
 
 
 def kept(texts: str | None, zh: str | None, zh_card: int | None, vectors: bytes | None, record: str | None) -> Said:
-    """A card's row of `story_sentences` (its columns, None without a row: then its record is read)."""
-    if texts is None or zh is None or zh_card is None or vectors is None:
+    """A card's row of `story_sentences` (its columns, None without a row: then its record is read). A row
+    whose vectors do not fit its sentences (a damaged index) says nothing rather than fail doctor."""
+    said = json.loads(texts) if texts is not None else None
+    if said is None or zh is None or zh_card is None or vectors is None or len(zh) != len(said) \
+            or (said and len(vectors) % (4 * len(said))):
         return Said(card_sentences(json.loads(record or "{}")), None, None, None)
     import numpy as np
 
-    said = json.loads(texts)
     rows = np.frombuffer(vectors, np.float32).reshape(len(said), -1) if said else np.zeros((0, 0), np.float32)
     return Said(said, [c == "1" for c in zh], bool(zh_card), rows)
