@@ -95,6 +95,8 @@ class Channel:
     method: str  # the Python method on an open bank (a function of `membank` for a "registry" channel)
     embeds: bool = False  # loads the embedding model before it queues for the write lock
     target: Literal["bank", "registry"] = "bank"  # "registry": about projects; the handler takes the registry
+    snapshot: bool = False  # a long read: runs in a snapshot of its own (`reading()`) everywhere, never holding
+    # the writer's lock (outside the sidecar a read holds it: a write of another thread would wait it out)
 
     @property
     def function(self) -> Callable[..., Any]:

@@ -28,7 +28,8 @@ class FileState:
     hash: str
 
 
-def _kind(record: Record) -> str:
+def entry_kind(record: Record) -> str:
+    """An entry's `kind` column: memory | character | world | skill."""
     if isinstance(record, Memory):
         return "memory"
     if isinstance(record, Card):
@@ -98,7 +99,7 @@ class EntryStore:
             if old is not None:
                 self.db.execute("DELETE FROM entries WHERE rowid = ?", (old[0],))
             return touched
-        kind = _kind(record)
+        kind = entry_kind(record)
         prepared = prepared if prepared is not None else prepare(record)
         row = {**self._row(kind, bank, record, hash_, prepared), "id_line": id_line}
         if old is not None:

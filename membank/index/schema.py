@@ -30,6 +30,11 @@ class DomainSchema:
     rows: Callable[[Any], list[tuple[Any, ...]]] | None = None
     insert: str = ""
     clear: str = ""
+    # vectors a domain keeps beside an entry's own (a card's sentences), made by the same model in the same
+    # step (index/sidevectors.py): `embeds(kind, record JSON)` lists the texts (None: none kept for this
+    # entry), `embedded(texts, vectors)` the rows `insert` stores after the entry's rowid; `clear` deletes them
+    embeds: Callable[[str, str], list[str] | None] | None = None
+    embedded: Callable[[list[str], Any], list[tuple[Any, ...]]] | None = None
 
 
 SCHEMAS: dict[str, DomainSchema] = {}

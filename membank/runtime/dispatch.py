@@ -14,6 +14,7 @@ from typing import Any
 from ..domains.contract import Channel
 from ..index import IndexError_, StorageError
 from ..index.failures import storage_error
+from ..index.store import reading
 from ..kernel import cancel, errors
 from ..kernel.errors import MembankError
 from ..kernel.payload import build
@@ -46,13 +47,14 @@ def scope(channel: Channel, checked: Any) -> Any:
 def run(channel: Channel, bank: Project, checked: Any, extras: dict[str, Any] | None = None) -> Any:
     """Call a bank channel's handler. A read runs under the index lock: one apsw connection must not
     serve two threads at once (a watcher may be writing); inside `index.store.reading()` (the
-    sidecar) the lock is a no-op and the read has a connection and snapshot of its own."""
+    sidecar) the lock is a no-op and the read has a connection and snapshot of its own. A `snapshot`
+    channel (a long read) gets its snapshot so wherever it is called."""
     kwargs = {**arguments(channel, checked), **(extras or {})}
     bank.check_present()  # a project deleted under the process: NOT_FOUND, nothing read or written
     if not bank.index.in_snapshot() and channel.name != "index:sync":  # (a sidecar's reads: its watcher)
         bank.renew_index()  # `.index/` deleted under the process: a new index from the files first
     if channel.mode == "read":
-        with bank.index.lock:
+        with reading() if channel.snapshot else bank.index.lock:
             return channel.function(bank, **kwargs)
     return channel.function(bank, **kwargs)
 

@@ -17,8 +17,9 @@ from ..domains.lifecycle import runs as lifecycle_runs
 from ..domains.manuscript import store as manuscript_store
 from ..domains.memories import read as memories_read
 from ..domains.recall import queries as recall_queries
-from ..domains.story import positions as story_positions, refs as story_refs
+from ..domains.story import cardsentences as story_sentences, positions as story_positions, refs as story_refs
 from ..index import store as index_store, strongstore as index_strong
 
 REGISTERING = (context_documents, episode_store, episode_traces, indexing_journals, learning_events, lifecycle_runs,
-               manuscript_store, memories_read, recall_queries, story_positions, story_refs, index_store, index_strong)
+               manuscript_store, memories_read, recall_queries, story_positions, story_refs, story_sentences, index_store,
+               index_strong)

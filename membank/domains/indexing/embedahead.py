@@ -13,12 +13,13 @@ import queue
 import threading
 from typing import Any, Callable
 
-from ...index import Index
+from ...files.intake import Prepared
+from ...index import Index, sidevectors
 from ...index.embed import Embedder, mismatch
+from ...index.sidevectors import Batch
 from ...index.vecstore import ROOMY_CACHE_KIB
 
-Job = tuple[list[int], list[str]]
-Result = tuple[list[int], Any]  # the vectors, or None when the batch could not be embedded
+Result = tuple[Batch, Any]  # the vectors, or None when the batch could not be embedded
 
 
 class EmbedAhead:
@@ -28,10 +29,10 @@ class EmbedAhead:
 
     def __init__(self, index: Index, source: Callable[[], Embedder | None], batch: int) -> None:
         self._index, self._source, self._batch = index, source, batch
-        # what each file written is embedded as (files/intake.py `prepare`), by citation: the sync
-        # fills it as it writes, so nothing is read back and decoded from the index
-        self.texts: dict[str, str] = {}
-        self._jobs: queue.Queue[Job | None] = queue.Queue()
+        # each file written: its entry's kind and what it is embedded as (files/intake.py `prepare`), by
+        # citation: the sync fills it as it writes, so nothing is read back and decoded from the index
+        self.texts: dict[str, tuple[str, Prepared]] = {}
+        self._jobs: queue.Queue[Batch | None] = queue.Queue()
         self._results: queue.Queue[Result] = queue.Queue()
         self._model: Embedder | None = None
         self._cursor = 0  # entries up to this rowid are handed over
@@ -48,21 +49,21 @@ class EmbedAhead:
         except Exception:  # the model is optional: embed_pending reports nothing either when it cannot load
             self._model = None
         while (job := self._jobs.get()) is not None:
-            rowids, texts = job
-            try:
-                vectors = self._model.encode(texts) if self._model is not None else None
+            try:  # the entries' texts and the domains' beside them (index/sidevectors.py)
+                vectors = self._model.encode(list(job.texts)) if self._model is not None else None
             except Exception:
                 vectors = None  # left pending: embed_pending tries again after the sync's writes
-            self._results.put((rowids, vectors))
+            self._results.put((job, vectors))
 
     def hand_over(self) -> None:
         """Give the embedding every written entry after the cursor, in batches; keep what came back. An
         entry without a text here (none is known) stays pending for `embed_pending`."""
         while rows := self._index.unembedded(self._batch, self._cursor):
             self._cursor = rows[-1][0]
-            known = [(rowid, self.texts.pop(source)) for rowid, source in rows if source in self.texts]
+            known = [(rowid, *self.texts.pop(source)) for rowid, source in rows if source in self.texts]
             if known:
-                self._jobs.put(([rowid for rowid, _ in known], [text for _, text in known]))
+                self._jobs.put(sidevectors.batch((rowid, kind, prepared.record_json, prepared.embed)
+                                                 for rowid, kind, prepared in known))
                 self._out += 1
             if len(rows) < self._batch:  # the last of them: asking again would find none (a query per hand-over)
                 break
@@ -91,7 +92,7 @@ class EmbedAhead:
     def _collect(self, wait: bool) -> None:
         while self._out:
             try:
-                rowids, vectors = self._results.get(block=wait)
+                job, vectors = self._results.get(block=wait)
             except queue.Empty:
                 return
             self._out -= 1
@@ -103,7 +104,7 @@ class EmbedAhead:
                 self._fresh = not self._index.has_vectors()
                 self._accepted = vectors_accept(self._index, self._model)
             if self._accepted:
-                self._index.put_vectors(rowids, vectors, new=self._fresh)
+                sidevectors.store(self._index, job, vectors, new=self._fresh)
 
 
 def vectors_accept(index: Index, model: Embedder) -> bool:

@@ -12,11 +12,12 @@ from ...files.intake import Outcome, Taken, embed_text, read, take
 from ...files.reader import content_hash
 from ...files.records import ERROR, Diagnostic
 from ...files.scan import JOURNAL, SKIPPED, BankRoot, FileStat, examine, readable_name, scan, shown
+from ...index import sidevectors
 from ...index.embed import Embedder
 from ...kernel import cancel
 from ...kernel.clock import now_iso
 from ...index import Index
-from ...index.entries import FileState
+from ...index.entries import FileState, entry_kind
 from ..episodes import store as episode_store
 from . import intakes, journals
 from .embedahead import EmbedAhead, vectors_accept
@@ -137,8 +138,9 @@ def _take_in(index: Index, files: list[intakes.Item], known: dict[str, dict[str,
             step()
             touched |= _apply(index, root, stat, known[root.bank].get(stat.source), outcome, report, cold)
             if ahead is not None:
-                if isinstance(outcome, Taken) and outcome.prepared is not None and outcome.prepared.embed:
-                    ahead.texts[stat.source] = outcome.prepared.embed
+                if isinstance(outcome, Taken) and outcome.prepared is not None and outcome.prepared.embed \
+                        and outcome.parsed is not None:
+                    ahead.texts[stat.source] = (entry_kind(outcome.parsed.record), outcome.prepared)
                 if n % HAND_OVER == 0:
                     ahead.hand_over()
         if ahead is not None:
@@ -271,7 +273,8 @@ def embed_pending(index: Index, embedder: EmbedderSource | None) -> None:
         return
     while rows := index.pending_vectors(EMBED_BATCH):
         cancel.check()  # in the caller's transaction: stopping here rolls the whole sync back
-        texts = [embed_text(kind, json.loads(record)) for _, kind, record in rows]
-        index.put_vectors([rowid for rowid, _, _ in rows], model.encode(texts))
+        found = sidevectors.batch((rowid, kind, record, embed_text(kind, json.loads(record)))
+                                  for rowid, kind, record in rows)
+        sidevectors.store(index, found, model.encode(list(found.texts)))
 
 

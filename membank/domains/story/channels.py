@@ -286,10 +286,11 @@ class Where(TypedDict):
 
 class Duplicate(TypedDict):
     kind: str  # card | fact
-    name: Optional[str]  # the name or alias the cards share
+    name: Optional[str]  # the name or alias the cards share (by name); null by meaning or words
     ids: list[str]
-    score: Optional[float]  # facts: the share of their words in common (by words), or the cosine (by meaning)
-    by: str  # name (cards) | words | meaning (facts)
+    score: Optional[float]  # the share of words in common (by words), the cosine (facts by meaning), how well
+    # each card's sentences are said again by the other's (cards by meaning); null by name
+    by: str  # name | meaning (cards); words | meaning (facts)
     sources: list[Where]
     message: str
 
@@ -338,7 +339,7 @@ CHANNELS = (
             "reader"),
     Channel("story:duplicates", ProjectOnly, Duplicates, Lazy("membank.domains.story.duplicatefiles", "find"),
             "read", "duplicates",
-            "Near-duplicate cards (a shared name or alias) and facts (nearly the same words or meaning), with both"
-            " sources.",
-            "duplicates"),
+            "Near-duplicate cards (a shared name or alias, or the same sentences) and facts (nearly the same words"
+            " or meaning), with both sources.",
+            "duplicates", snapshot=True),
 )
