@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ..contract import Bank
 from ..story.positions import story_order
 from .search import ranked
+from .words import generation_memo
 
 EXCERPT_PROBE = 40  # code points of a passage looked for in the surrounding text
 
@@ -37,6 +38,27 @@ def scene_at(bank: Bank, document: str, offset: int | None) -> int | None:
     return int(first[0][0]) if first and first[0][0] is not None else None
 
 
+def overlapping(bank: Bank, document: str, window: tuple[int, int]) -> frozenset[int]:
+    """The ids of `document`'s passages overlapping code points `window` (start, stop), from its passages'
+    spans kept per generation of the passages (a prompt asks for its document's every time)."""
+    import numpy as np
+
+    kept = generation_memo(bank.index).setdefault("spans", {})
+    spans = kept.get(document)
+    if spans is None:
+        rows = bank.index.db.execute("SELECT id, start, stop FROM manuscript_passages WHERE document = ? ORDER BY id",
+                                     (document,)).fetchall()
+        spans = np.asarray(rows, dtype=np.int64).reshape(-1, 3).T
+        if len(kept) >= SPANS_KEPT:
+            kept.clear()
+        kept[document] = spans
+    ids, start, stop = spans
+    return frozenset(ids[(start < window[1]) & (stop > window[0])].tolist())
+
+
+SPANS_KEPT = 64  # documents whose passages' spans are kept per generation
+
+
 def shown(text: str, surrounding: str) -> bool:
     """Whether a passage is already in the text around the selection (whole, or its opening or ending)."""
     body = text.strip()
@@ -55,11 +77,7 @@ def recall(bank: Bank, before: str, query: str, k: int, window: tuple[int, int] 
     if k <= 0 or not query.strip() or not story_order(bank).knows(before):
         return []  # a document outside the story order is after every chapter: recall nothing, hide nothing less
     document = story_order(bank).locate(before)[0]
-    exclude: frozenset[int] = frozenset()
-    if window is not None:
-        exclude = frozenset(i for (i,) in bank.index.db.execute(
-            "SELECT id FROM manuscript_passages WHERE document = ? AND start < ? AND stop > ?",
-            (document, window[1], window[0])))
+    exclude = overlapping(bank, document, window) if window is not None else frozenset()
     # the strong windows rank when the memories' side of this assemble already embedded the query (the
     # encoder keeps it); an embedding of its own (~10-25 ms) is never paid for here: else the static vectors
     items, _ = ranked(bank, query, before, None, k + 8, exclude, embed=False, windows=windows)

@@ -89,8 +89,10 @@ def kept_positions(index: Index, ids: Any, allowed: list[int], exclude: frozense
     import numpy as np
 
     found = kept_for(index, "positions", ids, allowed, lambda: positions(ids, allowed))
-    if exclude:
-        found = found[np.isin(ids[found], np.fromiter(exclude, dtype=np.int64, count=len(exclude)), invert=True)]
+    if exclude:  # a mask over `ids` of the excluded: what `np.isin(…, invert=True)` keeps, at half its cost
+        gone = np.zeros(len(ids), dtype=bool)
+        gone[positions(ids, list(exclude))] = True
+        found = found[~gone[found]]
     return found
 
 
