@@ -404,6 +404,29 @@ def test_the_recap_told_again_follows_a_summary_edited_by_hand_and_the_position(
         assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 20)] == ["老周死在灯塔。"]
 
 
+def test_a_prompt_s_recap_follows_a_summary_edited_by_hand_and_its_items_are_the_caller_s(project: Path) -> None:
+    wb = project / ".writenow"
+    (wb / "skills").mkdir(exist_ok=True)
+    (wb / "skills" / "recap-test.md").write_text(RECAP_SKILL, "utf-8")
+    (project / "chapters" / "ch03.md").write_text("第3章。\n", "utf-8")
+    with closing(membank.open(project)) as bank:
+        bank.put_summary(of="chapters/ch01.md", level="chapter", text="林默等船。")
+
+        def told() -> tuple[str, list[dict[str, object]]]:
+            d = bank.assemble_context(skill_id="recap-test", document_id="chapters/ch03.md",
+                                      selection={"start": 0, "end": 1})
+            return d["userContent"], [i for i in d["items"] if i["kind"] == "summary"]
+
+        content, [item] = told()
+        assert "林默等船。" in content and item["reason"] == {"level": "chapter", "stale": False}
+        item["reason"]["stale"] = True  # the caller's own: the next prompt is not changed by it
+        assert told()[1][0]["reason"] == {"level": "chapter", "stale": False}
+        [path] = [p for p in (wb / "summaries").rglob("*.md") if "ch01" in p.name]
+        path.write_text(path.read_text("utf-8").replace("林默等船。", "林默等了一夜的船。"), "utf-8")  # no sync
+        content, _ = told()
+        assert "林默等了一夜的船。" in content and "林默等船。" not in content
+
+
 def test_the_recap_follows_a_summary_put_and_one_removed_between_two_prompts(project: Path) -> None:
     from membank.domains.manuscript.summaries import recap
 

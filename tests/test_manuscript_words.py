@@ -114,3 +114,32 @@ def test_kept_positions_are_the_allowed_ones_less_the_excluded_and_follow_a_new_
         assert words.allowed_mask(index, ids, allowed).tolist() == [False, True, False, True, True]
     finally:
         index.close()
+
+
+def test_the_passages_overlapping_a_window_follow_a_new_generation() -> None:
+    from membank.domains.manuscript.recall import overlapping
+
+    class _Bank:  # what `overlapping` reads of a bank: its index
+        def __init__(self, index: Index) -> None:
+            self.index = index
+
+    index = Index(":memory:")
+    try:
+        with index.transaction():
+            for pid, document, start, stop in ((4, "ch1.md", 0, 10), (7, "ch1.md", 10, 20), (9, "ch1.md", 20, 30),
+                                               (5, "ch2.md", 0, 30)):
+                index.db.execute("INSERT INTO manuscript_passages(id, document, ordinal, scene, scene_no, line,"
+                                 " end_line, start, stop, text, hash) VALUES (?, ?, 1, '#1', 1, 1, 1, ?, ?, 'x', '')",
+                                 (pid, document, start, stop))
+        bank = _Bank(index)
+        assert overlapping(bank, "ch1.md", (10, 20)) == {7}  # a passage ending at 10 or starting at 20: not in it
+        assert overlapping(bank, "ch1.md", (5, 25)) == {4, 7, 9}
+        assert overlapping(bank, "ch1.md", (30, 40)) == frozenset()
+        assert overlapping(bank, "zz.md", (0, 99)) == frozenset()
+        with index.transaction():  # a passage moves: its span is read again
+            index.db.execute("UPDATE manuscript_passages SET start = 31, stop = 40 WHERE id = 9")
+            store.moved(index)
+        assert overlapping(bank, "ch1.md", (5, 25)) == {4, 7}
+        assert overlapping(bank, "ch1.md", (35, 36)) == {9}
+    finally:
+        index.close()

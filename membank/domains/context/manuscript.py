@@ -48,8 +48,8 @@ RECAP_PIECES_KEPT = 64
 
 def recap(bank: Bank, position: str, tokens: int) -> list[Piece]:
     """The story so far: the summaries of what lies before the position, oldest first, a stale one marked.
-    The pieces are made once per answer of `summaries.kept_recap` (the same tuple while the summaries, the
-    story order and the passages hold: a session asks at the same few positions). Frozen: shared."""
+    The texts are made clean and counted once per answer of `summaries.kept_recap` (the same tuple while the
+    summaries, the story order and the passages hold: a session asks at the same few positions)."""
     if tokens <= 0:
         return []
     from ..manuscript.summaries import kept_recap
@@ -63,7 +63,9 @@ def recap(bank: Bank, position: str, tokens: int) -> list[Piece]:
         if len(kept) >= RECAP_PIECES_KEPT:
             kept.clear()
         made = kept[id(told)] = (told, pieces)
-    return list(made[1])
+    # each reason a dict of the prompt's own: an answer's `items` are the caller's to change
+    return [Piece.cleaned(4, "recap", "summary", p.text, p.tokens, None, p.source, None, dict(p.reason))
+            for p in made[1]]
 
 
 def recall(bank: Bank, start: int | None, passage: Passage, text: str | None, query: str, k: int,
