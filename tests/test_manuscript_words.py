@@ -143,3 +143,17 @@ def test_the_passages_overlapping_a_window_follow_a_new_generation() -> None:
         assert overlapping(bank, "ch1.md", (35, 36)) == {9}
     finally:
         index.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([0.5, 0.25, -1.0, 0.0, -0.0, 2.0, float("nan")]) | st.floats(-3, 3), min_size=1,
+                max_size=40), st.integers(1, 40))
+def test_sorting_only_the_first_k_candidates_gives_the_first_k_of_a_stable_sort(values: list[float], k: int) -> None:
+    import numpy as np
+
+    array = np.asarray(values, dtype=np.float32)
+    want = np.argsort(array, kind="stable")[:k]
+    if len(array) > k:
+        near = np.flatnonzero(words.first_k(array, k))
+        got = near[np.argsort(array[near], kind="stable")][:k]
+        assert got.tolist() == want.tolist()

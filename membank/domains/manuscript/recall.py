@@ -4,6 +4,7 @@ or later is never a candidate), and a passage already in Layer 5's text around t
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from ..contract import Bank
@@ -28,14 +29,26 @@ def scene_at(bank: Bank, document: str, offset: int | None) -> int | None:
     """The number of the scene holding code-point `offset` of `document` (None without passages)."""
     if offset is None:
         return None
-    rows = bank.index.db.execute(
-        "SELECT scene_no FROM manuscript_passages WHERE document = ? AND start <= ? ORDER BY start DESC LIMIT 1",
-        (document, offset)).fetchall()
-    if rows:
-        return int(rows[0][0])
-    first = bank.index.db.execute("SELECT min(scene_no) FROM manuscript_passages WHERE document = ?",
-                                  (document,)).fetchall()
-    return int(first[0][0]) if first and first[0][0] is not None else None
+    starts, numbers = _scenes(bank, document)
+    if not starts:
+        return None
+    at = bisect_right(starts, offset)  # the passage starting last at or before `offset`, else the first scene
+    return numbers[at - 1] if at else min(numbers)
+
+
+def _scenes(bank: Bank, document: str) -> tuple[list[int], list[int]]:
+    """`document`'s passages' starts, in order, and each one's scene number: kept per generation of the
+    passages (every prompt asks for the scene its selection is in)."""
+    kept = generation_memo(bank.index).setdefault("scene_starts", {})
+    found = kept.get(document)
+    if found is None:
+        rows = bank.index.db.execute("SELECT start, scene_no FROM manuscript_passages WHERE document = ?"
+                                     " ORDER BY start, id", (document,)).fetchall()
+        found = ([int(a) for a, _ in rows], [int(n) for _, n in rows])
+        if len(kept) >= SPANS_KEPT:
+            kept.clear()
+        kept[document] = found
+    return found  # type: ignore[no-any-return]
 
 
 def overlapping(bank: Bank, document: str, window: tuple[int, int]) -> frozenset[int]:

@@ -112,7 +112,11 @@ def _nearest(bank: Bank, query: str, within: list[int], exclude: frozenset[int],
         return []
     # every row's product, then the allowed ones: the same products (one per row) without copying the rows
     sims = (matrix @ vector)[rows]
-    top = np.argsort(-sims, kind="stable")[:k]
+    if len(sims) > k:  # only those that may be among the k nearest are sorted (stable: the same order)
+        near = np.flatnonzero(words.first_k(-sims, k))
+        top = near[np.argsort(-sims[near], kind="stable")][:k]
+    else:
+        top = np.argsort(-sims, kind="stable")[:k]
     return list(zip(ids[rows[top]].tolist(), (1.0 - sims[top]).tolist()))  # float32 distances, as one by one
 
 

@@ -65,8 +65,22 @@ def composed(index: Index, match: str, allowed: list[int], k: int) -> Rows | Non
     held = np.zeros(len(ids), dtype=bool)
     held[at] = True
     rows = np.flatnonzero(held & allowed_mask(index, ids, allowed))
-    order = rows[np.lexsort((ids[rows], total[rows]))][:k]
+    scores = total[rows]
+    if len(rows) > k:  # only those that may be among the k best are sorted
+        near = first_k(scores, k)
+        rows, scores = rows[near], scores[near]
+    order = rows[np.lexsort((ids[rows], scores))][:k]
     return list(zip(ids[order].tolist(), total[order].tolist()))
+
+
+def first_k(values: Any, k: int) -> Any:
+    """A mask of the values that may be among the k smallest: every one not above the k-th smallest (ties
+    with it too), so sorting only them gives the same first k as sorting all (by value, then as before).
+    All of them when that value is NaN (fewer than k that are not)."""
+    import numpy as np
+
+    kth = np.partition(values, k - 1)[k - 1]
+    return values <= kth if kth == kth else np.ones(len(values), dtype=bool)
 
 
 def positions(ids: Any, wanted: list[int]) -> Any:
