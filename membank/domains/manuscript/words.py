@@ -146,15 +146,20 @@ def generation_memo(index: Index) -> dict[str, Any]:
     """A memo kept while the passages' generation (store.GENERATION) holds: it moves whenever a passage
     comes, goes or gets a vector (at the end of the write that moved it), and a rebuild empties `index.caches`. Read threads standing on two
     generations at once each find theirs."""
-    if index.view_key() is None:
+    view = index.view_key()
+    if view is None:
         return {}  # in the middle of a write (the generation moves at its end): nothing read may be kept
+    memos: dict[Any, Any] = index.caches.setdefault("manuscript.generation", {})
+    last = memos.get("view")  # the view it was last found for: the same view, the same generation (a prompt asks ~9 times)
+    if last is not None and last[0] == view:
+        return last[1]  # type: ignore[no-any-return]
     generation = store.generation(index)
-    memos: dict[Any, dict[str, Any]] = index.caches.setdefault("manuscript.generation", {})
     kept = memos.get(generation)
     if kept is None:
-        if len(memos) >= GENERATIONS_KEPT:
+        if len(memos) >= GENERATIONS_KEPT + 1:
             memos.clear()
         kept = memos[generation] = {}
+    memos["view"] = (view, kept)  # one assignment: another read thread sees the pair whole
     return kept
 
 
