@@ -104,6 +104,7 @@ which while who whom why will with would you your yours yourself yourselves""".s
 
 
 TERMS_KEPT = 32  # texts whose `fts_terms` are kept: a prompt's query is asked for its memories and its passages
+TERMS_TEXT_KEPT = 10_000  # code points of a text kept so (a query's most: kernel/payload.py MAX_QUERY_CHARS)
 _terms_kept: dict[str, tuple[str, ...]] = {}
 
 
@@ -117,9 +118,10 @@ def fts_terms(text: str) -> list[str]:
     found = _terms_kept.get(text)
     if found is None:
         found = tuple(_fts_terms(text))
-        if len(_terms_kept) >= TERMS_KEPT:
-            _terms_kept.clear()
-        _terms_kept[text] = found
+        if len(text) <= TERMS_TEXT_KEPT:  # (a longer text is tokenized again: never held 32 times)
+            if len(_terms_kept) >= TERMS_KEPT:
+                _terms_kept.clear()
+            _terms_kept[text] = found
     return list(found)
 
 
