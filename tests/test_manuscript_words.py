@@ -157,3 +157,28 @@ def test_sorting_only_the_first_k_candidates_gives_the_first_k_of_a_stable_sort(
         near = np.flatnonzero(words.first_k(array, k))
         got = near[np.argsort(array[near], kind="stable")][:k]
         assert got.tolist() == want.tolist()
+
+
+def test_the_scene_at_an_offset_is_the_one_of_the_passage_starting_last_at_or_before_it() -> None:
+    from membank.domains.manuscript.recall import scene_at
+
+    class _Bank:  # what `scene_at` reads of a bank: its index
+        def __init__(self, index: Index) -> None:
+            self.index = index
+
+    index = Index(":memory:")
+    try:
+        with index.transaction():
+            for pid, start, scene in ((8, 40, 3), (2, 5, 2), (6, 20, 2)):  # ids and rows in no order
+                index.db.execute("INSERT INTO manuscript_passages(id, document, ordinal, scene, scene_no, line,"
+                                 " end_line, start, stop, text, hash) VALUES (?, 'ch1.md', 1, '#1', ?, 1, 1, ?, ?, 'x',"
+                                 " '')", (pid, scene, start, start + 10))
+        bank = _Bank(index)
+        assert [scene_at(bank, "ch1.md", at) for at in (0, 4, 5, 39, 40, 10_000)] == [2, 2, 2, 2, 3, 3]
+        assert scene_at(bank, "ch1.md", None) is None and scene_at(bank, "zz.md", 3) is None
+        with index.transaction():  # a scene heading added above: the passages move, and are read again
+            index.db.execute("UPDATE manuscript_passages SET scene_no = 4 WHERE id = 8")
+            store.moved(index)
+        assert scene_at(bank, "ch1.md", 45) == 4
+    finally:
+        index.close()
