@@ -139,7 +139,8 @@ def _moved(index: Index, sql: str) -> None:
 def test_the_passages_overlapping_a_window_follow_a_new_generation() -> None:
     from membank.domains.manuscript.recall import overlapping
 
-    index = _spans([(4, "ch1.md", 1, 0, 10), (7, "ch1.md", 1, 10, 20), (9, "ch1.md", 1, 20, 30), (5, "ch2.md", 1, 0, 30)])
+    index = _spans([(4, "ch1.md", 1, 0, 10), (7, "ch1.md", 1, 10, 20), (9, "ch1.md", 1, 20, 30),
+                    (5, "ch2.md", 1, 0, 30)])
     try:
         bank = _Bank(index)
         assert overlapping(bank, "ch1.md", (10, 20)) == {7}  # a passage ending at 10 or starting at 20: not in it

@@ -150,7 +150,7 @@ def generation_memo(index: Index) -> dict[str, Any]:
     if view is None:
         return {}  # in the middle of a write (the generation moves at its end): nothing read may be kept
     memos: dict[Any, Any] = index.caches.setdefault("manuscript.generation", {})
-    last = memos.get("view")  # the view it was last found for: the same view, the same generation (a prompt asks ~9 times)
+    last = memos.get("view")  # the view last asked for: the same view, the same generation (a prompt asks ~9 times)
     if last is not None and last[0] == view:
         return last[1]  # type: ignore[no-any-return]
     generation = store.generation(index)
