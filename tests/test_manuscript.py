@@ -49,6 +49,20 @@ def test_search_cites_source_and_line(bank: Bank) -> None:
     assert set(first) == {"source", "scene", "line", "endLine", "text", "score", "reason"}
 
 
+def test_items_read_a_few_at_a_time_are_the_ranked_ones(bank: Bank) -> None:
+    from membank.domains.manuscript.search import ranked, ranked_items
+
+    (bank.root / "chapters" / "ch03.md").write_text("## 风暴\n\n灯塔下，林默又等了一夜。\n", "utf-8")
+    bank.sync()
+    items, _ = ranked(bank, "灯塔 林默 船 雨夜", "chapters/ch03.md", None, 10, embed=False, windows=False)
+    assert len(items) >= 3
+    for batch in (1, 2, 100):
+        assert list(ranked_items(bank, "灯塔 林默 船 雨夜", "chapters/ch03.md", 10, frozenset(), False, batch)) == items
+    skipped = frozenset({items[0]["id"]})  # an excluded passage is no item, and the ranks are counted without it
+    assert [i["id"] for i in ranked_items(bank, "灯塔 林默 船 雨夜", "chapters/ch03.md", 10, skipped, False, 1)] == \
+        [i["id"] for i in ranked(bank, "灯塔 林默 船 雨夜", "chapters/ch03.md", None, 10, skipped, False, False)[0]]
+
+
 def test_before_never_returns_a_passage_at_or_after_the_position(bank: Bank) -> None:
     for before, allowed in [("chapters/ch01.md", set()),
                             ("chapters/ch01.md#2", {("chapters/ch01.md", "灯塔")}),

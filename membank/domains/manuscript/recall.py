@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..contract import Bank
 from ..story.positions import story_order
-from .search import ranked
+from .search import ranked_items
 from .words import generation_memo
 
 EXCERPT_PROBE = 40  # code points of a passage looked for in the surrounding text
@@ -93,9 +93,8 @@ def recall(bank: Bank, before: str, query: str, k: int, window: tuple[int, int] 
     exclude = overlapping(bank, document, window) if window is not None else frozenset()
     # the strong windows rank when the memories' side of this assemble already embedded the query (the
     # encoder keeps it); an embedding of its own (~10-25 ms) is never paid for here: else the static vectors
-    items, _ = ranked(bank, query, before, None, k + 8, exclude, embed=False, windows=windows)
-    out = []
-    for item in items:
+    out: list[Recalled] = []
+    for item in ranked_items(bank, query, before, k + 8, exclude, windows, k):  # the passages read k at a time
         if shown(item["text"], surrounding):
             continue
         heading = f"({item['source']}:{item['line']}, {item['scene']})"
