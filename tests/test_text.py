@@ -52,3 +52,5 @@ def test_the_terms_of_a_text_asked_again_are_the_same_and_the_caller_s_own() -> 
     assert first == ['"Storm"', '"gull"', '"灯 塔"']
     first.append('"x"')  # a caller changing its list changes no later answer
     assert fts_terms("Storm over the storm gull 灯塔") == ['"Storm"', '"gull"', '"灯 塔"']
+    long = "灯塔" * 6_000  # over what is kept: tokenized again, the same terms
+    assert fts_terms(long) == fts_terms(long) == ['"灯 塔"', '"塔 灯"']
