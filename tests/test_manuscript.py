@@ -49,6 +49,20 @@ def test_search_cites_source_and_line(bank: Bank) -> None:
     assert set(first) == {"source", "scene", "line", "endLine", "text", "score", "reason"}
 
 
+def test_items_read_a_few_at_a_time_are_the_ranked_ones(bank: Bank) -> None:
+    from membank.domains.manuscript.search import ranked, ranked_items
+
+    (bank.root / "chapters" / "ch03.md").write_text("## 风暴\n\n灯塔下，林默又等了一夜。\n", "utf-8")
+    bank.sync()
+    items, _ = ranked(bank, "灯塔 林默 船 雨夜", "chapters/ch03.md", None, 10, embed=False, windows=False)
+    assert len(items) >= 3
+    for batch in (1, 2, 100):
+        assert list(ranked_items(bank, "灯塔 林默 船 雨夜", "chapters/ch03.md", 10, frozenset(), False, batch)) == items
+    skipped = frozenset({items[0]["id"]})  # an excluded passage is no item, and the ranks are counted without it
+    assert [i["id"] for i in ranked_items(bank, "灯塔 林默 船 雨夜", "chapters/ch03.md", 10, skipped, False, 1)] == \
+        [i["id"] for i in ranked(bank, "灯塔 林默 船 雨夜", "chapters/ch03.md", None, 10, skipped, False, False)[0]]
+
+
 def test_before_never_returns_a_passage_at_or_after_the_position(bank: Bank) -> None:
     for before, allowed in [("chapters/ch01.md", set()),
                             ("chapters/ch01.md#2", {("chapters/ch01.md", "灯塔")}),
@@ -402,6 +416,29 @@ def test_the_recap_told_again_follows_a_summary_edited_by_hand_and_the_position(
         path.write_text(path.read_text("utf-8").replace("林默等船。", "林默等了一夜的船。"), "utf-8")  # no sync
         assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 2000)] == ["林默等了一夜的船。", "老周死在灯塔。"]
         assert [s.text for s, _ in recap(bank, "chapters/ch03.md", 20)] == ["老周死在灯塔。"]
+
+
+def test_a_prompt_s_recap_follows_a_summary_edited_by_hand_and_its_items_are_the_caller_s(project: Path) -> None:
+    wb = project / ".writenow"
+    (wb / "skills").mkdir(exist_ok=True)
+    (wb / "skills" / "recap-test.md").write_text(RECAP_SKILL, "utf-8")
+    (project / "chapters" / "ch03.md").write_text("第3章。\n", "utf-8")
+    with closing(membank.open(project)) as bank:
+        bank.put_summary(of="chapters/ch01.md", level="chapter", text="林默等船。")
+
+        def told() -> tuple[str, list[dict[str, object]]]:
+            d = bank.assemble_context(skill_id="recap-test", document_id="chapters/ch03.md",
+                                      selection={"start": 0, "end": 1})
+            return d["userContent"], [i for i in d["items"] if i["kind"] == "summary"]
+
+        content, [item] = told()
+        assert "林默等船。" in content and item["reason"] == {"level": "chapter", "stale": False}
+        item["reason"]["stale"] = True  # the caller's own: the next prompt is not changed by it
+        assert told()[1][0]["reason"] == {"level": "chapter", "stale": False}
+        [path] = [p for p in (wb / "summaries").rglob("*.md") if "ch01" in p.name]
+        path.write_text(path.read_text("utf-8").replace("林默等船。", "林默等了一夜的船。"), "utf-8")  # no sync
+        content, _ = told()
+        assert "林默等了一夜的船。" in content and "林默等船。" not in content
 
 
 def test_the_recap_follows_a_summary_put_and_one_removed_between_two_prompts(project: Path) -> None:

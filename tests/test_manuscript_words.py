@@ -114,3 +114,69 @@ def test_kept_positions_are_the_allowed_ones_less_the_excluded_and_follow_a_new_
         assert words.allowed_mask(index, ids, allowed).tolist() == [False, True, False, True, True]
     finally:
         index.close()
+
+
+class _Bank:  # what recall.py's `overlapping` and `scene_at` read of a bank: its index
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+
+def _spans(rows: list[tuple[int, str, int, int, int]]) -> Index:
+    """An index holding passages (id, document, scene number, start, stop) and nothing else."""
+    index = Index(":memory:")
+    with index.transaction():
+        index.db.executemany("INSERT INTO manuscript_passages(id, document, ordinal, scene, scene_no, line, end_line,"
+                             " start, stop, text, hash) VALUES (?, ?, 1, '#1', ?, 1, 1, ?, ?, 'x', '')", rows)
+    return index
+
+
+def _moved(index: Index, sql: str) -> None:
+    with index.transaction():
+        index.db.execute(sql)
+        store.moved(index)
+
+
+def test_the_passages_overlapping_a_window_follow_a_new_generation() -> None:
+    from membank.domains.manuscript.recall import overlapping
+
+    index = _spans([(4, "ch1.md", 1, 0, 10), (7, "ch1.md", 1, 10, 20), (9, "ch1.md", 1, 20, 30),
+                    (5, "ch2.md", 1, 0, 30)])
+    try:
+        bank = _Bank(index)
+        assert overlapping(bank, "ch1.md", (10, 20)) == {7}  # a passage ending at 10 or starting at 20: not in it
+        assert overlapping(bank, "ch1.md", (5, 25)) == {4, 7, 9}
+        assert overlapping(bank, "ch1.md", (30, 40)) == frozenset()
+        assert overlapping(bank, "zz.md", (0, 99)) == frozenset()
+        _moved(index, "UPDATE manuscript_passages SET start = 31, stop = 40 WHERE id = 9")  # its span read again
+        assert overlapping(bank, "ch1.md", (5, 25)) == {4, 7}
+        assert overlapping(bank, "ch1.md", (35, 36)) == {9}
+    finally:
+        index.close()
+
+
+def test_the_scene_at_an_offset_is_the_one_of_the_passage_starting_last_at_or_before_it() -> None:
+    from membank.domains.manuscript.recall import scene_at
+
+    index = _spans([(8, "ch1.md", 3, 40, 50), (2, "ch1.md", 2, 5, 15), (6, "ch1.md", 2, 20, 30)])  # in no order
+    try:
+        bank = _Bank(index)
+        assert [scene_at(bank, "ch1.md", at) for at in (0, 4, 5, 39, 40, 10_000)] == [2, 2, 2, 2, 3, 3]
+        assert scene_at(bank, "ch1.md", None) is None and scene_at(bank, "zz.md", 3) is None
+        _moved(index, "UPDATE manuscript_passages SET scene_no = 4 WHERE id = 8")  # a heading added above it
+        assert scene_at(bank, "ch1.md", 45) == 4
+    finally:
+        index.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([0.5, 0.25, -1.0, 0.0, -0.0, 2.0, float("nan")]) | st.floats(-3, 3), min_size=1,
+                max_size=40), st.integers(1, 40))
+def test_sorting_only_the_first_k_candidates_gives_the_first_k_of_a_stable_sort(values: list[float], k: int) -> None:
+    import numpy as np
+
+    array = np.asarray(values, dtype=np.float32)
+    want = np.argsort(array, kind="stable")[:k]
+    if len(array) > k:
+        near = np.flatnonzero(words.first_k(array, k))
+        got = near[np.argsort(array[near], kind="stable")][:k]
+        assert got.tolist() == want.tolist()

@@ -43,3 +43,14 @@ def test_a_long_texts_estimate_counts_the_same_cjk(points: list[int]) -> None:
     cjk = sum(1 for ch in text if any(a <= ord(ch) <= b for a, b in ((0x3040, 0x30FF), (0x3400, 0x4DBF),
               (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0x20000, 0x2FFFF))))
     assert estimate_tokens(text) == max(1, cjk + -(-(len(text) - cjk) // 4))
+
+
+def test_the_terms_of_a_text_asked_again_are_the_same_and_the_caller_s_own() -> None:
+    from membank.kernel.text import fts_terms
+
+    first = fts_terms("Storm over the storm gull 灯塔")
+    assert first == ['"Storm"', '"gull"', '"灯 塔"']
+    first.append('"x"')  # a caller changing its list changes no later answer
+    assert fts_terms("Storm over the storm gull 灯塔") == ['"Storm"', '"gull"', '"灯 塔"']
+    long = "灯塔" * 6_000  # over what is kept: tokenized again, the same terms
+    assert fts_terms(long) == fts_terms(long) == ['"灯 塔"', '"塔 灯"']

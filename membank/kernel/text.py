@@ -103,13 +103,29 @@ them themselves then there these they this those through to too under until up v
 which while who whom why will with would you your yours yourself yourselves""".split())
 
 
+TERMS_KEPT = 32  # texts whose `fts_terms` are kept: a prompt's query is asked for its memories and its passages
+TERMS_TEXT_KEPT = 10_000  # code points of a text kept so (a query's most: kernel/payload.py MAX_QUERY_CHARS)
+_terms_kept: dict[str, tuple[str, ...]] = {}
+
+
 def fts_terms(text: str) -> list[str]:
     """The terms of an FTS5 MATCH expression for free text, in order: any word, any pair of adjacent
     CJK characters, each once (FTS5 folds case, so Storm and storm are one term).
 
     Every term is quoted, so punctuation or FTS5 operators in the writer's text cannot break the
     query; a lone CJK character stands for itself. English stopwords are left out unless the
-    text has nothing else."""
+    text has nothing else. Kept for the last few texts (a prompt asks twice with its query)."""
+    found = _terms_kept.get(text)
+    if found is None:
+        found = tuple(_fts_terms(text))
+        if len(text) <= TERMS_TEXT_KEPT:  # (a longer text is tokenized again: never held 32 times)
+            if len(_terms_kept) >= TERMS_KEPT:
+                _terms_kept.clear()
+            _terms_kept[text] = found
+    return list(found)
+
+
+def _fts_terms(text: str) -> list[str]:
     words: list[str] = []
     phrases: list[str] = []
     cjk = _cjk()

@@ -4,8 +4,11 @@ position, which is the scene the selection is in."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from ...kernel.text import estimate_tokens
 from ..contract import Bank
-from .layers import Piece
+from .layers import Piece, clean
 from .passage import Passage
 
 
@@ -40,14 +43,29 @@ def _scene_in(bank: Bank, document: str, text: str, at: int) -> int:
     return known if known is not None else mine.number
 
 
+RECAP_PIECES_KEPT = 64
+
+
 def recap(bank: Bank, position: str, tokens: int) -> list[Piece]:
-    """The story so far: the summaries of what lies before the position, oldest first, a stale one marked."""
+    """The story so far: the summaries of what lies before the position, oldest first, a stale one marked.
+    The texts are made clean and counted once per answer of `summaries.kept_recap` (the same tuple while the
+    summaries, the story order and the passages hold: a session asks at the same few positions)."""
     if tokens <= 0:
         return []
-    from ..manuscript.summaries import recap as told
+    from ..manuscript.summaries import kept_recap
 
-    return [Piece(4, "recap", "summary", f"#### {s.of}{' (stale)' if stale else ''}\n{s.text}", None, s.source, None,
-                  {"level": s.level, "stale": stale}) for s, stale in told(bank, position, tokens)]
+    told = kept_recap(bank, position, tokens)
+    kept: dict[int, tuple[Any, list[Piece]]] = bank.memo.setdefault("context.recap", {})
+    made = kept.get(id(told))
+    if made is None or made[0] is not told:  # the tuple itself held: its id is never another's meanwhile
+        pieces = [Piece(4, "recap", "summary", f"#### {s.of}{' (stale)' if stale else ''}\n{s.text}", None, s.source,
+                        None, {"level": s.level, "stale": stale}) for s, stale in told]
+        if len(kept) >= RECAP_PIECES_KEPT:
+            kept.clear()
+        made = kept[id(told)] = (told, pieces)
+    # each reason a dict of the prompt's own: an answer's `items` are the caller's to change
+    return [Piece.cleaned(4, "recap", "summary", p.text, p.tokens, None, p.source, None, dict(p.reason))
+            for p in made[1]]
 
 
 def recall(bank: Bank, start: int | None, passage: Passage, text: str | None, query: str, k: int,
@@ -62,5 +80,28 @@ def recall(bank: Bank, start: int | None, passage: Passage, text: str | None, qu
     window = None if at is None else (at - len(passage.before.text),
                                       at + len(passage.selection) + len(passage.after.text))
     around = passage.before.text + passage.selection + passage.after.text
-    return [Piece(4, "manuscript", "passage", r.text, None, r.source, r.line, {"scene": r.scene, "why": r.reason},
-                  r.score) for r in recalled(bank, position, query, k, window, around, windows)]
+    found = recalled(bank, position, query, k, window, around, windows)
+    texts = _kept_texts(bank)
+    out = []
+    for r in found:
+        made = texts.get(r.text)
+        if made is None:
+            body = clean(r.text)
+            made = (body, estimate_tokens(body))
+            if len(texts) >= TEXTS_KEPT:
+                texts.clear()
+            texts[r.text] = made
+        out.append(Piece.cleaned(4, "manuscript", "passage", made[0], made[1], None, r.source, r.line,
+                                 {"scene": r.scene, "why": r.reason}, r.score))
+    return out
+
+
+TEXTS_KEPT = 1024  # recalled passages' Layer 4 texts kept per generation of the passages
+
+
+def _kept_texts(bank: Bank) -> dict[str, tuple[str, int]]:
+    """A recalled passage's text as Layer 4 shows it (clean) and its tokens, kept per generation of the
+    passages (what the text is made of moves only with it): a session's prompts recall the same few."""
+    from ..manuscript.words import generation_memo
+
+    return generation_memo(bank.index).setdefault("context.texts", {})  # type: ignore[no-any-return]

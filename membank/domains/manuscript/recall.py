@@ -4,11 +4,13 @@ or later is never a candidate), and a passage already in Layer 5's text around t
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from ..contract import Bank
 from ..story.positions import story_order
-from .search import ranked
+from .search import ranked_items
+from .words import generation_memo
 
 EXCERPT_PROBE = 40  # code points of a passage looked for in the surrounding text
 
@@ -27,14 +29,47 @@ def scene_at(bank: Bank, document: str, offset: int | None) -> int | None:
     """The number of the scene holding code-point `offset` of `document` (None without passages)."""
     if offset is None:
         return None
-    rows = bank.index.db.execute(
-        "SELECT scene_no FROM manuscript_passages WHERE document = ? AND start <= ? ORDER BY start DESC LIMIT 1",
-        (document, offset)).fetchall()
-    if rows:
-        return int(rows[0][0])
-    first = bank.index.db.execute("SELECT min(scene_no) FROM manuscript_passages WHERE document = ?",
-                                  (document,)).fetchall()
-    return int(first[0][0]) if first and first[0][0] is not None else None
+    starts, numbers = _scenes(bank, document)
+    if not starts:
+        return None
+    at = bisect_right(starts, offset)  # the passage starting last at or before `offset`, else the first scene
+    return numbers[at - 1] if at else min(numbers)
+
+
+def _scenes(bank: Bank, document: str) -> tuple[list[int], list[int]]:
+    """`document`'s passages' starts, in order, and each one's scene number: kept per generation of the
+    passages (every prompt asks for the scene its selection is in)."""
+    kept = generation_memo(bank.index).setdefault("scene_starts", {})
+    found = kept.get(document)
+    if found is None:
+        rows = bank.index.db.execute("SELECT start, scene_no FROM manuscript_passages WHERE document = ?"
+                                     " ORDER BY start, id", (document,)).fetchall()
+        found = ([int(a) for a, _ in rows], [int(n) for _, n in rows])
+        if len(kept) >= SPANS_KEPT:
+            kept.clear()
+        kept[document] = found
+    return found  # type: ignore[no-any-return]
+
+
+def overlapping(bank: Bank, document: str, window: tuple[int, int]) -> frozenset[int]:
+    """The ids of `document`'s passages overlapping code points `window` (start, stop), from its passages'
+    spans kept per generation of the passages (a prompt asks for its document's every time)."""
+    import numpy as np
+
+    kept = generation_memo(bank.index).setdefault("spans", {})
+    spans = kept.get(document)
+    if spans is None:
+        rows = bank.index.db.execute("SELECT id, start, stop FROM manuscript_passages WHERE document = ? ORDER BY id",
+                                     (document,)).fetchall()
+        spans = np.asarray(rows, dtype=np.int64).reshape(-1, 3).T
+        if len(kept) >= SPANS_KEPT:
+            kept.clear()
+        kept[document] = spans
+    ids, start, stop = spans
+    return frozenset(ids[(start < window[1]) & (stop > window[0])].tolist())
+
+
+SPANS_KEPT = 64  # documents whose passages' spans are kept per generation
 
 
 def shown(text: str, surrounding: str) -> bool:
@@ -55,16 +90,11 @@ def recall(bank: Bank, before: str, query: str, k: int, window: tuple[int, int] 
     if k <= 0 or not query.strip() or not story_order(bank).knows(before):
         return []  # a document outside the story order is after every chapter: recall nothing, hide nothing less
     document = story_order(bank).locate(before)[0]
-    exclude: frozenset[int] = frozenset()
-    if window is not None:
-        exclude = frozenset(i for (i,) in bank.index.db.execute(
-            "SELECT id FROM manuscript_passages WHERE document = ? AND start < ? AND stop > ?",
-            (document, window[1], window[0])))
+    exclude = overlapping(bank, document, window) if window is not None else frozenset()
     # the strong windows rank when the memories' side of this assemble already embedded the query (the
     # encoder keeps it); an embedding of its own (~10-25 ms) is never paid for here: else the static vectors
-    items, _ = ranked(bank, query, before, None, k + 8, exclude, embed=False, windows=windows)
-    out = []
-    for item in items:
+    out: list[Recalled] = []
+    for item in ranked_items(bank, query, before, k + 8, exclude, windows, k):  # the passages read k at a time
         if shown(item["text"], surrounding):
             continue
         heading = f"({item['source']}:{item['line']}, {item['scene']})"

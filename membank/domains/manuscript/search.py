@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from ...index.fusion import fuse
 from ...kernel.text import fts_query
@@ -113,7 +113,11 @@ def _nearest(bank: Bank, query: str, within: list[int], exclude: frozenset[int],
         return []
     # every row's product, then the allowed ones: the same products (one per row) without copying the rows
     sims = (matrix @ vector)[rows]
-    top = np.argsort(-sims, kind="stable")[:k]
+    if len(sims) > k:  # only those that may be among the k nearest are sorted (stable: the same order)
+        near = np.flatnonzero(words.first_k(-sims, k))
+        top = near[np.argsort(-sims[near], kind="stable")][:k]
+    else:
+        top = np.argsort(-sims, kind="stable")[:k]
     return list(zip(ids[rows[top]].tolist(), (1.0 - sims[top]).tolist()))  # float32 distances, as one by one
 
 
@@ -167,12 +171,27 @@ def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | N
     """The items, best first, and the limit the position set. The passages' strong windows rank when every
     passage has them (strong.py), else the static vectors; `embed` False: the windows rank only when the
     query's strong vector is already made (no embedding is paid for here); `windows` False: never."""
+    hits, side, bound = _hits(bank, query_text, before, document_id, limit, exclude, embed, windows)
+    return list(_items(bank.index, hits, side, max(1, len(hits)))), bound
+
+
+def ranked_items(bank: Bank, query_text: str, before: str | None, limit: int, exclude: frozenset[int],
+                 windows: bool, batch: int) -> Iterator[dict[str, Any]]:
+    """`ranked`'s items (with `embed` False) one by one, their passages read `batch` at a time: a caller that
+    takes the first few (a prompt's recall takes k of k + 8) reads no more."""
+    hits, side, _ = _hits(bank, query_text, before, None, limit, exclude, False, windows)
+    return _items(bank.index, hits, side, max(1, batch))
+
+
+def _hits(bank: Bank, query_text: str, before: str | None, document_id: str | None, limit: int,
+          exclude: frozenset[int], embed: bool, windows: bool) -> tuple[list[Any], str, Before | None]:
+    """The fused hits, best first (at most `limit`), which vectors ranked, and the limit the position set."""
     index = bank.index
     bound = limit_of(bank, before)
     where, args = _allowed_sql(bound, document_id)
     within = _within(bank, where, args, bound, document_id)
     if all(i in exclude for i in within):  # none allowed (the first one not excluded ends the look)
-        return [], bound
+        return [], "vector", bound
     lexical: list[tuple[int, float]] = []
     match = fts_query(query_text)
     if match is not None:
@@ -183,14 +202,17 @@ def ranked(bank: Bank, query_text: str, before: str | None, document_id: str | N
     if nearest is None:
         nearest = _nearest(bank, query_text, within, exclude, CANDIDATES)
     hits = sorted(fuse(nearest, lexical), key=lambda h: -round(h.fused, 9))
-    hits = [h for h in hits if h.fused > 0][:limit]
-    rows = _passages(index, [h.rowid for h in hits])
-    items = []
-    for rank, h in enumerate(hits, 1):
-        p = rows[h.rowid]
-        parts = [f"{side} #{h.vector_rank} ({h.similarity:.3f})" if h.vector_rank else f"no {side} match",
-                 f"lexical #{h.lexical_rank}" if h.lexical_rank else "no word match"]
-        items.append({"source": p.document, "scene": p.scene, "line": p.line, "endLine": p.end_line, "text": p.text,
-                      "score": round(h.fused, 6), "reason": f"rank {rank}: " + ", ".join(parts),
-                      "id": p.id})
-    return items, bound
+    return [h for h in hits if h.fused > 0][:limit], side, bound
+
+
+def _items(index: Any, hits: list[Any], side: str, batch: int) -> Iterator[dict[str, Any]]:
+    """Each hit as an item (its rank, its passage's text and place), the passages read `batch` at a time."""
+    for at in range(0, len(hits), batch):
+        part = hits[at:at + batch]
+        rows = _passages(index, [h.rowid for h in part])
+        for rank, h in enumerate(part, at + 1):
+            p = rows[h.rowid]
+            parts = [f"{side} #{h.vector_rank} ({h.similarity:.3f})" if h.vector_rank else f"no {side} match",
+                     f"lexical #{h.lexical_rank}" if h.lexical_rank else "no word match"]
+            yield {"source": p.document, "scene": p.scene, "line": p.line, "endLine": p.end_line, "text": p.text,
+                   "score": round(h.fused, 6), "reason": f"rank {rank}: " + ", ".join(parts), "id": p.id}

@@ -242,9 +242,15 @@ def recap(bank: Bank, position: str, tokens: int) -> list[tuple[Summary, bool]]:
     then a chapter's), older ones folded into an arc that covers them where one exists, cut from the oldest
     end; returned oldest first, each with whether it is stale. Kept while the summaries folder, the story
     order and the manuscript's passages hold (what the choice and the staleness depend on)."""
+    return list(kept_recap(bank, position, tokens))
+
+
+def kept_recap(bank: Bank, position: str, tokens: int) -> tuple[tuple[Summary, bool], ...]:
+    """`recap` as kept: the same tuple again while what it depends on holds (so what a caller makes of it
+    can be kept with it, known by identity). Read-only."""
     order = story_order(bank)
     if not order.knows(position):
-        return []  # a document outside the story order: after every chapter, so the recap tells nothing
+        return ()  # a document outside the story order: after every chapter, so the recap tells nothing
     now = stamp(bank)
     memo = bank.memo.setdefault("manuscript.recap", {})
     key = (now, order, position, tokens, store.generation(bank.index))
@@ -254,7 +260,7 @@ def recap(bank: Bank, position: str, tokens: int) -> list[tuple[Summary, bool]]:
         if len(memo) >= RECAPS_KEPT:
             memo.clear()
         memo[key] = made
-    return list(made)
+    return made  # type: ignore[no-any-return]
 
 
 def _recap(bank: Bank, order: StoryOrder, position: str, tokens: int, every: list[Summary]
