@@ -84,3 +84,34 @@ def test_a_word_on_several_lines_keeps_its_first_or_last_span_in_the_whole_text(
         assert [(a, b) for a, b, _ in matcher.spans(text, "first")[0]] == [(0, 2), (7, 12)]
         assert [(a, b) for a, b, _ in matcher.spans(text, "last")[0]] == [(36, 38), (43, 48)]
     assert matcher.activated("Maren.\nMo", "first")[0]["a"][0].offset == 0  # the same lines elsewhere
+
+
+def test_more_new_lines_than_a_matcher_keeps_and_threads_scanning_together_give_the_same_spans() -> None:
+    import threading
+
+    from membank.domains.story import matching
+
+    cards = [Keyed("a", "Maren"), Keyed("b", "林默"), Keyed("c", "Voss")]
+    texts = ["\n".join(f"{i} Maren 林默说 {i % 7} Voss" if i % 3 else f"line {i}" for i in range(start, start + n))
+             for start, n in ((0, matching.LINES_KEPT + 5), (100, 300), (7, 40))]
+    want = {(t, keep): Matcher.build(cards).spans(t, keep) for t in texts for keep in ("first", "last")}
+    shared = Matcher.build(cards)
+    got: dict[tuple[str, str], object] = {}
+    errors: list[BaseException] = []
+
+    def scan(order: list[tuple[str, str]]) -> None:
+        try:
+            for _ in range(3):
+                for t, keep in order:
+                    assert shared.spans(t, keep) == want[(t, keep)]
+                    got[(t, keep)] = True
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    keys = list(want)
+    threads = [threading.Thread(target=scan, args=(keys[i:] + keys[:i],)) for i in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors and len(got) == len(want)
