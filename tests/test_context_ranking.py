@@ -91,3 +91,16 @@ def test_the_floor_for_any_score_is_that_of_the_score_rounded(score: float, floo
     for s in (score, floor + nudge, floor):
         got = relevant_enough(s, None, 1) if floor == RELEVANCE_FLOOR else relevant_enough(0.0, {1: s}, 1)
         assert got is (round(s, 9) >= floor), (s, floor)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_ANY | st.sampled_from([0.5, 0.5 + 4e-10, 0.5 - 4e-10]), st.integers(0, 2)), max_size=30),
+       st.integers(0, 35))
+def test_the_first_k_are_the_first_k_of_every_score_rounded(parts: list[tuple[float, int]], k: int) -> None:
+    hits = [_hit(i, score) for i, (score, _) in enumerate(parts)]
+    tie = {i: t for i, (_, t) in enumerate(parts)}
+    assert best_first(hits, lambda h: tie[h.rowid], k) == _rounded(hits, tie)[:k]
+    nan = float("nan")
+    hits += [_hit(99, nan)]
+    tie[99] = 0
+    assert [h.rowid for h in best_first(hits, lambda h: tie[h.rowid], k)] == [h.rowid for h in _rounded(hits, tie)[:k]]

@@ -57,3 +57,61 @@ def test_which_span_a_keep_prefers_and_the_logics() -> None:
     card = Keyed("c", "C", secondary_keys=("a", "b", "b", " "), logic="and_all")
     assert secondary_ok(card, {"a", "b"}) and not secondary_ok(card, {"a"})
     assert secondary_ok(Keyed("c", "C", secondary_keys=("a",), logic="nonsense"), {"a"})  # and_any
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(TEXT[:-1] + ["\n", "\n"]), max_size=12), min_size=2, max_size=5),
+       st.sampled_from(["first", "last"]))
+def test_lines_seen_before_elsewhere_give_what_a_first_scan_gives(texts: list[list[str]], keep: str) -> None:
+    cards = [Keyed("a", "Maren", ("Voss",)), Keyed("b", "Mo", keys=("gull", "林默")), Keyed("c", "box", keys=("ﬁsh",)),
+             Keyed("d", "/ma.en/i"), Keyed("e", "Mar", exclude_keys=("straße",))]
+    warm = Matcher.build(cards)  # keeps each line's spans from one text to the next
+    for pieces in texts:
+        text = "".join(pieces)
+        for mode in (keep, "first" if keep == "last" else "last"):
+            assert warm.activated(text, mode) == Matcher.build(cards).activated(text, mode)
+            assert warm.spans(text, mode) == Matcher.build(cards).spans(text, mode)
+
+
+def test_a_word_on_several_lines_keeps_its_first_or_last_span_in_the_whole_text() -> None:
+    matcher = Matcher.build([Keyed("a", "Maren"), Keyed("b", "Mo")])
+    text = "Mo met Maren.\nMaren, Maren.\nNo one.\nMo saw Maren"
+    for _ in range(2):  # cold, then every line kept
+        first, _ = matcher.activated(text, "first")
+        last, _ = matcher.activated(text, "last")
+        assert [(k, v[0].offset) for k, v in first.items()] == [("b", 0), ("a", 7)]
+        assert [(k, v[0].offset) for k, v in last.items()] == [("b", 36), ("a", 43)]
+        assert [(a, b) for a, b, _ in matcher.spans(text, "first")[0]] == [(0, 2), (7, 12)]
+        assert [(a, b) for a, b, _ in matcher.spans(text, "last")[0]] == [(36, 38), (43, 48)]
+    assert matcher.activated("Maren.\nMo", "first")[0]["a"][0].offset == 0  # the same lines elsewhere
+
+
+def test_more_new_lines_than_a_matcher_keeps_and_threads_scanning_together_give_the_same_spans() -> None:
+    import threading
+
+    from membank.domains.story import matching
+
+    cards = [Keyed("a", "Maren"), Keyed("b", "林默"), Keyed("c", "Voss")]
+    texts = ["\n".join(f"{i} Maren 林默说 {i % 7} Voss" if i % 3 else f"line {i}" for i in range(start, start + n))
+             for start, n in ((0, matching.LINES_KEPT + 5), (100, 300), (7, 40))]
+    want = {(t, keep): Matcher.build(cards).spans(t, keep) for t in texts for keep in ("first", "last")}
+    shared = Matcher.build(cards)
+    got: dict[tuple[str, str], object] = {}
+    errors: list[BaseException] = []
+
+    def scan(order: list[tuple[str, str]]) -> None:
+        try:
+            for _ in range(3):
+                for t, keep in order:
+                    assert shared.spans(t, keep) == want[(t, keep)]
+                    got[(t, keep)] = True
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    keys = list(want)
+    threads = [threading.Thread(target=scan, args=(keys[i:] + keys[:i],)) for i in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors and len(got) == len(want)

@@ -57,9 +57,9 @@ def _through_cards(catalog: Catalog, info: dict[str, Card], frontier: list[str],
     for source, n in zip(frontier, named):
         if not pending:
             break
-        mine = n.ids & pending
-        if not mine:
+        if n.ids.isdisjoint(pending):  # most: what a card names was mostly found before (no set made)
             continue
+        mine = n.ids & pending
         pending -= mine
         where, first = f"card:{source}", n.first
         for other in mine:

@@ -146,26 +146,42 @@ def ranked_with_tier(bank: Bank, vector: Any, query: str, k: int, hidden: set[in
         lexical, more = lexical_eligible(index, match, want, None) if match else ([], {})
     keys.update(more)
     weight = STRONG_VECTOR_WEIGHT if side.nearest is not None else VECTOR_WEIGHT
-    hits = best_first(fuse(nearest, lexical, weight), lambda h: keys[h.rowid][1])[:k]
+    hits = best_first(fuse(nearest, lexical, weight), lambda h: keys[h.rowid][1], k)
     return [(h, keys[h.rowid][0]) for h in hits], side.centred if side.nearest is not None else None
 
 
 APART = 1.5e-9  # two scores this far apart never round alike to 9 places (each moves at most half of 1e-9)
 
 
-def best_first(hits: list[Any], tie: Any) -> list[Any]:
-    """`hits` as `sorted(hits, key=lambda h: (-round(h.fused, 9), tie(h)))` orders them, rounding only the
-    scores close enough to another to round alike (a `round` to 9 places costs ~15 times a negation; a
-    prompt sorts ~130 hits): rounding never reverses two scores and leaves scores further apart than
-    APART apart, so only a run of close ones can be ordered otherwise. Equal keys keep their order."""
-    keyed = sorted([(-h.fused, tie(h), i, h) for i, h in enumerate(hits)])
-    close = [j for j in range(1, len(keyed)) if not keyed[j][0] - keyed[j - 1][0] > APART]  # NaN: close
-    if not close:
-        return [k[3] for k in keyed]
-    if any(k[0] != k[0] for k in keyed):  # a NaN score orders nothing: the sort it had, whatever it gives
-        return sorted(hits, key=lambda h: (-round(h.fused, 9), tie(h)))
-    near = set(close).union(j - 1 for j in close)
-    return [k[3] for k in sorted((-round(k[3].fused, 9), *k[1:]) if j in near else k for j, k in enumerate(keyed))]
+def best_first(hits: list[Any], tie: Any, k: int | None = None) -> list[Any]:
+    """The first `k` (all: None) of `hits` as `sorted(hits, key=lambda h: (-round(h.fused, 9), tie(h)))`
+    orders them, rounding only the scores close enough to another to round alike, each score once (a
+    `round` to 9 places costs ~50 times a negation; a prompt sorts ~130 hits, ~40 of its first 50 close
+    to another, most of them equal): rounding never reverses two scores and leaves scores further apart
+    than APART apart, so the order is the scores' own but within a run of close ones, which alone is
+    ordered by the rounded score, then `tie`, then the hits' order. Only the runs within the first `k`
+    are ordered (and `tie` asked)."""
+    size = len(hits)
+    want = size if k is None else max(0, min(k, size))
+    neg = [-h.fused for h in hits]
+    if any(x != x for x in neg):  # a NaN score orders nothing: the sort it had, whatever it gives
+        return sorted(hits, key=lambda h: (-round(h.fused, 9), tie(h)))[:want]
+    order = sorted(range(size), key=neg.__getitem__)  # equal scores: in the hits' order
+    scores = [neg[i] for i in order]
+    out: list[int] = []
+    j = 0
+    while j < want:
+        end = j
+        while end + 1 < size and not scores[end + 1] - scores[end] > APART:  # inf - inf is NaN: close
+            end += 1
+        if end == j:
+            out.append(order[j])
+        else:
+            run = order[j:end + 1]  # mostly a few scores, each many times (words alone, equal bm25)
+            rounded = {score: -round(score, 9) for score in {hits[i].fused for i in run}}
+            out += sorted(run, key=lambda i: (rounded[hits[i].fused], tie(hits[i]), i))
+        j = end + 1
+    return [hits[i] for i in out[:want]]
 
 
 def _at_least(score: float, floor: float) -> bool:

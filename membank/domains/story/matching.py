@@ -64,12 +64,26 @@ ROLES = ("primary", "exclude", "secondary")
 LINES_KEPT = 8192  # lines whose key words a matcher keeps (a long chapter's worth several times)
 
 
+def _line_best(found: list[Occurrence], first: bool) -> dict[str, tuple[int, int]]:
+    """Each word's best span among one line's occurrences (in the line), "first" (starts first, then the
+    longer) or "last" (ends last, then the longer), the words in the order they are first found."""
+    kept: dict[str, tuple[int, int]] = {}
+    for a, b, word, _ in found:
+        prev = kept.get(word)
+        if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
+                            (b > prev[1] or b == prev[1] and a < prev[0])):
+            kept[word] = (a, b)
+    return kept
+
+
 class Matcher:
     def __init__(self, cards: dict[str, Keyed], walk: KeyWalk | None, regexes: RegexKeys):
         self.cards = cards
         self._walk = walk
         self._regexes = regexes
         self._by_line: dict[str, list[Occurrence]] = {}
+        self._firsts: dict[str, dict[str, tuple[int, int]]] = {}  # a line's best span of each word (`_line_best`)
+        self._lasts: dict[str, dict[str, tuple[int, int]]] = {}
         self._conditional = frozenset(c.id for c in cards.values() if c.secondary_keys)
         self._roles = {word: _Roles.of(payload, self._conditional)
                        for word, payload in (walk.words.items() if walk is not None else ())}
@@ -98,24 +112,8 @@ class Matcher:
         if self._walk is None or not text:
             return []
         lines = text.split("\n")
+        fresh = self._walked(lines)
         kept = self._by_line
-        new = [line for line in dict.fromkeys(lines) if line not in kept]
-        fresh: dict[str, list[Occurrence]] = {}
-        if new:
-            found = self._walk.occurrences("\n".join(new))
-            starts = [0]
-            for line in new[:-1]:
-                starts.append(starts[-1] + len(line) + 1)
-            per: list[list[Occurrence]] = [[] for _ in new]
-            for a, b, word, payload in found:
-                n = bisect_right(starts, a) - 1
-                at = starts[n]
-                per[n].append((a - at, b - at, word, payload))
-            fresh = dict(zip(new, per))
-            if len(new) <= LINES_KEPT:  # a text of more new lines than that (20 MB of them) is not kept
-                if len(kept) + len(new) > LINES_KEPT:
-                    kept.clear()
-                kept.update(fresh)
         out: list[Occurrence] = []
         at = 0
         for line in lines:
@@ -128,6 +126,29 @@ class Matcher:
                 out.extend([(a + at, b + at, word, payload) for a, b, word, payload in got] if at else got)
             at += len(line) + 1
         return out
+
+    def _walked(self, lines: list[str]) -> dict[str, list[Occurrence]]:
+        """The occurrences of the `lines` not kept yet, walked together in one call (and kept)."""
+        assert self._walk is not None
+        kept = self._by_line
+        new = [line for line in dict.fromkeys(lines) if line not in kept]
+        if not new:
+            return {}
+        found = self._walk.occurrences("\n".join(new))
+        starts = [0]
+        for line in new[:-1]:
+            starts.append(starts[-1] + len(line) + 1)
+        per: list[list[Occurrence]] = [[] for _ in new]
+        for a, b, word, payload in found:
+            n = bisect_right(starts, a) - 1
+            at = starts[n]
+            per[n].append((a - at, b - at, word, payload))
+        fresh = dict(zip(new, per))
+        if len(new) <= LINES_KEPT:  # a text of more new lines than that (20 MB of them) is not kept
+            if len(kept) + len(new) > LINES_KEPT:
+                kept.clear()
+            kept.update(fresh)
+        return fresh
 
     def _scan(self, text: str) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
         """Every occurrence of the keys by (card, role), in the text's order (regex keys' after)."""
@@ -177,15 +198,48 @@ class Matcher:
 
     def _kept(self, text: str, keep: str) -> dict[str, tuple[int, int]]:
         """Each literal key word's best span in `text` by `keep` ("first" or "last"), the words in the order
-        they are first found."""
+        they are first found. Each line's best spans are kept (`_line_best`): a line's own best is the text's
+        unless an earlier line holds the word ("first") or a later one does ("last"), so a prompt's text is
+        then a look-up a line and a few words, not its every occurrence placed and compared again."""
         kept: dict[str, tuple[int, int]] = {}
-        if self._walk is not None and text:
-            first = keep == "first"  # `_better`, written out: a scan compares hundreds of spans
-            for a, b, word, _ in self._occurrences(text):
-                prev = kept.get(word)
-                if prev is None or ((a < prev[0] or a == prev[0] and b > prev[1]) if first else
-                                    (b > prev[1] or b == prev[1] and a < prev[0])):
-                    kept[word] = (a, b)
+        if self._walk is None or not text:
+            return kept
+        first = keep == "first"
+        best = self._firsts if first else self._lasts
+        lines = text.split("\n")
+        missing = [line for line in lines if line not in best]
+        if missing:
+            fresh = self._walked(missing)
+            made = {}
+            for line in dict.fromkeys(missing):
+                found = fresh.get(line)
+                if found is None:
+                    found = self._by_line.get(line)
+                if found is None:  # cleared by another thread meanwhile: this line alone
+                    found = self._walk.occurrences(line)
+                made[line] = _line_best(found, first)
+            if len(made) <= LINES_KEPT:
+                if len(best) + len(made) > LINES_KEPT:
+                    best.clear()
+                best.update(made)
+        else:
+            made = {}
+        at = 0
+        for line in lines:
+            mine = made.get(line) if missing else None
+            if mine is None:
+                mine = best.get(line)
+            if mine is None:  # cleared by another thread meanwhile
+                mine = _line_best(self._walk.occurrences(line), first)
+            if mine:
+                if first:  # an earlier line's span comes first
+                    for word, (a, b) in mine.items():
+                        if word not in kept:
+                            kept[word] = (a + at, b + at)
+                else:  # a later line's ends last; the word keeps its place among those found
+                    for word, (a, b) in mine.items():
+                        kept[word] = (a + at, b + at)
+            at += len(line) + 1
         return kept
 
     def _regex_matches(self, text: str) -> tuple[dict[tuple[str, str], list[Match]], list[Skipped]]:
