@@ -175,3 +175,39 @@ def test_a_link_where_the_index_folder_was_is_never_written_through(bank: Bank, 
     refused = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through a link?"})
     assert refused["error"]["code"] == "CONFLICT" and ".writenow/.index" in refused["error"]["message"], refused
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("fault", ["file", "link"])
+def test_a_watcher_refused_by_what_is_where_the_index_was_says_so_once_without_a_traceback(
+        bank: Bank, sample: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, fault: str) -> None:
+    """`.index/` replaced by a file or by a link under `membank serve`: each retry of the watcher is refused
+    (DB_ERROR, CONFLICT); that is one warning naming why, not a traceback on stderr every second, and the
+    watcher makes the index again once the thing is moved away, with what an editor saved meanwhile."""
+    import logging
+
+    from membank.shells.watch import Watcher
+
+    from .watching import wait_until
+
+    watcher = Watcher(bank, debounce=0.05, reconcile_every=None)
+    watcher.start()
+    try:
+        wait_until(watcher.idle, what="the first reconcile")
+        caplog.set_level(logging.WARNING, logger="membank")
+        if fault == "file":
+            _file_instead(sample)
+        else:
+            shutil.rmtree(sample / INDEX)
+            (tmp_path / "outside").mkdir()
+            (sample / INDEX).symlink_to(tmp_path / "outside", target_is_directory=True)
+        before = watcher.batches
+        write_memory(sample, "notes/late.md", "A late note about the lamp.", id="m-late", type="note")
+        wait_until(lambda: watcher.batches >= before + 2, what="two refused batches")
+        watched = [r for r in caplog.records if r.name.startswith("membank.shells.watch")]
+        assert len(watched) == 1 and watched[0].exc_info is None, [r.getMessage() for r in watched]
+        assert ".index" in watched[0].getMessage()
+        (sample / INDEX).unlink()
+        wait_until(lambda: _other_sees(sample, "m-late"), what="the late note in a new index")
+        assert fault == "file" or list((tmp_path / "outside").iterdir()) == []
+    finally:
+        watcher.stop()
