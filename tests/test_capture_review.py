@@ -454,3 +454,36 @@ def test_bad_decisions_write_nothing(bank: Bank) -> None:
         assert refused(bank, "capture:review", documentId=D, decisions=decisions)["code"] == "INVALID_ARGUMENT"
     assert refused(bank, "capture:review", documentId="chapters/ch02.md", decisions=[])["code"] == "NOT_FOUND"
     assert _file(bank) == proposal
+
+
+@pytest.mark.parametrize("fault", ["deleted", "a-file-instead"])
+def test_the_index_folder_gone_while_a_review_writes_is_no_failure_of_the_call(
+        bank: Bank, monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
+    """`.writenow/.index/` (which holds the call's record) deleted, or a file put in its place, while the
+    review writes its files: every file is written, so the call answers what it did (it said DB_ERROR "Not a
+    directory" for a call whose every file was written, as the record could not be deleted); the next call
+    makes the index again from the files."""
+    import shutil
+
+    from membank.domains.capture import commit
+
+    move, cry = _proposed(bank, [MOVE, CRY])
+    index = bank.root / ".writenow" / ".index"
+    real = commit.replace_unchanged
+
+    def first_write(path: Path, data: bytes, expected: bytes, **how: bool) -> str:
+        if index.is_dir():
+            shutil.rmtree(index)
+            if fault == "a-file-instead":
+                index.write_text("not a folder\n", "utf-8")
+        return real(path, data, expected, **how)
+
+    monkeypatch.setattr(commit, "replace_unchanged", first_write)
+    done = ok(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"},
+                                                                {"id": cry, "decision": "accept"}])
+    monkeypatch.undo()
+    assert done["counts"] == {"applied": 2, "rejected": 0} and _file(bank).count("- status: applied") == 2
+    if fault == "a-file-instead":
+        index.unlink()
+    assert ok(bank, "kg:state", name="林黛玉", at=D)["state"] == "舍父进京"  # a new index, from the files
+    assert "interrupted" not in ok(bank, "capture:pending", documentId=D)

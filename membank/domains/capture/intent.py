@@ -91,9 +91,11 @@ def record(bank: Bank, proposal: Path, writes: list[Write]) -> Path | None:
 
 
 def drop(path: Path) -> None:
+    """The record deleted once its call is over; one that cannot be (`.index` deleted, or a file in its
+    place, meanwhile) is no failure of that call: a record whose files hold their new bytes finishes nothing."""
     try:
         path.unlink()
-    except FileNotFoundError:
+    except OSError:
         pass
 
 
