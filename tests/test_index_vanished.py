@@ -211,3 +211,31 @@ def test_a_watcher_refused_by_what_is_where_the_index_was_says_so_once_without_a
         assert fault == "file" or list((tmp_path / "outside").iterdir()) == []
     finally:
         watcher.stop()
+
+
+def test_an_index_deleted_again_while_the_watcher_makes_it_is_made_once_more(
+        bank: Bank, sample: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """`.index/` deleted twice quickly under `membank serve`: the second deletion lands while the watcher
+    makes the index again (its sync refuses to say done: DB_ERROR); the watcher says so in a warning, no
+    traceback, and makes it once more, with every file and what an editor saved meanwhile."""
+    import logging
+
+    from membank.shells.watch import Watcher
+
+    from .watching import wait_until
+
+    watcher = Watcher(bank, debounce=0.05, reconcile_every=None)
+    watcher.start()
+    try:
+        wait_until(watcher.idle, what="the first reconcile")
+        caplog.set_level(logging.WARNING, logger="membank")
+        write_memory(sample, "notes/late.md", "A late note about the lamp.", id="m-late", type="note")
+        wait_until(lambda: _other_sees(sample, "m-late"), what="the late note in the index")
+        _at_first_parse(monkeypatch, lambda: shutil.rmtree(sample / INDEX, ignore_errors=True))  # while made again
+        shutil.rmtree(sample / INDEX)
+        wait_until(lambda: (sample / INDEX / "index.db").is_file() and watcher.idle()
+                   and _other_sees(sample, "m-late") and _other_sees(sample, "m-fact-maren-father"),
+                   what="the index made once more")
+        assert [r.getMessage() for r in caplog.records if r.exc_info] == []
+    finally:
+        watcher.stop()

@@ -397,10 +397,14 @@ class Watcher:
                 log.debug("the index was busy in another thread; retrying the batch")
             elif getattr(e, "code", None) == "NOT_FOUND":  # the bank folder is gone: nothing to sync until it is back
                 log.debug("the watcher waits for the bank folder to come back: %s", e)
-            elif isinstance(e, MembankError):  # a refusal with its reason (`.index` a file or a link): no bug,
-                if str(e) != self._refused:  # said once, not a traceback a second until it is moved away
-                    log.warning("the watcher cannot update the index until this is fixed: %s", e)
-                self._refused = str(e)
+            elif isinstance(e, MembankError) or not self.bank.index.on_disk():
+                # a refusal with its reason (`.index` a file or a link), or the index deleted again while it was
+                # made: no bug; said once, not a traceback a second until it is fixed
+                said = str(e) if isinstance(e, MembankError) else \
+                    f"the index was deleted while it was written ({e.__class__.__name__}); it is made again"
+                if said != self._refused:
+                    log.warning("the watcher cannot update the index until this is fixed: %s", said)
+                self._refused = said
             else:
                 log.exception("the watcher could not update the index; it will retry with a full sync")
             with self._cond:
