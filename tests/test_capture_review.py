@@ -487,3 +487,35 @@ def test_the_index_folder_gone_while_a_review_writes_is_no_failure_of_the_call(
         index.unlink()
     assert ok(bank, "kg:state", name="林黛玉", at=D)["state"] == "舍父进京"  # a new index, from the files
     assert "interrupted" not in ok(bank, "capture:pending", documentId=D)
+
+
+def test_a_put_back_that_fails_is_said_even_when_the_index_then_fails(
+        bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A put-back that fails (`details.unknownState`) followed by an index that cannot be synced (a disk
+    error, `.index/` gone): the answer still names the file left as it may be, and the call's record stays
+    (it said the index's DB_ERROR, no unknownState, and the record went: a half-applied call nobody finishes)."""
+    from membank.domains.capture import commit
+    from membank.index import StorageError
+
+    move, cry = _proposed(bank, [MOVE, CRY])
+    granny_path = bank.root / ".writenow" / "characters" / "jia-mu.md"
+    real = commit.replace_unchanged
+    seen: list[Path] = []
+
+    def faulty(path: Path, data: bytes, expected: bytes, **how: bool) -> str:
+        seen.append(path)
+        if path == granny_path or seen.count(path) == 2:  # granny cannot be written, the card not put back
+            raise OSError(5, "Input/output error")
+        return real(path, data, expected, **how)
+
+    def sync_fails(*args: Any) -> None:
+        raise StorageError("disk I/O error")
+
+    monkeypatch.setattr(commit, "replace_unchanged", faulty)
+    monkeypatch.setattr(bank, "sync_many", sync_fails)
+    error = refused(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"},
+                                                                      {"id": cry, "decision": "accept"}])
+    monkeypatch.undo()
+    assert error["code"] == "DB_ERROR" and error["details"]["unknownState"] == [f".writenow/{CARD}"], error
+    assert ok(bank, "capture:pending", documentId=D)["interrupted"] == {"applied": [move], "notApplied": [cry]}
+    assert ok(bank, "capture:review", documentId=D)["resumed"] == {"applied": sorted([move, cry]), "notApplied": []}
