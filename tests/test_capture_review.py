@@ -464,6 +464,7 @@ def test_the_index_folder_gone_while_a_review_writes_is_no_failure_of_the_call(
     directory" for a call whose every file was written, as the record could not be deleted); the next call
     makes the index again from the files."""
     import shutil
+    import threading
 
     from membank.domains.capture import commit
 
@@ -471,11 +472,14 @@ def test_the_index_folder_gone_while_a_review_writes_is_no_failure_of_the_call(
     index = bank.root / ".writenow" / ".index"
     real = commit.replace_unchanged
 
+    once = threading.Lock()  # the files are written several at a time: the first write faults, once
+
     def first_write(path: Path, data: bytes, expected: bytes, **how: bool) -> str:
-        if index.is_dir():
-            shutil.rmtree(index)
-            if fault == "a-file-instead":
-                index.write_text("not a folder\n", "utf-8")
+        with once:
+            if index.is_dir():
+                shutil.rmtree(index)
+                if fault == "a-file-instead":
+                    index.write_text("not a folder\n", "utf-8")
         return real(path, data, expected, **how)
 
     monkeypatch.setattr(commit, "replace_unchanged", first_write)
