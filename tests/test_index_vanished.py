@@ -239,3 +239,32 @@ def test_an_index_deleted_again_while_the_watcher_makes_it_is_made_once_more(
         assert [r.getMessage() for r in caplog.records if r.exc_info] == []
     finally:
         watcher.stop()
+
+
+def test_a_link_where_the_index_file_was_is_never_written_through(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    """`.index/index.db` deleted and a link to another project's index put in its place (the folder itself a
+    folder): every call that writes, and a sync, is CONFLICT naming it; nothing of this project reaches the
+    other index (a write went into it: the other project then listed this one's memory)."""
+    import membank
+
+    other_root = tmp_path / "other"
+    shutil.copytree(sample, other_root, ignore=shutil.ignore_patterns(".index"))
+    other = membank.open(other_root)
+    listed = len(other.call("memory:list", {})["data"]["items"])
+    other.close()
+    other_index = other_root / INDEX / "index.db"
+    for found in (sample / INDEX).glob("index.db*"):
+        found.unlink()
+    (sample / INDEX / "index.db").symlink_to(other_index)
+    refused = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through a link?"})
+    assert refused["error"]["code"] == "CONFLICT" and ".writenow/.index/index.db" in refused["error"]["message"], refused
+    synced = bank.call("index:sync", {})
+    assert synced["error"]["code"] == "CONFLICT", synced
+    other = membank.open(other_root, sync=False)
+    try:
+        assert len(other.call("memory:list", {})["data"]["items"]) == listed
+    finally:
+        other.close()
+    (sample / INDEX / "index.db").unlink()
+    made = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through at last."})
+    assert made["ok"] and _other_sees(sample, made["data"]["id"])

@@ -111,8 +111,12 @@ class Project:
         folder was), instead of writing on into the unlinked file nobody else reads. One stat while the file
         is there; True when it was made again."""
         index = self.index
-        if index.path is None or index.on_disk() or os.path.lexists(index.path):
-            return False  # there, or another process's file there now (the next write's transaction follows it)
+        if index.path is None or index.on_disk():
+            return False
+        if os.path.lexists(index.path):  # another process's file there now (the next write's transaction
+            if os.path.islink(index.path):  # follows it), unless it is a link: refused, never written through
+                check_inside(self.project.path, index.path, self.project.source)
+            return False
         from ..domains.indexing.refresh import refresh
 
         with self.write_lock:
