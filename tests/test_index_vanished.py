@@ -268,3 +268,19 @@ def test_a_link_where_the_index_file_was_is_never_written_through(bank: Bank, sa
     (sample / INDEX / "index.db").unlink()
     made = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through at last."})
     assert made["ok"] and _other_sees(sample, made["data"]["id"])
+
+
+def test_an_index_another_process_opened_without_a_sync_is_filled_not_followed_empty(bank: Bank, sample: Path) -> None:
+    """`.index/` deleted, then another process opens the project without a sync (a new, empty file there):
+    the running process's next call fills that file from the files instead of following it as it is (its
+    next write left it an index of that one memory: every other memory gone from every answer)."""
+    import membank
+
+    listed = len(bank.call("memory:list", {})["data"]["items"])
+    shutil.rmtree(sample / INDEX)
+    other = membank.open(sample, sync=False)
+    other.close()
+    made = bank.call("memory:create", {"type": "note", "scope": "project", "content": "After the other opened."})
+    assert made["ok"], made
+    assert len(bank.call("memory:list", {})["data"]["items"]) == listed + 1
+    assert _other_sees(sample, made["data"]["id"]) and _other_sees(sample, "m-fact-maren-father")

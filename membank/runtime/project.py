@@ -116,15 +116,16 @@ class Project:
         if os.path.lexists(index.path):  # another process's file there now (the next write's transaction
             if os.path.islink(index.path):  # follows it), unless it is a link: refused, never written through
                 check_inside(self.project.path, index.path, self.project.source)
-            return False
+            if not index.unsynced_there():
+                return False
         from ..domains.indexing.refresh import refresh
 
         with self.write_lock:
-            if index.on_disk() or os.path.lexists(index.path):
-                return False  # another thread made it meanwhile
+            if index.on_disk() or (os.path.lexists(index.path) and not index.unsynced_there()):
+                return False  # another thread or process made it meanwhile
             check_inside(self.project.path, index.path, self.project.source)  # `.index` a link now: refused
             log.warning("the index of %s was deleted; making it again from the files", self.info.id)
-            refresh(self)  # it sees the file gone and starts a new one (a rebuild)
+            refresh(self)  # a new file, or the one another process opened without a sync (it follows it)
         return True
 
     def drain(self, timeout: float | None = None) -> bool:
