@@ -234,24 +234,6 @@ class Index(EntryStore, VectorStore, StrongStore):
         """Whether the file this writer writes is still the one at its path (not deleted or replaced)."""
         return self.path is None or _file_identity(self.path) == self._writer_file
 
-    def unsynced_there(self) -> bool:
-        """Whether the path holds another file than this writer's, of this version, never synced (another
-        process opened the project without a sync after `.index/` was deleted): following it alone would
-        leave this writer an empty index."""
-        if self.path is None or self.on_disk() or os.path.islink(self.path):
-            return False
-        try:
-            other = self._connect(self.path, create=False)
-        except apsw.Error:
-            return False
-        try:
-            return bool(other.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
-                        and not other.execute("SELECT 1 FROM meta WHERE key = 'last_sync'").fetchall())
-        except apsw.Error:
-            return False
-        finally:
-            other.close()
-
     def _follow_replaced(self) -> None:
         """Another process rebuilt the index (`membank index --rebuild` beside a server): the path holds a
         new file, while this writer still writes the old one, unlinked, which nobody will read again. The

@@ -17,6 +17,7 @@ from ..files.settings import SettingsCache
 from ..files.write import check_inside
 from ..index import Index, IndexError_, StorageError
 from ..index.failures import storage_error
+from ..index.unsynced import unsynced
 from ..kernel import errors
 from ..kernel.background import Worker
 from ..kernel.errors import MembankError
@@ -116,12 +117,12 @@ class Project:
         if os.path.lexists(index.path):  # another process's file there now (the next write's transaction
             if os.path.islink(index.path):  # follows it), unless it is a link: refused, never written through
                 check_inside(self.project.path, index.path, self.project.source)
-            if not index.unsynced_there():
+            if not unsynced(index.path):
                 return False
         from ..domains.indexing.refresh import refresh
 
         with self.write_lock:
-            if index.on_disk() or (os.path.lexists(index.path) and not index.unsynced_there()):
+            if index.on_disk() or (os.path.lexists(index.path) and not unsynced(index.path)):
                 return False  # another thread or process made it meanwhile
             check_inside(self.project.path, index.path, self.project.source)  # `.index` a link now: refused
             log.warning("the index of %s was deleted; making it again from the files", self.info.id)
