@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 from typing import Any, Iterator
 
@@ -197,8 +198,9 @@ class Filler:
                 return
             try:
                 # `.index/` deleted under the process: nothing written into the unlinked file; the next call
-                # (or the watcher) makes the index again from the files and kicks the filler (refresh.py)
-                yield self.bank.index if self.bank.index.on_disk() else None
+                # (or the watcher) makes the index again from the files and kicks the filler (refresh.py).
+                # Another process's file there (`index --rebuild`): the transaction follows it
+                yield self.bank.index if self.bank.index.on_disk() or os.path.lexists(self.bank.index.path) else None
             finally:
                 self.bank.write_lock.release()
 
