@@ -523,3 +523,20 @@ def test_a_put_back_that_fails_is_said_even_when_the_index_then_fails(
     assert error["code"] == "DB_ERROR" and error["details"]["unknownState"] == [f".writenow/{CARD}"], error
     assert ok(bank, "capture:pending", documentId=D)["interrupted"] == {"applied": [move], "notApplied": [cry]}
     assert ok(bank, "capture:review", documentId=D)["resumed"] == {"applied": sorted([move, cry]), "notApplied": []}
+
+
+def test_a_link_for_the_global_banks_index_is_never_written_through(bank: Bank, home: Path, tmp_path: Path) -> None:
+    """The global bank's `.index` (which holds the machine's key sealing a review's record) made a link to a
+    folder elsewhere: the review goes on without a record, as when the key cannot be made, and nothing is
+    written where the link leads (the key was)."""
+    import shutil
+
+    move, cry = _proposed(bank, [MOVE, CRY])
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shutil.rmtree(home / ".index", ignore_errors=True)
+    (home / ".index").symlink_to(outside, target_is_directory=True)
+    done = ok(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"},
+                                                                {"id": cry, "decision": "accept"}])
+    assert done["counts"] == {"applied": 2, "rejected": 0}
+    assert list(outside.iterdir()) == []

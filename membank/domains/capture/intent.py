@@ -45,6 +45,10 @@ def _seal(bank: Bank, proposal: Path, files: list[dict[str, Any]], make: bool = 
     None when there is no key."""
     path = bank.global_.path / KEY
     try:
+        check_inside(bank.global_.path, path, bank.global_.source)  # the global `.index` a link: no key
+    except MembankError:
+        return None
+    try:
         key = read_regular(path, 256)[0]
     except FileNotFoundError:
         if not make:
