@@ -454,3 +454,89 @@ def test_bad_decisions_write_nothing(bank: Bank) -> None:
         assert refused(bank, "capture:review", documentId=D, decisions=decisions)["code"] == "INVALID_ARGUMENT"
     assert refused(bank, "capture:review", documentId="chapters/ch02.md", decisions=[])["code"] == "NOT_FOUND"
     assert _file(bank) == proposal
+
+
+@pytest.mark.parametrize("fault", ["deleted", "a-file-instead"])
+def test_the_index_folder_gone_while_a_review_writes_is_no_failure_of_the_call(
+        bank: Bank, monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
+    """`.writenow/.index/` (which holds the call's record) deleted, or a file put in its place, while the
+    review writes its files: every file is written, so the call answers what it did (it said DB_ERROR "Not a
+    directory" for a call whose every file was written, as the record could not be deleted); the next call
+    makes the index again from the files."""
+    import shutil
+    import threading
+
+    from membank.domains.capture import commit
+
+    move, cry = _proposed(bank, [MOVE, CRY])
+    index = bank.root / ".writenow" / ".index"
+    real = commit.replace_unchanged
+
+    once = threading.Lock()  # the files are written several at a time: the first write faults, once
+
+    def first_write(path: Path, data: bytes, expected: bytes, **how: bool) -> str:
+        with once:
+            if index.is_dir():
+                shutil.rmtree(index)
+                if fault == "a-file-instead":
+                    index.write_text("not a folder\n", "utf-8")
+        return real(path, data, expected, **how)
+
+    monkeypatch.setattr(commit, "replace_unchanged", first_write)
+    done = ok(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"},
+                                                                {"id": cry, "decision": "accept"}])
+    monkeypatch.undo()
+    assert done["counts"] == {"applied": 2, "rejected": 0} and _file(bank).count("- status: applied") == 2
+    if fault == "a-file-instead":
+        index.unlink()
+    assert ok(bank, "kg:state", name="林黛玉", at=D)["state"] == "舍父进京"  # a new index, from the files
+    assert "interrupted" not in ok(bank, "capture:pending", documentId=D)
+
+
+def test_a_put_back_that_fails_is_said_even_when_the_index_then_fails(
+        bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A put-back that fails (`details.unknownState`) followed by an index that cannot be synced (a disk
+    error, `.index/` gone): the answer still names the file left as it may be, and the call's record stays
+    (it said the index's DB_ERROR, no unknownState, and the record went: a half-applied call nobody finishes)."""
+    from membank.domains.capture import commit
+    from membank.index import StorageError
+
+    move, cry = _proposed(bank, [MOVE, CRY])
+    granny_path = bank.root / ".writenow" / "characters" / "jia-mu.md"
+    real = commit.replace_unchanged
+    seen: list[Path] = []
+
+    def faulty(path: Path, data: bytes, expected: bytes, **how: bool) -> str:
+        seen.append(path)
+        if path == granny_path or seen.count(path) == 2:  # granny cannot be written, the card not put back
+            raise OSError(5, "Input/output error")
+        return real(path, data, expected, **how)
+
+    def sync_fails(*args: Any) -> None:
+        raise StorageError("disk I/O error")
+
+    monkeypatch.setattr(commit, "replace_unchanged", faulty)
+    monkeypatch.setattr(bank, "sync_many", sync_fails)
+    error = refused(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"},
+                                                                      {"id": cry, "decision": "accept"}])
+    monkeypatch.undo()
+    assert error["code"] == "DB_ERROR" and error["details"]["unknownState"] == [f".writenow/{CARD}"], error
+    assert ok(bank, "capture:pending", documentId=D)["interrupted"] == {"applied": [move], "notApplied": [cry]}
+    assert ok(bank, "capture:review", documentId=D)["resumed"] == {"applied": sorted([move, cry]), "notApplied": []}
+
+
+def test_a_link_for_the_global_banks_index_is_never_written_through(bank: Bank, home: Path, tmp_path: Path) -> None:
+    """The global bank's `.index` (which holds the machine's key sealing a review's record) made a link to a
+    folder elsewhere: the review goes on without a record, as when the key cannot be made, and nothing is
+    written where the link leads (the key was)."""
+    import shutil
+
+    move, cry = _proposed(bank, [MOVE, CRY])
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shutil.rmtree(home / ".index", ignore_errors=True)
+    (home / ".index").symlink_to(outside, target_is_directory=True)
+    done = ok(bank, "capture:review", documentId=D, decisions=[{"id": move, "decision": "accept"},
+                                                                {"id": cry, "decision": "accept"}])
+    assert done["counts"] == {"applied": 2, "rejected": 0}
+    assert list(outside.iterdir()) == []

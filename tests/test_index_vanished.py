@@ -175,3 +175,112 @@ def test_a_link_where_the_index_folder_was_is_never_written_through(bank: Bank, 
     refused = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through a link?"})
     assert refused["error"]["code"] == "CONFLICT" and ".writenow/.index" in refused["error"]["message"], refused
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("fault", ["file", "link"])
+def test_a_watcher_refused_by_what_is_where_the_index_was_says_so_once_without_a_traceback(
+        bank: Bank, sample: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, fault: str) -> None:
+    """`.index/` replaced by a file or by a link under `membank serve`: each retry of the watcher is refused
+    (DB_ERROR, CONFLICT); that is one warning naming why, not a traceback on stderr every second, and the
+    watcher makes the index again once the thing is moved away, with what an editor saved meanwhile."""
+    import logging
+
+    from membank.shells.watch import Watcher
+
+    from .watching import wait_until
+
+    watcher = Watcher(bank, debounce=0.05, reconcile_every=None)
+    watcher.start()
+    try:
+        wait_until(watcher.idle, what="the first reconcile")
+        caplog.set_level(logging.WARNING, logger="membank")
+        if fault == "file":
+            _file_instead(sample)
+        else:
+            shutil.rmtree(sample / INDEX)
+            (tmp_path / "outside").mkdir()
+            (sample / INDEX).symlink_to(tmp_path / "outside", target_is_directory=True)
+        before = watcher.batches
+        write_memory(sample, "notes/late.md", "A late note about the lamp.", id="m-late", type="note")
+        wait_until(lambda: watcher.batches >= before + 2, what="two refused batches")
+        watched = [r for r in caplog.records if r.name.startswith("membank.shells.watch")]
+        assert len(watched) == 1 and watched[0].exc_info is None, [r.getMessage() for r in watched]
+        assert ".index" in watched[0].getMessage()
+        (sample / INDEX).unlink()
+        wait_until(lambda: _other_sees(sample, "m-late"), what="the late note in a new index")
+        assert fault == "file" or list((tmp_path / "outside").iterdir()) == []
+    finally:
+        watcher.stop()
+
+
+def test_an_index_deleted_again_while_the_watcher_makes_it_is_made_once_more(
+        bank: Bank, sample: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """`.index/` deleted twice quickly under `membank serve`: the second deletion lands while the watcher
+    makes the index again (its sync refuses to say done: DB_ERROR); the watcher says so in a warning, no
+    traceback, and makes it once more, with every file and what an editor saved meanwhile."""
+    import logging
+
+    from membank.shells.watch import Watcher
+
+    from .watching import wait_until
+
+    watcher = Watcher(bank, debounce=0.05, reconcile_every=None)
+    watcher.start()
+    try:
+        wait_until(watcher.idle, what="the first reconcile")
+        caplog.set_level(logging.WARNING, logger="membank")
+        write_memory(sample, "notes/late.md", "A late note about the lamp.", id="m-late", type="note")
+        wait_until(lambda: _other_sees(sample, "m-late"), what="the late note in the index")
+        _at_first_parse(monkeypatch, lambda: shutil.rmtree(sample / INDEX, ignore_errors=True))  # while made again
+        shutil.rmtree(sample / INDEX)
+        wait_until(lambda: (sample / INDEX / "index.db").is_file() and watcher.idle()
+                   and _other_sees(sample, "m-late") and _other_sees(sample, "m-fact-maren-father"),
+                   what="the index made once more")
+        assert [r.getMessage() for r in caplog.records if r.exc_info] == []
+    finally:
+        watcher.stop()
+
+
+def test_a_link_where_the_index_file_was_is_never_written_through(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    """`.index/index.db` deleted and a link to another project's index put in its place (the folder itself a
+    folder): every call that writes, and a sync, is CONFLICT naming it; nothing of this project reaches the
+    other index (a write went into it: the other project then listed this one's memory)."""
+    import membank
+
+    other_root = tmp_path / "other"
+    shutil.copytree(sample, other_root, ignore=shutil.ignore_patterns(".index"))
+    other = membank.open(other_root)
+    listed = len(other.call("memory:list", {})["data"]["items"])
+    other.close()
+    other_index = other_root / INDEX / "index.db"
+    for found in (sample / INDEX).glob("index.db*"):
+        found.unlink()
+    (sample / INDEX / "index.db").symlink_to(other_index)
+    refused = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through a link?"})
+    assert refused["error"]["code"] == "CONFLICT" and ".writenow/.index/index.db" in refused["error"]["message"], refused
+    synced = bank.call("index:sync", {})
+    assert synced["error"]["code"] == "CONFLICT", synced
+    other = membank.open(other_root, sync=False)
+    try:
+        assert len(other.call("memory:list", {})["data"]["items"]) == listed
+    finally:
+        other.close()
+    (sample / INDEX / "index.db").unlink()
+    made = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through at last."})
+    assert made["ok"] and _other_sees(sample, made["data"]["id"])
+
+
+def test_an_index_another_process_opened_without_a_sync_is_filled_not_followed_empty(bank: Bank, sample: Path) -> None:
+    """`.index/` deleted, then another process opens the project without a sync (a new, empty file there):
+    the running process's next call fills that file from the files instead of following it as it is (its
+    next write left it an index of that one memory: every other memory gone from every answer)."""
+    import membank
+
+    listed = len(bank.call("memory:list", {})["data"]["items"])
+    shutil.rmtree(sample / INDEX)
+    other = membank.open(sample, sync=False)
+    other.close()
+    made = bank.call("memory:create", {"type": "note", "scope": "project", "content": "After the other opened."})
+    assert made["ok"], made
+    assert len(bank.call("memory:list", {})["data"]["items"]) == listed + 1
+    assert _other_sees(sample, made["data"]["id"]) and _other_sees(sample, "m-fact-maren-father")

@@ -55,3 +55,21 @@ def test_an_unknown_scene_is_a_warning_in_every_read_of_a_position(tmp_path: Pat
         shown = membank(*command, "chapters/ch04.md#9", cwd=root, home=home)
         assert shown.returncode == 0, shown.stderr
         assert f"warning {WARNING}" in shown.stdout, command
+
+
+def test_a_scene_of_a_document_whose_name_holds_a_hash_is_no_warning(tmp_path: Path) -> None:
+    """`chapters/ch03 #2.md` is a document (manuscript.md): the file alone, its scene `#1` or `#B` are known
+    positions, no warning (they said "has no scene `None`" and "has no scene `1`"); its `#9` is one."""
+    bank = story(tmp_path, {"chapters/ch03 #2.md": "# A\n\none\n\n# B\n\ntwo 黛玉\n"})
+    try:
+        for at in ("chapters/ch03 #2.md", "chapters/ch03 #2.md#", "chapters/ch03 #2.md#1", "chapters/ch03 #2.md#B"):
+            assert "warnings" not in ok(bank, "kg:entity:get", name="林黛玉", at=at), at
+            assert "warnings" not in ok(bank, "manuscript:search", queryText="黛玉", before=at), at
+        odd = ok(bank, "kg:entity:get", name="林黛玉", at="chapters/ch03 #2.md#9")
+        assert odd["warnings"] == ["chapters/ch03 #2.md has no scene `9`: it counts as the end of chapters/ch03 #2.md"]
+        for at in ("chapters/ch04.md#-1", "chapters/ch04.md#999999999999", "chapters/ch04.md#\x00"):
+            assert ok(bank, "kg:entity:get", name="林黛玉", at=at)["warnings"], at  # odd scenes: warned, answered
+        for at in ("chapters/ch04.md#", "chapters/ch04.md#0"):  # no scene, the document's start
+            assert "warnings" not in ok(bank, "kg:entity:get", name="林黛玉", at=at), at
+    finally:
+        bank.close()

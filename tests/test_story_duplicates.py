@@ -344,3 +344,33 @@ def test_a_damaged_row_fails_nothing(tmp_path: Path) -> None:
         assert ok(bank, "story:duplicates")["total"] >= 0
     finally:
         bank.close()
+
+
+def test_a_card_switched_off_is_not_suggested(tmp_path: Path) -> None:
+    """A twin with `include: never`, or in a book switched off (its book.md `include: never`), takes no part in
+    the story (context.md, Books): it is not suggested by meaning; switched on again, it is."""
+    bank = story(tmp_path, TWINS)
+    cards = tmp_path / "hlm" / ".writenow" / "characters"
+    twin = (cards / "zhiqiu-ye.md").read_text("utf-8")
+    pair = [["characters/ye-zhiqiu", "characters/zhiqiu-ye"]]
+
+    def meaning() -> list[list[str]]:
+        return [i["ids"] for i in ok(bank, "story:duplicates")["items"] if i["kind"] == "card" and i["by"] == "meaning"]
+    try:
+        assert meaning() == pair
+        (cards / "zhiqiu-ye.md").write_text(twin.replace("kind: character\n", "kind: character\ninclude: never\n", 1),
+                                            "utf-8")
+        ok(bank, "index:sync")
+        assert meaning() == []
+        (cards / "zhiqiu-ye.md").unlink()
+        book = tmp_path / "hlm" / ".writenow" / "world" / "drafts"
+        book.mkdir(parents=True)
+        (book / "book.md").write_text("---\nname: Old drafts\ninclude: never\n---\n", "utf-8")
+        (book / "zhiqiu-ye.md").write_text(twin, "utf-8")
+        ok(bank, "index:sync")
+        assert meaning() == []
+        (book / "book.md").write_text("---\nname: Old drafts\n---\n", "utf-8")
+        ok(bank, "index:sync")
+        assert meaning() == [["characters/ye-zhiqiu", "world/drafts/zhiqiu-ye"]]
+    finally:
+        bank.close()

@@ -484,3 +484,36 @@ def test_status_describes_the_bundled_model_without_loading_it(sample: Path, mon
     shown = CliRunner().invoke(app, ["status", str(sample)])  # one-shot: no background fill either
     assert shown.exit_code == 0, shown.output
     assert "strong tier: 0 of" in shown.output and "(e5-small-int8)" in shown.output
+
+
+def test_a_file_where_the_index_folder_was_stops_the_filler_without_a_traceback(
+        sample: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """`.index/` replaced by a file while the background embedding runs: its write is refused (DB_ERROR, said
+    as its problem), one warning and no traceback on stderr; once the file goes, the next call makes the
+    index again and the tier fills it."""
+    import logging
+    import shutil
+
+    caplog.set_level(logging.WARNING, logger="membank")
+    bank, progress = _open(sample)
+    index = sample / ".writenow" / ".index"
+    try:
+        progress.complete()
+        strongfake.GATE.clear()
+        strongfake.ENTERED.clear()
+        bank.create_memory(type_="fact", scope="project", content="The keeper hides a brass key under the third step")
+        assert strongfake.ENTERED.wait(30)
+        shutil.rmtree(index)
+        index.write_text("not a folder\n", "utf-8")
+        strongfake.GATE.set()
+        stopped = progress.until(lambda p: p["problem"] is not None)
+        assert ".index/" in stopped["problem"]
+        assert [r for r in caplog.records if r.exc_info] == []
+        index.unlink()
+        total = bank.status()["strong"]["total"]  # a call: the index made again from the files
+        progress.until(lambda p: p["problem"] is None and p["done"] == p["total"] == total)
+    finally:
+        strongfake.GATE.set()
+        if index.is_file():
+            index.unlink()
+        bank.close()

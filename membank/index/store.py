@@ -239,8 +239,8 @@ class Index(EntryStore, VectorStore, StrongStore):
         new file, while this writer still writes the old one, unlinked, which nobody will read again. The
         writer moves to the new file (its readers at its first commit, as after a rebuild of our own)."""
         now = _file_identity(self.path)
-        if self.path is None or now is None or now == self._writer_file:
-            return
+        if self.path is None or now is None or now == self._writer_file or os.path.islink(self.path):
+            return  # (a link put there: never written through; the runtime refuses the call, project.py)
         try:
             fresh = self._connect(self.path, create=False)
             ours = fresh.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION

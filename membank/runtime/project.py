@@ -17,6 +17,7 @@ from ..files.settings import SettingsCache
 from ..files.write import check_inside
 from ..index import Index, IndexError_, StorageError
 from ..index.failures import storage_error
+from ..index.unsynced import unsynced
 from ..kernel import errors
 from ..kernel.background import Worker
 from ..kernel.errors import MembankError
@@ -111,16 +112,21 @@ class Project:
         folder was), instead of writing on into the unlinked file nobody else reads. One stat while the file
         is there; True when it was made again."""
         index = self.index
-        if index.path is None or index.on_disk() or os.path.lexists(index.path):
-            return False  # there, or another process's file there now (the next write's transaction follows it)
+        if index.path is None or index.on_disk():
+            return False
+        if os.path.lexists(index.path):  # another process's file there now (the next write's transaction
+            if os.path.islink(index.path):  # follows it), unless it is a link: refused, never written through
+                check_inside(self.project.path, index.path, self.project.source)
+            if not unsynced(index.path):
+                return False
         from ..domains.indexing.refresh import refresh
 
         with self.write_lock:
-            if index.on_disk() or os.path.lexists(index.path):
-                return False  # another thread made it meanwhile
+            if index.on_disk() or (os.path.lexists(index.path) and not unsynced(index.path)):
+                return False  # another thread or process made it meanwhile
             check_inside(self.project.path, index.path, self.project.source)  # `.index` a link now: refused
             log.warning("the index of %s was deleted; making it again from the files", self.info.id)
-            refresh(self)  # it sees the file gone and starts a new one (a rebuild)
+            refresh(self)  # a new file, or the one another process opened without a sync (it follows it)
         return True
 
     def drain(self, timeout: float | None = None) -> bool:

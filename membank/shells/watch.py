@@ -35,6 +35,7 @@ from watchdog.observers.api import BaseObserver
 
 from ..files.scan import JOURNAL, SECTIONS, BankRoot, is_ignored, is_temporary
 from ..kernel import clock
+from ..kernel.errors import MembankError
 from . import chapterwatch, overflow, watchbatch
 from .observers import open_observer
 from .watchbatch import Batch
@@ -118,6 +119,7 @@ class Watcher:
         self.full_scans = 0  # full stat scans run (the first reconcile included)
         self._retry_at = 0.0  # after a failed batch: not before this
         self._failures = 0  # failed batches in a row
+        self._refused: str | None = None  # the last refusal said (a file where `.index/` was): said once
         self._seen = 0.0  # when the observer last handed over any event
         self._real = {root.bank: os.path.realpath(root.path) for root in bank.roots}
         self._manuscript_dirs: set[str] = set()  # folders of manuscript documents, watched one by one
@@ -395,6 +397,14 @@ class Watcher:
                 log.debug("the index was busy in another thread; retrying the batch")
             elif getattr(e, "code", None) == "NOT_FOUND":  # the bank folder is gone: nothing to sync until it is back
                 log.debug("the watcher waits for the bank folder to come back: %s", e)
+            elif isinstance(e, MembankError) or not self.bank.index.on_disk():
+                # a refusal with its reason (`.index` a file or a link), or the index deleted again while it was
+                # made: no bug; said once, not a traceback a second until it is fixed
+                said = str(e) if isinstance(e, MembankError) else \
+                    f"the index was deleted while it was written ({e.__class__.__name__}); it is made again"
+                if said != self._refused:
+                    log.warning("the watcher cannot update the index until this is fixed: %s", said)
+                self._refused = said
             else:
                 log.exception("the watcher could not update the index; it will retry with a full sync")
             with self._cond:
@@ -411,6 +421,7 @@ class Watcher:
                 self._last = now
                 self._retry_at = now + (0.02 if passing else 1.0)  # back off before the retry
             return
+        self._refused = None
         with self._cond:
             self._batches += 1
             self._failures = 0

@@ -118,8 +118,14 @@ def commit(bank: Bank, writes: list[Write]) -> None:
             done.append(w)
     stuck = _undo(done) if failure is not None else []
     roots = {id(w.root): w.root for w in done if w.root is not None}
-    with bank.index.transaction():  # one sync per bank, not one per card
-        for key, root in roots.items():
-            bank.sync_many(root, [w.rel for w in done if id(w.root) == key])
+    try:
+        with bank.index.transaction():  # one sync per bank, not one per card
+            for key, root in roots.items():
+                bank.sync_many(root, [w.rel for w in done if id(w.root) == key])
+    except Exception:
+        if failure is None:
+            raise
+        # the write's failure is the answer (with the files it may have left): never lost to the index's,
+        # which the next sync makes level with the files
     if failure is not None:
         raise _unknown(failure, stuck) if stuck else failure

@@ -45,6 +45,10 @@ def _seal(bank: Bank, proposal: Path, files: list[dict[str, Any]], make: bool = 
     None when there is no key."""
     path = bank.global_.path / KEY
     try:
+        check_inside(bank.global_.path, path, bank.global_.source)  # the global `.index` a link: no key
+    except MembankError:
+        return None
+    try:
         key = read_regular(path, 256)[0]
     except FileNotFoundError:
         if not make:
@@ -91,9 +95,11 @@ def record(bank: Bank, proposal: Path, writes: list[Write]) -> Path | None:
 
 
 def drop(path: Path) -> None:
+    """The record deleted once its call is over; one that cannot be (`.index` deleted, or a file in its
+    place, meanwhile) is no failure of that call: a record whose files hold their new bytes finishes nothing."""
     try:
         path.unlink()
-    except FileNotFoundError:
+    except OSError:
         pass
 
 

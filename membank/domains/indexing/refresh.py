@@ -51,6 +51,8 @@ def _gone(bank: Bank) -> bool:
     sidecar): the sync starts a new file there, as a rebuild does, instead of filling the unlinked one
     nobody will read again. A file (or anything else) put where the folder was is DB_ERROR, untouched."""
     index = bank.index
+    if index.path is not None and not index.on_disk() and os.path.islink(index.path):
+        write_files.check_inside(bank.project.path, index.path, bank.project.source)  # a link: never followed
     if index.path is None or index.on_disk() or os.path.lexists(index.path):
         return False  # still there, or another index file there now (the sync's transaction follows it)
     folder = index.path.parent

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 from typing import Any, Iterator
 
@@ -126,7 +127,9 @@ class Filler:
         except Exception as e:  # a bug or a broken model: said in `index:status`, tried again at the next kick
             if self._gone():  # the folder went during the batch (the lock, a read): not a failure
                 return
-            if self.failure is None:  # logged once, not at every save while it keeps failing
+            if self.failure is None and isinstance(e, MembankError):  # a refusal with its reason (`.index` a
+                log.warning("the strong tier's background embedding stopped: %s", e)  # file): no traceback
+            elif self.failure is None:  # logged once, not at every save while it keeps failing
                 log.exception("the strong tier's background embedding failed")
             self.failure = f"embedding stopped ({e.__class__.__name__}: {e})"
             self._announce(encoder.name)
@@ -194,7 +197,10 @@ class Filler:
                 yield None
                 return
             try:
-                yield self.bank.index
+                # `.index/` deleted under the process: nothing written into the unlinked file; the next call
+                # (or the watcher) makes the index again from the files and kicks the filler (refresh.py).
+                # Another process's file there (`index --rebuild`): the transaction follows it
+                yield self.bank.index if self.bank.index.on_disk() or os.path.lexists(self.bank.index.path) else None
             finally:
                 self.bank.write_lock.release()
 

@@ -12,6 +12,7 @@ from typing import Any
 from ...files.frontmatter import FrontMatterError, decode, split
 from ..contract import Bank
 from . import cardsentences, duplicates, meaning
+from .cards import catalog
 from .refs import LIVE, NAME
 
 
@@ -57,8 +58,9 @@ def _cards_by_meaning(bank: Bank, named: set[frozenset[str]]) -> list[dict[str, 
     import numpy as np
 
     position = {int(r): n for n, r in enumerate(copy.rowids.tolist())}
+    on = catalog(bank.index).sections  # a card switched off (`include: never`, its book off) is not suggested
     cards = [(rowid, id_, cardsentences.kept(*kept)) for rowid, id_, *kept in bank.index.db.execute(_CARDS)
-             if rowid in position]
+             if rowid in position and id_ in on]
     own = meaning.own([c.texts for _, _, c in cards])
     keep = [n for n, at in enumerate(own) if at]
     if len(keep) < 2:

@@ -102,7 +102,7 @@ class StoryOrder:
         return None
 
     def unknown_scene(self, position: str) -> bool:
-        doc, scene = split(position)
+        doc, scene = self.locate(position)  # `chapters/ch03 #2.md#1`: scene 1 of that file, known
         return scene is not None and self.scene_number(doc, scene) is None
 
     def locate(self, position: str) -> tuple[str, str | None]:
