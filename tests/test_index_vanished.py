@@ -175,3 +175,29 @@ def test_a_link_where_the_index_folder_was_is_never_written_through(bank: Bank, 
     refused = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through a link?"})
     assert refused["error"]["code"] == "CONFLICT" and ".writenow/.index" in refused["error"]["message"], refused
     assert list(outside.iterdir()) == []
+
+
+def test_a_file_where_the_index_folder_was_is_said_once_by_the_watcher_without_a_traceback(
+        bank: Bank, sample: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """`.index/` deleted and a file put in its place under a running watcher: the watcher retries, and says
+    why once, as a warning with no traceback (DB_ERROR is a stated condition, not a bug of membank's)."""
+    import logging
+
+    from membank.shells.watch import Watcher
+
+    from .watching import wait_until
+
+    watcher = Watcher(bank, debounce=0.05, reconcile_every=None)
+    watcher.start()
+    try:
+        wait_until(watcher.idle, what="the first reconcile")
+        done = watcher.batches
+        with caplog.at_level(logging.DEBUG, logger="membank.shells.watch"):
+            _file_instead(sample)
+            wait_until(lambda: watcher.batches >= done + 2, what="a failed batch and its retry")
+    finally:
+        watcher.stop()
+    said = [r for r in caplog.records if r.name == "membank.shells.watch" and r.levelno >= logging.WARNING]
+    assert [r.exc_info for r in said] == [None], [r.getMessage() for r in said]
+    assert ".index/" in said[0].getMessage()
+    assert (sample / INDEX).read_text(encoding="utf-8") == "not a folder\n"  # left as it was

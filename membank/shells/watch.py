@@ -35,6 +35,7 @@ from watchdog.observers.api import BaseObserver
 
 from ..files.scan import JOURNAL, SECTIONS, BankRoot, is_ignored, is_temporary
 from ..kernel import clock
+from ..kernel.errors import MembankError
 from . import chapterwatch, overflow, watchbatch
 from .observers import open_observer
 from .watchbatch import Batch
@@ -395,6 +396,9 @@ class Watcher:
                 log.debug("the index was busy in another thread; retrying the batch")
             elif getattr(e, "code", None) == "NOT_FOUND":  # the bank folder is gone: nothing to sync until it is back
                 log.debug("the watcher waits for the bank folder to come back: %s", e)
+            elif isinstance(e, MembankError):  # a stated condition (`.index` a file or a link): said once, no traceback
+                (log.debug if self._failures else log.warning)("membank watch: the index cannot be updated until "
+                                                               "this is fixed (retrying): %s", e.message)
             else:
                 log.exception("the watcher could not update the index; it will retry with a full sync")
             with self._cond:
