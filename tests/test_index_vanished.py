@@ -201,3 +201,23 @@ def test_a_file_where_the_index_folder_was_is_said_once_by_the_watcher_without_a
     assert [r.exc_info for r in said] == [None], [r.getMessage() for r in said]
     assert ".index/" in said[0].getMessage()
     assert (sample / INDEX).read_text(encoding="utf-8") == "not a folder\n"  # left as it was
+
+
+def test_a_settings_change_in_the_batch_that_renews_the_index_is_read(bank: Bank, sample: Path) -> None:
+    """A watcher batch holding a settings.yaml change and `.index/` deleted: the index is made again and the
+    settings are read again too, even where the edit left the file's size and mtime as they were (a coarse
+    clock)."""
+    import os
+
+    from membank.shells import watchbatch
+
+    settings = sample / ".writenow" / "settings.yaml"
+    assert bank.settings_files.memory()["injectionTokenBudget"] == 1600
+    before = settings.stat()
+    settings.write_text(settings.read_text("utf-8").replace("1600", "1700"), "utf-8")  # the same size
+    os.utime(settings, ns=(before.st_atime_ns, before.st_mtime_ns))  # and mtime: a coarse clock's edit
+    shutil.rmtree(sample / INDEX)
+    batch = watchbatch.Batch(settings={"project:settings.yaml"})
+    watchbatch.apply(bank, batch, {root.bank: os.path.realpath(root.path) for root in bank.roots})
+    assert (sample / INDEX / "index.db").is_file()
+    assert bank.settings_files.memory()["injectionTokenBudget"] == 1700
