@@ -223,8 +223,9 @@ def test_a_settings_change_in_the_batch_that_renews_the_index_is_read(bank: Bank
     assert bank.settings_files.memory()["injectionTokenBudget"] == 1700
 
 
+@pytest.mark.parametrize("remake", ["memory:list", "index:sync"], ids=["the-next-call", "a-sync"])
 def test_a_read_of_another_thread_while_the_index_is_made_again_waits_for_the_whole_of_it(
-        bank: Bank, sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        bank: Bank, sample: Path, monkeypatch: pytest.MonkeyPatch, remake: str) -> None:
     """`.index/` deleted; one thread's call makes the index again while another thread reads (the Python API,
     outside `reading()`): the read never answers from the new file half-made (empty before its first files
     are in, a memory NOT_FOUND); it waits, and answers from the whole index. The read is started from inside
@@ -248,6 +249,6 @@ def test_a_read_of_another_thread_while_the_index_is_made_again_waits_for_the_wh
         return real(*args, **kwargs)
     monkeypatch.setattr(sync_, "scan", scan)
     shutil.rmtree(sample / INDEX)
-    assert bank.call("memory:list", {})["ok"]  # this call makes the index again
+    assert bank.call(remake, {})["ok"]  # this call makes the index again
     reader[0].join()
     assert answers[0]["ok"], answers[0]

@@ -115,9 +115,7 @@ class Project:
             return False  # there, or another process's file there now (the next write's transaction follows it)
         from ..domains.indexing.refresh import refresh
 
-        # the writer's connection held too: a read of another thread outside `reading()` waits for the whole new
-        # file, never reads it empty or half-filled (the rebuild scans the files between its reset and its fill)
-        with self.write_lock, index.lock:
+        with self.write_lock:
             if index.on_disk() or os.path.lexists(index.path):
                 return False  # another thread made it meanwhile
             check_inside(self.project.path, index.path, self.project.source)  # `.index` a link now: refused
