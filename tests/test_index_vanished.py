@@ -193,7 +193,8 @@ def test_a_file_where_the_index_folder_was_is_said_once_by_the_watcher_without_a
         wait_until(watcher.idle, what="the first reconcile")
         done = watcher.batches
         with caplog.at_level(logging.DEBUG, logger="membank.shells.watch"):
-            _file_instead(sample)
+            with bank.write_lock:  # the watcher's batch waits: it never makes the folder between the two steps
+                _file_instead(sample)
             wait_until(lambda: watcher.batches >= done + 2, what="a failed batch and its retry")
     finally:
         watcher.stop()
