@@ -284,3 +284,54 @@ def test_an_index_another_process_opened_without_a_sync_is_filled_not_followed_e
     assert made["ok"], made
     assert len(bank.call("memory:list", {})["data"]["items"]) == listed + 1
     assert _other_sees(sample, made["data"]["id"]) and _other_sees(sample, "m-fact-maren-father")
+
+
+def test_a_settings_change_in_the_batch_that_renews_the_index_is_read(bank: Bank, sample: Path) -> None:
+    """A watcher batch holding a settings.yaml change and `.index/` deleted: the index is made again and the
+    settings are read again too, even where the edit left the file's size and mtime as they were (a coarse
+    clock)."""
+    import os
+
+    from membank.shells import watchbatch
+
+    settings = sample / ".writenow" / "settings.yaml"
+    assert bank.settings_files.memory()["injectionTokenBudget"] == 1600
+    before = settings.stat()
+    settings.write_text(settings.read_text("utf-8").replace("1600", "1700"), "utf-8")  # the same size
+    os.utime(settings, ns=(before.st_atime_ns, before.st_mtime_ns))  # and mtime: a coarse clock's edit
+    shutil.rmtree(sample / INDEX)
+    batch = watchbatch.Batch(settings={"project:settings.yaml"})
+    watchbatch.apply(bank, batch, {root.bank: os.path.realpath(root.path) for root in bank.roots})
+    assert (sample / INDEX / "index.db").is_file()
+    assert bank.settings_files.memory()["injectionTokenBudget"] == 1700
+
+
+@pytest.mark.parametrize("remake", ["memory:list", "index:sync"], ids=["the-next-call", "a-sync"])
+def test_a_read_of_another_thread_while_the_index_is_made_again_waits_for_the_whole_of_it(
+        bank: Bank, sample: Path, monkeypatch: pytest.MonkeyPatch, remake: str) -> None:
+    """`.index/` deleted; one thread's call makes the index again while another thread reads (the Python API,
+    outside `reading()`): the read never answers from the new file half-made (empty before its first files
+    are in, a memory NOT_FOUND); it waits, and answers from the whole index. The read is started from inside
+    the remaking (faulted in-process, at its scan of the files) and given a moment to answer there."""
+    import threading
+
+    from membank.domains.indexing import sync as sync_
+
+    real, answers, answered = sync_.scan, [], threading.Event()
+    reader: list[threading.Thread] = []
+
+    def get() -> None:
+        answers.append(bank.call("memory:get", {"id": "m-fact-maren-father"}))
+        answered.set()
+
+    def scan(*args: Any, **kwargs: Any) -> Any:
+        if not reader:  # the first scan: the new file made, no file of the banks in it yet
+            reader.append(threading.Thread(target=get))
+            reader[0].start()
+            answered.wait(0.3)  # without the remaking's lock, the read answers at once from the empty file
+        return real(*args, **kwargs)
+    monkeypatch.setattr(sync_, "scan", scan)
+    shutil.rmtree(sample / INDEX)
+    assert bank.call(remake, {})["ok"]  # this call makes the index again
+    reader[0].join()
+    assert answers[0]["ok"], answers[0]

@@ -47,11 +47,11 @@ def apply(bank: Bank, batch: Batch, real_roots: dict[str, str]) -> Applied:
         by_root.setdefault(root.bank, (root, []))[1].append(rel)
     embedder = getattr(bank, "embedder", None)
     with bank.write_lock:
+        if batch.settings:
+            bank.settings_files.forget()  # re-read even where the file system's clock is coarse (a renewed index too)
         if bank.renew_index():  # `.index/` deleted under the watcher: made again from the files, this batch's too
             changed.update(root.source(rel) for root, rels in by_root.values() for rel in rels)
             return Applied(sorted(changed), 1)
-        if batch.settings:
-            bank.settings_files.forget()  # re-read even where the file system's clock is coarse
         index = bank.index
         with index.transaction():
             if full:

@@ -37,7 +37,9 @@ def refresh(bank: Bank, rebuild: bool = False, progress: Progress | None = None)
         if _sweep_due(bank, now):
             _sweep(bank, now, None)
         cancel.check()
-        with cancel.shielded():
+        # the writer's connection held throughout: a read of another thread outside `reading()` waits for the whole
+        # new index, never answers from it empty (the sync scans the files between the reset and the fill)
+        with cancel.shielded(), bank.index.lock:
             bank.index.rebuild()
             report = sync(bank.index, bank.roots, progress, bank.embedder).to_api()
             _manuscript(bank)
