@@ -4,6 +4,7 @@ differ are not."""
 
 from __future__ import annotations
 
+import copy
 import threading
 from pathlib import Path
 from typing import Any
@@ -342,5 +343,18 @@ def test_a_damaged_row_fails_nothing(tmp_path: Path) -> None:
         with bank.index.lock:
             bank.index.db.execute("UPDATE story_sentences SET vectors = x'0102'")
         assert ok(bank, "story:duplicates")["total"] >= 0
+    finally:
+        bank.close()
+
+
+def test_changing_an_answer_changes_no_later_one(tmp_path: Path) -> None:
+    bank = story(tmp_path, MORE)
+    try:
+        first = ok(bank, "story:duplicates")
+        kept = copy.deepcopy(first)
+        for item in first["items"]:  # the caller's own, to the lists inside
+            item["ids"].clear()
+            item["sources"].clear()
+        assert ok(bank, "story:duplicates") == kept
     finally:
         bank.close()

@@ -213,11 +213,12 @@ def find(bank: Bank) -> dict[str, Any]:
 
 
 def shown(bank: Bank, item: dict[str, Any], lines: dict[str, int]) -> dict[str, Any]:
-    """A copy of `item` with each fact's line read from its file (only the items answered: a bank of
-    thousands of facts alike has thousands of pairs), each file once per view (`lines`)."""
+    """A copy of `item` (its lists too: the items are kept for the view, the answer is the caller's) with
+    each fact's line read from its file (only the items answered: a bank of thousands of facts alike has
+    thousands of pairs), each file once per view (`lines`)."""
     sources = []
     for s in item["sources"]:
         if s["line"] is None and s["source"] not in lines:
             lines[s["source"]] = text_line(bank, s["source"])
         sources.append({**s, "line": lines[s["source"]]} if s["line"] is None else dict(s))
-    return {**item, "sources": sources}
+    return {**item, "ids": list(item["ids"]), "sources": sources}
