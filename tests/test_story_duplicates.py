@@ -358,3 +358,16 @@ def test_changing_an_answer_changes_no_later_one(tmp_path: Path) -> None:
         assert ok(bank, "story:duplicates") == kept
     finally:
         bank.close()
+
+
+def test_a_global_fact_is_cited_at_its_text(tmp_path: Path, home: Path) -> None:
+    for name, text in (("a", MORE[".writenow/memories/facts/a.md"]), ("b", MORE[".writenow/memories/facts/b.md"])):
+        (home / "memories" / "facts").mkdir(parents=True, exist_ok=True)
+        (home / "memories" / "facts" / f"{name}.md").write_text(text, "utf-8")
+    bank = story(tmp_path)
+    try:
+        facts = [i for i in ok(bank, "story:duplicates")["items"] if i["kind"] == "fact"]
+        assert [f["sources"] for f in facts] == [[{"source": "global:memories/facts/a.md", "line": 4},
+                                                  {"source": "global:memories/facts/b.md", "line": 4}]]
+    finally:
+        bank.close()

@@ -9,7 +9,8 @@ import itertools
 import json
 from typing import Any
 
-from ...files.frontmatter import FrontMatterError, decode, split
+from ...files.frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, split
+from ...files.reader import Unreadable, read_regular
 from ..contract import Bank
 from . import cardsentences, duplicates, meaning
 from .refs import LIVE, NAME
@@ -170,13 +171,15 @@ def _by_meaning(bank: Bank, rowids: list[int], texts: list[str]) -> list[tuple[i
 def text_line(bank: Bank, source: str) -> int:
     """The line a memory file's text starts on, below its front matter (1 when the file is not readable,
     or its front matter broken: the index then holds no such fact; read for the facts suggested only)."""
-    rel = source[len(".writenow/"):] if source.startswith(".writenow/") else None
-    if rel is None:
-        return 1
-    try:
-        return split(decode(bank.project.file(rel).read_bytes())).body_line  # as the index read it
-    except (OSError, FrontMatterError):
-        return 1
+    for root in bank.roots:  # the project's bank or the global one (`global:` sources)
+        rel = root.rel(source)
+        if rel is not None:
+            try:  # bounded and never through a link, as the index read it
+                data, _ = read_regular(root.file(rel), MAX_FILE_BYTES, follow_links=False)
+                return split(decode(data)).body_line
+            except (OSError, Unreadable, FrontMatterError):
+                return 1
+    return 1
 
 
 def _facts(bank: Bank) -> list[dict[str, Any]]:
