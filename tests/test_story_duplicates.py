@@ -371,3 +371,41 @@ def test_a_global_fact_is_cited_at_its_text(tmp_path: Path, home: Path) -> None:
                                                   {"source": "global:memories/facts/b.md", "line": 4}]]
     finally:
         bank.close()
+
+
+def test_a_row_of_another_width_fails_nothing(tmp_path: Path) -> None:
+    """Kept vectors that divide into rows of another width than the index's (a damaged index) leave that card
+    out, as every other damaged row: the other cards are still compared, doctor answers."""
+    bank = story(tmp_path, TWINS)
+    try:
+        with bank.index.lock:
+            bank.index.db.execute("UPDATE story_sentences SET vectors = substr(vectors, 1, length(vectors) / 2)"
+                                  " WHERE entry = (SELECT rowid FROM entries WHERE id = 'characters/doctor-lan')")
+        found = ok(bank, "story:duplicates")
+        assert [i["ids"] for i in found["items"] if i["by"] == "meaning"] == \
+            [["characters/ye-zhiqiu", "characters/zhiqiu-ye"]]
+    finally:
+        bank.close()
+
+
+def test_a_card_said_on_the_fly_by_another_model_fails_nothing(tmp_path: Path, monkeypatch: Any) -> None:
+    """Settings that name another model than the index's (EMBEDDING_DIM_MISMATCH until `index --rebuild`):
+    a card with no kept sentences is not said by it beside the kept rows of the index's model."""
+    import numpy as np
+
+    bank = story(tmp_path, TWINS)
+
+    class Other:  # another model, of another width
+        name, dim = "other", 7
+
+        def encode(self, texts: list[str]) -> Any:
+            return np.ones((len(texts), 7), np.float32) / np.sqrt(7)
+
+    try:
+        with bank.index.lock:  # a card rewritten without its rows (an older membank's sync)
+            bank.index.db.execute("UPDATE entries SET hash = 'x' || hash WHERE id = 'characters/zhiqiu-ye'")
+        monkeypatch.setattr(bank, "embedder", lambda: Other())
+        found = ok(bank, "story:duplicates")
+        assert [i for i in found["items"] if i["by"] == "meaning" and i["kind"] == "card"] == []
+    finally:
+        bank.close()

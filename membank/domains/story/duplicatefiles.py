@@ -11,6 +11,7 @@ from typing import Any
 
 from ...files.frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, split
 from ...files.reader import Unreadable, read_regular
+from ...index.embed import mismatch
 from ..contract import Bank
 from . import cardsentences, duplicates, meaning
 from .refs import LIVE, NAME
@@ -58,7 +59,8 @@ def _cards_by_meaning(bank: Bank, named: set[frozenset[str]]) -> list[dict[str, 
     import numpy as np
 
     position = {int(r): n for n, r in enumerate(copy.rowids.tolist())}
-    cards = [(rowid, id_, cardsentences.kept(*kept)) for rowid, id_, *kept in bank.index.db.execute(_CARDS)
+    dim = copy.matrix.shape[1]
+    cards = [(rowid, id_, cardsentences.kept(*kept, dim)) for rowid, id_, *kept in bank.index.db.execute(_CARDS)
              if rowid in position]
     own = meaning.own([c.texts for _, _, c in cards])
     keep = [n for n, at in enumerate(own) if at]
@@ -94,12 +96,12 @@ def _sentence_rows(bank: Bank, cards: list[cardsentences.Said], own: list[list[i
                    used: list[int]) -> dict[int, Any] | None:
     """The centred unit rows of the sentences of each card in `used` (positions in `cards`) that are its own
     (`own`), centred together by language: kept ones read, a card with none kept said by the model (None
-    when it cannot load)."""
+    when it cannot load, or is not the one the index's vectors, and so the kept rows, were made with)."""
     import numpy as np
 
     fresh = [n for n in used if cards[n].vectors is None and own[n]]
     model = bank.embedder() if fresh else None
-    if fresh and model is None:
+    if fresh and (model is None or mismatch(bank.index.vector_model(), model) is not None):
         return None
     said = {}
     if model is not None:
