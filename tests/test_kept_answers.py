@@ -88,3 +88,17 @@ def test_a_memory_edited_deleted_or_added_is_seen_by_the_next_prompt(bank: Bank)
     assert "the fog never lifts" in _prompt(bank, queryText=QUERY)
     _ok(bank, "memory:restore", id="m-fact-linmo-wounded")
     assert "salt cellar" in _prompt(bank, queryText=QUERY)
+
+
+def test_changing_an_item_s_reason_in_place_changes_no_later_prompt(bank: Bank) -> None:
+    _ok(bank, "memory:create", type="note", scope="document", documentId=CH05, content="In this chapter the fog never lifts.")
+    payload = {"skillId": "continue", "documentId": CH05, "selection": {"text": SELECTION}, "runId": "r-same"}
+    data = _ok(bank, "context:assemble", **payload)
+    kept = copy.deepcopy(data)
+    assert {"preference", "memory"} <= {i["kind"] for i in data["items"] if isinstance(i["reason"], dict)}
+    for item in data["items"]:  # kept pieces (preferences, the document's memories) must not lend their dicts
+        if isinstance(item["reason"], dict):
+            item["reason"].clear()
+    later = _ok(bank, "context:assemble", **payload)
+    later["diagnostics"]["tookMs"] = kept["diagnostics"]["tookMs"]
+    assert later == kept

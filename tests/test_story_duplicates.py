@@ -4,6 +4,7 @@ differ are not."""
 
 from __future__ import annotations
 
+import copy
 import threading
 from pathlib import Path
 from typing import Any
@@ -372,5 +373,69 @@ def test_a_card_switched_off_is_not_suggested(tmp_path: Path) -> None:
         (book / "book.md").write_text("---\nname: Old drafts\n---\n", "utf-8")
         ok(bank, "index:sync")
         assert meaning() == [["characters/ye-zhiqiu", "world/drafts/zhiqiu-ye"]]
+    finally:
+        bank.close()
+
+
+def test_changing_an_answer_changes_no_later_one(tmp_path: Path) -> None:
+    bank = story(tmp_path, MORE)
+    try:
+        first = ok(bank, "story:duplicates")
+        kept = copy.deepcopy(first)
+        for item in first["items"]:  # the caller's own, to the lists inside
+            item["ids"].clear()
+            item["sources"].clear()
+        assert ok(bank, "story:duplicates") == kept
+    finally:
+        bank.close()
+
+
+def test_a_global_fact_is_cited_at_its_text(tmp_path: Path, home: Path) -> None:
+    for name, text in (("a", MORE[".writenow/memories/facts/a.md"]), ("b", MORE[".writenow/memories/facts/b.md"])):
+        (home / "memories" / "facts").mkdir(parents=True, exist_ok=True)
+        (home / "memories" / "facts" / f"{name}.md").write_text(text, "utf-8")
+    bank = story(tmp_path)
+    try:
+        facts = [i for i in ok(bank, "story:duplicates")["items"] if i["kind"] == "fact"]
+        assert [f["sources"] for f in facts] == [[{"source": "global:memories/facts/a.md", "line": 4},
+                                                  {"source": "global:memories/facts/b.md", "line": 4}]]
+    finally:
+        bank.close()
+
+
+def test_a_row_of_another_width_fails_nothing(tmp_path: Path) -> None:
+    """Kept vectors that divide into rows of another width than the index's (a damaged index) leave that card
+    out, as every other damaged row: the other cards are still compared, doctor answers."""
+    bank = story(tmp_path, TWINS)
+    try:
+        with bank.index.lock:
+            bank.index.db.execute("UPDATE story_sentences SET vectors = substr(vectors, 1, length(vectors) / 2)"
+                                  " WHERE entry = (SELECT rowid FROM entries WHERE id = 'characters/doctor-lan')")
+        found = ok(bank, "story:duplicates")
+        assert [i["ids"] for i in found["items"] if i["by"] == "meaning"] == \
+            [["characters/ye-zhiqiu", "characters/zhiqiu-ye"]]
+    finally:
+        bank.close()
+
+
+def test_a_card_said_on_the_fly_by_another_model_fails_nothing(tmp_path: Path, monkeypatch: Any) -> None:
+    """Settings that name another model than the index's (EMBEDDING_DIM_MISMATCH until `index --rebuild`):
+    a card with no kept sentences is not said by it beside the kept rows of the index's model."""
+    import numpy as np
+
+    bank = story(tmp_path, TWINS)
+
+    class Other:  # another model, of another width
+        name, dim = "other", 7
+
+        def encode(self, texts: list[str]) -> Any:
+            return np.ones((len(texts), 7), np.float32) / np.sqrt(7)
+
+    try:
+        with bank.index.lock:  # a card rewritten without its rows (an older membank's sync)
+            bank.index.db.execute("UPDATE entries SET hash = 'x' || hash WHERE id = 'characters/zhiqiu-ye'")
+        monkeypatch.setattr(bank, "embedder", lambda: Other())
+        found = ok(bank, "story:duplicates")
+        assert [i for i in found["items"] if i["by"] == "meaning" and i["kind"] == "card"] == []
     finally:
         bank.close()

@@ -79,8 +79,11 @@ class Piece:
         return piece
 
     def item(self) -> dict[str, Any]:
+        """The piece as `items` lists it: the caller's own, as pieces (and their reasons, flat dicts) are
+        kept between prompts (preferences, a document's memories, the recap)."""
+        reason = dict(self.reason) if type(self.reason) is dict else self.reason
         out: dict[str, Any] = {"layer": self.layer, "kind": self.kind, "id": self.id, "source": self.source,
-                               "tokens": self.tokens, "reason": self.reason}
+                               "tokens": self.tokens, "reason": reason}
         if self.line is not None:
             out["line"] = self.line
         if self.score is not None:

@@ -63,9 +63,7 @@ def recap(bank: Bank, position: str, tokens: int) -> list[Piece]:
         if len(kept) >= RECAP_PIECES_KEPT:
             kept.clear()
         made = kept[id(told)] = (told, pieces)
-    # each reason a dict of the prompt's own: an answer's `items` are the caller's to change
-    return [Piece.cleaned(4, "recap", "summary", p.text, p.tokens, None, p.source, None, dict(p.reason))
-            for p in made[1]]
+    return list(made[1])  # the pieces shared: `Piece.item` gives the caller a reason of its own
 
 
 def recall(bank: Bank, start: int | None, passage: Passage, text: str | None, query: str, k: int,

@@ -76,14 +76,16 @@ class Said:
         return meaning.is_chinese(" ".join(self.texts[i] for i in own)[:meaning.LANGUAGE_CHARS])
 
 
-def kept(texts: str | None, zh: str | None, zh_card: int | None, vectors: bytes | None, record: str | None) -> Said:
+def kept(texts: str | None, zh: str | None, zh_card: int | None, vectors: bytes | None, record: str | None,
+         dim: int) -> Said:
     """A card's row of `story_sentences` (its columns, None without a row: then its record is read). A row
-    whose vectors do not fit its sentences (a damaged index) says nothing rather than fail doctor."""
+    whose vectors are not one of `dim` float32s a sentence (the index's vectors' width; a damaged index)
+    says nothing rather than fail doctor."""
     said = json.loads(texts) if texts is not None else None
     if said is None or zh is None or zh_card is None or vectors is None or len(zh) != len(said) \
-            or (said and len(vectors) % (4 * len(said))):
+            or len(vectors) != 4 * dim * len(said):
         return Said(card_sentences(json.loads(record or "{}")), None, None, None)
     import numpy as np
 
-    rows = np.frombuffer(vectors, np.float32).reshape(len(said), -1) if said else np.zeros((0, 0), np.float32)
+    rows = np.frombuffer(vectors, np.float32).reshape(len(said), dim)
     return Said(said, [c == "1" for c in zh], bool(zh_card), rows)

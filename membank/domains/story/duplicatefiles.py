@@ -9,7 +9,9 @@ import itertools
 import json
 from typing import Any
 
-from ...files.frontmatter import FrontMatterError, decode, split
+from ...files.frontmatter import MAX_FILE_BYTES, FrontMatterError, decode, split
+from ...files.reader import Unreadable, read_regular
+from ...index.embed import mismatch
 from ..contract import Bank
 from . import cardsentences, duplicates, meaning
 from .cards import catalog
@@ -59,7 +61,8 @@ def _cards_by_meaning(bank: Bank, named: set[frozenset[str]]) -> list[dict[str, 
 
     position = {int(r): n for n, r in enumerate(copy.rowids.tolist())}
     on = catalog(bank.index).sections  # a card switched off (`include: never`, its book off) is not suggested
-    cards = [(rowid, id_, cardsentences.kept(*kept)) for rowid, id_, *kept in bank.index.db.execute(_CARDS)
+    dim = copy.matrix.shape[1]
+    cards = [(rowid, id_, cardsentences.kept(*kept, dim)) for rowid, id_, *kept in bank.index.db.execute(_CARDS)
              if rowid in position and id_ in on]
     own = meaning.own([c.texts for _, _, c in cards])
     keep = [n for n, at in enumerate(own) if at]
@@ -95,12 +98,12 @@ def _sentence_rows(bank: Bank, cards: list[cardsentences.Said], own: list[list[i
                    used: list[int]) -> dict[int, Any] | None:
     """The centred unit rows of the sentences of each card in `used` (positions in `cards`) that are its own
     (`own`), centred together by language: kept ones read, a card with none kept said by the model (None
-    when it cannot load)."""
+    when it cannot load, or is not the one the index's vectors, and so the kept rows, were made with)."""
     import numpy as np
 
     fresh = [n for n in used if cards[n].vectors is None and own[n]]
     model = bank.embedder() if fresh else None
-    if fresh and model is None:
+    if fresh and (model is None or mismatch(bank.index.vector_model(), model) is not None):
         return None
     said = {}
     if model is not None:
@@ -172,13 +175,15 @@ def _by_meaning(bank: Bank, rowids: list[int], texts: list[str]) -> list[tuple[i
 def text_line(bank: Bank, source: str) -> int:
     """The line a memory file's text starts on, below its front matter (1 when the file is not readable,
     or its front matter broken: the index then holds no such fact; read for the facts suggested only)."""
-    rel = source[len(".writenow/"):] if source.startswith(".writenow/") else None
-    if rel is None:
-        return 1
-    try:
-        return split(decode(bank.project.file(rel).read_bytes())).body_line  # as the index read it
-    except (OSError, FrontMatterError):
-        return 1
+    for root in bank.roots:  # the project's bank or the global one (`global:` sources)
+        rel = root.rel(source)
+        if rel is not None:
+            try:  # bounded and never through a link, as the index read it
+                data, _ = read_regular(root.file(rel), MAX_FILE_BYTES, follow_links=False)
+                return split(decode(data)).body_line
+            except (OSError, Unreadable, FrontMatterError):
+                return 1
+    return 1
 
 
 def _facts(bank: Bank) -> list[dict[str, Any]]:
@@ -215,11 +220,12 @@ def find(bank: Bank) -> dict[str, Any]:
 
 
 def shown(bank: Bank, item: dict[str, Any], lines: dict[str, int]) -> dict[str, Any]:
-    """A copy of `item` with each fact's line read from its file (only the items answered: a bank of
-    thousands of facts alike has thousands of pairs), each file once per view (`lines`)."""
+    """A copy of `item` (its lists too: the items are kept for the view, the answer is the caller's) with
+    each fact's line read from its file (only the items answered: a bank of thousands of facts alike has
+    thousands of pairs), each file once per view (`lines`)."""
     sources = []
     for s in item["sources"]:
         if s["line"] is None and s["source"] not in lines:
             lines[s["source"]] = text_line(bank, s["source"])
         sources.append({**s, "line": lines[s["source"]]} if s["line"] is None else dict(s))
-    return {**item, "sources": sources}
+    return {**item, "ids": list(item["ids"]), "sources": sources}
