@@ -113,7 +113,7 @@ class Watcher:
         self._mode = "polling" if force_polling else "native"
         self._note: str | None = None
         self._last_change: str | None = None
-        self._batches = 0  # applied batches, for tests and benchmarks that wait for the watcher to settle
+        self._batches = 0  # batches handled, failed ones too, for tests and benchmarks that wait for the watcher
         self._busy = False  # a batch is being applied
         self.overflows = 0  # event-queue overflows seen (each one answered by a full stat scan)
         self.full_scans = 0  # full stat scans run (the first reconcile included)
@@ -172,7 +172,8 @@ class Watcher:
 
     @property
     def batches(self) -> int:
-        """How many batches (the first reconcile included) have been applied so far."""
+        """How many batches (the first reconcile included) have been handled so far: applied, or failed and
+        queued for a retry (a wait for a refusal counts those)."""
         return self._batches
 
     def idle(self) -> bool:
