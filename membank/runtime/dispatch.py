@@ -51,8 +51,11 @@ def run(channel: Channel, bank: Project, checked: Any, extras: dict[str, Any] | 
     channel (a long read) gets its snapshot so wherever it is called."""
     kwargs = {**arguments(channel, checked), **(extras or {})}
     bank.check_present()  # a project deleted under the process: NOT_FOUND, nothing read or written
-    if not bank.index.in_snapshot() and channel.name != "index:sync":  # (a sidecar's reads: its watcher)
-        bank.renew_index()  # `.index/` deleted under the process: a new index from the files first
+    # `.index/` deleted under the process: a new index from the files first, so nothing is written into the
+    # unlinked file. Not from a sidecar's read thread (its snapshot: the watcher remakes it), nor for
+    # `index:sync`, which makes it itself.
+    if not bank.index.in_snapshot() and channel.name != "index:sync":
+        bank.renew_index()
     if channel.mode == "read":
         with reading() if channel.snapshot else bank.index.lock:
             return channel.function(bank, **kwargs)
