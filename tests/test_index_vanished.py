@@ -135,11 +135,14 @@ def test_a_write_after_the_index_folder_was_deleted_makes_a_new_index(bank: Bank
 
 
 def test_a_file_where_the_index_folder_was_is_an_error_until_it_goes(bank: Bank, sample: Path) -> None:
-    """Something else put where `.index/` was: DB_ERROR naming `.index/`, nothing written; once it is moved
-    away, the next call makes the index again."""
+    """Something else put where `.index/` was: DB_ERROR naming `.index/` for a write and a read alike (the
+    read never answers from the deleted file), nothing written; once it is moved away, the next call makes
+    the index again."""
     _file_instead(sample)
     refused = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Blocked."})
     assert refused["error"]["code"] == "DB_ERROR" and ".index/" in refused["error"]["message"], refused
+    read = bank.call("memory:list", {})
+    assert read["error"]["code"] == "DB_ERROR" and ".index/" in read["error"]["message"], read
     (sample / INDEX).unlink()
     made = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through."})
     assert made["ok"] and _other_sees(sample, made["data"]["id"])
@@ -174,6 +177,8 @@ def test_a_link_where_the_index_folder_was_is_never_written_through(bank: Bank, 
     (sample / INDEX).symlink_to(outside, target_is_directory=True)
     refused = bank.call("memory:create", {"type": "note", "scope": "project", "content": "Through a link?"})
     assert refused["error"]["code"] == "CONFLICT" and ".writenow/.index" in refused["error"]["message"], refused
+    read = bank.call("memory:list", {})  # a read is refused too: it would make the index through the link
+    assert read["error"]["code"] == "CONFLICT" and ".writenow/.index" in read["error"]["message"], read
     assert list(outside.iterdir()) == []
 
 
