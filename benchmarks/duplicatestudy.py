@@ -18,7 +18,6 @@ import json
 import random
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -266,5 +265,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with tempfile.TemporaryDirectory():
-        main()
+    main()
