@@ -248,3 +248,28 @@ def test_any_allowed_set_scores_as_the_whole_matrix_for_any_window_layout(sizes:
     for lo, hi in runs.tolist():
         scored[lo:hi] = True
     assert np.isneginf(got[~scored]).all() and np.array_equal(got[scored], whole[scored])
+
+
+def test_the_index_deleted_while_passages_are_embedded_is_written_nothing_and_said_without_a_traceback(
+        bank: Bank, caplog: pytest.LogCaptureFixture) -> None:
+    """`.writenow/.index/` deleted while the background embeds a changed chapter's passages: nothing is written
+    into the unlinked file and no traceback is logged (its next batch could not open a reader: a traceback
+    from the worker); the next call makes the index again and the windows fill it."""
+    import logging
+    import shutil
+
+    assert strong.fill(bank) > 0
+    caplog.set_level(logging.WARNING, logger="membank")
+    strongfake.HOLD_AFTER[0] = 0
+    strongfake.GATE.clear()
+    strongfake.ENTERED.clear()
+    (bank.root / "chapters" / "ch01.md").write_text(CH1 + "\nThe light went out.\n", "utf-8")
+    bank.sync()
+    assert strongfake.ENTERED.wait(30)  # the batch is in the model
+    shutil.rmtree(bank.root / ".writenow" / ".index")
+    strongfake.GATE.set()
+    assert strong.settle(bank)
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []
+    bank.sync()  # a call: the index made again from the files
+    assert strong.settle(bank)
+    assert _tiers(bank) == {"strong vector"}

@@ -340,9 +340,9 @@ class Filler:
                 with reading():
                     rows = pending(self.bank.index, BATCH)
             except Exception:
-                if not self.bank.present():  # gone meanwhile: a reader cannot open the index (said once
-                    return  # by the memories' filler); a kick after the folder is back fills
-                raise
+                if not self.bank.present() or not self.bank.index.on_disk():  # the project, or `.index/`, gone
+                    return  # meanwhile: a reader cannot open it (the project's said once by the memories'
+                raise  # filler); the next call makes the index again, and a kick after it fills
         if not rows:
             return
         try:
@@ -357,6 +357,8 @@ class Filler:
             if self.stopped or not self._lock_taken():
                 return
             try:
+                if not self.bank.index.on_disk():  # `.index/` deleted meanwhile: nothing into the unlinked file
+                    return
                 with self.bank.index.transaction():
                     put(self.bank.index, encoder.name, made)
             finally:
