@@ -177,7 +177,6 @@ def test_a_link_where_the_index_folder_was_is_never_written_through(bank: Bank, 
     assert list(outside.iterdir()) == []
 
 
-
 def test_a_link_to_another_projects_index_folder_is_never_read_either(bank: Bank, sample: Path, tmp_path: Path) -> None:
     """`.index/` deleted and a link to another project's `.index/` put in its place: a read is CONFLICT too,
     never an answer from the other project's index (a snapshot read, story:duplicates, listed the other
@@ -196,6 +195,7 @@ def test_a_link_to_another_projects_index_folder_is_never_read_either(bank: Bank
     (sample / INDEX).symlink_to(other_root / INDEX, target_is_directory=True)
     read = bank.call("story:duplicates", {})
     assert read.get("error", {}).get("code") == "CONFLICT" and ".writenow/.index" in read["error"]["message"], read
+
 
 @pytest.mark.parametrize("fault", ["file", "link"])
 def test_a_watcher_refused_by_what_is_where_the_index_was_says_so_once_without_a_traceback(
