@@ -182,6 +182,26 @@ def test_a_link_where_the_index_folder_was_is_never_written_through(bank: Bank, 
     assert list(outside.iterdir()) == []
 
 
+def test_a_link_to_another_projects_index_folder_is_never_read_either(bank: Bank, sample: Path, tmp_path: Path) -> None:
+    """`.index/` deleted and a link to another project's `.index/` put in its place: a read is CONFLICT too,
+    never an answer from the other project's index (a snapshot read, story:duplicates, listed the other
+    project's facts as this one's)."""
+    import membank
+
+    other_root = tmp_path / "other"
+    shutil.copytree(sample, other_root, ignore=shutil.ignore_patterns(".index"))
+    other = membank.open(other_root)
+    for text in ("The violet lamp in the tower burns all night long", "The violet lamp in the tower burns all night"):
+        assert other.call("memory:create", {"type": "fact", "scope": "project", "content": text})["ok"]
+    theirs = other.call("story:duplicates", {})["data"]["items"]
+    other.close()
+    assert theirs
+    shutil.rmtree(sample / INDEX)
+    (sample / INDEX).symlink_to(other_root / INDEX, target_is_directory=True)
+    read = bank.call("story:duplicates", {})
+    assert read.get("error", {}).get("code") == "CONFLICT" and ".writenow/.index" in read["error"]["message"], read
+
+
 @pytest.mark.parametrize("fault", ["file", "link"])
 def test_a_watcher_refused_by_what_is_where_the_index_was_says_so_once_without_a_traceback(
         bank: Bank, sample: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, fault: str) -> None:

@@ -109,14 +109,14 @@ class Project:
     def renew_index(self) -> bool:
         """After the index file was deleted under this process (`.writenow/.index/` removed to reset it): a
         new one made from the files, as `index:sync` makes it (DB_ERROR when something else is where the
-        folder was), instead of writing on into the unlinked file nobody else reads. One stat while the file
-        is there; True when it was made again."""
+        folder was, CONFLICT when a link is: never read through), instead of writing on into the unlinked file
+        nobody else reads. One stat while the file is there; True when it was made again."""
         index = self.index
         if index.path is None or index.on_disk():
             return False
         if os.path.lexists(index.path):  # another process's file there now (the next write's transaction
-            if os.path.islink(index.path):  # follows it), unless it is a link: refused, never written through
-                check_inside(self.project.path, index.path, self.project.source)
+            # follows it), unless it, or `.index` itself, is a link: refused, never read nor written through
+            check_inside(self.project.path, index.path, self.project.source)
             if not unsynced(index.path):
                 return False
         from ..domains.indexing.refresh import refresh

@@ -59,7 +59,8 @@ def _put_all(writes: list[Write]) -> list[MembankError | None]:
 
 
 def _undo(done: list[Write]) -> list[Write]:
-    """Each file of `done` put back; those that could not be (a disk error): what they hold is not known."""
+    """Each file of `done` put back; those that could not be (a disk error, or an editor's save kept beside
+    the file): what they hold is not known."""
     stuck = []
     for w in reversed(done):
         try:
@@ -100,8 +101,10 @@ def _folders(done: list[Write]) -> dict[Path, None]:
 
 
 def commit(bank: Bank, writes: list[Write]) -> None:
-    """Every file written, or none: a failure puts back the files already written. The files of the
-    banks first, their folders fsynced, then the proposal file; then one index sync per bank."""
+    """Every file written, or none: a failure puts back the files already written (DB_ERROR with
+    `details.unknownState` naming those that could not be). The files of the banks first, their folders
+    fsynced, then the proposal file; then one index sync per bank, whose own failure after a failed write
+    is not the answer (the write's is)."""
     banked = [w for w in writes if w.root is not None]
     last = [w for w in writes if w.root is None]
     outcomes = _put_all(banked)

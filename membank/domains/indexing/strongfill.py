@@ -155,8 +155,8 @@ class Filler:
     def _read(self, model: str, dim: int, after: tuple[int, int]) -> list[tuple[int, str, str, str]] | None:
         """The next batch without a strong vector, as committed: the write lock is taken and let go first,
         so a writer's transaction that kicked the filler has committed before it reads (in a snapshot,
-        without the lock: writers never wait for this read). None: stopped, or a writer held the lock
-        (the batch is tried again after it)."""
+        without the lock: writers never wait for this read). None: stopped, a writer held the lock (the
+        batch is tried again after it), or the index file deleted (`_locked`)."""
         with self._busy:
             with self._locked() as index:
                 if index is None:
@@ -170,7 +170,8 @@ class Filler:
                     " AND (tokens > 0 OR kind != 'memory') ORDER BY kind != 'memory', rowid LIMIT ?", (BATCH,)).fetchall()
 
     def _write(self, put: Any, model: str, dim: int) -> bool:
-        """One transaction under the write lock; False when stopped or the lock was busy (nothing written)."""
+        """One transaction under the write lock; False when stopped, the lock was busy or the index file
+        deleted (nothing written)."""
         with self._locked() as index:
             if index is None:
                 return False
@@ -181,9 +182,11 @@ class Filler:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[Any]:
-        """The index under the write lock, or None when stopped or when a writer held the lock longer
-        than LOCK_WAIT (it is let be: the filler is kicked again and tries after it). A lock that cannot
-        be taken at all (the bank folder gone) raises: kicking again would spin."""
+        """The index under the write lock, or None when stopped, when a writer held the lock longer than
+        LOCK_WAIT (it is let be: the filler is kicked again and tries after it), or when the index file was
+        deleted under the process with no other there (the call that makes it again kicks the filler). A
+        lock that cannot be taken at all (the bank folder gone, `.index` a link) raises: kicking again would
+        spin."""
         with self._busy:
             if self.stopped:
                 yield None

@@ -14,9 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...files.scan import GLOBAL_PREFIX, PROJECT_PREFIX
 from ...index.schema import DomainSchema, register
-from . import meaning
+from . import meaning, refs
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,8 +50,7 @@ register(DomainSchema(
     " zh TEXT NOT NULL, zh_card INTEGER NOT NULL, vectors BLOB NOT NULL)",
     "DROP TABLE IF EXISTS story_sentences",
     # an index made before this table: its cards are read again by the next sync, and embedded with it
-    derived_from=tuple(f"{prefix}{section}/" for prefix in (PROJECT_PREFIX, GLOBAL_PREFIX)
-                       for section in ("characters", "world")),
+    derived_from=refs.CARD_SOURCES,
     insert="INSERT INTO story_sentences(entry, hash, texts, zh, zh_card, vectors)"
            " VALUES (?1, (SELECT hash FROM entries WHERE rowid = ?1), ?2, ?3, ?4, ?5)",
     clear="DELETE FROM story_sentences WHERE entry = ?",

@@ -50,6 +50,11 @@ def derive(card: dict[str, Any]) -> list[tuple[str, str, str | None, str | None,
     return rows
 
 
+# where cards come from, in either bank: what a table derived from cards names as its `derived_from`
+CARD_SOURCES = tuple(f"{prefix}{section}/" for prefix in (PROJECT_PREFIX, GLOBAL_PREFIX)
+                     for section in ("characters", "world"))
+
+
 def _rows(record: Any) -> list[tuple[str, str, str | None, str | None, int | None]]:
     return derive(record.to_api()) if isinstance(record, Card) else []
 
@@ -59,8 +64,7 @@ register(DomainSchema(
     "CREATE TABLE story_refs(entry INTEGER NOT NULL, role TEXT NOT NULL, value TEXT NOT NULL, written TEXT,"
     " type TEXT, line INTEGER); CREATE INDEX story_refs_entry ON story_refs(entry)",
     "DROP TABLE IF EXISTS story_refs",
-    derived_from=tuple(f"{prefix}{section}/" for prefix in (PROJECT_PREFIX, GLOBAL_PREFIX)
-                       for section in ("characters", "world")),
+    derived_from=CARD_SOURCES,
     rows=_rows,
     insert="INSERT INTO story_refs(entry, role, value, written, type, line) VALUES (?, ?, ?, ?, ?, ?)",
     clear="DELETE FROM story_refs WHERE entry = ?"))
