@@ -67,6 +67,11 @@ def _seal(bank: Bank, proposal: Path, files: list[dict[str, Any]], make: bool = 
     return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
+def _root(bank: Bank, name: str) -> Any:
+    """The bank folder a recorded file's `bank` names (`proposal`: the project's, where the proposal file is)."""
+    return bank.global_ if name == "global" else bank.project
+
+
 def _bank_of(bank: Bank, write: Write) -> str:
     return "proposal" if write.root is None else "global" if write.root is bank.global_ else "project"
 
@@ -134,7 +139,7 @@ def _valid(bank: Bank, f: Any) -> bool:
     rel = f["rel"]
     if not rel or rel.startswith("/") or "\\" in rel or ".." in rel.split("/") or "\0" in rel:
         return False
-    root = bank.global_ if f["bank"] == "global" else bank.project
+    root = _root(bank, f["bank"])
     try:
         check_inside(root.path, root.file(rel), root.source)
         f["new"].encode("utf-8")
@@ -145,8 +150,7 @@ def _valid(bank: Bank, f: Any) -> bool:
 
 def _now(bank: Bank, f: dict[str, Any]) -> tuple[str, Path, bytes | None]:
     """(`old`, `new` or `changed`, its path, its bytes now) of one recorded file."""
-    root = bank.global_ if f["bank"] == "global" else bank.project
-    path = root.file(f["rel"])
+    path = _root(bank, f["bank"]).file(f["rel"])
     try:
         data: bytes | None = read_regular(path, MAX_FILE_BYTES + 1)[0]
     except FileNotFoundError:
@@ -214,7 +218,7 @@ def resume(bank: Bank, proposal: Path) -> dict[str, list[str]] | None:
     for f, state, at, data in seen:
         if state != "old":
             continue
-        root = None if f["bank"] == "proposal" else bank.global_ if f["bank"] == "global" else bank.project
+        root = None if f["bank"] == "proposal" else _root(bank, f["bank"])
         writes.append(Write(at, f["source"], root, f["rel"] if root is not None else "", data,
                             f["new"].encode("utf-8"), tuple(f["ops"])))
     commit(bank, writes)  # the proposal file last, after the cards; every file or none
