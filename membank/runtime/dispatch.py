@@ -17,12 +17,11 @@ from ..index.failures import storage_error
 from ..index.store import reading
 from ..kernel import cancel, errors
 from ..kernel.errors import MembankError
+from ..kernel.log import log
 from ..kernel.payload import build
 from .catalog import cancellable, channel as find, field_name, fields
 from .project import Project
 from .registry import Registry
-from ..kernel.log import log
-
 
 
 @functools.lru_cache(maxsize=None)

@@ -19,7 +19,8 @@ from typing import Any, Callable, NoReturn, Optional
 
 from ..kernel import errors
 from ..kernel.errors import MembankError
-from ..runtime.dispatch import dispatch, log
+from ..kernel.log import log
+from ..runtime.dispatch import dispatch
 from .clicall import call, finish, open_registry
 from .promptview import skills_view
 from .render import diagnostic_lines, memory_table, memory_view, out, settings_view, styled

@@ -21,6 +21,7 @@ import builtins
 import marshal
 import os
 import sys
+import types
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ def load(path: Path) -> dict[str, Any]:
         return {}
     if magic != MAGIC_NUMBER or not isinstance(found, dict):
         return {}  # bytecode of another Python (the cache tag is shared by its pre-releases and builds)
-    return {k: v for k, v in found.items() if isinstance(k, str) and type(v) is type(load.__code__)}
+    return {k: v for k, v in found.items() if isinstance(k, str) and type(v) is types.CodeType}
 
 
 def install(path: Path = CACHE) -> None:
